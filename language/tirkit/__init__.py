@@ -1,0 +1,26 @@
+"""tirkit: a compiler core for TensorIR kernels written in TVMScript.
+
+    result = tirkit.parse(text, path=None)      # ParseResult(module, diagnostics)
+    text2 = tirkit.to_script(result.module)     # canonical text, the source's spelling kept
+    tirkit.structural_equal(a, b)               # spans ignored, variables up to renaming
+    tirkit.check(text, path=None, target=None)  # every rule run
+"""
+from __future__ import annotations
+
+from .diagnostics import Diagnostic, Span, TirkitError
+from .ir.equality import structural_equal
+from .script.parse import ParseResult, parse
+from .script.printer import to_script
+
+__version__ = "0.1.0"
+
+
+def check(text, path=None, target=None, rules=None):
+    """Parse and run every verification rule; diagnostics sorted by position."""
+    from .verify import run_rules
+    result = parse(text, path)
+    return run_rules(result, target=target, rules=rules)
+
+
+__all__ = ["parse", "to_script", "structural_equal", "check", "Diagnostic", "Span",
+           "ParseResult", "TirkitError"]

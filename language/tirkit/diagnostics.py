@@ -1,0 +1,84 @@
+"""Diagnostics: what every part of the core reports (no LSP types here).
+
+Lines and columns are 1-based; ``end_column`` is exclusive.  Columns count Unicode code
+points; the server converts to the client's position encoding at its edge.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional
+
+
+class Span(NamedTuple):
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    file: Optional[str] = None
+
+    def contains(self, line: int, column: int) -> bool:
+        if (line, column) < (self.line, self.column):
+            return False
+        return (line, column) <= (self.end_line, self.end_column)
+
+    def merge(self, other: "Span") -> "Span":
+        a = min((self.line, self.column), (other.line, other.column))
+        b = max((self.end_line, self.end_column), (other.end_line, other.end_column))
+        return Span(a[0], a[1], b[0], b[1], self.file)
+
+
+SEVERITIES = ("error", "warning", "information", "hint")
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    severity: str
+    message: str
+    span: Span
+    related: list = field(default_factory=list)   # [(Span, message)]
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    def to_json(self, file: Optional[str] = None) -> dict:
+        return {
+            "file": file or self.span.file,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "related": [
+                {"line": s.line, "column": s.column, "end_line": s.end_line,
+                 "end_column": s.end_column, "message": m}
+                for s, m in self.related
+            ],
+        }
+
+    def sort_key(self):
+        return (self.span.line, self.span.column, self.code)
+
+
+def error(code: str, message: str, span: Span, related=None) -> Diagnostic:
+    return Diagnostic(code, "error", message, span, list(related or []))
+
+
+def warning(code: str, message: str, span: Span, related=None) -> Diagnostic:
+    return Diagnostic(code, "warning", message, span, list(related or []))
+
+
+class TirkitError(Exception):
+    """An error that carries diagnostics (raised by the embedded `tirkit.script` API)."""
+
+    def __init__(self, diagnostics, text=None):
+        self.diagnostics = list(diagnostics)
+        first = self.diagnostics[0] if self.diagnostics else None
+        msg = (f"{first.span.line}:{first.span.column}: {first.message} [{first.code}]"
+               if first else "error")
+        if len(self.diagnostics) > 1:
+            msg += f" (and {len(self.diagnostics) - 1} more)"
+        super().__init__(msg)

@@ -1,0 +1,198 @@
+"""TensorIR expressions: frozen dataclasses, compared by identity (structural equality
+lives in `tirkit.ir.equality`).  `span` is trivia: it rides along, never compared."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..diagnostics import Span
+
+node = dataclass(frozen=True, eq=False, slots=True)
+def SPAN_():
+    return field(default=None, repr=False)
+
+
+
+class PrimExpr:
+    __slots__ = ()
+    dtype: str
+
+
+@node
+class IntImm(PrimExpr):
+    dtype: str
+    value: int
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class FloatImm(PrimExpr):
+    dtype: str
+    value: float
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class StringImm(PrimExpr):
+    value: str
+    dtype: str = "handle"
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class PointerType:
+    """The type annotation of a handle variable: `T.handle("float32", "shared")`."""
+    element: str
+    scope: str = "global"
+
+
+@node
+class Var(PrimExpr):
+    name: str
+    dtype: str = "int32"
+    type_annotation: Optional[PointerType] = None
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class SizeVar(Var):
+    pass
+
+
+@node
+class BinaryOp(PrimExpr):
+    a: PrimExpr
+    b: PrimExpr
+    dtype: str
+    span: Optional[Span] = SPAN_()
+
+
+class Add(BinaryOp): __slots__ = ()
+class Sub(BinaryOp): __slots__ = ()
+class Mul(BinaryOp): __slots__ = ()
+class Div(BinaryOp): __slots__ = ()          # float division / integer truncdiv
+class Mod(BinaryOp): __slots__ = ()          # truncmod
+class FloorDiv(BinaryOp): __slots__ = ()
+class FloorMod(BinaryOp): __slots__ = ()
+class Min(BinaryOp): __slots__ = ()
+class Max(BinaryOp): __slots__ = ()
+class EQ(BinaryOp): __slots__ = ()
+class NE(BinaryOp): __slots__ = ()
+class LT(BinaryOp): __slots__ = ()
+class LE(BinaryOp): __slots__ = ()
+class GT(BinaryOp): __slots__ = ()
+class GE(BinaryOp): __slots__ = ()
+class And(BinaryOp): __slots__ = ()
+class Or(BinaryOp): __slots__ = ()
+
+COMPARISONS = (EQ, NE, LT, LE, GT, GE)
+ARITH = (Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max)
+
+
+@node
+class Not(PrimExpr):
+    a: PrimExpr
+    dtype: str = "bool"
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class Select(PrimExpr):
+    condition: PrimExpr
+    true_value: PrimExpr
+    false_value: PrimExpr
+    dtype: str
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class Cast(PrimExpr):
+    dtype: str
+    value: PrimExpr
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class Call(PrimExpr):
+    """A call by op name: `exp`, `if_then_else`, `call_extern`, `mma_sync`, ... (the `T.` name)."""
+    dtype: str
+    op: str
+    args: tuple
+    kwargs: tuple = ()           # ((name, value), ...) for script-level keyword arguments
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class BufferLoad(PrimExpr):
+    buffer: Any                  # Buffer
+    indices: tuple
+    dtype: str
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class Ramp(PrimExpr):
+    base: PrimExpr
+    stride: PrimExpr
+    lanes: int
+    dtype: str
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class Broadcast(PrimExpr):
+    value: PrimExpr
+    lanes: int
+    dtype: str
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class Let(PrimExpr):
+    var: Var
+    value: PrimExpr
+    body: PrimExpr
+    dtype: str
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class ArrayExpr(PrimExpr):
+    """A list or tuple passed as an intrinsic argument (`T.tvm_tuple`-style operands)."""
+    elements: tuple
+    dtype: str = "void"
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class BufferRef(PrimExpr):
+    """A buffer passed by name to an intrinsic (`T.tvm_load_matrix_sync(C, ...)`)."""
+    buffer: Any
+    dtype: str = "handle"
+    span: Optional[Span] = SPAN_()
+
+
+@node
+class Range:
+    min: PrimExpr
+    extent: PrimExpr
+    span: Optional[Span] = SPAN_()
+
+
+def const(value, dtype: str = None, span=None) -> PrimExpr:
+    """An immediate of the given dtype (int32 / float32 by the Python type when omitted)."""
+    if dtype is None:
+        if isinstance(value, bool):
+            dtype = "bool"
+        elif isinstance(value, int):
+            dtype = "int32" if -2**31 <= value < 2**31 else "int64"
+        else:
+            dtype = "float32"
+    from .dtype import is_float
+    if is_float(dtype):
+        return FloatImm(dtype, float(value), span)
+    return IntImm(dtype, int(value), span)
+
+
+def is_const_int(e, value=None) -> bool:
+    return isinstance(e, IntImm) and (value is None or e.value == value)

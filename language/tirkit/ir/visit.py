@@ -1,0 +1,88 @@
+"""Generic traversal of IR nodes: pre-order walk, and the free variables of a statement."""
+from __future__ import annotations
+
+import dataclasses
+
+from . import expr as E
+from . import stmt as S
+
+_SKIP = frozenset({"span", "comments", "trailing", "spelling", "header_span", "name_span",
+                   "dtype"})
+_CHILD_FIELDS: dict = {}
+
+
+def child_fields(cls):
+    f = _CHILD_FIELDS.get(cls)
+    if f is None:
+        f = tuple(x.name for x in dataclasses.fields(cls) if x.name not in _SKIP)
+        _CHILD_FIELDS[cls] = f
+    return f
+
+
+def walk(node, fn):
+    """Call fn on every IR node under `node` (pre-order); fn returning False prunes."""
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if x is None:
+            continue
+        if isinstance(x, (tuple, list)):
+            stack.extend(reversed(x))
+            continue
+        if not dataclasses.is_dataclass(x) or isinstance(x, type):
+            continue
+        if fn(x) is False:
+            continue
+        if isinstance(x, S.Buffer):
+            continue
+        kids = [getattr(x, f) for f in child_fields(type(x))]
+        stack.extend(reversed(kids))
+
+
+def free_variables(s) -> list:
+    """Variables used under s that nothing under s defines, in order of appearance."""
+    defined, used, order = set(), set(), []
+
+    def define(v):
+        defined.add(id(v))
+
+    def use(v):
+        if id(v) not in used:
+            used.add(id(v))
+            order.append(v)
+
+    def visit(x):
+        t = type(x)
+        if t is S.For:
+            define(x.loop_var)
+        elif t is S.LetStmt or t is E.Let:
+            define(x.var)
+        elif t is S.Allocate or t is S.AllocateConst:
+            define(x.buffer_var)
+        elif t is S.Block:
+            for iv in x.iter_vars:
+                define(iv.var)
+            for b in x.alloc_buffers:
+                define(b.data)
+                for d in b.shape:
+                    walk(d, visit)
+            for m in x.match_buffers:
+                define(m.buffer.data)
+        elif t is S.DeclBuffer:
+            define(x.buffer.data) if x.buffer.data is not None and id(x.buffer.data) not in \
+                used else None
+            for d in x.buffer.shape:
+                walk(d, visit)
+        elif t is S.AttrStmt and isinstance(x.node, S.IterVar):
+            define(x.node.var)
+        elif t is S.IterVar:
+            define(x.var)
+        elif t is E.Var or t is E.SizeVar:
+            use(x)
+            return False
+        elif t is E.BufferLoad or t is S.BufferStore or t is S.BufferRegion:
+            walk(x.buffer.shape, visit)
+        return True
+
+    walk(s, visit)
+    return [v for v in order if id(v) not in defined]

@@ -1,0 +1,51 @@
+"""CST -> IR lowering, one module per construct; `Lowerer` puts them together."""
+from __future__ import annotations
+
+from .blocks import BlockMixin
+from .buffers import BufferMixin
+from .calls import CallMixin
+from .context import Context, LowerError
+from .exprs import ExprMixin
+from .funcs import ConstantsBuilder, FuncMixin
+from .loops import LoopMixin
+from .stmts import StmtMixin
+
+
+class Lowerer(Context, ExprMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin, BufferMixin,
+              FuncMixin):
+    # `T.<name>(...)` as a statement of its own: handler method
+    FRAME_CALLS = {
+        "reads": "reads_stmt", "writes": "writes_stmt", "where": "where_stmt",
+        "block_attr": "block_attr_stmt", "sblock_attr": "block_attr_stmt",
+        "func_attr": "func_attr_stmt", "evaluate": "evaluate_stmt",
+    }
+    # `name = T.<name>(...)`: handler method (target, call, stmt, name)
+    ASSIGN_CALLS = {
+        "axis.spatial": "iter_var", "axis.S": "iter_var", "axis.reduce": "iter_var",
+        "axis.R": "iter_var", "axis.scan": "iter_var", "axis.opaque": "iter_var",
+        "axis.remap": "remap", "match_buffer": "match_buffer",
+        "alloc_buffer": "alloc_buffer", "sblock_alloc_buffer": "alloc_buffer",
+        "decl_buffer": "buffer_alias", "Buffer": "buffer_alias", "buffer_decl": "buffer_alias",
+        "allocate": "allocate", "allocate_const": "allocate_const",
+        "launch_thread": "launch_thread_assign", "env_thread": "env_thread",
+    }
+
+    def __init__(self, *args, constants=None, base_dir=None, comments=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.constants = ConstantsBuilder(constants, base_dir)
+        self.env_threads = {}
+        self.func_attrs = []
+        self.buffer_map = []
+        self._own_comments = []
+        self._trailing_comments = {}
+        lines = self.source_lines
+        for line, col, text in comments:
+            before = lines[line - 1][:col - 1] if 0 < line <= len(lines) else ""
+            if before.strip():
+                self._trailing_comments[line] = text
+            else:
+                self._own_comments.append((line, text))
+        self._own_i = 0
+
+
+__all__ = ["Lowerer", "LowerError"]

@@ -1,0 +1,252 @@
+"""`T.<name>(...)` in expression position: constructors, casts, math and intrinsics."""
+from __future__ import annotations
+
+import math
+
+from ...ir import dtype as D
+from ...ir import expr as E
+from ...syntax import cst as C
+from ..namespace import FAMILIES, NAMES
+from .context import ERROR_DTYPE
+from .exprs import _BufferMethod, _is_literal, _Lambda, _Namespace, _Starred
+
+# math calls whose result has the dtype of their first argument
+UNARY_MATH = {
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+    "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "erf",
+    "sigmoid", "floor", "ceil", "round", "trunc", "nearbyint", "abs", "fabs", "popcount", "clz",
+    "bitwise_not", "likely",
+}
+BINARY_MATH = {"pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp",
+               "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"}
+BOOL_RESULT = {"isnan", "isinf", "isfinite", "isnullptr"}
+# calls whose first argument is the result dtype
+DTYPE_FIRST = {"call_extern", "call_pure_extern", "call_intrin", "call_llvm_intrin",
+               "call_llvm_pure_intrin", "call_packed_lowered", "call_cpacked_lowered",
+               "reinterpret", "call_ffi_kernel"}
+ARITY = {"if_then_else": 3, "Select": 3, "max": 2, "min": 2, "floordiv": 2, "floormod": 2,
+         "truncdiv": 2, "truncmod": 2, "ceildiv": 2, "Cast": 2, "cast": 2, "Ramp": 3,
+         "Broadcast": 2, "Let": 3}
+ARITY.update({n: 1 for n in UNARY_MATH})
+ARITY.update({n: 2 for n in BINARY_MATH - {"ldexp"}})
+
+_INT_DIV = {"floordiv": E.FloorDiv, "floormod": E.FloorMod, "truncdiv": E.Div, "truncmod": E.Mod}
+
+
+def is_known_t_name(name: str) -> bool:
+    head = name.split(".", 1)[0]
+    return head in NAMES or D.is_dtype(head) or head.startswith(FAMILIES) or \
+        head in ("ptx", "cuda", "nki", "metal")
+
+
+class CallMixin:
+    def t_attribute(self, name: str, n):
+        """`T.name` used as a value (not called): a dtype, or a namespace member."""
+        if D.is_dtype(name):
+            return name
+        if name in ("handle",):
+            return "handle"
+        if not is_known_t_name(name):
+            self.fail("name/undefined", f"'{name}' is not a name of the T namespace",
+                      getattr(n, "aux", None) and self.tok_span(n.aux) or n)
+        return _Namespace("T." + name)
+
+    def _v_Call(self, n):
+        tn = self.t_name(n.func)
+        if tn is not None:
+            return self.t_call(tn, n)
+        func = self.value(n.func)
+        if isinstance(func, _BufferMethod):
+            args = tuple(self._as_expr(self.value(a), a) for a in n.args)
+            return E.Call("handle", f"{func.buffer.name}.{func.name}", (func.buffer.data,) + args,
+                          (), self.span(n))
+        if isinstance(func, _Namespace):
+            name = func.name.split(".", 1)[1] if "." in func.name else func.name
+            return self.t_call(name, n)
+        if isinstance(func, str) and D.is_dtype(func):
+            return self._dtype_ctor(func, n)
+        self.fail("type/mismatch", "this call is not a TIR operation", n.func)
+
+    # ---- argument helpers -------------------------------------------------------------
+    def _args(self, n):
+        out = []
+        for a in n.args:
+            v = self.value(a)
+            if isinstance(v, _Starred):
+                out.extend(v.value if isinstance(v.value, (list, tuple)) else [v.value])
+            else:
+                out.append(v)
+        return out
+
+    def _kwargs(self, n):
+        return {k.arg: self.value(k.value) for k in n.keywords if k.arg is not None}
+
+    def _arity(self, name, n, got):
+        want = ARITY.get(name)
+        if want is not None and got != want:
+            self.fail("type/mismatch", f"T.{name} takes {want} argument{'s' if want != 1 else ''}"
+                      f", got {got}", n)
+
+    # ---- dispatch ----------------------------------------------------------------------
+    def t_call(self, name: str, n):
+        if D.is_dtype(name):
+            return self._dtype_ctor(name, n)
+        if not is_known_t_name(name):
+            fn = C.unparen(n.func)
+            self.fail("name/undefined", f"'{name}' is not a name of the T namespace",
+                      self.tok_span(fn.aux) if isinstance(fn, C.Attribute) and fn.aux else fn)
+        if name in ("reads", "writes", "where", "func_attr", "block_attr", "sblock_attr",
+                    "match_buffer", "alloc_buffer", "init", "block", "sblock", "grid", "serial",
+                    "parallel", "vectorized", "unroll", "thread_binding"):
+            self.fail("type/mismatch", f"T.{name} is a statement, not a value", n)
+        args = self._args(n)
+        kwargs = self._kwargs(n)
+        self._arity(name, n, len(args) + len(kwargs))
+        span = self.span(n)
+        if name == "Cast":
+            dtype, x = args
+            return self._cast(dtype, x, n)
+        if name == "cast":
+            x, dtype = args
+            return self._cast(dtype, x, n)
+        if name in ("if_then_else", "Select"):
+            c, a, b = (self._as_expr(x, n) for x in args)
+            a, b = self.match_types(a, b, _is_literal(args[1]), _is_literal(args[2]), n)
+            if name == "Select":
+                return E.Select(c, a, b, a.dtype, span)
+            return E.Call(a.dtype, "if_then_else", (c, a, b), (), span)
+        if name in ("max", "min"):
+            a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
+                                    _is_literal(args[0]), _is_literal(args[1]), n)
+            return (E.Max if name == "max" else E.Min)(a, b, a.dtype, span)
+        if name in _INT_DIV:
+            a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
+                                    _is_literal(args[0]), _is_literal(args[1]), n)
+            return _INT_DIV[name](a, b, a.dtype, span)
+        if name in ("min_value", "max_value"):
+            dtype = args[0] if args else kwargs.get("dtype")
+            if not D.is_dtype(dtype):
+                self.fail("type/mismatch", f"T.{name} needs a dtype", n)
+            return E.Call(dtype, name, (E.StringImm(dtype),), (), span)
+        if name == "Ramp":
+            base, stride, lanes = args
+            base, stride = self._as_expr(base, n), self._as_expr(stride, n)
+            return E.Ramp(base, stride, int(lanes), D.parse_dtype(base.dtype).with_lanes(int(lanes)),
+                          span)
+        if name == "Broadcast":
+            v, lanes = args
+            v = self._as_expr(v, n)
+            return E.Broadcast(v, int(lanes), D.parse_dtype(v.dtype).with_lanes(int(lanes)), span)
+        if name == "Let":
+            var, value, body = args
+            value, body = self._as_expr(value, n), self._as_expr(body, n)
+            return E.Let(var, value, body, body.dtype, span)
+        if name in UNARY_MATH or name in BINARY_MATH or name in BOOL_RESULT:
+            xs = [self._as_expr(a, n) for a in args]
+            if name in BINARY_MATH and len(xs) == 2:
+                xs = list(self.match_types(xs[0], xs[1], _is_literal(args[0]),
+                                           _is_literal(args[1]), n))
+            dtype = "bool" if name in BOOL_RESULT else (xs[0].dtype if xs else "float32")
+            if name in ("sqrt", "exp", "log", "tanh", "sigmoid", "sin", "cos") and xs and \
+                    D.is_int(xs[0].dtype):
+                self.diag("type/mismatch", f"T.{name} expects a floating-point argument, "
+                          f"got {xs[0].dtype}", n.args[0])
+            return E.Call(dtype, name, tuple(xs), (), span)
+        if name in DTYPE_FIRST:
+            dtype = args[0] if args and isinstance(args[0], str) and D.is_dtype(args[0]) else None
+            if dtype is None:
+                self.fail("type/mismatch", f"T.{name} takes the result dtype first", n)
+            rest = tuple(self._arg_expr(a, n) for a in args[1:])
+            if name == "reinterpret":
+                return E.Call(dtype, name, rest, (), span)
+            return E.Call(dtype, name, (E.StringImm(dtype),) + rest,
+                          self._kw_exprs(kwargs, n), span)
+        if name in ("type_annotation",):
+            dtype = args[0] if args else kwargs.get("dtype", "handle")
+            return E.Call(dtype, name, (), (("dtype", E.StringImm(dtype)),), span)
+        # any other intrinsic: a call by name, arguments kept as written
+        xs = tuple(self._arg_expr(a, n) for a in args)
+        return E.Call(_generic_dtype(name, xs), name, xs, self._kw_exprs(kwargs, n), span)
+
+    def _kw_exprs(self, kwargs, n):
+        return tuple((k, self._arg_expr(v, n)) for k, v in kwargs.items())
+
+    def _arg_expr(self, a, n):
+        from ...ir.stmt import Buffer
+        if isinstance(a, Buffer):
+            return E.BufferRef(a)
+        if isinstance(a, _Lambda) or a is None:
+            return E.StringImm(repr(a))
+        if isinstance(a, _Namespace):
+            return E.StringImm(a.name)
+        if isinstance(a, dict):
+            return E.ArrayExpr(tuple(E.ArrayExpr((self._arg_expr(k, n), self._arg_expr(v, n)))
+                                     for k, v in a.items()), "dict")
+        if isinstance(a, (tuple, list)):
+            return E.ArrayExpr(tuple(self._arg_expr(x, n) for x in a),
+                               "void" if isinstance(a, tuple) else "list")
+        return self._as_expr(a, n)
+
+    def _cast(self, dtype, x, n):
+        if not isinstance(dtype, str) or not D.is_dtype(dtype):
+            self.fail("type/mismatch", f"{dtype!r} is not a dtype", n)
+        lit = _is_literal(x)
+        x = self._as_expr(x, n)
+        if lit:
+            return E.Cast(dtype, x, self.span(n))
+        return E.Cast(dtype, x, self.span(n))
+
+    def _dtype_ctor(self, dtype: str, n):
+        args = self._args(n)
+        kwargs = self._kwargs(n)
+        span = self.span(n)
+        if not args:
+            if kwargs.get("is_size_var"):
+                return E.SizeVar("v", dtype, None, span)
+            return _FreshVar(dtype, span)
+        x = args[0]
+        d = D.parse_dtype(dtype)
+        if isinstance(x, str) and d.is_float:
+            try:
+                return E.FloatImm(dtype, float(x), span)
+            except ValueError:
+                self.fail("type/mismatch", f"{x!r} is not a {dtype} value", n)
+        if isinstance(x, bool):
+            return E.IntImm(dtype, int(x), span) if not d.is_float else E.FloatImm(dtype, float(x),
+                                                                                   span)
+        if isinstance(x, (int, float)):
+            if d.is_float:
+                return E.FloatImm(dtype, float(x), span)
+            if d.is_handle:
+                return E.IntImm("handle", int(x), span)
+            if isinstance(x, float):
+                if not math.isfinite(x) or x != int(x):
+                    self.fail("type/mismatch", f"{x!r} is not a {dtype} value", n)
+                x = int(x)
+            if d.is_int or d.is_bool:
+                lo, hi = D.int_range(dtype)
+                if not lo <= x <= hi:
+                    self.diag("type/mismatch", f"{x} does not fit in {dtype}", n)
+            return E.IntImm(dtype, int(x), span)
+        if isinstance(x, E.PrimExpr):
+            if x.dtype == dtype or x.dtype == ERROR_DTYPE:
+                return x
+            return E.Cast(dtype, x, span)
+        self.fail("type/mismatch", f"cannot make a {dtype} from this value", n)
+
+
+class _FreshVar:
+    """`T.int32()`: a new variable, named by the assignment that receives it."""
+    __slots__ = ("dtype", "span")
+
+    def __init__(self, dtype, span):
+        self.dtype, self.span = dtype, span
+
+
+def _generic_dtype(name, xs) -> str:
+    if name.startswith(("tvm_", "ptx_", "call_", "mma_")) or name in ("address_of",
+                                                                      "tvm_access_ptr"):
+        return "handle"
+    if name in ("assume", "evaluate"):
+        return "void"
+    return "handle"

@@ -1,0 +1,475 @@
+"""Expressions: names, literals, operators, buffer loads (the `T.` calls are in calls.py)."""
+from __future__ import annotations
+
+from ...ir import dtype as D
+from ...ir import expr as E
+from ...ir.stmt import Buffer
+from ...syntax import cst as C
+from .context import ERROR_DTYPE, MISSING, LoopInfo, LowerError, error_expr
+
+_BIN = {
+    "+": E.Add, "-": E.Sub, "*": E.Mul, "/": E.Div, "//": E.FloorDiv, "%": E.FloorMod,
+}
+_CMP = {"==": E.EQ, "!=": E.NE, "<": E.LT, "<=": E.LE, ">": E.GT, ">=": E.GE}
+_BITWISE = {"&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor", "<<": "shift_left",
+            ">>": "shift_right"}
+
+PY_BUILTINS = {"range", "len", "int", "float", "bool", "str", "print", "min", "max", "abs",
+               "tuple", "list", "dict", "zip", "enumerate", "isinstance", "type", "slice"}
+
+
+def _bool_of(dtype: str) -> str:
+    lanes = D.lanes_of(dtype) if dtype != ERROR_DTYPE else 1
+    return "bool" if lanes == 1 else f"boolx{lanes}"
+
+
+class ExprMixin:
+    # ---- entry points ----------------------------------------------------------------
+    def expr(self, n) -> E.PrimExpr:
+        """Lower an expression that must be a PrimExpr."""
+        v = self.value(n)
+        if isinstance(v, E.PrimExpr):
+            return v
+        if isinstance(v, bool):
+            return E.IntImm("bool", int(v), self.span(n))
+        if isinstance(v, int):
+            return E.const(v, None, self.span(n))
+        if isinstance(v, float):
+            return E.FloatImm("float32", v, self.span(n))
+        if isinstance(v, str):
+            return E.StringImm(v, "handle", self.span(n))
+        if isinstance(v, Buffer):
+            self.fail("type/mismatch", f"buffer '{v.name}' used where a value is expected", n)
+        if isinstance(v, (tuple, list)):
+            return E.ArrayExpr(tuple(self._as_expr(x, n) for x in v), "void", self.span(n))
+        self.fail("type/mismatch", "expected an expression", n)
+
+    def _as_expr(self, x, n):
+        if isinstance(x, E.PrimExpr):
+            return x
+        if isinstance(x, bool):
+            return E.IntImm("bool", int(x))
+        if isinstance(x, (int, float)):
+            return E.const(x)
+        if isinstance(x, str):
+            return E.StringImm(x)
+        if isinstance(x, (tuple, list)):
+            return E.ArrayExpr(tuple(self._as_expr(y, n) for y in x))
+        self.fail("type/mismatch", "expected an expression", n)
+
+    def value(self, n):
+        """Lower an expression to a PrimExpr, a Buffer, or a plain Python value."""
+        meth = getattr(self, "_v_" + type(n).__name__, None)
+        if meth is None:
+            self.fail("syntax", f"{type(n).__name__.lower()} is not supported in a kernel", n)
+        return meth(n)
+
+    # ---- leaves -----------------------------------------------------------------------
+    def _v_Paren(self, n):
+        return self.value(n.value)
+
+    def _v_Constant(self, n):
+        v = n.value
+        if v is None or v is Ellipsis or isinstance(v, (complex, bytes)):
+            return v
+        return v
+
+    def _v_Name(self, n):
+        v = self.lookup(n.id)
+        if v is MISSING:
+            if n.id in self.py_constants:
+                return self.py_constants[n.id]
+            if n.id in self.tir_aliases or n.id in self.ir_aliases:
+                return _Namespace(n.id)
+            self.fail("name/undefined", f"name '{n.id}' is not defined", n)
+        if isinstance(v, E.Var):
+            self._check_loop_var_use(v, n)
+        return v
+
+    def _check_loop_var_use(self, v, n):
+        info = self.loops.get(id(v))
+        if info is None or self.binding_context:
+            return
+        frame = self.frame
+        if frame is None or frame.is_root or not frame.iter_vars:
+            return
+        if info.block_depth < frame.depth:
+            self.diag("well-formed/loop-var-in-block",
+                      f"loop variable '{v.name}' is used inside block '{frame.name}'; "
+                      f"use a block iterator bound to it instead", n,
+                      related=[(info.span, f"loop '{v.name}' is defined here")])
+
+    def _v_Attribute(self, n):
+        tn = self.t_name(n)
+        if tn is not None:
+            return self.t_attribute(tn, n)
+        base = self.value(n.value)
+        if isinstance(base, Buffer):
+            return self.buffer_attribute(base, n.attr, n)
+        if isinstance(base, _Namespace):
+            return _Namespace(f"{base.name}.{n.attr}")
+        if isinstance(base, E.Var) and n.attr == "dtype":
+            return base.dtype
+        if isinstance(base, E.PrimExpr) and n.attr == "dtype":
+            return base.dtype
+        self.fail("name/undefined", f"'{n.attr}' is not an attribute of this value", n)
+
+    def buffer_attribute(self, buf: Buffer, attr: str, n):
+        if attr == "data":
+            return buf.data
+        if attr == "shape":
+            return tuple(buf.shape)
+        if attr == "dtype":
+            return buf.dtype
+        if attr == "strides":
+            return tuple(buf.strides)
+        if attr == "elem_offset":
+            return buf.elem_offset if buf.elem_offset is not None else E.IntImm("int32", 0)
+        if attr == "scope":
+            return _BufferMethod(buf, "scope")
+        if attr in ("access_ptr", "vload", "vstore", "offset_of"):
+            return _BufferMethod(buf, attr)
+        if attr == "ndim":
+            return len(buf.shape)
+        self.fail("name/undefined", f"buffer '{buf.name}' has no attribute '{attr}'", n)
+
+    def _v_TupleExpr(self, n):
+        return tuple(self.value(e) for e in n.elts)
+
+    def _v_ListExpr(self, n):
+        return [self.value(e) for e in n.elts]
+
+    def _v_DictExpr(self, n):
+        out = {}
+        for k, v in zip(n.keys, n.values):
+            out[self.value(k)] = self.value(v)
+        return out
+
+    def _v_Starred(self, n):
+        return _Starred(self.value(n.value))
+
+    # ---- operators --------------------------------------------------------------------
+    def _v_BinOp(self, n):
+        a = self.value(n.left)
+        b = self.value(n.right)
+        op = n.op
+        if not isinstance(a, E.PrimExpr) and not isinstance(b, E.PrimExpr):
+            return self._python_binop(op, a, b, n)
+        a_lit, b_lit = _is_literal(a), _is_literal(b)
+        a, b = self._as_expr(a, n.left), self._as_expr(b, n.right)
+        if op in _BITWISE:
+            a, b = self.match_types(a, b, a_lit, b_lit, n)
+            return E.Call(a.dtype, _BITWISE[op], (a, b), (), self.span(n))
+        if op == "**":
+            a, b = self.match_types(a, b, a_lit, b_lit, n)
+            return E.Call(a.dtype, "pow", (a, b), (), self.span(n))
+        cls = _BIN.get(op)
+        if cls is None:
+            self.fail("syntax", f"operator '{op}' is not supported in a kernel", n)
+        a, b = self.match_types(a, b, a_lit, b_lit, n)
+        if cls is E.Div and D.is_int(a.dtype) and D.is_int(b.dtype):
+            self.fail("type/mismatch", "integer division with '/' is ambiguous in TIR: use '//' "
+                      "(floor division) or T.truncdiv", n)
+        return cls(a, b, a.dtype, self.span(n))
+
+    def _python_binop(self, op, a, b, n):
+        try:
+            if op == "+":
+                return a + b
+            if op == "-":
+                return a - b
+            if op == "*":
+                return a * b
+            if op == "/":
+                return a / b
+            if op == "//":
+                return a // b
+            if op == "%":
+                return a % b
+            if op == "**":
+                return a ** b
+        except Exception:
+            pass
+        self.fail("type/mismatch", f"operator '{op}' does not apply to these operands", n)
+
+    def match_types(self, a, b, a_lit, b_lit, n):
+        """Bring two operands to one dtype the way TVM's operators do."""
+        da, db = a.dtype, b.dtype
+        if da == db or ERROR_DTYPE in (da, db):
+            return a, b
+        if a_lit and not b_lit:
+            return self.convert_literal(a, db, n), b
+        if b_lit and not a_lit:
+            return a, self.convert_literal(b, da, n)
+        pa, pb = D.parse_dtype(da), D.parse_dtype(db)
+        if pa is None or pb is None or pa.is_handle or pb.is_handle:
+            return a, b
+        if pa.lanes != pb.lanes:
+            if pa.lanes == 1:
+                a = E.Broadcast(a, pb.lanes, pa.with_lanes(pb.lanes))
+                pa = D.parse_dtype(a.dtype)
+            elif pb.lanes == 1:
+                b = E.Broadcast(b, pa.lanes, pb.with_lanes(pa.lanes))
+                pb = D.parse_dtype(b.dtype)
+            if a.dtype == b.dtype:
+                return a, b
+        if pa.is_float and not pb.is_float:
+            return a, E.Cast(a.dtype, b)
+        if pb.is_float and not pa.is_float:
+            return E.Cast(b.dtype, a), b
+        if pa.bits < pb.bits or (pa.is_bool and not pb.is_bool):
+            return E.Cast(b.dtype, a), b
+        return a, E.Cast(a.dtype, b)
+
+    def convert_literal(self, lit, dtype, n):
+        d = D.parse_dtype(dtype)
+        if d is None or d.is_handle:
+            return lit
+        if d.lanes != 1:
+            scalar = self.convert_literal(lit, d.element(), n)
+            return E.Broadcast(scalar, d.lanes, dtype)
+        if d.is_float:
+            return E.FloatImm(dtype, float(lit.value), lit.span)
+        if isinstance(lit, E.FloatImm):
+            return E.Cast(dtype, lit)
+        return E.IntImm(dtype, int(lit.value), lit.span)
+
+    def _v_UnaryOp(self, n):
+        if n.op == "not":
+            a = self.value(n.operand)
+            if not isinstance(a, E.PrimExpr):
+                return not a
+            return E.Not(a, _bool_of(a.dtype), self.span(n))
+        if n.op == "-" and isinstance(C.unparen(n.operand), C.Constant):
+            v = C.unparen(n.operand).value
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return -v
+        a = self.value(n.operand)
+        if not isinstance(a, E.PrimExpr):
+            try:
+                return {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}[n.op](a)
+            except Exception:
+                self.fail("type/mismatch", f"operator '{n.op}' does not apply here", n)
+        if n.op == "+":
+            return a
+        if n.op == "~":
+            return E.Call(a.dtype, "bitwise_not", (a,), (), self.span(n))
+        minus_one = self.convert_literal(E.IntImm("int32", -1), a.dtype, n)
+        return E.Mul(a, minus_one, a.dtype, self.span(n))
+
+    def _v_BoolOp(self, n):
+        vals = [self.value(v) for v in n.values]
+        if not any(isinstance(v, E.PrimExpr) for v in vals):
+            out = vals[0]
+            for v in vals[1:]:
+                out = (out and v) if n.op == "and" else (out or v)
+            return out
+        cls = E.And if n.op == "and" else E.Or
+        acc = self._as_expr(vals[0], n)
+        for v in vals[1:]:
+            b = self._as_expr(v, n)
+            acc = cls(acc, b, _bool_of(acc.dtype), self.span(n))
+        return acc
+
+    def _v_Compare(self, n):
+        left = self.value(n.left)
+        parts = []
+        for op, right_n in zip(n.ops, n.comparators):
+            right = self.value(right_n)
+            cls = _CMP.get(op)
+            if cls is None:
+                self.fail("syntax", f"comparison '{op}' is not supported in a kernel", n)
+            if not isinstance(left, E.PrimExpr) and not isinstance(right, E.PrimExpr):
+                try:
+                    r = {"==": lambda x, y: x == y, "!=": lambda x, y: x != y,
+                         "<": lambda x, y: x < y, "<=": lambda x, y: x <= y,
+                         ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}[op](left, right)
+                except TypeError:
+                    self.fail("type/mismatch", f"cannot compare with '{op}'", n)
+                parts.append(r)
+            else:
+                a_lit, b_lit = _is_literal(left), _is_literal(right)
+                a, b = self.match_types(self._as_expr(left, n), self._as_expr(right, n),
+                                        a_lit, b_lit, n)
+                parts.append(cls(a, b, _bool_of(a.dtype), self.span(n)))
+            left = right
+        if len(parts) == 1:
+            return parts[0]
+        acc = parts[0]
+        for p in parts[1:]:
+            a, b = self._as_expr(acc, n), self._as_expr(p, n)
+            acc = E.And(a, b, "bool", self.span(n))
+        return acc
+
+    def _v_IfExp(self, n):
+        cond = self.value(n.test)
+        if not isinstance(cond, E.PrimExpr):
+            return self.value(n.body) if cond else self.value(n.orelse)
+        a, b = self.expr(n.body), self.expr(n.orelse)
+        a, b = self.match_types(a, b, _is_literal(a), _is_literal(b), n)
+        return E.Select(cond, a, b, a.dtype, self.span(n))
+
+    def _v_Lambda(self, n):
+        return _Lambda(n)
+
+    # ---- buffer access -----------------------------------------------------------------
+    def _v_Subscript(self, n):
+        base = self.value(n.value)
+        if isinstance(base, Buffer):
+            return self.buffer_load(base, n)
+        if isinstance(base, (tuple, list)) and len(n.indices) == 1:
+            idx = self.value(n.indices[0])
+            if isinstance(idx, int):
+                try:
+                    return base[idx]
+                except IndexError:
+                    self.fail("bounds/out-of-bounds", f"index {idx} is out of range", n)
+        if isinstance(base, dict) and len(n.indices) == 1:
+            key = self.value(n.indices[0])
+            if key in base:
+                return base[key]
+        if isinstance(base, _Namespace) or (isinstance(base, str) and D.is_dtype(base)):
+            # T.Buffer[(shape), dtype] annotations and the like
+            return _Subscripted(base, [self.value(i) for i in n.indices])
+        if isinstance(base, _ParamTable):
+            return base.get(self, n)
+        if isinstance(base, E.Var) and D.parse_dtype(base.dtype) and \
+                D.parse_dtype(base.dtype).is_handle:
+            self.fail("type/mismatch", f"'{base.name}' is a handle, not a buffer: "
+                      "declare a buffer over it to index it", n)
+        self.fail("type/mismatch", "this value cannot be indexed", n)
+
+    def buffer_indices(self, buf: Buffer, n, allow_slices=True):
+        """Lower `buf[...]` indices; slices become Ramps (or ranges in regions)."""
+        out = []
+        for idx in n.indices:
+            if isinstance(idx, C.Slice):
+                if not allow_slices:
+                    self.fail("type/mismatch", "a slice is not allowed here", idx)
+                out.append(self.slice_range(idx))
+            else:
+                v = self.value(idx)
+                if isinstance(v, _Starred):
+                    out.extend(self._as_expr(x, idx) for x in (v.value or ()))
+                    continue
+                out.append(self._as_expr(v, idx))
+        return out
+
+    def slice_range(self, idx):
+        lo = self.expr(idx.lower) if idx.lower is not None else E.IntImm("int32", 0)
+        hi = self.expr(idx.upper) if idx.upper is not None else None
+        step = self.expr(idx.step) if idx.step is not None else None
+        return _SliceVal(lo, hi, step, idx)
+
+    def check_index_count(self, buf, indices, n):
+        if len(indices) != len(buf.shape) and buf.shape:
+            flat_ok = len(indices) == 1 and buf.axis_separators == ()
+            if not flat_ok or len(buf.shape) == 0:
+                self.diag("type/mismatch",
+                          f"buffer '{buf.name}' has {len(buf.shape)} dimension"
+                          f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
+                          f"{len(indices)} index{'es' if len(indices) != 1 else ''}", n)
+                return False
+            if len(buf.shape) > 1:
+                self.diag("type/mismatch",
+                          f"buffer '{buf.name}' has {len(buf.shape)} dimensions but is indexed "
+                          f"with 1 index", n)
+                return False
+        return True
+
+    def buffer_load(self, buf: Buffer, n):
+        raw = self.buffer_indices(buf, n)
+        self.check_index_count(buf, raw, n)
+        indices, lanes = [], 1
+        for r in raw:
+            if isinstance(r, _SliceVal):
+                if r.hi is None:
+                    self.fail("type/mismatch", "a vector access needs a stop", r.node)
+                ext = E.Sub(r.hi, r.lo, r.lo.dtype) if not isinstance(r.lo, E.IntImm) or \
+                    not isinstance(r.hi, E.IntImm) else None
+                if ext is not None:
+                    self.fail("type/mismatch", "a vector access needs constant bounds", r.node)
+                n_lanes = r.hi.value - r.lo.value
+                stride = r.step if r.step is not None else E.IntImm(r.lo.dtype, 1)
+                if isinstance(stride, E.IntImm) and stride.value > 1:
+                    n_lanes = (n_lanes + stride.value - 1) // stride.value
+                lanes = n_lanes
+                indices.append(E.Ramp(r.lo, stride, n_lanes,
+                                      D.parse_dtype(r.lo.dtype).with_lanes(n_lanes)))
+            else:
+                indices.append(r)
+                lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
+        dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
+        return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))
+
+
+def _is_literal(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+class _Namespace:
+    """A module alias (`T`, `I`) or a dotted part of it used as a value."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class _Starred:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class _Subscripted:
+    __slots__ = ("base", "items")
+
+    def __init__(self, base, items):
+        self.base, self.items = base, items
+
+
+class _SliceVal:
+    __slots__ = ("lo", "hi", "step", "node")
+
+    def __init__(self, lo, hi, step, node):
+        self.lo, self.hi, self.step, self.node = lo, hi, step, node
+
+
+class _BufferMethod:
+    __slots__ = ("buffer", "name")
+
+    def __init__(self, buffer, name):
+        self.buffer, self.name = buffer, name
+
+
+class _Lambda:
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+
+class _ParamTable:
+    """`P = params.load("x.params")`: indexing gives a reference into the file."""
+
+    def __init__(self, path, span):
+        self.path, self.span = path, span
+
+    def get(self, ctx, n):
+        if len(n.indices) != 1:
+            ctx.fail("type/mismatch", "a params table takes one name", n)
+        key = ctx.value(n.indices[0])
+        if not isinstance(key, str):
+            ctx.fail("type/mismatch", "a params table is indexed by a constant's name", n)
+        return ParamRef(self, key, ctx.span(n))
+
+
+class ParamRef:
+    __slots__ = ("table", "name", "span")
+
+    def __init__(self, table, name, span):
+        self.table, self.name, self.span = table, name, span
+
+
+__all__ = ["ExprMixin", "LoopInfo", "LowerError", "error_expr", "PY_BUILTINS"]

@@ -1,0 +1,176 @@
+"""Functions and modules: `@T.prim_func` definitions and `@I.ir_module` classes."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import dtype as D
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.constants import Constant, ConstantTable, numpy_dtype
+from ...syntax import cst as C
+from ...syntax.chunks import kernel_kind
+from .context import BlockFrame, LowerError
+from .exprs import ParamRef, _Subscripted
+
+
+class ConstantsBuilder:
+    """Collects `T.allocate_const` data into the module's constant table."""
+
+    def __init__(self, table: ConstantTable, base_dir=None):
+        self.table = table
+        self.base_dir = base_dir
+
+    def add(self, name, data, dtype, extents, ctx, call) -> str:
+        size = 1
+        for x in extents:
+            size *= x
+        if isinstance(data, ParamRef):
+            from ..params_ref import file_constant
+            const = file_constant(name, data, dtype, tuple(extents), ctx, call, self.base_dir)
+            return self.table.add(const)
+        if not isinstance(data, (list, tuple)):
+            ctx.fail("type/mismatch", "T.allocate_const takes a list of values or P[\"name\"]",
+                     call)
+        flat = _flatten(data)
+        if len(flat) != size:
+            ctx.fail("type/mismatch", f"T.allocate_const has {len(flat)} values but its extents "
+                     f"{list(extents)} hold {size}", call)
+        try:
+            arr = np.array([_py_value(v) for v in flat], dtype=numpy_dtype(dtype)).reshape(extents)
+        except (ValueError, OverflowError, TypeError) as e:
+            ctx.fail("type/mismatch", f"constant values do not fit {dtype}: {e}", call)
+        return self.table.add(Constant(name, dtype, tuple(extents), inline=arr))
+
+
+def _py_value(v):
+    if isinstance(v, E.FloatImm):
+        return v.value
+    if isinstance(v, E.IntImm):
+        return v.value
+    if isinstance(v, E.Call) and v.op == "reinterpret":
+        return v
+    return v
+
+
+def _flatten(data):
+    out = []
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            out.extend(_flatten(x))
+        else:
+            out.append(x)
+    return out
+
+
+class FuncMixin:
+    def lower_prim_func(self, f: C.FunctionDef, spelling: str) -> S.PrimFunc:
+        private = False
+        for d in f.decorators:
+            d = C.unparen(d)
+            if isinstance(d, C.Call):
+                for k in d.keywords:
+                    if k.arg == "private":
+                        v = self.value(k.value)
+                        private = bool(v)
+        self.scopes = [{}]
+        self.frames = [BlockFrame("root", self.span(f), 0, is_root=True)]
+        self.loops = {}
+        self.env_threads = {}
+        self.sym_vars = []
+        self.func_attrs = []
+        self.buffer_map = []
+        self.func_level = True
+        params = []
+        seen = {}
+        for p in f.params:
+            if p.kind:
+                self.diag("syntax", f"'{p.kind}{p.name}' parameters are not supported in a kernel",
+                          p)
+                continue
+            if p.name in seen:
+                self.diag("well-formed/redefinition", f"parameter '{p.name}' is defined twice", p,
+                          related=[(seen[p.name], "first definition")])
+            seen[p.name] = self.span(p)
+            try:
+                params.append(self.param(p))
+            except LowerError:
+                params.append(E.Var(p.name, "handle", None, self.span(p)))
+        ret_type = None
+        if f.returns is not None:
+            try:
+                rt = self.value(f.returns)
+                ret_type = rt if isinstance(rt, str) else None
+            except LowerError:
+                pass
+        body = self.body(f.body)
+        root = self.frames[0]
+        if root.has_blocks or root.alloc_buffers:
+            block = S.Block("root", (), None, None, body, None, tuple(root.alloc_buffers), (), ())
+            body = S.BlockRealize((), E.IntImm("bool", 1), block)
+        name_tok = f.aux
+        return S.PrimFunc(f.name, tuple(params), tuple(self.buffer_map), body, ret_type,
+                          tuple(self.func_attrs), private, self.span(f), spelling, (),
+                          self.tok_span(name_tok) if name_tok is not None else None)
+
+    def param(self, p):
+        span = self.span(p)
+        if p.annotation is None:
+            self.fail("type/mismatch", f"parameter '{p.name}' needs a type annotation "
+                      "(T.Buffer, T.handle or a dtype)", p)
+        ann = C.unparen(p.annotation)
+        tn = self.t_name(ann.func) if isinstance(ann, C.Call) else self.t_name(ann)
+        if isinstance(ann, C.Subscript):
+            tn = self.t_name(ann.value)
+        if tn == "Buffer" or tn == "Tensor":
+            if isinstance(ann, C.Call):
+                args, kwargs = self._args(ann), self._kwargs(ann)
+            elif isinstance(ann, C.Subscript):
+                items = [self.value(i) for i in ann.indices]
+                args, kwargs = items, {}
+            else:
+                self.fail("type/mismatch", "T.Buffer needs a shape", ann)
+            buf = self.make_buffer(p.name, args, kwargs, ann, p)
+            handle = E.Var(f"{p.name}_handle", "handle", None, span)
+            self.buffer_map.append((handle, buf))
+            self.define(p.name, buf, p)
+            return handle
+        v = self.value(ann)
+        if isinstance(v, str) and D.is_dtype(v):
+            var = E.Var(p.name, v, None, span)
+        elif isinstance(v, E.Var) and v.dtype == "unknown":
+            var = E.Var(p.name, "handle", None, span)
+        elif isinstance(v, E.Call) and v.op in ("handle", "Ptr"):
+            var = E.Var(p.name, "handle", None, span)
+        elif isinstance(v, _Subscripted):
+            var = E.Var(p.name, "handle", None, span)
+        else:
+            from .exprs import _Namespace
+            if isinstance(v, _Namespace):
+                var = E.Var(p.name, "handle", None, span)
+            else:
+                self.fail("type/mismatch", f"parameter '{p.name}' has an unknown type", ann)
+        self.define(p.name, var, p)
+        return var
+
+    def lower_module(self, k: C.ClassDef, aliases, spelling, source_lines):
+        functions = []
+        for item in k.body:
+            if isinstance(item, C.FunctionDef):
+                kinds = [kernel_kind(C.dotted_name(C.unparen(d).func) if isinstance(
+                    C.unparen(d), C.Call) else (C.dotted_name(d) or ""), aliases)
+                    for d in item.decorators]
+                if "prim_func" in kinds:
+                    try:
+                        functions.append((item.name, self.lower_prim_func(item, spelling)))
+                    except LowerError:
+                        pass
+                    continue
+                first = item.decorators[0].line if item.decorators else item.line
+                text = "\n".join(source_lines[first - 1:item.end_line])
+                functions.append((item.name, S.ForeignFunc(item.name, text, self.span(item))))
+            elif isinstance(item, C.ExprStmt) and isinstance(C.unparen(item.value), C.Constant):
+                continue
+            else:
+                text = "\n".join(source_lines[item.line - 1:item.end_line])
+                functions.append(("", S.ForeignFunc("", text, self.span(item))))
+        return functions

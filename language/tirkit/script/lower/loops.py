@@ -1,0 +1,103 @@
+"""`for` loops: range, T.serial/parallel/vectorized/unroll/thread_binding and T.grid."""
+from __future__ import annotations
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...syntax import cst as C
+from .context import MISSING, LoopInfo
+
+LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",
+              "unroll": "unrolled", "thread_binding": "thread_binding", "grid": "grid"}
+
+
+class LoopMixin:
+    def _s_For(self, s):
+        it = C.unparen(s.iter)
+        if not isinstance(it, C.Call):
+            self.fail("syntax", "a kernel loop iterates over range(...) or a T. loop", s.iter)
+        tn = self.t_name(it.func)
+        if tn is None and isinstance(C.unparen(it.func), C.Name) and it.func.id == "range" \
+                and self.lookup("range") is MISSING:
+            kind = "serial"
+        elif tn in LOOP_KINDS:
+            kind = LOOP_KINDS[tn]
+        else:
+            self.fail("syntax", "a kernel loop iterates over range(...) or a T. loop", it.func)
+        args = self._args(it)
+        kwargs = self._kwargs(it)
+        span = self.span(s)
+        targets = C.unparen(s.target)
+        names = targets.elts if isinstance(targets, C.TupleExpr) else [targets]
+        for t in names:
+            if not isinstance(C.unparen(t), C.Name):
+                self.fail("syntax", "a loop variable must be a name", t)
+        if kind == "grid":
+            if len(names) != len(args):
+                self.fail("type/mismatch", f"T.grid has {len(args)} extents but the loop "
+                          f"defines {len(names)} variables", s.target)
+            ranges = [(E.IntImm(self._expr_of(a, it).dtype, 0), self._expr_of(a, it))
+                      for a in args]
+            kinds = ["serial"] * len(args)
+            thread = None
+            annotations = ()
+        else:
+            if len(names) != 1:
+                self.fail("type/mismatch", "this loop defines one variable", s.target)
+            start = kwargs.pop("start", None)
+            stop = kwargs.pop("stop", None)
+            if args:
+                start = args[0]
+            if len(args) > 1:
+                stop = args[1]
+            if start is None:
+                self.fail("type/mismatch", "a loop needs an extent", it)
+            thread = kwargs.pop("thread", None)
+            if kind == "thread_binding" and thread is None:
+                if len(args) > 2 and isinstance(args[2], str):
+                    thread = args[2]
+                elif len(args) == 2 and isinstance(args[1], str):
+                    thread, stop = args[1], None
+                else:
+                    self.fail("type/mismatch", "T.thread_binding needs thread=\"...\"", it)
+            step = kwargs.pop("step", None)
+            if step not in (None, 1):
+                self.fail("type/mismatch", "loops with a step other than 1 are not supported", it)
+            ann = kwargs.pop("annotations", None) or {}
+            annotations = tuple((k, v) for k, v in ann.items()) if isinstance(ann, dict) else ()
+            if stop is None:
+                ext = self._expr_of(start, it)
+                mn = E.IntImm(ext.dtype, 0)
+            else:
+                mn = self._expr_of(start, it)
+                hi = self._expr_of(stop, it)
+                mn, hi = self.match_types(mn, hi, isinstance(start, int), isinstance(stop, int), it)
+                if isinstance(mn, E.IntImm) and isinstance(hi, E.IntImm):
+                    ext = E.IntImm(hi.dtype, hi.value - mn.value)
+                elif isinstance(mn, E.IntImm) and mn.value == 0:
+                    ext = hi
+                else:
+                    ext = E.Sub(hi, mn, hi.dtype)
+            ranges = [(mn, ext)]
+            kinds = [kind]
+        self.push()
+        loop_vars = []
+        for t, (mn, ext), k in zip(names, ranges, kinds):
+            t = C.unparen(t)
+            var = E.Var(t.id, ext.dtype if ext.dtype.startswith(("int", "uint")) else "int32",
+                        None, self.span(t))
+            self.define(t.id, var, t, check=False)
+            self.loops[id(var)] = LoopInfo(var, mn, ext, k, thread, self.block_depth(),
+                                           self.span(t))
+            loop_vars.append(var)
+        try:
+            body = self.body(s.body)
+        finally:
+            self.pop()
+        for var, (mn, ext), k in reversed(list(zip(loop_vars, ranges, kinds))):
+            body = S.For(var, mn, ext, k, body, thread if k == "thread_binding" else None,
+                         annotations if k != "serial" or kind != "grid" else (), span)
+        return body
+
+    def _expr_of(self, v, node):
+        e = self._as_expr(v, node)
+        return e
