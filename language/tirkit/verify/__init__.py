@@ -1,0 +1,91 @@
+"""Verification rules: one module per rule, registered here with a stable code.
+
+A rule is a function `rule(func: PrimFunc, ctx: RuleContext) -> list[Diagnostic]` decorated
+with `@register(code_prefix, fast=...)`.  Fast rules run while the user types; the full set
+runs on save and in `tirkit check`.  Rules never raise: a rule that fails is reported as an
+internal note and the others still run.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic
+
+RULES: dict = {}
+
+
+@dataclass
+class Rule:
+    name: str
+    fn: object
+    fast: bool
+    codes: tuple
+
+
+@dataclass
+class RuleContext:
+    target: object = None
+    module: object = None
+    text: str = ""
+    path: str = None
+    cache: dict = field(default_factory=dict)
+
+
+def register(name: str, codes=(), fast: bool = False):
+    def deco(fn):
+        RULES[name] = Rule(name, fn, fast, tuple(codes) or (name,))
+        return fn
+    return deco
+
+
+_loaded = False
+
+
+def load_rules():
+    global _loaded
+    if _loaded:
+        return RULES
+    for m in pkgutil.iter_modules(__path__):
+        if not m.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{m.name}")
+    _loaded = True
+    return RULES
+
+
+def run_rules(result, target=None, rules=None, fast_only=False) -> list:
+    """Diagnostics of parsing plus every selected rule on every function."""
+    from ..ir.stmt import PrimFunc
+    load_rules()
+    diags = list(result.diagnostics)
+    ctx = RuleContext(target=target, module=result.module, text=result.text, path=result.path)
+    syntax_bad = {id(f) for k in result.kernels if not k.syntax_ok for _, f in k.functions}
+    for name, f in result.module.functions:
+        if not isinstance(f, PrimFunc) or id(f) in syntax_bad:
+            continue
+        for rule in RULES.values():
+            if rules is not None and rule.name not in rules:
+                continue
+            if fast_only and not rule.fast:
+                continue
+            try:
+                out = rule.fn(f, ctx) or []
+            except RecursionError:
+                out = []
+            except Exception as e:   # a broken rule must not hide the others
+                out = [Diagnostic("internal", "information",
+                                  f"rule {rule.name} failed on '{name}': {type(e).__name__}: {e}",
+                                  f.span)]
+            for d in out:
+                if d.span is not None and d.span.file is None and result.path:
+                    d.span = d.span._replace(file=result.path)
+            diags.extend(out)
+    seen = set()
+    unique = []
+    for d in sorted(diags, key=Diagnostic.sort_key):
+        key = (d.code, d.span.line if d.span else 0, d.span.column if d.span else 0, d.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(d)
+    return unique
