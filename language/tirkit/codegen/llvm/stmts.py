@@ -74,7 +74,9 @@ class StmtMixin:
                     self.varying.add(id(var))
                 return "vector", self.b.gep(base_ptr, [off], source_etype=mt), n
         off = self.index(idx)
-        return "gather", self.b.gep(base_ptr, [off], source_etype=mt), T.lanes(off.type)
+        ptrs = self.b.gep(base_ptr, [off], source_etype=mt)
+        ptrs.type = ir.VectorType(T.PTR, T.lanes(off.type))     # a vector of addresses
+        return "gather", ptrs, T.lanes(off.type)
 
     def _uses_any(self, e, ids):
         if not ids:
