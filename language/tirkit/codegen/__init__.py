@@ -49,8 +49,9 @@ def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None) -> str:
     """The (unoptimized) LLVM IR text of func."""
     from .llvm.function import build_module
     from .passes import lower
+    from .llvm.stmts import loop_metadata
     mod, _ = build_module(lower(func, module))
-    return str(mod)
+    return loop_metadata(str(mod))
 
 
 def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True,
@@ -59,6 +60,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     (in memory, and across processes through the on-disk cache)."""
     from .llvm import engine
     from .llvm.function import build_module
+    from .llvm.stmts import loop_metadata
     from .passes import check_cpu, lower, signature
     from .runtime import Kernel
     check_cpu(func)
@@ -75,7 +77,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     if obj is None:
         lowered = lower(func, module)
         mod, entry_name = build_module(lowered)
-        obj, ir_text = engine.compile_ir(str(mod))
+        obj, ir_text = engine.compile_ir(loop_metadata(str(mod)))
         if cache:
             _write_cache(key, obj)
     _MEMORY[key] = obj

@@ -15,6 +15,7 @@ from ..arith import coefficient
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from . import types as T
 
+LOOP_HINTS = {"unroll": "llvm.loop.unroll.enable", "vectorize": "llvm.loop.vectorize.enable"}
 STACK_LIMIT = 128 * 1024          # bytes: larger or symbolic allocations go to the heap
 VECTOR_WIDTHS = (16, 8, 4, 2)
 
@@ -285,13 +286,14 @@ class StmtMixin:
             return self.vectorized(s)
         lo = self.expr(s.min)
         ext = self.expr(s.extent)
-        self.loop(s.loop_var, lo, self.b.add(lo, ext), lambda: self.stmt(s.body))
+        hint = {"unrolled": "unroll", "vectorized": "vectorize"}.get(s.kind)
+        self.loop(s.loop_var, lo, self.b.add(lo, ext), lambda: self.stmt(s.body), hint=hint)
 
-    def loop(self, var, lo, end, body, step=1):
+    def loop(self, var, lo, end, body, step=1, hint=None):
         bl = self.b
         t = T.value_type(var.dtype)
-        lo = self.cast(lo, "int64", var.dtype) if lo.type != t else lo
-        end = self.cast(end, "int64", var.dtype) if end.type != t else end
+        lo = self.cast(lo, f"int{lo.type.width}", var.dtype) if lo.type != t else lo
+        end = self.cast(end, f"int{end.type.width}", var.dtype) if end.type != t else end
         pre = bl.block
         head = bl.append_basic_block(f"for.{var.name}")
         body_bb = bl.append_basic_block(f"for.{var.name}.body")
@@ -307,7 +309,10 @@ class StmtMixin:
         nxt = bl.add(i, ir.Constant(t, step))
         nxt.flags.append("nsw")
         i.add_incoming(nxt, bl.block)
-        bl.branch(head)
+        br = bl.branch(head)
+        if hint is not None:       # made a distinct loop ID by `loop_metadata` below
+            br.set_metadata("llvm.loop", self.module.add_metadata(
+                [ir.MetaDataString(self.module, LOOP_HINTS[hint])]))
         bl.position_at_end(exit_bb)
 
     def _vectorizable(self, s) -> bool:
@@ -355,3 +360,19 @@ class StmtMixin:
             base = self.b.add(lo, self.b.mul(self.vars[id(chunk)], ir.Constant(t, width)))
             body(base)
         self.loop(chunk, ir.Constant(t, 0), ir.Constant(t, n // width), chunked)
+
+
+def loop_metadata(text: str) -> str:
+    """Give every `!llvm.loop` reference its own distinct, self-referencing loop ID (LLVM's
+    form), wrapping the hint node it points at."""
+    import re
+    counter = [0]
+
+    def repl(m):
+        counter[0] += 1
+        n = 900000 + counter[0]
+        extra.append(f"!{n} = distinct !{{!{n}, !{m.group(1)}}}")
+        return f"!llvm.loop !{n}"
+    extra = []
+    text = re.sub(r"!llvm\.loop !(\d+)", repl, text)
+    return text + "\n" + "\n".join(extra) + "\n" if extra else text
