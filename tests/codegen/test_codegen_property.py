@@ -16,14 +16,14 @@ def expressions(draw, dtype, depth=0):
     if dtype == "int32":
         leaves += ["vi", "vj"]
     else:
-        leaves += ['T.Cast("float32", vi)']
+        leaves += [f'T.Cast("{dtype}", vi)']
     if depth >= 2 or draw(st.booleans()) and depth > 0:
         return draw(st.sampled_from(leaves))
     a = draw(expressions(dtype, depth + 1))
     b = draw(expressions(dtype, depth + 1))
     ops = ["{a} + {b}", "{a} - {b}", "{a} * {b}", "T.max({a}, {b})", "T.min({a}, {b})",
            "T.Select({a} < {b}, {a}, {b} + {b})"]
-    if dtype == "int32":
+    if dtype in ("int32", "int8"):
         c = draw(st.integers(1, 7))
         ops += [f"T.floordiv({{a}}, {c})", f"T.floormod({{a}}, {c})"]
     return "(" + draw(st.sampled_from(ops)).format(a=a, b=b) + ")"
@@ -37,7 +37,7 @@ def _loop(kind, var, extent):
 
 @st.composite
 def kernels(draw):
-    dtype = draw(st.sampled_from(["float32", "int32"]))
+    dtype = draw(st.sampled_from(["float32", "int32", "float16", "int8"]))
     n = draw(st.integers(1, 37))
     m = draw(st.integers(1, 20))
     f = draw(st.sampled_from([1, 2, 4, 8, 16]))

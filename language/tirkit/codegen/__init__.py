@@ -14,8 +14,23 @@ from ..ir import stmt as S
 from .errors import ARGUMENT, THREAD_BINDING, UNSUPPORTED
 from .hash import structural_hash
 
-VERSION = "codegen-1"
 _MEMORY: dict = {}
+_VERSION = []
+
+
+def version() -> str:
+    """A digest of the code generator's own sources: a cached kernel from another version of
+    the compiler is never reused."""
+    if not _VERSION:
+        import hashlib
+        from pathlib import Path
+        h = hashlib.sha256()
+        here = Path(__file__).resolve().parent
+        for p in sorted(here.rglob("*.py")):
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+        _VERSION.append(h.hexdigest()[:16])
+    return _VERSION[0]
 
 
 def cache_dir() -> str:
@@ -66,7 +81,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     check_cpu(func)
     cpu, features = engine.host_cpu()
     key = structural_hash(func, module.constants if module is not None else None,
-                          f"{VERSION}|{cpu}|{features}")
+                          f"{version()}|{cpu}|{features}")
     buffers, scalars, sources = signature(func)
     entry_name = f"tirkit_{func.name}"
     t0 = time.perf_counter()

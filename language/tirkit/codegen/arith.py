@@ -88,3 +88,53 @@ def bound(e, ranges: dict):
 
 def const_value(e):
     return e.value if isinstance(e, E.IntImm) else None
+
+
+def _terms_mention(term, var_id) -> bool:
+    from ..ir.visit import walk
+    found = []
+    walk(term, lambda x: found.append(1) if id(x) == var_id else None)
+    return bool(found)
+
+
+def separates(accesses, var_id, ranges, skey) -> bool:
+    """Do distinct values of variable `var_id` always reach distinct elements?  `accesses` are
+    index tuples of one buffer; `ranges` bounds the variables that vary within one value of
+    var (inner loops); other variables are fixed.  True when, in some dimension, every access
+    is `a * var + rest` with the same `a`, the fixed part of `rest` is the same and the varying
+    part of `rest` spans less than |a| over all accesses."""
+    if not accesses:
+        return True
+    for d in range(len(accesses[0])):
+        coeff, keys, lo, hi, ok = set(), set(), None, None, True
+        for ix in accesses:
+            coeffs, const, terms = affine(ix[d])
+            coeff.add(coeffs.get(var_id, 0))
+            fixed = []
+            a_lo = a_hi = const
+            for k, c in coeffs.items():
+                if k == var_id:
+                    continue
+                if isinstance(k, tuple):
+                    if _terms_mention(terms[k], var_id):
+                        ok = False
+                        break
+                    r = bound(terms[k], ranges)
+                else:
+                    r = ranges.get(k)
+                if r is None:
+                    fixed.append((skey(terms[k]), c))
+                    continue
+                a_lo += min(c * r[0], c * r[1])
+                a_hi += max(c * r[0], c * r[1])
+            if not ok:
+                break
+            keys.add(tuple(sorted(fixed, key=repr)))
+            lo = a_lo if lo is None else min(lo, a_lo)
+            hi = a_hi if hi is None else max(hi, a_hi)
+        if not ok or len(coeff) != 1 or len(keys) != 1:
+            continue
+        a = abs(coeff.pop())
+        if a and hi - lo < a:
+            return True
+    return False

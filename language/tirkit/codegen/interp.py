@@ -22,7 +22,7 @@ from ..ir import stmt as S
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, parse_dtype
 from ..ir.visit import walk
-from .arith import affine, bound
+from .arith import affine, bound, separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
 
 _LANES = "lanes"         # env key: number of lanes (None when running one iteration)
@@ -32,8 +32,15 @@ class InterpError(TirkitError):
     pass
 
 
+_ND: dict = {}
+_LIMITS: dict = {}
+
+
 def _np_dtype(dtype):
-    return numpy_dtype(dtype)
+    nd = _ND.get(dtype)
+    if nd is None:
+        nd = _ND[dtype] = numpy_dtype(dtype)
+    return nd
 
 
 def _const(dtype, value):
@@ -41,7 +48,10 @@ def _const(dtype, value):
     if nd == np.bool_:
         return np.bool_(bool(value))
     if nd.kind in "iu":
-        lo, hi = np.iinfo(nd).min, np.iinfo(nd).max
+        lim = _LIMITS.get(nd)
+        if lim is None:
+            lim = _LIMITS[nd] = (int(np.iinfo(nd).min), int(np.iinfo(nd).max))
+        lo, hi = lim
         value = (int(value) - lo) % (hi - lo + 1) + lo
     return nd.type(value)
 
@@ -109,6 +119,8 @@ class Interpreter:
         self.storage: dict = {}
         self.lanes_enabled = lanes
         self._safe_cache: dict = {}
+        self._keep: list = []
+        self._strides: dict = {}
         self._lane_counter = 0
 
     # ---- entry --------------------------------------------------------------------
@@ -222,43 +234,32 @@ class Interpreter:
             if data in private:
                 continue
             accs = acc[data]
-            keys = {(id(a.buffer), tuple(_skey(i) for i in a.indices)) for a in accs}
-            if len({k[1] for k in keys}) != 1 or len({id(a.buffer) for a in accs}) != 1:
+            if len({id(a.buffer) for a in accs}) != 1:
                 return False
-            indices = accs[0].indices
-            if not any(self._separates(ix, v, ranges) for ix in indices):
+            if not separates([a.indices for a in accs], v, ranges, _skey):
                 return False
         return True
 
-    @staticmethod
-    def _separates(ix, v, ranges) -> bool:
-        coeffs, _, terms = affine(ix)
-        a = coeffs.get(v, 0)
-        if a == 0:
-            return False
-        lo = hi = 0
-        for k, c in coeffs.items():
-            if k == v:
-                continue
-            if isinstance(k, tuple):
-                found = []
-                walk(terms[k], lambda x: found.append(1) if id(x) == v else None)
-                if found:
-                    return False
-                r = bound(terms[k], ranges)
-                if r is None:
-                    inner = []
-                    walk(terms[k], lambda x: inner.append(1) if id(x) in ranges else None)
-                    if inner:
-                        return False
-                    continue
-            else:
-                r = ranges.get(k)
-                if r is None:
-                    continue        # fixed within one lane
-            lo += min(c * r[0], c * r[1])
-            hi += max(c * r[0], c * r[1])
-        return hi - lo < abs(a)
+    def _interchanged(self, s):
+        """`for a: for b: body` as `for b: for a: body` when b may run in lanes around a
+        (its iterations touch disjoint memory whatever a is), else None."""
+        key = ("swap", id(s))
+        if key in self._safe_cache:
+            return self._safe_cache[key]
+        out = None
+        m = s.body
+        if isinstance(m, S.For) and isinstance(m.min, E.IntImm) and \
+                isinstance(m.extent, E.IntImm) and m.extent.value > 1 and \
+                m.kind != "thread_binding" and s.kind != "thread_binding":
+            inner = S.For(s.loop_var, s.min, s.extent, s.kind, m.body, s.thread_tag,
+                          s.annotations, span=s.span)
+            cand = S.For(m.loop_var, m.min, m.extent, m.kind, inner, m.thread_tag,
+                         m.annotations, span=m.span)
+            if self._lane_safe(cand):
+                out = cand
+                self._keep.append(cand)      # ids in the caches stay valid
+        self._safe_cache[key] = out
+        return out
 
     # ---- statements ---------------------------------------------------------------
     def exec(self, s, env):
@@ -285,6 +286,10 @@ class Interpreter:
         uniform = not isinstance(lo, np.ndarray) and not isinstance(ext, np.ndarray)
         if uniform and int(ext) > 1 and self._lane_safe(s):
             self.exec(s.body, self._widen(env, s.loop_var, lo, int(ext)))
+            return
+        swapped = self._interchanged(s) if uniform else None
+        if swapped is not None:
+            self.exec(swapped, env)
             return
         dt = _np_dtype(s.loop_var.dtype)
         if uniform:
@@ -406,14 +411,19 @@ class Interpreter:
         st = self.storage.get(id(buf.data))
         if st is None:
             fail(UNSUPPORTED, f"buffer '{buf.name}' has no storage", node)
-        if buf.strides:
-            strides = [int(self.eval(x, env)) for x in buf.strides]
-        else:
-            strides, acc = [], 1
-            for d in reversed(buf.shape):
-                strides.append(acc)
-                acc *= int(self.eval(d, env))
-            strides.reverse()
+        strides = self._strides.get(id(buf))
+        if strides is None:
+            if buf.strides:
+                strides = [int(self.eval(x, env)) for x in buf.strides]
+            else:
+                strides, acc = [], 1
+                for d in reversed(buf.shape):
+                    strides.append(acc)
+                    acc *= int(self.eval(d, env))
+                strides.reverse()
+            if all(isinstance(x, E.IntImm) for x in tuple(buf.strides) + tuple(buf.shape)):
+                self._strides[id(buf)] = strides
+                self._keep.append(buf)
         flat = 0
         for i, sd in zip(indices, strides):
             v = self.eval(i, env)
@@ -422,8 +432,8 @@ class Interpreter:
         if buf.elem_offset is not None:
             flat = flat + int(self.eval(buf.elem_offset, env))
         size = st.array.shape[-1]
-        lo = np.min(flat) if isinstance(flat, np.ndarray) and flat.size else flat
-        hi = np.max(flat) if isinstance(flat, np.ndarray) and flat.size else flat
+        lo = flat.min() if isinstance(flat, np.ndarray) and flat.size else flat
+        hi = flat.max() if isinstance(flat, np.ndarray) and flat.size else flat
         if isinstance(flat, np.ndarray) and not flat.size:
             return st, flat
         if lo < 0 or hi >= size:

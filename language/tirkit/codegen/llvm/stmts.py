@@ -17,7 +17,6 @@ from . import types as T
 
 LOOP_HINTS = {"unroll": "llvm.loop.unroll.enable", "vectorize": "llvm.loop.vectorize.enable"}
 STACK_LIMIT = 128 * 1024          # bytes: larger or symbolic allocations go to the heap
-VECTOR_WIDTHS = (16, 8, 4, 2)
 
 
 class StmtMixin:
@@ -337,7 +336,7 @@ class StmtMixin:
 
     def vectorized(self, s):
         n = s.extent.value
-        width = n if n <= 32 else next((w for w in VECTOR_WIDTHS if n % w == 0), 1)
+        width = n if n <= 32 else 16           # longer loops: chunks of 16, masked tail
         lo = self.expr(s.min)
         t = T.value_type(s.loop_var.dtype)
         steps = ir.Constant(ir.VectorType(t, width), [ir.Constant(t, i) for i in range(width)])
@@ -360,6 +359,11 @@ class StmtMixin:
             base = self.b.add(lo, self.b.mul(self.vars[id(chunk)], ir.Constant(t, width)))
             body(base)
         self.loop(chunk, ir.Constant(t, 0), ir.Constant(t, n // width), chunked)
+        if n % width:                  # the tail: one masked chunk
+            on = ir.Constant(ir.VectorType(T.I1, width),
+                             [ir.Constant(T.I1, int(i < n % width)) for i in range(width)])
+            with self.masked(on):
+                body(self.b.add(lo, ir.Constant(t, n - n % width)))
 
 
 def loop_metadata(text: str) -> str:

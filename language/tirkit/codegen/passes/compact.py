@@ -13,7 +13,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.visit import walk
-from ..arith import affine, bound
+from ..arith import affine, bound, separates
 from .blocks import allocate
 from .rewrite import transform
 
@@ -109,30 +109,7 @@ def _private_to_iteration(stmt: S.For, buf) -> bool:
     acc = accesses(stmt.body, buf)
     if not acc:
         return False
-    ranges = _loop_ranges(stmt.body)
-    v = id(stmt.loop_var)
-    for d in range(buf.ndim):
-        coeff = set()
-        ok = True
-        for ix in acc:
-            c, _, _ = affine(ix[d])
-            coeff.add(c.get(v, 0))
-        if len(coeff) != 1 or 0 in coeff:
-            continue
-        a = abs(coeff.pop())
-        rest = []
-        for ix in acc:
-            e = ix[d]
-            inner, span, okey, outer, terms, const = _split(e, ranges)
-            okey = tuple(x for x in okey if x[0] != ("v", v))
-            rest.append((okey, span))
-        if len({r[0] for r in rest}) != 1:
-            ok = False
-        lo = min(r[1][0] for r in rest)
-        hi = max(r[1][1] for r in rest)
-        if ok and hi - lo < a:
-            return True
-    return False
+    return separates(acc, id(stmt.loop_var), _loop_ranges(stmt.body), _skey)
 
 
 def _uses(stmt, buf) -> bool:
