@@ -168,7 +168,15 @@ def cmd_run(args) -> int:
         except TirkitError as e:
             _report(args.file, text, e)
             status = 1
+        except Exception as e:                      # a bug: one line, never a traceback
+            _internal(args.file, name, e)
+            status = 1
     return status
+
+
+def _internal(path, name, e):
+    print(f"{path}: kernel '{name}': internal error in the code generator "
+          f"({type(e).__name__}: {e}); please report it with this file", file=sys.stderr)
 
 
 def cmd_bench(args) -> int:
@@ -213,5 +221,8 @@ def cmd_bench(args) -> int:
             print(line)
         except TirkitError as e:
             _report(args.file, text, e)
+            status = 1
+        except Exception as e:
+            _internal(args.file, name, e)
             status = 1
     return status

@@ -12,6 +12,7 @@ Every value keeps its exact dtype (numpy scalars and arrays, ml_dtypes for bfloa
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -39,7 +40,7 @@ _LIMITS: dict = {}
 def _np_dtype(dtype):
     nd = _ND.get(dtype)
     if nd is None:
-        nd = _ND[dtype] = numpy_dtype(dtype)
+        nd = _ND[dtype] = np.dtype(np.int64) if dtype == "handle" else numpy_dtype(dtype)
     return nd
 
 
@@ -224,7 +225,8 @@ class Interpreter:
                 if t is S.BufferStore:
                     written.add(id(x.buffer.data))
             elif t is E.Call and x.op not in _MATH and x.op not in _BIN and x.op not in (
-                    "if_then_else", "min_value", "max_value", "reinterpret", "likely"):
+                    "if_then_else", "min_value", "max_value", "reinterpret", "likely",
+                    "ceildiv"):
                 bad.append(x)
         walk(body, fn)
         if bad:
@@ -387,7 +389,14 @@ class Interpreter:
             return
         b = s.block
         if b.match_buffers:
-            fail(UNSUPPORTED, "the interpreter does not run T.match_buffer in blocks", b)
+            key = ("match", id(b))
+            if key not in self._safe_cache:
+                from .passes.blocks import inline_match_buffers
+                nb, ni = inline_match_buffers(b)
+                self._safe_cache[key] = dataclasses.replace(b, body=nb, init=ni,
+                                                            match_buffers=())
+                self._keep.append(b)
+            b = self._safe_cache[key]
         vals = [self.eval(v, env) for v in s.iter_values]
         e2 = dict(env)
         for iv, v in zip(b.iter_vars, vals):
@@ -425,6 +434,9 @@ class Interpreter:
                 self._strides[id(buf)] = strides
                 self._keep.append(buf)
         flat = 0
+        if len(indices) == 1 and isinstance(indices[0], E.ArrayExpr) and \
+                not indices[0].elements:
+            indices = ()              # A[()]: zero-dimensional
         for i, sd in zip(indices, strides):
             v = self.eval(i, env)
             v = v.astype(np.int64) if isinstance(v, np.ndarray) else int(v)
@@ -556,7 +568,11 @@ class Interpreter:
             return np.asarray(v).view(_np_dtype(e.dtype))[()]
         args = [self.eval(a, env) for a in e.args]
         with np.errstate(all="ignore"):
-            if op in _MATH:
+            if op == "ceildiv":
+                dt = e.args[0].dtype
+                a, b = _as(args[0], dt), _as(args[1], dt)
+                return _as(-np.floor_divide(-a, b), dt)
+            elif op in _MATH:
                 r = _MATH[op](args[0])
             elif op in _BIN:
                 r = _BIN[op](args[0], _as(args[1], e.args[0].dtype))

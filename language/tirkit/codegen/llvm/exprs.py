@@ -139,10 +139,17 @@ class ExprMixin:
 
     def _x_Select(self, e):
         c, a, b = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
-        a, b = self.match(a, b)
-        c, a = self.match(c, a)
-        c, b = self.match(c, b)
-        return self.b.select(c, a, b)
+        n = max(T.lanes(c.type), T.lanes(a.type), T.lanes(b.type))
+        return self.b.select(self.splat(c, n), self.splat(a, n), self.splat(b, n))
+
+    def condition(self, e):
+        """A branch or mask condition as i1 (a non-bool value is compared with zero)."""
+        v = self.expr(e)
+        if T.element(v.type) == T.I1:
+            return v
+        if T.is_fp(v.type):
+            return self.b.fcmp_unordered("!=", v, T.const(v.type, 0.0))
+        return self.b.icmp_unsigned("!=", v, T.const(v.type, 0))
 
     def _x_Cast(self, e):
         return self.cast(self.expr(e.value), e.value.dtype, e.dtype)
@@ -380,15 +387,14 @@ class ExprMixin:
         return self.call_named(name, ret, vals)
 
     def if_then_else(self, e):
-        cond = self.expr(e.args[0])
+        cond = self.condition(e.args[0])
         if T.lanes(cond.type) > 1:
             with self.masked(cond):
                 a = self.expr(e.args[1])
             with self.masked(self.b.not_(cond)):
                 b = self.expr(e.args[2])
-            a, b = self.match(a, b)
-            cond, a = self.match(cond, a)
-            return self.b.select(cond, a, b)
+            n = max(T.lanes(cond.type), T.lanes(a.type), T.lanes(b.type))
+            return self.b.select(self.splat(cond, n), self.splat(a, n), self.splat(b, n))
         bl = self.b
         then_bb = bl.append_basic_block("ite.then")
         else_bb = bl.append_basic_block("ite.else")

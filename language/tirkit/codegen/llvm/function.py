@@ -24,6 +24,25 @@ LAUNCH_TYPE = ir.FunctionType(T.VOID, [T.PTR, T.PTR, T.I64])
 PAR_TYPE = ir.FunctionType(T.VOID, [T.PTR, T.I64, T.I64])
 
 
+def _mentioned(stmt) -> set:
+    """ids of the variables and buffer data a statement refers to."""
+    from ...ir import stmt as S
+    from ...ir.visit import walk
+    out = set()
+
+    def fn(x):
+        if isinstance(x, E.Var):
+            out.add(id(x))
+        elif isinstance(x, (E.BufferLoad, S.BufferStore, S.DeclBuffer, E.BufferRef)):
+            out.add(id(x.buffer.data))
+            walk(x.buffer.shape, fn)
+            walk(x.buffer.strides, fn)
+            if x.buffer.elem_offset is not None:
+                walk(x.buffer.elem_offset, fn)
+    walk(stmt, fn)
+    return out
+
+
 class _FnPtr:
     """A function pointer value seen as a callee of type LAUNCH_TYPE."""
 
@@ -86,9 +105,10 @@ class FuncEmitter(ExprMixin, StmtMixin):
 
     # ---- parallel loops -----------------------------------------------------------
     def parallel(self, s):
-        scope = [("v", k, v) for k, v in self.vars.items() if not isinstance(v.type,
-                                                                           ir.VectorType)]
-        scope += [("p", k, v) for k, v in self.ptrs.items()]
+        used = _mentioned(s)
+        scope = [("v", k, v) for k, v in self.vars.items()
+                 if k in used and not isinstance(v.type, ir.VectorType)]
+        scope += [("p", k, v) for k, v in self.ptrs.items() if k in used]
         scope.append(("l", 0, self.launch))
         name = self.shared.fresh(f"{self.fn.name}_par")
         # body function: (begin, end, values...) with noalias pointers

@@ -243,7 +243,7 @@ class StmtMixin:
         self.call_named("free", T.VOID, [p])
 
     def _s_IfThenElse(self, s):
-        c = self.expr(s.condition)
+        c = self.condition(s.condition)
         if T.lanes(c.type) > 1:
             with self.masked(c):
                 self.stmt(s.then_case)
@@ -268,7 +268,7 @@ class StmtMixin:
         end = bl.append_basic_block("while.end")
         bl.branch(head)
         bl.position_at_end(head)
-        bl.cbranch(self.expr(s.condition), body, end)
+        bl.cbranch(self.condition(s.condition), body, end)
         bl.position_at_end(body)
         self.stmt(s.body)
         bl.branch(head)

@@ -38,14 +38,50 @@ def predicates_to_conditions(body: S.Stmt) -> S.Stmt:
     return transform(body, fn)
 
 
+def index_tuple(indices) -> tuple:
+    """`A[()]` (a zero-dimensional access) as no indices."""
+    if len(indices) == 1 and isinstance(indices[0], E.ArrayExpr) and not indices[0].elements:
+        return ()
+    return tuple(indices)
+
+
+def inline_match_buffers(b: S.Block):
+    """(body, init) of block b with every `T.match_buffer` view replaced by accesses to its
+    source: the view's dimensions are the trailing dimensions of the source region."""
+    views = {}
+    for mb in b.match_buffers:
+        src, region = mb.source.buffer, mb.source.region
+        k, r = len(mb.buffer.shape), len(region)
+        if k > r:
+            fail(UNSUPPORTED, f"T.match_buffer '{mb.buffer.name}' has more dimensions than "
+                 "its source region", mb)
+        views[id(mb.buffer)] = (src, region, r - k)
+
+    def fn(x):
+        if isinstance(x, (E.BufferLoad, S.BufferStore)) and id(x.buffer) in views:
+            src, region, lead = views[id(x.buffer)]
+            idx = index_tuple(x.indices)
+            new = [rg.min for rg in region[:lead]]
+            for rg, i in zip(region[lead:], idx):
+                new.append(i if E.is_const_int(rg.min, 0) else E.Add(rg.min, i, i.dtype))
+            return dataclasses.replace(x, buffer=src, indices=tuple(new))
+        if isinstance(x, E.BufferRef) and id(x.buffer) in views:
+            fail(UNSUPPORTED, f"buffer '{x.buffer.name}' (a T.match_buffer view) is passed to "
+                 "an intrinsic: the CPU backend cannot lower that yet", x)
+        return None
+    body = transform(b.body, fn)
+    init = transform(b.init, fn) if b.init is not None else None
+    return body, init
+
+
 def blocks_to_loops(body: S.Stmt) -> S.Stmt:
     def fn(x):
         if not isinstance(x, S.BlockRealize):
             return None
         b = x.block
         if b.match_buffers:
-            fail(UNSUPPORTED, f"block '{b.name_hint}': T.match_buffer inside a block is not "
-                 "lowered by the CPU backend yet", b)
+            nb, ni = inline_match_buffers(b)
+            b = dataclasses.replace(b, body=nb, init=ni, match_buffers=())
         mapping = {}
         for iv, val in zip(b.iter_vars, x.iter_values):
             mapping[id(iv.var)] = val

@@ -40,6 +40,12 @@ def _ci(e, v=None):
 
 def _rule(x):
     t = type(x)
+    if t is E.Call and x.op == "ceildiv" and len(x.args) == 2 and is_int(x.args[0].dtype):
+        a, b = x.args                                     # ceildiv(a, b) -> (a + b - 1) // b
+        dt = a.dtype
+        num = _rule(E.Sub(_rule(E.Add(a, b, dt)) or E.Add(a, b, dt), E.IntImm(dt, 1), dt))
+        num = num or E.Sub(E.Add(a, b, dt), E.IntImm(dt, 1), dt)
+        return _rule(E.FloorDiv(num, b, dt)) or E.FloorDiv(num, b, dt)
     if t in _FOLD and is_int(x.dtype) and parse_dtype(x.dtype).lanes == 1:
         a, b = x.a, x.b
         if _ci(a) and _ci(b):
@@ -84,6 +90,12 @@ def _rule(x):
         return E.IntImm(x.dtype, _wrap(x.value.value, x.dtype))
     if t is E.Cast and x.value.dtype == x.dtype:          # cast to the same dtype
         return x.value
+    if t is S.For and any(type(v) is E.IntImm and v.dtype != x.loop_var.dtype
+                          for v in (x.min, x.extent)):   # loop bounds in the loop's dtype
+        fix = [E.IntImm(x.loop_var.dtype, v.value) if type(v) is E.IntImm else v
+               for v in (x.min, x.extent)]
+        return S.For(x.loop_var, fix[0], fix[1], x.kind, x.body, x.thread_tag, x.annotations,
+                     span=x.span)
     if t is S.IfThenElse and _ci(x.condition):            # if True / if False
         return x.then_case if x.condition.value else (x.else_case or
                                                        S.Evaluate(E.IntImm("int32", 0)))
