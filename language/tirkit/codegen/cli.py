@@ -46,15 +46,15 @@ def random_array(rng, shape, dtype):
     nd = numpy_dtype(dtype)
     d = parse_dtype(dtype)
     if d.kind == "bool":
-        return rng.integers(0, 2, shape).astype(nd)
+        return np.array(rng.integers(0, 2, shape), dtype=nd)
     if d.is_int:
         hi = 8 if d.bits <= 8 else 64
         v = rng.integers(1, hi, shape)
         if d.kind == "int":
             v = v * rng.choice([-1, 1], shape)
-        return np.ascontiguousarray(v.astype(nd))
+        return np.array(v, dtype=nd)          # a fresh C-contiguous array, 0-d kept
     v = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
-    return np.ascontiguousarray(v.astype(nd))
+    return np.array(v, dtype=nd)
 
 
 def make_inputs(func, rng, sizes=None):

@@ -27,6 +27,7 @@ from .arith import affine, bound, separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
 
 _LANES = "lanes"         # env key: number of lanes (None when running one iteration)
+MAX_LANES = 1 << 22      # more iterations than this in lockstep would not fit in memory
 
 
 class InterpError(TirkitError):
@@ -286,10 +287,11 @@ class Interpreter:
         if s.kind == "thread_binding":
             fail(UNSUPPORTED, "the interpreter runs CPU kernels only (thread binding)", s)
         uniform = not isinstance(lo, np.ndarray) and not isinstance(ext, np.ndarray)
-        if uniform and int(ext) > 1 and self._lane_safe(s):
+        fits = uniform and (env[_LANES] or 1) * int(ext) <= MAX_LANES
+        if fits and int(ext) > 1 and self._lane_safe(s):
             self.exec(s.body, self._widen(env, s.loop_var, lo, int(ext)))
             return
-        swapped = self._interchanged(s) if uniform else None
+        swapped = self._interchanged(s) if fits else None
         if swapped is not None:
             self.exec(swapped, env)
             return

@@ -28,14 +28,23 @@ def _scalar(kind, bits, memory):
     raise NotImplementedError(kind)
 
 
+def _check(dtype, d):
+    if d is None or d.scalable or d.kind not in ("bool", "int", "uint", "float", "bfloat",
+                                                 "handle"):
+        from ..errors import UNSUPPORTED, fail
+        fail(UNSUPPORTED, f"dtype {dtype} is not supported by the CPU backend")
+
+
 def value_type(dtype: str):
     d = parse_dtype(dtype)
+    _check(dtype, d)
     t = _scalar(d.kind, d.bits, False)
     return ir.VectorType(t, d.lanes) if d.lanes != 1 else t
 
 
 def memory_type(dtype: str):
     d = parse_dtype(dtype)
+    _check(dtype, d)
     t = _scalar(d.kind, d.bits, True)
     return ir.VectorType(t, d.lanes) if d.lanes != 1 else t
 

@@ -203,6 +203,8 @@ def compact_regions(body: S.Stmt, params=()) -> S.Stmt:
             return None
         buf = x.body.buffer
         inner = x.body.body
+        if buf.strides or buf.elem_offset is not None or buf.axis_separators:
+            return None                      # an explicit layout stays as written
         placed = []
 
         def wrap(s):
@@ -215,8 +217,8 @@ def compact_regions(body: S.Stmt, params=()) -> S.Stmt:
         new_buf, reindex = res if res else (buf, None)
 
         def fix(s):
-            if reindex is None:
-                return allocate(new_buf, s, x.span)
+            if reindex is None:                  # moved, not shrunk: the allocation as it was
+                return dataclasses.replace(x, body=dataclasses.replace(x.body, body=s))
 
             def rb(y):
                 if isinstance(y, (E.BufferLoad, S.BufferStore)) and y.buffer is buf:

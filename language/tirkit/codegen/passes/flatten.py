@@ -89,7 +89,11 @@ def flatten_buffers(body: S.Stmt, buffers=()) -> S.Stmt:
                                        indices=(flat_index(x.buffer, x.indices),))
         if isinstance(x, S.DeclBuffer):
             return dataclasses.replace(x, buffer=flat_buf(x.buffer))
-        if isinstance(x, S.Allocate) and isinstance(x.body, S.DeclBuffer):
-            return dataclasses.replace(x, extents=x.body.buffer.shape)
+        if isinstance(x, S.Allocate):             # the allocation keeps its own size
+            size = None
+            for d in x.extents:
+                size = d if size is None else _mul(size, _cast(d, size.dtype))
+            return dataclasses.replace(x, extents=(simplify(size) if size is not None
+                                                   else E.IntImm("int32", 1),))
         return None
     return transform(body, fn)
