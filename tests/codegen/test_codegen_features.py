@@ -167,3 +167,63 @@ def add1(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32")):
     B = np.zeros(16, np.int32)
     second(A, B)
     np.testing.assert_array_equal(B, A + 1)
+
+
+def test_strided_decl_buffer_keeps_its_allocation_size():
+    src = '''@T.prim_func
+def strided(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+    for io in range(2):
+        T_data = T.allocate([4, 19], "float32", "global")
+        Tb = T.decl_buffer((4, 16), "float32", strides=[19, 1], data=T_data)
+        for ii, j in T.grid(4, 16):
+            Tb[ii, j] = A[io * 4 + ii, j] * T.float32(3)
+        for ii, j in T.grid(4, 16):
+            C[io * 4 + ii, j] = Tb[ii, j] + T.float32(1)
+'''
+    A, C = _agree(src)
+    np.testing.assert_array_equal(C, A * np.float32(3) + np.float32(1))
+
+
+def test_match_buffer_view_inside_a_block():
+    src = '''@T.prim_func
+def view(A: T.Buffer((4, 8, 8), "float32"), S: T.Buffer((4,), "float32")):
+    for b, i, j in T.grid(4, 8, 8):
+        with T.block("S"):
+            vb, vi, vj = T.axis.remap("SRR", [b, i, j])
+            T.reads(A[vb, 0:8, 0:8])
+            T.writes(S[vb])
+            tile = T.match_buffer(A[vb, 0:8, 0:8], (8, 8))
+            out = T.match_buffer(S[vb], ())
+            with T.init():
+                out[()] = T.float32(0)
+            out[()] = out[()] + tile[vi, vj]
+'''
+    A, S = _agree(src)
+    np.testing.assert_allclose(S, A.astype(np.float64).sum((1, 2)), atol=1e-4)
+
+
+def test_zero_dim_buffers_and_ceildiv_extent():
+    src = '''@T.prim_func
+def scalar(A: T.Buffer((), "int32"), B: T.Buffer((10,), "int32")):
+    for io in range(T.ceildiv(10, 4)):
+        for ii in T.vectorized(4):
+            if io * 4 + ii < 10:
+                B[io * 4 + ii] = A[()] * (io * 4 + ii)
+'''
+    A, B = _agree(src)
+    np.testing.assert_array_equal(B, A * np.arange(10, dtype=np.int32))
+
+
+def test_parallel_loop_after_another_loop_and_vector_select_of_constants():
+    src = '''@T.prim_func
+def two(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffer((64,), "int32")):
+    for i in range(64):
+        B[i] = A[i] + T.float32(1)
+    for i in T.parallel(8):
+        for j in T.vectorized(8):
+            B[i * 8 + j] = B[i * 8 + j] * T.float32(2)
+            C[i * 8 + j] = T.if_then_else(A[i * 8 + j] < T.float32(0), 1, 2)
+'''
+    A, B, C = _agree(src, threads=2)
+    np.testing.assert_array_equal(B, (A + np.float32(1)) * np.float32(2))
+    np.testing.assert_array_equal(C, np.where(A < 0, 1, 2))
