@@ -57,3 +57,19 @@ def test_run_selects_one_function_of_a_module(tmp_path):
                   "--check", cache=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "scale: ran" in res.stdout and "add_one" not in res.stdout
+
+
+def test_run_check_stops_before_an_out_of_bounds_kernel_runs(tmp_path):
+    src = tmp_path / "oob.py"
+    src.write_text('''from tvm.script import tir as T
+
+
+@T.prim_func
+def shift(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = A[i + 1]
+''')
+    res = _tirkit("run", str(src), "--check", cache=tmp_path / "cache")
+    assert res.returncode == 1
+    assert "[bounds/out-of-bounds]" in res.stderr and "Traceback" not in res.stderr
+    assert "ran in" not in res.stdout

@@ -151,6 +151,8 @@ def cmd_run(args) -> int:
             kernel = build(func, module)
             arrays = make_inputs(func, rng, _sizes(args.size))
             ref = [a.copy() for a in arrays]
+            if args.check:      # the reference first: it stops on out-of-bounds accesses
+                run_reference(func, ref, module=module)
             import time
             t0 = time.perf_counter()
             kernel(*arrays, threads=args.threads)
@@ -158,7 +160,6 @@ def cmd_run(args) -> int:
             how = "cached" if kernel.from_cache else f"compiled in {kernel.compile_seconds:.3f} s"
             print(f"{name}: ran in {ms:.3f} ms ({how})")
             if args.check:
-                run_reference(func, ref, module=module)
                 for b, out, r in zip(kernel.buffers, arrays, ref):
                     ok, err = compare(out, r, b.dtype)
                     kind = "mismatches" if not parse_dtype(b.dtype).is_float else "rel err"

@@ -24,7 +24,7 @@ from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, parse_dtype
 from ..ir.visit import walk
 from .arith import affine, bound, separates
-from .errors import ARGUMENT, UNSUPPORTED, fail
+from .errors import ARGUMENT, OUT_OF_BOUNDS, UNSUPPORTED, fail
 
 _LANES = "lanes"         # env key: number of lanes (None when running one iteration)
 MAX_LANES = 1 << 22      # more iterations than this in lockstep would not fit in memory
@@ -451,7 +451,7 @@ class Interpreter:
         if isinstance(flat, np.ndarray) and not flat.size:
             return st, flat
         if lo < 0 or hi >= size:
-            fail(UNSUPPORTED, f"access to '{buf.name}' outside its {size} elements "
+            fail(OUT_OF_BOUNDS, f"access to '{buf.name}' outside its {size} elements "
                  f"(flat index {lo if lo < 0 else hi})", node)
         return st, flat
 
