@@ -32,7 +32,7 @@ fi
 
 # The extension's build and test dependencies (typescript, vsce, playwright-core, ...).
 if [ ! -d "$HERE/node_modules/playwright-core" ] || [ "$HERE/package-lock.json" -nt "$HERE/node_modules/.package-lock.json" ]; then
-  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error)
+  (cd "$HERE" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error)
 fi
 
 # code-server: installed without install scripts (they download ripgrep and prebuilt native
