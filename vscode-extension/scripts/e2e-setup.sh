@@ -44,10 +44,10 @@ if [ ! -f "$CS_DIR/.complete" ]; then
   mkdir -p "$CS_DIR"
   cd "$CS_DIR"
   [ -f package.json ] || npm init -y >/dev/null
-  npm install --ignore-scripts --no-audit --no-fund --loglevel=error "code-server@$CS_VERSION"
+  npm install --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error "code-server@$CS_VERSION"
   npm rebuild argon2 >/dev/null
   cd node_modules/code-server/lib/vscode
-  npm install --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+  npm install --prefer-offline --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
   npm rebuild @parcel/watcher @vscode/spdlog native-watchdog kerberos @vscode/deviceid >/dev/null
   npm rebuild node-pty >/dev/null 2>&1 || true   # a post-build helper step fails; pty.node is built
   test -f node_modules/node-pty/build/Release/pty.node
@@ -56,7 +56,7 @@ if [ ! -f "$CS_DIR/.complete" ]; then
   ln -sfn node_modules node_modules.asar
   (cd bin/remote-cli && ln -sf code-linux.sh code-server)
   (cd bin/helpers && ln -sf browser-linux.sh browser.sh)
-  (cd extensions && npm install --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error)
+  (cd extensions && npm install --prefer-offline --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error)
   node "$ENTRY" --version >/dev/null
   touch "$CS_DIR/.complete"
 fi
