@@ -271,12 +271,20 @@ async function main() {
     await goTo(loopLine + 1, validLines[loopLine].indexOf("for") + 5);
     await page.keyboard.press("Control+Period");
     const widget = page.locator(".action-widget");
+    const none = page.locator(".monaco-editor-overlaymessage", { hasText: "No code actions" });
     let titles = [];
-    try {
-      await widget.first().waitFor({ timeout: 8000 });
+    const shown = await Promise.race([
+      widget.first().waitFor({ timeout: 15000 }).then(() => "widget"),
+      none.first().waitFor({ timeout: 15000 }).then(() => "none"),
+    ]).catch(() => "nothing");
+    if (shown === "widget") {
       await page.waitForTimeout(300);
       titles = (await widget.locator(".monaco-list-row").allInnerTexts()).map((t) => t.trim()).filter(Boolean);
-    } catch { /* no widget: nothing offered */ }
+    } else if (shown === "nothing") {
+      log("Ctrl+. showed neither the action list nor 'No code actions available'");
+    } else {
+      titles = ["(No code actions available)"];
+    }
     await shot("03-code-actions");
     const sched = titles.filter((t) => /\b(split|fuse|reorder|parallel|vectorize|unroll|bind)\b/i.test(t));
     if (sched.length === 0) {
