@@ -308,5 +308,5 @@ export function isMissingCommandError(err: unknown): boolean {
   if (!err || typeof err !== "object") return false;
   const e = err as { code?: unknown; message?: unknown };
   if (e.code === -32601) return true;
-  return typeof e.message === "string" && /(command|method).*not (found|supported|registered)|unknown command/i.test(e.message);
+  return typeof e.message === "string" && /(command|method).*(not|isn't) (found|supported|registered|defined)|unknown command/i.test(e.message);
 }

@@ -209,6 +209,8 @@ test("method-not-found and unknown-command errors are recognised as a missing co
   assert.equal(isMissingCommandError({ code: -32601, message: "Method Not Found" }), true);
   assert.equal(isMissingCommandError({ code: -32603, message: "Unknown command: tirkit.showTrace" }), true);
   assert.equal(isMissingCommandError({ code: -32603, message: "Command 'tirkit.showTrace' not found" }), true);
+  // pygls answers an unregistered command with invalid params and this message
+  assert.equal(isMissingCommandError({ code: -32602, message: "Command name 'tirkit.showTrace' is not defined" }), true);
   assert.equal(isMissingCommandError({ code: -32603, message: "division by zero" }), false);
   assert.equal(isMissingCommandError(undefined), false);
 });
