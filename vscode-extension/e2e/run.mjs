@@ -320,9 +320,15 @@ async function main() {
       page.waitForFunction((n) => document.querySelectorAll(".tabs-container .tab").length > n, editorsBefore,
         { timeout: 10000 }).then(() => "document"),
     ]);
-    const detail = answered === "message" ? (await note.innerText()).replace(/\s+/g, " ").trim().slice(0, 160)
-      : "opened beside the kernel";
-    pass("canonical form command", `${answered}: ${detail}`);
+    if (answered === "message") {
+      pass("canonical form command", `message: ${(await note.innerText()).replace(/\s+/g, " ").trim().slice(0, 160)}`);
+    } else {
+      await page.waitForTimeout(500);
+      const shown = (await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+      const fn = /def\s+(\w+)\(/.exec(validLines.join("\n"))?.[1] ?? "";
+      if (shown.includes(`def ${fn}(`)) pass("canonical form command", `document beside the kernel with 'def ${fn}('`);
+      else fail("canonical form command", `the document opened does not show the kernel: ${JSON.stringify(shown.slice(0, 200))}`);
+    }
   } catch {
     fail("canonical form command", "neither a document nor a message appeared");
   }

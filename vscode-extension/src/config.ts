@@ -276,7 +276,7 @@ export function missingCommandMessage(name: string, serverVersion?: string): str
 }
 
 export type CommandDisplay =
-  | { kind: "document"; language: string; content: string }
+  | { kind: "document"; language: string; content: string; title?: string }
   | { kind: "message"; message: string };
 
 /**
@@ -300,7 +300,11 @@ export function displayCommandResult(name: string, result: unknown, emptyMessage
     if (text === undefined) { text = JSON.stringify(result, null, 2); language = "json"; }
   }
   if (text === undefined || text.trim() === "") return { kind: "message", message: emptyMessage };
-  return { kind: "document", language, content: text.endsWith("\n") ? text : text + "\n" };
+  const kernel = result && typeof result === "object" && !Array.isArray(result)
+    && typeof (result as Record<string, unknown>).kernel === "string" ? (result as Record<string, string>).kernel : undefined;
+  const title = name === SERVER_COMMANDS.canonicalForm ? `${kernel ?? "kernel"} (canonical form)`
+    : name === SERVER_COMMANDS.showTrace ? "schedule trace" : name;
+  return { kind: "document", language, content: text.endsWith("\n") ? text : text + "\n", title };
 }
 
 /** JSON-RPC "method not found" / unknown-command answers mean the server lacks the command. */
@@ -309,4 +313,13 @@ export function isMissingCommandError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   if (e.code === -32601) return true;
   return typeof e.message === "string" && /(command|method).*(not|isn't) (found|supported|registered|defined)|unknown command/i.test(e.message);
+}
+
+const EXTENSIONS: Record<string, string> = { python: ".py", json: ".json", plaintext: ".txt" };
+
+/** The path of the read-only view that shows a command's answer: a name the user can read in
+ *  the tab, with the extension that gives the language. */
+export function viewPath(title: string, language: string): string {
+  const safe = title.replace(/[\\/:*?"<>|#%]+/g, "_").trim() || "tirkit";
+  return `/${safe}${EXTENSIONS[language] ?? ".txt"}`;
 }

@@ -30,6 +30,7 @@ import {
   resolveLaunch,
   serverHasCommand,
   statusItem,
+  viewPath,
 } from "./config";
 
 const SELECTOR = [
@@ -45,6 +46,11 @@ let serverVersion: string | undefined;
 let state: ServerState = "stopped";
 let stateDetail: string | undefined;
 let starting: Promise<void> | undefined;
+
+/** Read-only documents that show what server commands answered (canonical form, trace). */
+const VIEW_SCHEME = "tirkit-view";
+const views = new Map<string, string>();
+const viewChanged = new vscode.EventEmitter<vscode.Uri>();
 
 function loadSettings(): Settings {
   const cfg = vscode.workspace.getConfiguration("tirkit");
@@ -228,7 +234,10 @@ async function serverCommand(name: string, args: unknown[], emptyMessage: string
     void vscode.window.showInformationMessage(shown.message);
     return;
   }
-  const doc = await vscode.workspace.openTextDocument({ language: shown.language, content: shown.content });
+  const uri = vscode.Uri.from({ scheme: VIEW_SCHEME, path: viewPath(shown.title ?? name, shown.language) });
+  views.set(uri.toString(), shown.content);
+  viewChanged.fire(uri);
+  const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
 }
 
@@ -258,7 +267,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.name = "tirkit";
   status.command = "tirkit.showMenu";
   settings = readSettings((key) => vscode.workspace.getConfiguration("tirkit").get(key)).settings;
-  context.subscriptions.push(output, status);
+  context.subscriptions.push(output, status, viewChanged);
+  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(VIEW_SCHEME, {
+    onDidChange: viewChanged.event,
+    provideTextDocumentContent: (uri) => views.get(uri.toString()) ?? "",
+  }));
 
   context.subscriptions.push(
     vscode.commands.registerCommand("tirkit.restartServer", restartServer),

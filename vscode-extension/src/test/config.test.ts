@@ -17,6 +17,7 @@ import {
   serverHasCommand,
   splitCommandLine,
   statusItem,
+  viewPath,
 } from "../config";
 
 /** A reader over a flat map of `tirkit.*` keys, like WorkspaceConfiguration.get. */
@@ -186,16 +187,13 @@ test("server commands are used only when the server announces them", () => {
 
 test("command results: strings and text fields open a document, empty answers a message", () => {
   const trace = "sch = tirkit.Schedule(mod)\nsch.split(...)";
-  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, trace, "none"),
-    { kind: "document", language: "python", content: trace + "\n" });
-  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, { python: "a = 1\n" }, "none"),
-    { kind: "document", language: "python", content: "a = 1\n" });
-  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.canonicalForm, { text: "x", language: "python" }, "none"),
-    { kind: "document", language: "python", content: "x\n" });
-  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, ["l1", "l2"], "none"),
-    { kind: "document", language: "python", content: "l1\nl2\n" });
-  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, { lines: ["a", "b"] }, "none"),
-    { kind: "document", language: "python", content: "a\nb\n" });
+  const trace_ = (content: string) => ({ kind: "document", language: "python", content, title: "schedule trace" });
+  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, trace, "none"), trace_(trace + "\n"));
+  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, { python: "a = 1\n" }, "none"), trace_("a = 1\n"));
+  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.canonicalForm, { text: "x", language: "python", kernel: "matmul" }, "none"),
+    { kind: "document", language: "python", content: "x\n", title: "matmul (canonical form)" });
+  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, ["l1", "l2"], "none"), trace_("l1\nl2\n"));
+  assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, { lines: ["a", "b"] }, "none"), trace_("a\nb\n"));
   assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, null, "no steps"), { kind: "message", message: "no steps" });
   assert.deepEqual(displayCommandResult(SERVER_COMMANDS.showTrace, "  \n", "no steps"), { kind: "message", message: "no steps" });
   assert.deepEqual(displayCommandResult(SERVER_COMMANDS.canonicalForm, { message: "no kernel here" }, "none"),
@@ -213,4 +211,10 @@ test("method-not-found and unknown-command errors are recognised as a missing co
   assert.equal(isMissingCommandError({ code: -32602, message: "Command name 'tirkit.showTrace' is not defined" }), true);
   assert.equal(isMissingCommandError({ code: -32603, message: "division by zero" }), false);
   assert.equal(isMissingCommandError(undefined), false);
+});
+
+test("views of command answers get a readable name and the language's extension", () => {
+  assert.equal(viewPath("matmul (canonical form)", "python"), "/matmul (canonical form).py");
+  assert.equal(viewPath("a/b:c", "json"), "/a_b_c.json");
+  assert.equal(viewPath("", "plaintext"), "/tirkit.txt");
 });
