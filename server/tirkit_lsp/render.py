@@ -32,6 +32,8 @@ def _domain(pr: Printer, r: E.Range) -> str:
     lo = pr.expr(r.min)
     if isinstance(r.min, E.IntImm) and isinstance(r.extent, E.IntImm):
         return f"[{r.min.value}, {r.min.value + r.extent.value})"
+    if isinstance(r.min, E.IntImm) and r.min.value == 0:
+        return f"[0, {pr.expr(r.extent)})"
     return f"[{lo}, {lo} + {pr.expr(r.extent)})"
 
 
