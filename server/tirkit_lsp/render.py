@@ -122,6 +122,12 @@ def block_markdown(func, block, cost, target) -> str:
     return "\n".join(out)
 
 
+def _intensity(ai, ub) -> str:
+    if ai is not None:
+        return f"{ai:.2f} FLOP/byte"
+    return "symbolic" if ub is None else "n/a (no memory traffic)"
+
+
 def cost_lines(cost, target) -> list:
     peaks = target_peaks(target)
     t = roofline_seconds(cost, target)
@@ -131,7 +137,7 @@ def cost_lines(cost, target) -> list:
            f"- FLOPs: {_num(cost.flops)}",
            f"- bytes read: {_num(cost.bytes_read)}; bytes written: {_num(cost.bytes_written)}",
            f"- unique bytes: {fmt_int(ub) if ub is not None else 'symbolic'}",
-           f"- arithmetic intensity: {f'{ai:.2f} FLOP/byte' if ai is not None else 'symbolic'}",
+           f"- arithmetic intensity: {_intensity(ai, ub)}",
            f"- roofline time on {target} ({peaks['label']}): {format_seconds(t)}"
            + (f", {bound_by(cost, target)}-bound" if t is not None else ""),
            f"- asymptotic cost: `{cost.asymptotic}`"]
