@@ -68,3 +68,14 @@ async def wait_diagnostics(client, uri: str, predicate=lambda d: True, timeout=1
 
 def codes(diags) -> list:
     return sorted((d.range.start.line, d.code) for d in diags)
+
+
+def many_kernels(count: int) -> str:
+    """One file of `count` matmul-like kernels (each 15 lines), named k0, k1, ..."""
+    head = "from tvm.script import tir as T\n"
+    body = example("valid/matmul.py").read_text().split("\n", 2)[2]
+    parts = [head]
+    for i in range(count):
+        parts.append(body.replace("def matmul(", f"def k{i}(")
+                     .replace('"global_symbol": "matmul"', f'"global_symbol": "k{i}"'))
+    return "\n".join(parts)
