@@ -30,7 +30,7 @@ class Settings:
     """`tirkit.*` settings (workspace/configuration or initializationOptions)."""
     diagnostics_mode: str = "onSave"      # when the full rule set runs: "onChange" | "onSave"
     target: str = "llvm"                   # the roofline target of hover and code lens
-    debounce_ms: float = 30.0              # quiet time after a change before fast diagnostics
+    debounce_ms: float = 10.0              # quiet time after a change before fast diagnostics
     push: str = "auto"                     # "auto": push unless the client pulls; "always"
 
     def update(self, cfg) -> None:
