@@ -24,9 +24,10 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-EXAMPLES = pathlib.Path(os.environ.get("TIRKIT_EXAMPLES", ROOT.parent / "shared" / "examples"))
-if not EXAMPLES.exists():
-    EXAMPLES = ROOT / "examples"
+SHARED = ROOT.parent / "shared"
+if not SHARED.exists():
+    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
+EXAMPLES = SHARED / "examples"
 
 
 # --------------------------------------------------------------------------- a tiny client

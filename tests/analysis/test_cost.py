@@ -12,7 +12,10 @@ from tirkit.analysis.cost import (Poly, bound_by, kernel_costs, roofline_seconds
                                   target_peaks)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = pathlib.Path(os.environ.get("TIRKIT_EXAMPLES", ROOT.parent / "shared" / "examples"))
+SHARED = ROOT.parent / "shared"
+if not SHARED.exists():
+    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
+EXAMPLES = SHARED / "examples"
 
 
 def costs(name):

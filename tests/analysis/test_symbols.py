@@ -8,7 +8,10 @@ import tirkit
 from tirkit.analysis.symbols import SymbolIndex, scan_tokens
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = pathlib.Path(os.environ.get("TIRKIT_EXAMPLES", ROOT.parent / "shared" / "examples"))
+SHARED = ROOT.parent / "shared"
+if not SHARED.exists():
+    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
+EXAMPLES = SHARED / "examples"
 
 
 def index(name):

@@ -9,7 +9,7 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import (SERVER_COMMAND, codes, example, expected_marks, open_doc, replace_all,
+from lsp_helpers import (SERVER_COMMAND, codes, example, expected_marks, open_doc, replace_all,
                       server_env, wait_diagnostics)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -11,7 +11,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 import tirkit
 from tirkit.script.format import format_text
 from tirkit.script.namespace import DOCS
-from conftest import SERVER_COMMAND, example, open_doc, server_env
+from lsp_helpers import SERVER_COMMAND, example, open_doc, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

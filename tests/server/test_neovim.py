@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import example, server_env
+from lsp_helpers import example, server_env
 
 HERE = pathlib.Path(__file__).resolve().parent
 

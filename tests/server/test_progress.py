@@ -8,7 +8,7 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import SERVER_COMMAND, many_kernels, open_doc, server_env
+from lsp_helpers import SERVER_COMMAND, many_kernels, open_doc, server_env
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 

@@ -11,7 +11,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 import tirkit
 from tirkit.verify import run_rules
-from conftest import SERVER_COMMAND, example, open_doc, replace_all, server_env
+from lsp_helpers import SERVER_COMMAND, example, open_doc, replace_all, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

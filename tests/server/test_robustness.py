@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import SERVER_COMMAND, example, open_doc, server_env, wait_diagnostics
+from lsp_helpers import SERVER_COMMAND, example, open_doc, server_env, wait_diagnostics
 from mutations import corpus, edit_between
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

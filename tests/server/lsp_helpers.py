@@ -10,9 +10,10 @@ import sys
 from lsprotocol import types as T
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = pathlib.Path(os.environ.get("TIRKIT_EXAMPLES", ROOT.parent / "shared" / "examples"))
-if not EXAMPLES.exists():
-    EXAMPLES = ROOT / "examples"
+SHARED = ROOT.parent / "shared"
+if not SHARED.exists():
+    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
+EXAMPLES = SHARED / "examples"
 
 
 def server_env() -> dict:
