@@ -66,15 +66,24 @@ class Converter:
         """An LSP position as the core's (line, column), both 1-based, columns in code points."""
         return pos.line + 1, self.from_client_char(pos.line, pos.character) + 1
 
-    def diagnostic(self, d, uri: str) -> T.Diagnostic:
+    def diagnostic(self, d, uri: str, path=None) -> T.Diagnostic:
         related = None
         if d.related:
             related = [T.DiagnosticRelatedInformation(
-                location=T.Location(uri=uri, range=self.range(s)), message=m)
+                location=T.Location(uri=_uri_of(s, uri, path), range=self.range(s)), message=m)
                 for s, m in d.related if s is not None]
         return T.Diagnostic(range=self.range(d.span), message=d.message,
                             severity=SEVERITY.get(d.severity, T.DiagnosticSeverity.Error),
                             code=d.code, source="tirkit", related_information=related or None)
+
+
+def _uri_of(span, uri, path):
+    """The document's URI, unless the span names another file."""
+    f = getattr(span, "file", None)
+    if not f or f == path:
+        return uri
+    from pygls.uris import from_fs_path
+    return from_fs_path(f) or uri
 
 
 def full_range(lines) -> T.Range:

@@ -21,7 +21,7 @@ def wants_full(server, a) -> bool:
 
 def lsp_diagnostics(server, a, full: bool) -> list:
     conv = server.converter(a)
-    return [conv.diagnostic(d, a.uri) for d in a.diagnostics(full, server.settings.target)]
+    return [conv.diagnostic(d, a.uri, a.path) for d in a.diagnostics(full, server.settings.target)]
 
 
 def client_pulls(server) -> bool:
