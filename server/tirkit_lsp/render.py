@@ -53,27 +53,40 @@ def find_realize(func, block):
     return found[0] if found else None
 
 
-def inferred_regions(block):
-    """(reads, writes) inferred by the core's region analysis, or None when the core in this
-    build has no region inference."""
+def inferred_regions(func, realize):
+    """(reads, writes) as region texts inferred by the core's region analysis
+    (`tirkit.analysis.regions`), or None when this core has no region inference.  A
+    reduction's read of its own output is left out, as TVM leaves it out of `T.reads`."""
     try:
         regions = importlib.import_module("tirkit.analysis.regions")
     except ImportError:
         return None
-    for name in ("infer_block_regions", "block_regions", "infer_regions", "block_access_regions"):
-        fn = getattr(regions, name, None)
-        if callable(fn):
-            try:
-                out = fn(block)
-            except Exception:
-                return None
-            if isinstance(out, tuple) and len(out) == 2:
-                return out
-            reads = getattr(out, "reads", None)
-            writes = getattr(out, "writes", None)
-            if reads is not None or writes is not None:
-                return tuple(reads or ()), tuple(writes or ())
-    return None
+    accesses = getattr(regions, "accesses", None)
+    block_regions = getattr(regions, "block_regions", None)
+    if realize is None or not callable(accesses) or not callable(block_regions):
+        return None
+    found = block_regions(accesses(func), realize)
+    written = {id(a.buffer) for a, _ in found if a.is_write}
+    reads, writes = [], []
+    for a, reg in found:
+        if not a.is_write and realize.block.init is not None and id(a.buffer) in written:
+            continue
+        if reg is None:
+            text = f"{a.buffer.name}[...]"
+        else:
+            dims = []
+            for lo, hi in reg:
+                if lo is None or hi is None:
+                    dims.append("?")
+                elif lo == hi:
+                    dims.append(repr(lo))
+                else:
+                    dims.append(f"{lo!r}:{hi + 1!r}")
+            text = f"{a.buffer.name}[{', '.join(dims)}]".replace("+ -", "- ")
+        out = writes if a.is_write else reads
+        if text not in out:
+            out.append(text)
+    return reads, writes
 
 
 def _regions_text(pr, regions) -> str:
@@ -94,14 +107,18 @@ def block_markdown(func, block, cost, target) -> str:
         out.append("")
     else:
         out += ["no iterators (opaque block)", ""]
-    inferred = inferred_regions(block)
+    try:
+        inferred = inferred_regions(func, realize)
+    except Exception:
+        inferred = None
     for label, declared, idx in (("reads", block.reads, 0), ("writes", block.writes, 1)):
         dec = _regions_text(pr, declared) if declared is not None else "not declared"
         line = f"- **{label}** (declared): {dec}"
         if inferred is not None:
-            inf = _regions_text(pr, inferred[idx])
+            inf = ", ".join(f"`{t}`" for t in inferred[idx]) or "nothing"
             line += f"; (inferred): {inf}"
-            if declared is not None and inf != _regions_text(pr, declared):
+            if declared is not None and \
+                    sorted(pr.region(r) for r in declared) != sorted(inferred[idx]):
                 line += " — **differs**"
         out.append(line)
     if inferred is None:
