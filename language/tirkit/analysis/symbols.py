@@ -138,20 +138,68 @@ def _name_span(lines, span: Span, name: str):
 
 
 class SymbolIndex:
+    """Functions are indexed lazily, the first time a query touches their lines."""
+
     def __init__(self, result):
         self.result = result
         self.lines = result.text.split("\n")
-        self.symbols: list = []
-        self.tokens: list = []                  # (Token, Symbol | None)
-        self.blocks: list = []                  # block Symbols
-        self.loops: list = []                   # For nodes with spans
+        self._symbols: list = []
+        self._tokens: list = []                 # (Token, Symbol | None)
+        self._blocks: list = []                 # block Symbols
+        self._loops: list = []                  # For nodes with spans
         self._by_node: dict = {}
-        for _, f in result.module.functions:
-            if isinstance(f, S.PrimFunc) and f.span is not None:
-                try:
-                    self._index_function(f)
-                except RecursionError:
-                    pass
+        self._funcs = [f for _, f in result.module.functions
+                       if isinstance(f, S.PrimFunc) and f.span is not None]
+        self._done: set = set()
+
+    def _ensure(self, f) -> None:
+        if id(f) in self._done:
+            return
+        self._done.add(id(f))
+        try:
+            self._index_function(f)
+        except RecursionError:
+            pass
+
+    def index_lines(self, first: int, last: int) -> None:
+        """Index every function that overlaps lines first..last (1-based)."""
+        for f in self._funcs:
+            if f.span.line <= last and f.span.end_line >= first:
+                self._ensure(f)
+
+    def loops_in(self, first: int, last: int) -> list:
+        """Loops whose `for` line is within first..last."""
+        self.index_lines(first, last)
+        return [x for x in self._loops if first <= x.span.line <= last]
+
+    def symbols_in(self, first: int, last: int) -> list:
+        """Symbols defined within lines first..last."""
+        self.index_lines(first, last)
+        return [x for x in self._symbols if first <= x.def_span.line <= last]
+
+    def _all(self):
+        for f in self._funcs:
+            self._ensure(f)
+
+    @property
+    def symbols(self) -> list:
+        self._all()
+        return self._symbols
+
+    @property
+    def tokens(self) -> list:
+        self._all()
+        return self._tokens
+
+    @property
+    def blocks(self) -> list:
+        self._all()
+        return self._blocks
+
+    @property
+    def loops(self) -> list:
+        self._all()
+        return self._loops
 
     # -------------------------------------------------------------- building
     def _add(self, kind, name, node, span, scope, func, role="", owner=None):
@@ -162,7 +210,7 @@ class SymbolIndex:
             return None
         sym = Symbol(kind, name, node, ds, scope, func, role, owner)
         self._by_node[id(node)] = sym
-        self.symbols.append(sym)
+        self._symbols.append(sym)
         return sym
 
     def _index_function(self, f: S.PrimFunc):
@@ -188,7 +236,7 @@ class SymbolIndex:
                 self._walk(x.shape, leftovers)
             return True
         self._walk(f, leftovers)
-        syms = [s for s in self.symbols if s.func is f]
+        syms = [s for s in self._symbols if s.func is f]
         toks = scan_tokens(self.lines, fscope.line, fscope.end_line)
         by_name: dict = {}
         for s in syms:
@@ -200,7 +248,7 @@ class SymbolIndex:
                 sym = self._resolve(by_name.get(t.name, ()), t.span.line, t.span.column)
                 if sym is not None:
                     sym.uses.append(t.span)
-            self.tokens.append((t, sym))
+            self._tokens.append((t, sym))
         for s in syms:
             if s.kind == "block":
                 s.uses.append(s.def_span)
@@ -237,7 +285,7 @@ class SymbolIndex:
                         s.span.file)
         if t is S.For:
             if s.span is not None:
-                self.loops.append(s)
+                self._loops.append(s)
             self._add("var", s.loop_var.name, s.loop_var, s.loop_var.span, s.span or container,
                       f, "loop", s)
             self._stmt(s.body, s.span or container, f, data_ids)
@@ -247,7 +295,7 @@ class SymbolIndex:
             if s.span is not None and s.name_span is not None:
                 sym = self._add("block", s.name_hint, s, s.name_span, scope, f, "block", s)
                 if sym is not None:
-                    self.blocks.append(sym)
+                    self._blocks.append(sym)
             for iv in s.iter_vars:
                 self._add("var", iv.var.name, iv.var, iv.var.span, scope, f, "iter", s)
             for b in s.alloc_buffers:
@@ -283,11 +331,13 @@ class SymbolIndex:
 
     # -------------------------------------------------------------- queries
     def symbol_of(self, node):
+        self._all()
         return self._by_node.get(id(node))
 
     def token_at(self, line: int, col: int):
         """(Token, Symbol | None) under line:col (1-based), or None."""
-        for t, sym in self.tokens:
+        self.index_lines(line, line)
+        for t, sym in self._tokens:
             sp = t.span
             if sp.line == line and sp.column <= col <= sp.end_column:
                 return t, sym
@@ -298,34 +348,36 @@ class SymbolIndex:
         hit = self.token_at(line, col)
         if hit and hit[1] is not None:
             return hit[1]
-        for b in self.blocks:
+        for b in self._blocks:
             if _inside(b.def_span, line, col):
                 return b
         return None
 
     def block_at_line(self, line: int):
         """The block whose `with T.block(...)` line is `line`."""
-        for b in self.blocks:
+        self.index_lines(line, line)
+        for b in self._blocks:
             if b.node.span is not None and b.node.span.line == line:
                 return b
         return None
 
     def loop_at_line(self, line: int):
         """The outermost loop whose `for` line is `line`."""
-        for s in self.loops:
+        self.index_lines(line, line)
+        for s in self._loops:
             if s.span.line == line:
                 return s
         return None
 
     def function_at(self, line: int):
-        for _, f in self.result.module.functions:
-            if isinstance(f, S.PrimFunc) and f.span is not None and \
-                    f.span.line <= line <= f.span.end_line:
+        for f in self._funcs:
+            if f.span.line <= line <= f.span.end_line:
                 return f
         return None
 
     def names_in_function(self, f) -> set:
-        return {t.name for t, _ in self.tokens
+        self._ensure(f)
+        return {t.name for t, _ in self._tokens
                 if f.span.line <= t.span.line <= f.span.end_line and not t.attribute}
 
     def rename_conflict(self, sym: Symbol, new_name: str):

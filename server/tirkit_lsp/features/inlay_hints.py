@@ -17,7 +17,7 @@ def inlay_hints(server, a, rng: T.Range) -> list:
     out = []
     index = a.index
     seen_lines = set()
-    for loop in index.loops:
+    for loop in index.loops_in(first, last):
         sp = loop.span
         if not (first <= sp.line <= last) or sp.line in seen_lines:
             continue
@@ -30,7 +30,7 @@ def inlay_hints(server, a, rng: T.Range) -> list:
                                                    conv.to_client_char(sp.line - 1, end)),
                                label=f" {render.loop_trip_count(loop)} iterations",
                                kind=None, padding_left=True))
-    for sym in index.symbols:
+    for sym in index.symbols_in(first, last):
         if sym.role != "iter" or not isinstance(sym.owner, S.Block):
             continue
         sp = sym.def_span
