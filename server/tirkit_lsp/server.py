@@ -29,9 +29,13 @@ log = logging.getLogger("tirkit_lsp")
 class Settings:
     """`tirkit.*` settings (workspace/configuration or initializationOptions)."""
     diagnostics_mode: str = "onSave"      # when the full rule set runs: "onChange" | "onSave"
-    target: str = "llvm"                   # the roofline target of hover and code lens
+    target: str | None = None              # rules and roofline; None: by kernel (GPU or CPU)
     debounce_ms: float = 10.0              # quiet time after a change before fast diagnostics
     push: str = "auto"                     # "auto": push unless the client pulls; "always"
+
+    def roofline_target(self, func) -> str:
+        from tirkit.analysis.cost import default_target
+        return self.target or default_target(func)
 
     def update(self, cfg) -> None:
         if not isinstance(cfg, dict):

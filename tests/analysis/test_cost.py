@@ -51,6 +51,14 @@ def test_roofline_on_targets():
     assert target_peaks("znver4") is cpu and target_peaks("nvidia/a100") is gpu
 
 
+def test_default_target_by_thread_bindings():
+    from tirkit.analysis.cost import default_target
+    for name, want in (("matmul", "llvm"), ("gpu_matmul_shared", "cuda")):
+        f = tirkit.parse((EXAMPLES / "valid" / f"{name}.py").read_text()).module.prim_funcs()[0][1]
+        assert default_target(f) == want
+    assert target_peaks("cuda-sm90") is target_peaks("h100")
+
+
 def test_symbolic_extents():
     _, blocks = costs("batch_matmul_symbolic")
     c = blocks["C"]

@@ -102,6 +102,16 @@ async def test_hover_block_from_with_line_and_iterator(client):
         assert "**block** `C`" in text and "FLOPs: 4,194,304" in text
 
 
+async def test_hover_gpu_kernel_uses_a_gpu_roofline(client):
+    p = example("valid/gpu_matmul_shared.py")
+    open_doc(client, p.as_uri(), p.read_text())
+    lines = p.read_text().split("\n")
+    ln = next(i for i, x in enumerate(lines) if 'T.block("C")' in x)
+    text = await hover(client, p, ln, lines[ln].index('"C"') + 1)
+    assert "FLOPs: 2,147,483,648" in text                # 2 * 1024^3
+    assert "roofline time on cuda (NVIDIA A100 (40 GB))" in text
+
+
 async def test_hover_symbolic_block(client):
     p = example("valid/batch_matmul_symbolic.py")
     text = await hover(client, p, 12, 22)

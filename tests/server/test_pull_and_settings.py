@@ -104,3 +104,25 @@ async def test_on_change_setting(client):
     assert rep.result_id.split(":")[1] == "full"
     client.set_configuration({"diagnostics": {"mode": "onSave"}}, section="tirkit")
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
+
+
+async def test_target_setting_changes_the_roofline(client):
+    p = example("valid/matmul.py")
+    open_doc(client, p.as_uri(), p.read_text())
+
+    async def hover_text():
+        h = await client.text_document_hover_async(T.HoverParams(
+            T.TextDocumentIdentifier(p.as_uri()), T.Position(11, 22)))
+        return h.contents.value
+
+    assert "roofline time on llvm (CPU znver4, 1 core)" in await hover_text()
+    client.set_configuration("cuda-sm90", section="tirkit.target")
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
+    for _ in range(100):
+        text = await hover_text()
+        if "cuda-sm90" in text:
+            break
+        await asyncio.sleep(0.05)
+    assert "roofline time on cuda-sm90 (NVIDIA H100 SXM)" in text
+    client.set_configuration("llvm", section="tirkit.target")
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))

@@ -192,8 +192,27 @@ PEAKS = {
              "int8": 1979e12, "default": 67e12, "bandwidth": 3.35e12,
              "label": "NVIDIA H100 SXM"},
 }
-ALIASES = {"cpu": "llvm", "znver4": "llvm", "x86": "llvm", "gpu": "cuda", "a100": "cuda",
-           "nvidia/a100": "cuda", "h200": "h100", "nvidia/h100": "h100"}
+ALIASES = {"cpu": "llvm", "c": "llvm", "znver4": "llvm", "x86": "llvm", "gpu": "cuda",
+           "a100": "cuda", "nvidia/a100": "cuda", "cuda-sm80": "cuda", "sm80": "cuda",
+           "sm_80": "cuda", "h200": "h100", "nvidia/h100": "h100", "cuda-sm90": "h100",
+           "sm90": "h100", "sm_90": "h100"}
+
+
+def default_target(func) -> str:
+    """"cuda" for a kernel with GPU thread bindings, else "llvm" (the host CPU)."""
+    from ..ir.visit import walk
+    found = []
+
+    def fn(x):
+        if found:
+            return False
+        if (isinstance(x, S.For) and x.kind == "thread_binding") or \
+                (isinstance(x, S.AttrStmt) and x.attr_key == "thread_extent"):
+            found.append(x)
+            return False
+        return True
+    walk(func.body, fn)
+    return "cuda" if found else "llvm"
 
 
 def target_peaks(target=None) -> dict:
@@ -476,4 +495,4 @@ def kernel_costs(func: S.PrimFunc) -> KernelCost:
 
 
 __all__ = ["Poly", "BlockCost", "KernelCost", "kernel_costs", "roofline_seconds", "bound_by",
-           "target_peaks", "format_seconds", "PEAKS"]
+           "target_peaks", "default_target", "format_seconds", "PEAKS"]

@@ -10,11 +10,11 @@ def code_lenses(server, a) -> list:
     if not a.has_kernels:
         return []
     conv = server.converter(a)
-    target = server.settings.target
     out = []
     for f in a.functions():
         if f.span is None:
             continue
+        target = server.settings.roofline_target(f)
         cost = a.costs(f).total
         flops = cost.flops.value
         ftext = f"{flops:,}" if flops is not None else str(cost.flops)

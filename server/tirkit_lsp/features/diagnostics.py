@@ -118,7 +118,7 @@ def setup(server) -> None:
         if a is None:
             return empty_report()
         full = wants_full(server, a)
-        result_id = f"{a.version}:{'full' if full else 'fast'}:{server.settings.target}"
+        result_id = f"{a.version}:{'full' if full else 'fast'}:{server.settings.target or ''}"
         if params.previous_result_id == result_id:
             return T.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         items = await server.run_sync(lsp_diagnostics, server, a, full)

@@ -25,7 +25,7 @@ def hover_at(server, a, pos: T.Position):
     func = index.function_at(line)
     if func is None:
         return None
-    target = server.settings.target
+    target = server.settings.roofline_target(func)
     hit = index.token_at(line, col)
     text, span = None, None
     if hit is not None:
