@@ -32,6 +32,7 @@ class Settings:
     target: str | None = None              # rules and roofline; None: by kernel (GPU or CPU)
     debounce_ms: float = 10.0              # quiet time after a change before fast diagnostics
     push: str = "auto"                     # "auto": push unless the client pulls; "always"
+    progress_after_ms: float = 1000.0      # report work-done progress for work longer than this
 
     def roofline_target(self, func) -> str:
         from tirkit.analysis.cost import default_target
@@ -50,6 +51,9 @@ class Settings:
         push = diag.get("push", cfg.get("diagnostics.push"))
         if push in ("auto", "always"):
             self.push = push
+        prog = cfg.get("progressAfterMs")
+        if isinstance(prog, (int, float)) and 0 <= prog <= 60_000:
+            self.progress_after_ms = float(prog)
         target = cfg.get("target")
         if isinstance(target, str) and target:
             self.target = target
@@ -116,9 +120,12 @@ class TirkitServer(LanguageServer):
             return fn
         return deco
 
-    async def run_sync(self, fn, *args):
-        """Run `fn(*args)` in the analysis pool, off the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+    async def run_sync(self, fn, *args, title=None):
+        """Run `fn(*args)` in the analysis pool, off the event loop; work that takes over a
+        second is reported to the client as work-done progress."""
+        fut = asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+        name = title or f"tirkit: {fn.__name__.replace('_', ' ')}"
+        return await self.with_progress(name, fut)
 
     # ------------------------------------------------------------------ documents
     def snapshot(self, uri: str):
@@ -154,16 +161,18 @@ class TirkitServer(LanguageServer):
 
     async def _build(self, uri, version, text) -> Analysis:
         try:
-            a = await self.with_progress("tirkit: analysing", self.run_sync(
-                Analysis, uri, version, text))
+            a = await self.run_sync(Analysis, uri, version, text, title="tirkit: analysing")
             if self.current_version(uri) == version:     # an outdated analysis is not kept
                 self.cache.put(a)
             return a
         finally:
             self._inflight.pop((uri, version), None)
 
-    async def with_progress(self, title: str, awaitable, after: float = 1.0):
-        """Await `awaitable`; if it takes over `after` seconds, report work-done progress."""
+    async def with_progress(self, title: str, awaitable, after: float = None):
+        """Await `awaitable`; if it takes over `after` seconds (the `progressAfterMs`
+        setting, one second by default), report work-done progress."""
+        if after is None:
+            after = self.settings.progress_after_ms / 1000.0
         task = asyncio.ensure_future(awaitable)
         done, _ = await asyncio.wait({task}, timeout=after)
         if done:

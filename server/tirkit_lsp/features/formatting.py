@@ -50,5 +50,4 @@ def setup(server) -> None:
         a = await server.analysis(params.text_document.uri)
         if a is None:
             return []
-        return await server.with_progress(
-            "tirkit: formatting", server.run_sync(format_edits, server, a))
+        return await server.run_sync(format_edits, server, a, title="tirkit: formatting")
