@@ -11,7 +11,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 import tirkit
 from tirkit.script.format import format_text
 from tirkit.script.namespace import DOCS
-from lsp_helpers import SERVER_COMMAND, example, open_doc, server_env
+from lsp_helpers import ROOT, SERVER_COMMAND, example, open_doc, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -306,3 +306,34 @@ async def test_completion(client):
     res = await client.text_document_completion_async(T.CompletionParams(
         doc(uri), T.Position(10, line.index("T.gr") + 2)))
     assert len(res.items) > 300 and "prim_func" in [i.label for i in res.items]
+
+
+async def test_ir_module_symbols_and_hover(client):
+    p = example("valid/module_two_funcs.py")
+    open_doc(client, p.as_uri(), p.read_text())
+    res = await client.text_document_document_symbol_async(
+        T.DocumentSymbolParams(doc(p.as_uri())))
+    assert [(s.name, s.kind) for s in res] == [("Module", T.SymbolKind.Module)]
+    assert [k.name for k in res[0].children] == ["add_one", "scale"]
+    lines = p.read_text().split("\n")
+    ln = [i for i, x in enumerate(lines) if 'T.block("B")' in x][1]     # block B of scale
+    text = await hover(client, p, ln, lines[ln].index('"B"') + 1)
+    assert "**block** `B` in `scale`" in text and "FLOPs: 1,024" in text
+    lens = await client.text_document_code_lens_async(T.CodeLensParams(doc(p.as_uri())))
+    assert [c.command.title.split(" FLOPs")[0] for c in lens] == ["1,024", "1,024"]
+
+
+async def test_tirx_spelling_and_alias(client):
+    text = (ROOT / "examples" / "row_mean_tirx.py").read_text().replace(
+        "tirx as T", "tirx as Tx").replace("T.", "Tx.")
+    uri = "file:///tmp/tirkit_tirx_alias.py"
+    open_doc(client, uri, text)
+    lines = text.split("\n")
+    ln = next(i for i, x in enumerate(lines) if 'Tx.sblock("acc")' in x)
+    h = await client.text_document_hover_async(T.HoverParams(
+        doc(uri), T.Position(ln, lines[ln].index('"acc"') + 1)))
+    assert "**block** `acc` in `row_mean`" in h.contents.value
+    assert "FLOPs: 16,384" in h.contents.value           # one add per (i, k): 64 * 256
+    h = await client.text_document_hover_async(T.HoverParams(
+        doc(uri), T.Position(ln, lines[ln].index("sblock") + 1)))
+    assert DOCS["sblock"] in h.contents.value
