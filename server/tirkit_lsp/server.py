@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from . import __version__
@@ -104,13 +105,14 @@ class TirkitServer(LanguageServer):
             pass
 
     def safe_feature(self, method: str, options=None, default=None):
-        """Register an async handler that logs its errors and answers `default` instead."""
+        """Register an async handler that logs its errors and answers `default` instead
+        (a `JsonRpcException` it raises on purpose goes to the client as an error)."""
         def deco(fn):
             async def handler(params):
                 try:
                     return await fn(params)
-                except asyncio.CancelledError:
-                    raise
+                except (asyncio.CancelledError, JsonRpcException):
+                    raise                       # cancellations and deliberate protocol errors
                 except Exception as e:          # a failing feature answers empty
                     self.log_error(method, e)
                     return default() if callable(default) else default

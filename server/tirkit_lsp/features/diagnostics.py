@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
 
 _pending: dict = {}          # uri -> asyncio.Task of the scheduled push
 
@@ -122,4 +123,8 @@ def setup(server) -> None:
         if params.previous_result_id == result_id:
             return T.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         items = await server.run_sync(lsp_diagnostics, server, a, full)
+        if not server.is_current(a):
+            # the document moved on while we worked: ask the client to pull again
+            raise JsonRpcException(message="the document changed", code=-32802,
+                                   data={"retriggerRequest": True})
         return T.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)

@@ -43,20 +43,9 @@ def setup(server) -> None:
             return None
         return await server.run_sync(prepare, server, a, params.position)
 
+    @server.safe_feature(T.TEXT_DOCUMENT_RENAME, T.RenameOptions(prepare_provider=True))
     async def do_rename(params: T.RenameParams):
         a = await server.analysis(params.text_document.uri)
         if a is None:
             return None
         return await server.run_sync(rename, server, a, params.position, params.new_name)
-
-    # refusals travel to the client as errors; anything else is logged and answers empty
-    async def handler(params):
-        try:
-            return await do_rename(params)
-        except RenameRefused:
-            raise
-        except Exception as e:
-            server.log_error("rename", e)
-            return None
-
-    server.feature(T.TEXT_DOCUMENT_RENAME, T.RenameOptions(prepare_provider=True))(handler)
