@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import threading
 from dataclasses import dataclass, field
 
 from ..diagnostics import Span
@@ -151,15 +152,19 @@ class SymbolIndex:
         self._funcs = [f for _, f in result.module.functions
                        if isinstance(f, S.PrimFunc) and f.span is not None]
         self._done: set = set()
+        self._lock = threading.RLock()          # queries may come from several threads
 
     def _ensure(self, f) -> None:
         if id(f) in self._done:
             return
-        self._done.add(id(f))
-        try:
-            self._index_function(f)
-        except RecursionError:
-            pass
+        with self._lock:
+            if id(f) in self._done:
+                return
+            try:
+                self._index_function(f)
+            except RecursionError:
+                pass
+            self._done.add(id(f))
 
     def index_lines(self, first: int, last: int) -> None:
         """Index every function that overlaps lines first..last (1-based)."""
