@@ -156,6 +156,9 @@ async def test_hover_t_name_and_constant(client):
     assert "**constant** `bias_data`" in text
     assert "min: -1" in text and "max: 7" in text
     assert "mean: 1.45325" in text                     # (0.5-1+2.25+0+3-0.125+0.001+7) / 8
+    text = await hover(client, p, 7, 5)                # bias = T.decl_buffer(..., data=bias_data)
+    assert "**buffer** `bias` (declared)" in text and "size: 32 bytes" in text
+    assert "min: -1" in text and "max: 7" in text
 
 
 # ---------------------------------------------------------------------------- navigation

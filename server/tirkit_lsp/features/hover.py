@@ -68,7 +68,13 @@ def symbol_markdown(a, sym, target):
         cost = a.costs(func).block(sym.node)
         return render.block_markdown(func, sym.node, cost, target)
     if sym.kind == "buffer":
-        return render.buffer_markdown(func, sym.node, sym.role)
+        text = render.buffer_markdown(func, sym.node, sym.role)
+        const = _constant_of(func, sym.node.data)
+        if const is not None:         # a buffer over a constant: its values too
+            stats = render.constant_markdown(func, const, a.result.module.constants)
+            text += "\n" + "\n".join(x for x in stats.split("\n")
+                                      if x.startswith(("- min", "- max", "- mean")))
+        return text
     if sym.role == "iter" and isinstance(sym.owner, S.Block):
         cost = a.costs(func).block(sym.owner)
         return render.block_markdown(func, sym.owner, cost, target)
@@ -77,6 +83,21 @@ def symbol_markdown(a, sym, target):
     if sym.role == "const" and isinstance(sym.owner, S.AllocateConst):
         return render.constant_markdown(func, sym.owner, a.result.module.constants)
     return render.var_markdown(func, sym.node, sym.role)
+
+
+def _constant_of(func, data_var):
+    from tirkit.ir.visit import walk
+    found = []
+
+    def fn(x):
+        if found:
+            return False
+        if isinstance(x, S.AllocateConst) and x.buffer_var is data_var:
+            found.append(x)
+            return False
+        return True
+    walk(func.body, fn)
+    return found[0] if found else None
 
 
 def setup(server) -> None:
