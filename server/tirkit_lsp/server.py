@@ -122,6 +122,14 @@ class TirkitServer(LanguageServer):
             return fn
         return deco
 
+    async def quietly(self, request, timeout: float = 5.0):
+        """Await a request to the client; a client that fails it is only logged."""
+        try:
+            return await asyncio.wait_for(request, timeout)
+        except Exception as e:
+            log.info("client request failed: %s", e)
+            return None
+
     async def run_sync(self, fn, *args, title=None):
         """Run `fn(*args)` in the analysis pool, off the event loop; work that takes over a
         second is reported to the client as work-done progress."""

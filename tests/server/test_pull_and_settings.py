@@ -25,6 +25,16 @@ async def client(lsp_client: LanguageClient):
         position_encodings=[T.PositionEncodingKind.Utf32, T.PositionEncodingKind.Utf16])
     lsp_client.set_configuration({"diagnostics": {"mode": "onSave"}, "target": "llvm"},
                                  section="tirkit")
+    lsp_client.refreshed = []
+
+    @lsp_client.feature(T.WORKSPACE_INLAY_HINT_REFRESH)
+    def inlay_refresh(params):
+        lsp_client.refreshed.append("inlayHint")
+
+    @lsp_client.feature(T.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(params):
+        lsp_client.refreshed.append("codeLens")
+
     result = await lsp_client.initialize_session(T.InitializeParams(capabilities=caps))
     assert result.capabilities.position_encoding == T.PositionEncodingKind.Utf32
     assert result.capabilities.diagnostic_provider is not None
@@ -124,5 +134,7 @@ async def test_target_setting_changes_the_roofline(client):
             break
         await asyncio.sleep(0.05)
     assert "roofline time on cuda-sm90 (NVIDIA H100 SXM)" in text
+    # the client was asked to fetch lenses and hints again (they show the target)
+    assert "inlayHint" in client.refreshed         # (this profile has no codeLens refresh)
     client.set_configuration("llvm", section="tirkit.target")
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))

@@ -44,6 +44,6 @@ def setup(server) -> None:
         await refresh_all(server)
         # lenses and hints show the roofline target: ask the client to fetch them again
         if server.client_supports("workspace", "code_lens", "refresh_support"):
-            server.workspace_code_lens_refresh(None)
+            await server.quietly(server.workspace_code_lens_refresh_async(None))
         if server.client_supports("workspace", "inlay_hint", "refresh_support"):
-            server.workspace_inlay_hint_refresh(None)
+            await server.quietly(server.workspace_inlay_hint_refresh_async(None))

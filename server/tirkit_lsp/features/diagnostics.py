@@ -72,7 +72,7 @@ async def refresh_all(server) -> None:
         for uri in list(server.workspace.text_documents):
             schedule(server, uri, False, 0.0)
     elif server.client_supports("workspace", "diagnostics", "refresh_support"):
-        server.workspace_diagnostic_refresh(None)
+        await server.quietly(server.workspace_diagnostic_refresh_async(None))
 
 
 def setup(server) -> None:
@@ -94,7 +94,7 @@ def setup(server) -> None:
         if pushing(server):
             schedule(server, uri, True, 0.0)
         elif server.client_supports("workspace", "diagnostics", "refresh_support"):
-            server.workspace_diagnostic_refresh(None)
+            await server.quietly(server.workspace_diagnostic_refresh_async(None))
 
     @server.safe_feature(T.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(params: T.DidCloseTextDocumentParams):
