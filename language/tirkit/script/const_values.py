@@ -43,7 +43,12 @@ def values_array(flat, dtype: str, npdt) -> np.ndarray:
             raw.append((i, bits))
     d = D.parse_dtype(dtype)
     if d is not None and d.is_float:
-        arr = np.array([float(x) for x in vals], dtype=np.float64).astype(npdt)
+        f64 = np.array([float(x) for x in vals], dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            arr = f64.astype(npdt)
+            lost = np.isfinite(f64) & ~np.isfinite(arr.astype(np.float64))
+        if lost.any():
+            raise ValuesError(f"{f64[lost][0]!r} is beyond the range of {dtype}")
     elif d is not None and d.is_bool:
         if any(x not in (0, 1) for x in vals):
             raise ValuesError("a bool constant holds True/False (or 1/0)")

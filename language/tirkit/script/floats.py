@@ -36,7 +36,8 @@ def bits_of(arr) -> np.ndarray:
 def reads_back(texts, arr) -> np.ndarray:
     """Mask: which decimal texts read back to exactly the bits of arr's values."""
     a = np.ascontiguousarray(arr).reshape(-1)
-    back = np.array([float(t) for t in texts], dtype=np.float64).astype(a.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        back = np.array([float(t) for t in texts], dtype=np.float64).astype(a.dtype)
     return bits_of(back) == bits_of(a)
 
 
@@ -44,7 +45,8 @@ def shortest_texts(arr) -> list:
     """The shortest decimal (Python float syntax, always with a '.' or an exponent) of each
     finite value of arr that reads back to its exact bits; NaN and infinities give None."""
     a = np.ascontiguousarray(arr).reshape(-1)
-    vals = a.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        vals = a.astype(np.float64)
     finite = np.isfinite(vals)
     if a.dtype in (np.float32, np.float16):
         texts = [_point(str(x)) if f else None for x, f in zip(a, finite)]
@@ -108,7 +110,8 @@ def float_items(arr, dtype: str, T: str = "T") -> list:
     or sign) as `T.reinterpret("<dtype>", T.uint<bits>(0x...))`."""
     a = np.ascontiguousarray(arr).reshape(-1)
     texts = shortest_texts(a)
-    vals = a.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        vals = a.astype(np.float64)
     nan_bits = canonical_nan_bits(dtype)
     bits = bits_of(a)
     width = a.dtype.itemsize * 8
