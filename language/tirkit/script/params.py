@@ -41,7 +41,7 @@ _CODES = {
     "float8_e3m4": (7, 8), "float8_e4m3": (8, 8), "float8_e4m3b11fnuz": (9, 8),
     "float8_e4m3fn": (10, 8), "float8_e4m3fnuz": (11, 8), "float8_e5m2": (12, 8),
     "float8_e5m2fnuz": (13, 8), "float8_e8m0fnu": (14, 8),
-    # TVM stores float4_e2m1fn one value per byte (as numpy/ml_dtypes do)
+    # float4_e2m1fn: see _pack_float4
     "float4_e2m1fn": (17, 4),
 }
 _FROM_CODE = {v: k for k, v in _CODES.items()}
@@ -131,7 +131,9 @@ class Entry:
         return self.index.view(self.offset, self.nbytes)
 
     def load(self) -> np.ndarray:
-        """The tensor as a read-only array over the memory map (no copy)."""
+        """The tensor as a read-only array over the memory map (no copy; float4 unpacked)."""
+        if self.dtype == "float4_e2m1fn":
+            return _unpack_float4(self.raw(), self.size).reshape(self.shape)
         arr = np.frombuffer(self.raw(), dtype=numpy_dtype(self.dtype), count=self.size)
         return arr.reshape(self.shape)
 
@@ -160,6 +162,11 @@ class ParamsIndex:
         if self._mm is None:
             return memoryview(b"")
         return memoryview(self._mm)[offset:offset + nbytes]
+
+    def close(self):
+        """Drop the memory map (arrays already loaded keep it alive until they go)."""
+        _index_cache.pop(os.path.realpath(self.path), None)
+        self._mm = None
 
 
 def _parse(path: str, buf) -> ParamsIndex:
@@ -282,11 +289,30 @@ def open_index(path) -> ParamsIndex:
 def loads(data: bytes) -> dict:
     """name -> array (copies) of a param-dict held in memory."""
     index = _parse("<bytes>", memoryview(data))
-    out = {}
-    for e in index.entries.values():
-        arr = np.frombuffer(bytes(data[e.offset:e.offset + e.nbytes]),
-                            dtype=numpy_dtype(e.dtype), count=e.size)
-        out[e.name] = arr.reshape(e.shape)
+    index._mm = data
+    return {e.name: np.array(e.load()) for e in index}
+
+
+# ---- float4 ---------------------------------------------------------------------------------
+# TVM keeps float4_e2m1fn tensors packed, two values a byte, the first in the high nibble (an
+# odd count pads the last low nibble with 0); its files declare one byte per value and hold the
+# ceil(n / 2) packed bytes followed by n // 2 bytes that mean nothing (written here as zeros).
+def _pack_float4(arr: np.ndarray) -> np.ndarray:
+    u = np.ascontiguousarray(arr).reshape(-1).view(np.uint8) & 0x0F
+    n = u.size
+    if n % 2:
+        u = np.concatenate([u, np.zeros(1, np.uint8)])
+    packed = (u[0::2] << 4) | u[1::2]
+    return np.concatenate([packed, np.zeros(n - packed.size, np.uint8)])
+
+
+def _unpack_float4(raw, n: int) -> np.ndarray:
+    packed = np.frombuffer(raw, dtype=np.uint8, count=(n + 1) // 2)
+    u = np.empty(packed.size * 2, np.uint8)
+    u[0::2] = packed >> 4
+    u[1::2] = packed & 0x0F
+    out = u[:n].view(numpy_dtype("float4_e2m1fn"))
+    out.flags.writeable = False
     return out
 
 
@@ -309,6 +335,8 @@ def _items(arrays) -> list:
         dtype = tvm_dtype(arr.dtype)
         shape = arr.shape
         arr = np.ascontiguousarray(arr).reshape(-1)      # (a 0-d array comes back 1-d)
+        if dtype == "float4_e2m1fn":
+            arr = _pack_float4(arr)
         out.append((name, dtype, shape, memoryview(arr.view(np.uint8))))
     return out
 

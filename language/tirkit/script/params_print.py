@@ -81,7 +81,7 @@ class ParamsSink:
             elif index is not None and index.get(key) is not None:
                 e = index.get(key)
                 if e.dtype == c.dtype and tuple(e.shape) == tuple(arr.shape) and \
-                        bytes(e.raw()) == arr.tobytes():
+                        e.load().tobytes() == arr.tobytes():
                     break                   # already there: reuse, nothing to write
             else:
                 self.pending[key] = arr
