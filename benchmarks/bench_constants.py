@@ -62,7 +62,8 @@ def write_big(path, n):
     names = b"".join(struct.pack("<Q", len(k)) + k.encode() for k in NAMES)
     chunk = np.arange(1 << 22, dtype=np.float32)          # 16 MiB
     with open(path, "wb") as fh:
-        fh.write(struct.pack("<QQQ", P.MAGIC, 0, len(NAMES)) + names + struct.pack("<Q", len(NAMES)))
+        fh.write(struct.pack("<QQQ", P.MAGIC, 0, len(NAMES)) + names
+                 + struct.pack("<Q", len(NAMES)))
         for _ in NAMES:
             fh.write(struct.pack("<QQiiiBBH", P.TENSOR_MAGIC, 0, 1, 0, 1, 2, 32, 1)
                      + struct.pack("<qq", n, 4 * n))
@@ -230,7 +231,7 @@ def constant_100k(tmp, runs):
     return out
 
 
-# ---- report ---------------------------------------------------------------------------------------
+# ---- report ---------------------------------------------------------------------------------
 def mb(x):
     return f"{x / 1e6:.1f} MB"
 
@@ -256,7 +257,8 @@ def report(lz, io, c100k) -> str:
         for k, label in (("small", "1 KiB"), ("big", "1 GiB")):
             L.append(f"| {label} | {lz['sizes'][k]:,} B | {ms(lz['time'][k])} | "
                      f"{mb(lz['rss'][k])} / {mb(lz['rss_max'][k])} |")
-        L += ["", f"Difference: {d * 1e3:+.1f} ms (ratio {lz['time']['big'] / lz['time']['small']:.2f}); "
+        ratio = lz["time"]["big"] / lz["time"]["small"]
+        L += ["", f"Difference: {d * 1e3:+.1f} ms (ratio {ratio:.2f}); "
               f"writing the 1 GiB file took {lz['write_s']:.2f} s.", ""]
     if io:
         o, t = io["ours"], io["tvm"]
@@ -275,7 +277,8 @@ def report(lz, io, c100k) -> str:
         o, t = c100k["ours"], c100k["tvm"]
         L += ["## A 100k-element float32 constant in a script", "",
               "Ours: the script refers to `P[\"w\"]` in a `.params` file; parse with every cache "
-              "cleared, then (last column) with a copy of the values made. TVM: a Relax function holding "
+              "cleared, then (last column) with a copy of the values made. TVM: a Relax function "
+              "holding "
               "`relax.const` printed with `script(show_meta=True)` (the tensor as a base64 JSON "
               "blob), parsed by `tvm.script.from_source`.", "",
               "| | script text | data file | parse | parse + values |",
@@ -283,7 +286,8 @@ def report(lz, io, c100k) -> str:
               f"| tirkit | {o['script']:,} B | {o['params']:,} B | {ms(o['parse'])} | "
               f"{ms(o['parse_load'])} |"]
         if t:
-            L += [f"| TVM metadata | {t['script']:,} B | — | {ms(t['parse'])} | {ms(t['parse'])} |",
+            L += [f"| TVM metadata | {t['script']:,} B | — | {ms(t['parse'])} | "
+                  f"{ms(t['parse'])} |",
                   "", f"Script text {t['script'] / o['script']:.0f}x smaller "
                   f"({t['script'] / (o['script'] + o['params']):.2f}x smaller counting the data "
                   f"file); parse with the values read {t['parse'] / o['parse_load']:.1f}x faster."]

@@ -159,3 +159,16 @@ def f():
     assert 'v = T.allocate_const(W["v"], "int16", [6])' in text
     assert P.open_index(tmp_path / "data.params").names() == ["keep", "v"]
     assert tirkit.check(text, str(src)) == []
+
+
+def test_file_constants_and_a_new_file_get_distinct_names(tmp_path):
+    P.save(tmp_path / "model.params", model_arrays())
+    mod = parse_file(tmp_path / "k.py", SCRIPT)
+    table = mod.constants
+    small = table["small"]
+    table.items["small"] = Constant("small", "float32", (4,), inline=np.array(small.array()))
+    text = tirkit.to_script(mod, params=tmp_path / "extra.params", inline_threshold=2)
+    assert 'P = params.load("model.params")' in text
+    assert 'P_1 = params.load("extra.params")' in text
+    assert 'P_1["small"]' in text and 'P["big"]' in text
+    assert tirkit.structural_equal(parse_file(tmp_path / "k2.py", text), mod)

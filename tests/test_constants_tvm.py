@@ -41,7 +41,8 @@ def test_type_codes_match_what_tvm_writes(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_our_files_load_in_tvm(dtype, tmp_path):
-    arrays = {"a": array_of(dtype, 1), "scalar": array_of(dtype, 2, ()), "b": array_of(dtype, 3, (7,))}
+    arrays = {"a": array_of(dtype, 1), "scalar": array_of(dtype, 2, ()),
+              "b": array_of(dtype, 3, (7,))}
     path = tmp_path / "ours.params"
     P.save(path, arrays)
     loaded = runtime.load_param_dict(path.read_bytes())

@@ -58,13 +58,24 @@ class ParamsSink:
     def text(self, c, T="T") -> str:
         """The data argument of `T.allocate_const` for constant c."""
         if c.external:
-            alias = c.alias or self.alias
-            self.used.setdefault(alias, c.file)
+            alias = self.bind(c.alias or self.alias, c.file)
             return f"{alias}[{_quote(c.key or c.name)}]"
         if c.size > self.inline_threshold and self.writable():
-            self.used.setdefault(self.alias, self.ref)
-            return f"{self.alias}[{_quote(self.key_for(c))}]"
+            alias = self.bind(self.alias, self.ref)
+            return f"{alias}[{_quote(self.key_for(c))}]"
         return inline_values(c.array(), c.dtype, T)
+
+    def bind(self, alias, ref) -> str:
+        """The name the printed text gives file `ref`: `alias`, unless another file has it."""
+        for a, r in self.used.items():
+            if r == ref:
+                return a
+        base, i = alias, 0
+        while alias in self.used:
+            i += 1
+            alias = f"{base}_{i}"
+        self.used[alias] = ref
+        return alias
 
     def key_for(self, c) -> str:
         key = self._by_const.get(id(c))
@@ -106,7 +117,8 @@ class ParamsSink:
 
     def header_lines(self, params_module="params") -> list:
         """`P = params.load("x.params")` for each file the printed text refers to."""
-        return [f"{alias} = {params_module}.load({_quote(ref)})" for alias, ref in self.used.items()]
+        return [f"{alias} = {params_module}.load({_quote(ref)})"
+                for alias, ref in self.used.items()]
 
 
 def sink_for_script(text, path, inline_threshold=DEFAULT_INLINE_THRESHOLD) -> ParamsSink:
@@ -135,8 +147,9 @@ def add_header(text: str, sink: ParamsSink, before_line: int) -> str:
     """Insert `from tirkit.script import params` and the sink's `P = params.load(...)` after
     the imports that precede line `before_line` (1-based), when the script lacks them."""
     from ..syntax.chunks import find_aliases
-    if sink.declared or sink.alias not in sink.used:
+    if sink.declared or sink.ref not in sink.used.values():
         return text
+    alias = next(a for a, r in sink.used.items() if r == sink.ref)
     lines = text.split("\n")
     al = find_aliases(lines)
     module = next(iter(sorted(al.params)), None)
@@ -144,7 +157,7 @@ def add_header(text: str, sink: ParamsSink, before_line: int) -> str:
     if module is None:
         module = "params"
         new.append("from tirkit.script import params")
-    new.append(f"{sink.alias} = {module}.load({_quote(sink.ref)})")
+    new.append(f"{alias} = {module}.load({_quote(sink.ref)})")
     at = 0
     depth = 0
     for i, ln in enumerate(lines[:max(0, before_line - 1)]):
@@ -189,8 +202,7 @@ def const_data(printer, const_name) -> str:
     table = printer.constants
     c = table[const_name] if table is not None and const_name in table else None
     if c is None:
-        sink.used.setdefault(sink.alias, sink.ref)
-        return f"{sink.alias}[{_quote(const_name)}]"
+        return f"{sink.bind(sink.alias, sink.ref)}[{_quote(const_name)}]"
     return sink.text(c, printer.T)
 
 

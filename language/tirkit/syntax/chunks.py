@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 _IMPORT_FROM = re.compile(
     r"^\s*from\s+(tvm\.script|tirkit\.script)\s+import\s+(\(?)([^#\n]*)")
-_IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|tirkit\.script\.(?:tir|ir|params))"
+_IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|"
+                        r"tirkit\.script\.(?:tir|ir|params))"
                         r"\s+as\s+(\w+)")
 _DECORATOR = re.compile(r"^([ \t]*)@\s*([\w.]+)")
 _HEAD = re.compile(r"^([ \t]*)(async\s+def|def|class)\b")
