@@ -60,7 +60,7 @@ class ParamsSink:
         if c.external:
             alias = self.bind(c.alias or self.alias, c.file)
             return f"{alias}[{_quote(c.key or c.name)}]"
-        if c.size > self.inline_threshold and self.writable():
+        if c.size > self.inline_threshold and self.writable() and storable(c.dtype):
             alias = self.bind(self.alias, self.ref)
             return f"{alias}[{_quote(self.key_for(c))}]"
         return inline_values(c.array(), c.dtype, T)
@@ -119,6 +119,12 @@ class ParamsSink:
         """`P = params.load("x.params")` for each file the printed text refers to."""
         return [f"{alias} = {params_module}.load({_quote(ref)})"
                 for alias, ref in self.used.items()]
+
+
+def storable(dtype) -> bool:
+    """Whether a .params file can hold the dtype (float6 cannot: TVM packs it)."""
+    from .params import _CODES
+    return dtype in _CODES
 
 
 def sink_for_script(text, path, inline_threshold=DEFAULT_INLINE_THRESHOLD) -> ParamsSink:
