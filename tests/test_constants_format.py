@@ -152,3 +152,27 @@ def test_missing_and_directory(tmp_path):
         with pytest.raises(P.ParamsError) as e:
             P.open_index(p)
         assert e.value.code == "constants/missing-file"
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255)), max_size=6),
+       st.integers(0, 400))
+def test_any_damage_is_a_params_error_or_exact_data(flips, cut):
+    data = bytearray(_valid())
+    for pos, byte in flips:
+        if pos < len(data):
+            data[pos] = byte
+    data = bytes(data[:cut]) if cut < len(data) else bytes(data)
+    try:
+        index = P._parse("<bytes>", memoryview(data))
+    except P.ParamsError as e:
+        assert e.code.startswith("constants/")
+        return
+    index._mm = data
+    for e in index:            # whatever parsed must be readable, with the declared size
+        arr = e.load()
+        assert arr.shape == e.shape and arr.nbytes == e.nbytes
