@@ -76,3 +76,19 @@ def corpus(texts, count: int, seed: int = 1234):
             t = mutate(t, rng)
         out.append(t)
     return out
+
+
+def core_corpus(count: int):
+    """Texts from the compiler core's fuzz corpus (tests/test_fuzz.py `mutants`), decoded as an
+    editor would; None when this checkout has no such corpus."""
+    import pathlib
+    import sys
+    tests = str(pathlib.Path(__file__).resolve().parents[1])
+    if tests not in sys.path:
+        sys.path.append(tests)
+    try:
+        import test_fuzz
+        gen = test_fuzz.mutants(count)
+        return [data.decode("utf-8", "replace") for _, data in gen]
+    except Exception:
+        return None

@@ -1,4 +1,5 @@
-"""Robustness: ~300 mutated kernels replayed as incremental didChange edits over one
+"""Robustness: 300 mutated kernels (the compiler core's fuzz corpus where this checkout has
+it, and edits of our own) replayed as incremental didChange edits over one
 connection, with requests in between; every request is answered and the server is alive
 and correct at the end."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from lsp_helpers import SERVER_COMMAND, example, open_doc, server_env, wait_diagnostics
-from mutations import corpus, edit_between
+from mutations import core_corpus, corpus, edit_between
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -50,7 +51,13 @@ async def test_replay_mutated_kernels(client):
              ("matmul", "softmax", "conv2d_nhwc_relu", "gpu_matmul_shared", "module_two_funcs",
               "const_bias", "batch_matmul_symbolic")]
     seeds += [p.read_text() for p in sorted(example("invalid").glob("*.py"))]
-    states = corpus(seeds, 300)
+    core = core_corpus(200)
+    if core:        # the compiler core's fuzz corpus, interleaved with edits of our own
+        ours = corpus(seeds, 100)
+        states = [x for pair in zip(core[:100], ours) for x in pair] + core[100:]
+    else:
+        states = corpus(seeds, 300)
+    assert len(states) == 300
     rng = random.Random(99)
     uri = "file:///tmp/tirkit_fuzz.py"
     text = seeds[0]
