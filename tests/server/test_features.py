@@ -309,6 +309,10 @@ async def test_completion(client):
     res = await client.text_document_completion_async(T.CompletionParams(
         doc(uri), T.Position(10, line.index("T.gr") + 2)))
     assert len(res.items) > 300 and "prim_func" in [i.label for i in res.items]
+    line12 = text.split("\n")[12]
+    res = await client.text_document_completion_async(T.CompletionParams(
+        doc(uri), T.Position(12, line12.index("remap"))))
+    assert [i.label for i in res.items] == ["spatial", "reduce", "scan", "opaque", "remap"]
 
 
 async def test_ir_module_symbols_and_hover(client):

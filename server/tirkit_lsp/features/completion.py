@@ -8,6 +8,14 @@ from lsprotocol import types as T
 from tirkit.script.namespace import DOCS, NAMES
 
 _BEFORE = re.compile(r"([A-Za-z_]\w*)\.\s*([A-Za-z_]\w*)?$")
+_AXIS = re.compile(r"([A-Za-z_]\w*)\.axis\.\s*([A-Za-z_]\w*)?$")
+AXIS_DOCS = {
+    "spatial": "`T.axis.spatial(dom, binding)`: a data-parallel block iterator.",
+    "reduce": "`T.axis.reduce(dom, binding)`: a reduction block iterator.",
+    "scan": "`T.axis.scan(dom, binding)`: an ordered (scan) block iterator.",
+    "opaque": "`T.axis.opaque(dom, binding)`: an iterator of unknown kind.",
+    "remap": '`T.axis.remap(kinds, loops)`: one iterator per loop, kinds spelled "S"/"R".',
+}
 
 
 def _items():
@@ -30,12 +38,17 @@ def complete(server, a, pos: T.Position):
     conv = server.converter(a)
     line, col = conv.line_col(pos)
     text = a.lines[line - 1][:col - 1] if line - 1 < len(a.lines) else ""
-    m = _BEFORE.search(text)
-    if not m:
-        return None
     from tirkit.syntax.chunks import find_aliases
-    al = find_aliases(a.lines)
-    if m.group(1) not in set(al.tir) | {"T"}:
+    aliases = set(find_aliases(a.lines).tir) | {"T"}
+    m = _AXIS.search(text)
+    if m and m.group(1) in aliases:
+        prefix = m.group(2) or ""
+        return T.CompletionList(is_incomplete=False, items=[
+            T.CompletionItem(label=n, kind=T.CompletionItemKind.Function, detail="block iterator",
+                             documentation=T.MarkupContent(kind=T.MarkupKind.Markdown, value=d))
+            for n, d in AXIS_DOCS.items() if n.startswith(prefix)])
+    m = _BEFORE.search(text)
+    if not m or m.group(1) not in aliases:
         return None
     if _ALL is None:
         _ALL = _items()

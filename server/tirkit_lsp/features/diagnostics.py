@@ -67,6 +67,27 @@ def schedule(server, uri: str, full: bool, delay: float) -> None:
     _pending[uri] = task
 
 
+def warm(server, uri: str, delay: float) -> None:
+    """For clients that pull: analyse the new version now, so the pull finds it ready."""
+    old = _pending.pop(uri, None)
+    if old is not None and not old.done():
+        old.cancel()
+
+    async def run():
+        try:
+            await asyncio.sleep(delay)
+            a = await server.analysis(uri)
+            if a is not None and server.is_current(a):
+                await server.run_sync(a.diagnostics, wants_full(server, a),
+                                      server.settings.target)
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:
+            server.log_error("diagnostics", e)
+
+    _pending[uri] = asyncio.ensure_future(run())
+
+
 async def refresh_all(server) -> None:
     if pushing(server):
         for uri in list(server.workspace.text_documents):
@@ -83,9 +104,11 @@ def setup(server) -> None:
 
     @server.safe_feature(T.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(params: T.DidChangeTextDocumentParams):
+        uri = params.text_document.uri
         if pushing(server):
-            schedule(server, params.text_document.uri, False,
-                     server.settings.debounce_ms / 1000.0)
+            schedule(server, uri, False, server.settings.debounce_ms / 1000.0)
+        else:
+            warm(server, uri, server.settings.debounce_ms / 1000.0)
 
     @server.safe_feature(T.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(params: T.DidSaveTextDocumentParams):
