@@ -2,7 +2,6 @@
 changes, the onSave / onChange setting, files without kernels, UTF-16 / UTF-32 columns."""
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 import pytest_lsp

@@ -2,7 +2,6 @@
 invalid example, receives its diagnostics and asks for hover on a block."""
 from __future__ import annotations
 
-import os
 import pathlib
 import shutil
 import subprocess
