@@ -1,7 +1,6 @@
 """Pushed diagnostics over stdio: exact codes and ranges on the shared examples, debounced
-changes, the onSave / onChange setting, files without kernels, UTF-16 / UTF-32 columns."""
+changes, files without kernels, UTF-16 columns."""
 from __future__ import annotations
-
 
 import pytest
 import pytest_lsp
