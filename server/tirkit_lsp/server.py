@@ -69,6 +69,7 @@ class TirkitServer(LanguageServer):
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tirkit")
         self._inflight: dict = {}          # (uri, version) -> asyncio.Future[Analysis]
         self.saved_versions: dict = {}     # uri -> version last saved
+        self.diagnostic_tasks: dict = {}   # uri -> the scheduled diagnostics task
         self.features: list = []
 
     # ------------------------------------------------------------------ plumbing

@@ -12,7 +12,11 @@ import asyncio
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 
-_pending: dict = {}          # uri -> asyncio.Task of the scheduled push
+
+
+def _pending(server) -> dict:
+    """uri -> the asyncio.Task of the push (or warm-up) scheduled for that document."""
+    return server.diagnostic_tasks
 
 
 def wants_full(server, a) -> bool:
@@ -48,7 +52,8 @@ async def publish(server, uri: str, full: bool, delay: float = 0.0) -> None:
 
 
 def schedule(server, uri: str, full: bool, delay: float) -> None:
-    old = _pending.pop(uri, None)
+    pending = _pending(server)
+    old = pending.pop(uri, None)
     if old is not None and not old.done():
         old.cancel()
 
@@ -60,16 +65,17 @@ def schedule(server, uri: str, full: bool, delay: float) -> None:
         except Exception as e:
             server.log_error("diagnostics", e)
         finally:
-            if _pending.get(uri) is task:
-                del _pending[uri]
+            if pending.get(uri) is task:
+                del pending[uri]
 
     task = asyncio.ensure_future(run())
-    _pending[uri] = task
+    pending[uri] = task
 
 
 def warm(server, uri: str, delay: float) -> None:
     """For clients that pull: analyse the new version now, so the pull finds it ready."""
-    old = _pending.pop(uri, None)
+    pending = _pending(server)
+    old = pending.pop(uri, None)
     if old is not None and not old.done():
         old.cancel()
 
@@ -85,7 +91,7 @@ def warm(server, uri: str, delay: float) -> None:
         except Exception as e:
             server.log_error("diagnostics", e)
 
-    _pending[uri] = asyncio.ensure_future(run())
+    pending[uri] = asyncio.ensure_future(run())
 
 
 async def refresh_all(server) -> None:
@@ -122,7 +128,7 @@ def setup(server) -> None:
     @server.safe_feature(T.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(params: T.DidCloseTextDocumentParams):
         uri = params.text_document.uri
-        task = _pending.pop(uri, None)
+        task = _pending(server).pop(uri, None)
         if task is not None:
             task.cancel()
         server.forget(uri)
