@@ -110,6 +110,11 @@ async def test_hover_gpu_kernel_uses_a_gpu_roofline(client):
     text = await hover(client, p, ln, lines[ln].index('"C"') + 1)
     assert "FLOPs: 2,147,483,648" in text                # 2 * 1024^3
     assert "roofline time on cuda (NVIDIA A100 (40 GB))" in text
+    ln = next(i for i, x in enumerate(lines) if "for tx in" in x)
+    text = await hover(client, p, ln, lines[ln].index("tx"))
+    assert "kind: thread_binding" in text and "thread: `threadIdx.x`" in text
+    # tx (32) x k_0 (32) x (A_shared 32*32 + B_shared 32*32 + k_1 32)
+    assert f"total trip count under it: {32 * 32 * (1024 + 1024 + 32):,}" in text
 
 
 async def test_hover_symbolic_block(client):
