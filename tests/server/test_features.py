@@ -117,6 +117,28 @@ async def test_hover_gpu_kernel_uses_a_gpu_roofline(client):
     assert f"total trip count under it: {32 * 32 * (1024 + 1024 + 32):,}" in text
 
 
+PREDICATED = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(20):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            T.where(i < 16)
+            B[vi] = A[vi] * T.float32(2)
+'''
+
+
+async def test_hover_predicate(client):
+    uri = "file:///tmp/tirkit_predicate.py"
+    open_doc(client, uri, PREDICATED)
+    h = await client.text_document_hover_async(T.HoverParams(doc(uri), T.Position(6, 22)))
+    assert "- **predicate**: `i < 16`" in h.contents.value
+    assert "- **init**: none" in h.contents.value
+    assert "FLOPs: 20" in h.contents.value          # an upper bound: the predicate is ignored
+
+
 async def test_hover_symbolic_block(client):
     p = example("valid/batch_matmul_symbolic.py")
     text = await hover(client, p, 12, 22)
