@@ -80,6 +80,11 @@ const invalidName = path.basename(INVALID);
 const validName = path.basename(VALID);
 fs.copyFileSync(INVALID, path.join(ws, invalidName));
 fs.copyFileSync(VALID, path.join(ws, validName));
+// A copy of the valid example with its spacing disturbed, for the Format Kernels command.
+const messyName = `messy_${validName}`;
+const validText = fs.readFileSync(VALID, "utf8");
+const messyText = validText.split("\n").map((l) => (/T\.grid\(|T\.Buffer\(/.test(l) ? l.replace(/, /g, ",") : l.replace(/ \+ /g, "+"))).join("\n");
+fs.writeFileSync(path.join(ws, messyName), messyText);
 const commonSettings = {
   "workbench.startupEditor": "none",
   "workbench.tips.enabled": false,
@@ -308,7 +313,26 @@ async function main() {
     }
   }
 
-  // -- 4. the canonical-form command answers (a document, or a clear message)
+  // -- 4a. Format Kernels rewrites the disturbed copy into the canonical text
+  if (messyText === validText) {
+    skip("format kernels", `could not disturb the spacing of ${validName}`);
+  } else {
+    await openFile(messyName);
+    await page.locator(".monaco-editor .codelens-decoration", { hasText: "FLOP" }).first()
+      .waitFor({ timeout: 20000 }).catch(() => {});
+    await runCommand("tirkit: Format Kernels");
+    await page.waitForTimeout(800);
+    await page.keyboard.press("Control+S");
+    let now = messyText;
+    for (let i = 0; i < 40 && now === messyText; i++) {
+      await page.waitForTimeout(250);
+      now = fs.readFileSync(path.join(ws, messyName), "utf8");
+    }
+    if (now === validText) pass("format kernels", `${messyName} is back to the canonical text`);
+    else fail("format kernels", now === messyText ? "the file did not change" : `unexpected text: ${JSON.stringify(now.slice(0, 300))}`);
+  }
+
+  // -- 4b. the canonical-form command answers (a document, or a clear message)
   await openFile(validName);
   await goTo(blockLine >= 0 ? blockLine + 1 : 1, 10);
   const editorsBefore = await page.locator(".tabs-container .tab").count();
