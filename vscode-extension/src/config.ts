@@ -188,7 +188,8 @@ export function probeFor(l: Launch): { command: string; args: string[] } {
   const pre = l.args.slice(0, l.args.indexOf("-m"));
   return {
     command: l.command,
-    args: [...pre, "-c", `import ${SERVER_MODULE}, sys; sys.stdout.write(getattr(${SERVER_MODULE}, "__version__", "?"))`],
+    // the server module imports pygls, lsprotocol and tirkit: a missing dependency shows here
+    args: [...pre, "-c", `import sys, ${SERVER_MODULE}, ${SERVER_MODULE}.server; sys.stdout.write(getattr(${SERVER_MODULE}, "__version__", "?"))`],
   };
 }
 
@@ -231,10 +232,13 @@ export function interpretProbe(l: Launch, o: ProbeOutcome): ProbeVerdict {
     return l.source === "command" ? { ok: true } : { ok: true, version: v && v !== "?" ? v : undefined };
   }
   const err = o.stderr ?? "";
-  if (/No module named ['"]?tirkit/.test(err)) {
+  const missing = /No module named ['"]?([\w.]+)/.exec(err);
+  if (missing && /^(tirkit|pygls|lsprotocol|lark)/.test(missing[1])) {
     return {
       ok: false, kind: "no-module",
-      message: `tirkit: the language server (tirkit-lsp) is not installed for \`${quoteCommand(l.python ?? [l.command])}\`. Install it with: ${install}`,
+      message: missing[1].startsWith("tirkit")
+        ? `tirkit: the language server (tirkit-lsp) is not installed for \`${quoteCommand(l.python ?? [l.command])}\`. Install it with: ${install}`
+        : `tirkit: tirkit-lsp is installed for \`${quoteCommand(l.python ?? [l.command])}\` without its dependencies (no module ${missing[1]}). Install them with: ${install}`,
     };
   }
   const last = err.trim().split(/\r?\n/).filter((x) => x.trim()).pop() ?? `exit code ${o.exitCode}`;

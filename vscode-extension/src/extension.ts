@@ -1,6 +1,6 @@
 // The tirkit VS Code extension: a thin client that starts `tirkit-lsp` over stdio for Python
 // files.  All analysis lives in the server; this file wires settings, commands and the status bar.
-import { execFile } from "child_process";
+import { spawn } from "child_process";
 import * as vscode from "vscode";
 import {
   LanguageClient,
@@ -93,15 +93,17 @@ async function pythonExtensionInterpreter(): Promise<string[] | undefined> {
 function probe(launch: Launch): Promise<ProbeOutcome> {
   const { command, args } = probeFor(launch);
   return new Promise((resolve) => {
-    execFile(command, args, { timeout: 20000, env: process.env }, (err, stdout, stderr) => {
-      if (err && typeof (err as NodeJS.ErrnoException).code === "string") {
-        resolve({ spawnError: (err as NodeJS.ErrnoException).code as string });
-      } else if (err && (err as any).killed) {
-        resolve({ timedOut: true });
-      } else {
-        resolve({ exitCode: err ? ((err as any).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) });
-      }
-    });
+    let stdout = "";
+    let stderr = "";
+    let done = false;
+    const finish = (o: ProbeOutcome) => { if (!done) { done = true; clearTimeout(timer); resolve(o); } };
+    // stdin is closed, so a server that ignores --help sees end of input and exits
+    const child = spawn(command, args, { env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+    const timer = setTimeout(() => { child.kill(); finish({ timedOut: true }); }, 15000);
+    child.stdout?.on("data", (d) => { stdout += d; });
+    child.stderr?.on("data", (d) => { stderr += d; });
+    child.on("error", (e: NodeJS.ErrnoException) => finish({ spawnError: e.code ?? String(e) }));
+    child.on("close", (code) => finish({ exitCode: code, stdout, stderr }));
   });
 }
 

@@ -133,7 +133,7 @@ test("probe: python launches import the module, command launches ask for --help"
   const p = probeFor(py);
   assert.equal(p.command, "conda");
   assert.deepEqual(p.args.slice(0, 5), ["run", "-n", "k", "python", "-c"]);
-  assert.match(p.args[5], /^import tirkit_lsp\b/);
+  assert.match(p.args[5], /^import sys, tirkit_lsp, tirkit_lsp\.server;/);
   const cmd = resolveLaunch(readSettings(reader({ "server.command": ["tirkit-lsp"] })).settings);
   assert.deepEqual(probeFor(cmd), { command: "tirkit-lsp", args: ["--help"] });
 });
@@ -153,6 +153,9 @@ test("probe verdicts: missing interpreter, missing module, other failure, succes
     assert.ok(noModule.message.includes("pip install"));
     assert.ok(!noModule.message.includes("Traceback"));
   }
+  const noPygls = interpretProbe(l, { exitCode: 1, stderr: "Traceback...\nModuleNotFoundError: No module named 'pygls'\n" });
+  assert.ok(!noPygls.ok && noPygls.kind === "no-module" && noPygls.message.includes("no module pygls")
+    && noPygls.message.includes('-m pip install "tirkit[lsp]"'), JSON.stringify(noPygls));
   const broken = interpretProbe(l, { exitCode: 1, stderr: "Traceback\nImportError: cannot import name 'x' from 'lark'\n" });
   assert.equal(broken.ok, false);
   if (!broken.ok) {
