@@ -144,7 +144,8 @@ def test_vscode_end_to_end():
     out = r.stdout
     assert "FAIL" not in out
     for check in ("install .vsix", "error squiggle", "Problems entry", "status bar",
-                  "hover on block", "format kernels", "canonical form command",
+                  "hover on block", "schedule trace command", "format kernels",
+                  "canonical form command",
                   "missing server message"):
         assert f"PASS {check}" in out, check
     if schedule == "yes":

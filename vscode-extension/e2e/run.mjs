@@ -43,6 +43,10 @@ const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padS
 function pass(name, detail = "") { results.passed++; log(`PASS ${name}${detail ? ": " + detail : ""}`); }
 function fail(name, detail) { results.failed++; log(`FAIL ${name}: ${detail}`); }
 function skip(name, why) { results.skipped++; log(`SKIP ${name}: ${why}`); }
+/** Run one check; an exception fails that check only, the next one still runs. */
+async function step(name, fn) {
+  try { await fn(); } catch (e) { fail(name, (e?.message ?? String(e)).split("\n")[0]); }
+}
 
 /** `# expect: CODE` comments of an example: [{line, code}] (1-based lines). */
 function expectations(file) {
@@ -132,6 +136,8 @@ function finish(code) {
   });
 }
 
+let appliedAction = null;   // the title of the schedule action applied in step 3
+
 async function main() {
   // -- install the extension into the fresh profile
   const inst = spawnSync(process.execPath, [ENTRY, ...csArgs, "--install-extension", path.resolve(VSIX)],
@@ -168,7 +174,7 @@ async function main() {
     const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: name }).first();
     await row.waitFor({ timeout: 20000 });
     await row.click();
-    await page.locator(`.tabs-container .tab.active`, { hasText: name }).waitFor({ timeout: 10000 });
+    await page.locator(`.tabs-container .tab.active`, { hasText: name }).first().waitFor({ timeout: 10000 });
     await page.locator(".monaco-editor .view-lines").first().waitFor();
   };
   const goTo = async (line, column) => {
@@ -186,6 +192,11 @@ async function main() {
     const row = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
     await row.waitFor({ timeout: 5000 });
     await page.keyboard.press("Enter");
+  };
+
+  const clearNotifications = async () => {
+    await runCommand("Notifications: Clear All Notifications");
+    await page.locator(".notifications-toasts .notification-toast").first().waitFor({ state: "detached", timeout: 3000 }).catch(() => {});
   };
 
   // -- 1. diagnostics: squiggle + Problems entry with the code
@@ -265,121 +276,164 @@ async function main() {
     await page.keyboard.press("Escape");
   }
 
-  // -- 3. Ctrl+. at a loop: schedule actions
-  const loopLine = validLines.findIndex((l) => /^\s*for\s/.test(l));
-  if (SCHEDULE === "no") {
-    skip("schedule code actions", "this build has no schedule code actions yet");
-  } else if (loopLine < 0) {
-    skip("schedule code actions", `${validName} has no loop`);
-  } else {
-    const before = fs.readFileSync(path.join(ws, validName), "utf8");
-    await goTo(loopLine + 1, validLines[loopLine].indexOf("for") + 5);
-    await page.keyboard.press("Control+Period");
-    const widget = page.locator(".action-widget");
-    const none = page.locator(".monaco-editor-overlaymessage", { hasText: "No code actions" });
-    let titles = [];
-    const shown = await Promise.race([
-      widget.first().waitFor({ timeout: 15000 }).then(() => "widget"),
-      none.first().waitFor({ timeout: 15000 }).then(() => "none"),
-    ]).catch(() => "nothing");
-    if (shown === "widget") {
-      await page.waitForTimeout(300);
-      titles = (await widget.locator(".monaco-list-row").allInnerTexts()).map((t) => t.trim()).filter(Boolean);
-    } else if (shown === "nothing") {
-      log("Ctrl+. showed neither the action list nor 'No code actions available'");
+  await step('schedule code actions', async () => {
+    // -- 3. Ctrl+. at a loop: schedule actions
+    const loopLine = validLines.findIndex((l) => /^\s*for\s/.test(l));
+    if (SCHEDULE === "no") {
+      skip("schedule code actions", "this build has no schedule code actions yet");
+    } else if (loopLine < 0) {
+      skip("schedule code actions", `${validName} has no loop`);
     } else {
-      titles = ["(No code actions available)"];
-    }
-    await shot("03-code-actions");
-    const sched = titles.filter((t) => /\b(split|fuse|reorder|parallel|vectorize|unroll|bind)\b/i.test(t));
-    if (sched.length === 0) {
-      if (SCHEDULE === "yes") fail("schedule code actions", `none offered; got ${JSON.stringify(titles)}`);
-      else skip("schedule code actions", `the server offers none at the loop yet (got ${JSON.stringify(titles)})`);
-      await page.keyboard.press("Escape");
-    } else {
-      pass("schedule code actions offered", sched.slice(0, 6).join(" | "));
-      const choice = sched.find((t) => /split/i.test(t)) ?? sched[0];
-      await widget.locator(".monaco-list-row", { hasText: choice }).first().click();
-      await page.waitForTimeout(800);
-      await page.keyboard.press("Control+S");
-      let after = before;
-      for (let i = 0; i < 40 && after === before; i++) {
-        await page.waitForTimeout(250);
-        after = fs.readFileSync(path.join(ws, validName), "utf8");
+      const before = fs.readFileSync(path.join(ws, validName), "utf8");
+      await goTo(loopLine + 1, validLines[loopLine].indexOf("for") + 5);
+      await page.keyboard.press("Control+Period");
+      const widget = page.locator(".action-widget");
+      const none = page.locator(".monaco-editor-overlaymessage", { hasText: "No code actions" });
+      let titles = [];
+      const shown = await Promise.race([
+        widget.first().waitFor({ timeout: 15000 }).then(() => "widget"),
+        none.first().waitFor({ timeout: 15000 }).then(() => "none"),
+      ]).catch(() => "nothing");
+      if (shown === "widget") {
+        await page.waitForTimeout(300);
+        titles = (await widget.locator(".monaco-list-row").allInnerTexts()).map((t) => t.trim()).filter(Boolean);
+      } else if (shown === "nothing") {
+        log("Ctrl+. showed neither the action list nor 'No code actions available'");
+      } else {
+        titles = ["(No code actions available)"];
       }
+      await shot("03-code-actions");
+      const sched = titles.filter((t) => /\b(split|fuse|reorder|parallel|vectorize|unroll|bind)\b/i.test(t));
+      if (sched.length === 0) {
+        if (SCHEDULE === "yes") fail("schedule code actions", `none offered; got ${JSON.stringify(titles)}`);
+        else skip("schedule code actions", `the server offers none at the loop yet (got ${JSON.stringify(titles)})`);
+        await page.keyboard.press("Escape");
+      } else {
+        pass("schedule code actions offered", sched.slice(0, 6).join(" | "));
+        const choice = sched.find((t) => /split/i.test(t)) ?? sched[0];
+        // keyboard, as a user would: the list sits under a pointer-blocking overlay
+        for (let i = 0; i < 40; i++) {
+          const focused = await widget.locator(".monaco-list-row.focused").first().getAttribute("aria-label").catch(() => null);
+          if (focused === choice) break;
+          await page.keyboard.press("ArrowDown");
+        }
+        await page.keyboard.press("Enter");
+        await page.waitForTimeout(800);
+        await page.keyboard.press("Control+S");
+        let after = before;
+        for (let i = 0; i < 40 && after === before; i++) {
+          await page.waitForTimeout(250);
+          after = fs.readFileSync(path.join(ws, validName), "utf8");
+        }
+        if (after !== before) appliedAction = choice;
       if (after !== before) pass("schedule action edits the file", `'${choice}': ${before.split("\n").length} -> ${after.split("\n").length} lines`);
-      else fail("schedule action edits the file", `'${choice}' left ${validName} unchanged`);
-      await shot("04-after-action");
+        else fail("schedule action edits the file", `'${choice}' left ${validName} unchanged`);
+        await shot("04-after-action");
+      }
     }
-  }
+  });
 
-  // -- 4a. Format Kernels rewrites the disturbed copy into the canonical text
-  if (messyText === validText) {
-    skip("format kernels", `could not disturb the spacing of ${validName}`);
-  } else {
-    await openFile(messyName);
-    await page.locator(".monaco-editor .codelens-decoration", { hasText: "FLOP" }).first()
-      .waitFor({ timeout: 20000 }).catch(() => {});
-    await runCommand("tirkit: Format Kernels");
-    await page.waitForTimeout(800);
-    await page.keyboard.press("Control+S");
-    let now = messyText;
-    for (let i = 0; i < 40 && now === messyText; i++) {
-      await page.waitForTimeout(250);
-      now = fs.readFileSync(path.join(ws, messyName), "utf8");
-    }
-    if (now === validText) pass("format kernels", `${messyName} is back to the canonical text`);
-    else fail("format kernels", now === messyText ? "the file did not change" : `unexpected text: ${JSON.stringify(now.slice(0, 300))}`);
-  }
-
-  // -- 4b. the canonical-form command answers (a document, or a clear message)
-  await openFile(validName);
-  await goTo(blockLine >= 0 ? blockLine + 1 : 1, 10);
-  const editorsBefore = await page.locator(".tabs-container .tab").count();
-  await runCommand("tirkit: Show Canonical Form of Kernel");
-  try {
+  await step('schedule trace command', async () => {
+    // -- 3b. the trace of what was applied, as Python (or a clear message when there is none)
+    await page.keyboard.press("Escape");
+    await clearNotifications();
+    const tabsBefore = await page.locator(".tabs-container .tab").count();
+    await runCommand("tirkit: Show Schedule Trace");
     const note = page.locator(".notifications-toasts .notification-toast", { hasText: "tirkit" }).first();
     const answered = await Promise.race([
       note.waitFor({ timeout: 10000 }).then(() => "message"),
-      page.waitForFunction((n) => document.querySelectorAll(".tabs-container .tab").length > n, editorsBefore,
+      page.waitForFunction((n) => document.querySelectorAll(".tabs-container .tab").length > n, tabsBefore,
         { timeout: 10000 }).then(() => "document"),
     ]);
     if (answered === "message") {
-      pass("canonical form command", `message: ${(await note.innerText()).replace(/\s+/g, " ").trim().slice(0, 160)}`);
+      const msg = (await note.innerText()).replace(/\s+/g, " ").trim();
+      if (appliedAction) fail("schedule trace command", `an action was applied but the trace answered: ${msg}`);
+      else pass("schedule trace command", `message: ${msg.slice(0, 160)}`);
     } else {
       await page.waitForTimeout(500);
       const shown = (await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().innerText()).replace(/\u00a0/g, " ");
-      const fn = /def\s+(\w+)\(/.exec(validLines.join("\n"))?.[1] ?? "";
-      if (shown.includes(`def ${fn}(`)) pass("canonical form command", `document beside the kernel with 'def ${fn}('`);
-      else fail("canonical form command", `the document opened does not show the kernel: ${JSON.stringify(shown.slice(0, 200))}`);
+      const wanted = appliedAction ? /\bsplit\b|\bfuse\b|\breorder\b|\bvectorize\b|\bparallel\b/ : /./;
+      if (wanted.test(shown)) pass("schedule trace command", `document: ${JSON.stringify(shown.split("\n").slice(0, 3).join(" | ").slice(0, 160))}`);
+      else fail("schedule trace command", `the trace does not name the applied primitive: ${JSON.stringify(shown.slice(0, 200))}`);
+      await shot("04b-schedule-trace");
     }
-  } catch {
-    fail("canonical form command", "neither a document nor a message appeared");
-  }
-  await page.waitForTimeout(300);
-  await shot("05-canonical-form");
+    await runCommand("View: Close All Editors");   // the trace view and the kernel, all saved
+    await page.waitForTimeout(300);
+  });
 
-  // -- 5. a missing server gives a clear message with the install command
-  await page.keyboard.press("Escape");
-  await page.locator(".notifications-toasts .notification-toast .codicon-notifications-clear").first()
-    .click({ timeout: 1000 }).catch(() => {});
-  const missingPy = path.join(work, "no-such-venv", "bin", "python");
-  fs.writeFileSync(path.join(ws, ".vscode", "settings.json"), JSON.stringify({
-    "tirkit.server.pythonPath": missingPy, "tirkit.target": "llvm",
-  }, null, 2));
-  try {
-    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "pip install" }).first();
-    await toast.waitFor({ timeout: 20000 });
-    const msg = (await toast.innerText()).replace(/\s+/g, " ").trim();
-    const bar = page.locator(".statusbar-item", { hasText: "tirkit: not installed" }).first();
-    await bar.waitFor({ timeout: 5000 });
-    if (msg.includes(missingPy) && msg.includes('-m pip install "tirkit[lsp]"')) pass("missing server message", msg.slice(0, 200));
-    else fail("missing server message", `message lacks the interpreter or the install command: ${msg}`);
-  } catch {
-    fail("missing server message", "no message with the install command, or the status bar does not say 'not installed'");
-  }
-  await page.waitForTimeout(1000);   // the toast slides in
-  await shot("06-missing-server");
+  await step('format kernels', async () => {
+    // -- 4a. Format Kernels rewrites the disturbed copy into the canonical text
+    if (messyText === validText) {
+      skip("format kernels", `could not disturb the spacing of ${validName}`);
+    } else {
+      await openFile(messyName);
+      await page.locator(".monaco-editor .codelens-decoration", { hasText: "FLOP" }).first()
+        .waitFor({ timeout: 20000 }).catch(() => {});
+      await runCommand("tirkit: Format Kernels");
+      await page.waitForTimeout(800);
+      await page.keyboard.press("Control+S");
+      let now = messyText;
+      for (let i = 0; i < 40 && now === messyText; i++) {
+        await page.waitForTimeout(250);
+        now = fs.readFileSync(path.join(ws, messyName), "utf8");
+      }
+      if (now === validText) pass("format kernels", `${messyName} is back to the canonical text`);
+      else fail("format kernels", now === messyText ? "the file did not change" : `unexpected text: ${JSON.stringify(now.slice(0, 300))}`);
+    }
+  });
+
+  await step('canonical form command', async () => {
+    // -- 4b. the canonical-form command answers (a document, or a clear message)
+    await openFile(validName);
+    await goTo(blockLine >= 0 ? blockLine + 1 : 1, 10);
+    await clearNotifications();
+    const editorsBefore = await page.locator(".tabs-container .tab").count();
+    await runCommand("tirkit: Show Canonical Form of Kernel");
+    try {
+      const note = page.locator(".notifications-toasts .notification-toast", { hasText: "tirkit" }).first();
+      const answered = await Promise.race([
+        note.waitFor({ timeout: 10000 }).then(() => "message"),
+        page.waitForFunction((n) => document.querySelectorAll(".tabs-container .tab").length > n, editorsBefore,
+          { timeout: 10000 }).then(() => "document"),
+      ]);
+      if (answered === "message") {
+        pass("canonical form command", `message: ${(await note.innerText()).replace(/\s+/g, " ").trim().slice(0, 160)}`);
+      } else {
+        await page.waitForTimeout(500);
+        const shown = (await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+        const fn = /def\s+(\w+)\(/.exec(validLines.join("\n"))?.[1] ?? "";
+        if (shown.includes(`def ${fn}(`)) pass("canonical form command", `document beside the kernel with 'def ${fn}('`);
+        else fail("canonical form command", `the document opened does not show the kernel: ${JSON.stringify(shown.slice(0, 200))}`);
+      }
+    } catch {
+      fail("canonical form command", "neither a document nor a message appeared");
+    }
+    await page.waitForTimeout(300);
+    await shot("05-canonical-form");
+  });
+
+  await step('missing server message', async () => {
+    // -- 5. a missing server gives a clear message with the install command
+    await page.keyboard.press("Escape");
+    await clearNotifications();
+    const missingPy = path.join(work, "no-such-venv", "bin", "python");
+    fs.writeFileSync(path.join(ws, ".vscode", "settings.json"), JSON.stringify({
+      "tirkit.server.pythonPath": missingPy, "tirkit.target": "llvm",
+    }, null, 2));
+    try {
+      const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "pip install" }).first();
+      await toast.waitFor({ timeout: 20000 });
+      const msg = (await toast.innerText()).replace(/\s+/g, " ").trim();
+      const bar = page.locator(".statusbar-item", { hasText: "tirkit: not installed" }).first();
+      await bar.waitFor({ timeout: 5000 });
+      if (msg.includes(missingPy) && msg.includes('-m pip install "tirkit[lsp]"')) pass("missing server message", msg.slice(0, 200));
+      else fail("missing server message", `message lacks the interpreter or the install command: ${msg}`);
+    } catch {
+      fail("missing server message", "no message with the install command, or the status bar does not say 'not installed'");
+    }
+    await page.waitForTimeout(1000);   // the toast slides in
+    await shot("06-missing-server");
+  });
 }
 
 main().then(() => finish(), (e) => { fail("run", e?.stack ?? String(e)); finish(1); });
