@@ -21,6 +21,11 @@ from ..ir import expr as E
 from ..ir import stmt as S
 
 
+# intrinsics whose buffer operands are addresses (read and/or written by the intrinsic)
+_POINTER_OPS = ("tvm_", "ptx_", "mma_", "address_of", "access_ptr", "call_packed",
+                "call_extern", "call_intrin", "call_pure_extern", "call_llvm")
+
+
 @dataclass(eq=False)
 class Loop:
     var: E.Var
@@ -125,7 +130,10 @@ class _Walker:
             self.conds.append((s.condition, len(self.blocks)))
             self.stmt(s.then_case)
             self.conds.pop()
-            self.stmt(s.else_case)
+            if s.else_case is not None:
+                self.conds.append((E.Not(s.condition), len(self.blocks)))
+                self.stmt(s.else_case)
+                self.conds.pop()
         elif t is S.LetStmt:
             self.expr(s.value)
             self.lets[s.var] = s.value
@@ -192,9 +200,19 @@ class _Walker:
                     self.conds.append((x.args[0], len(self.blocks)))
                     self.expr(x.args[1])
                     self.conds.pop()
+                    self.conds.append((E.Not(x.args[0]), len(self.blocks)))
                     self.expr(x.args[2])
+                    self.conds.pop()
                 else:
                     self.calls.append((x, tuple(self.loops), tuple(self.conds)))
+                    if x.op.startswith(_POINTER_OPS):
+                        for arg in x.args:
+                            if isinstance(arg, E.BufferLoad):     # an operand by address
+                                self.record(arg.buffer, False, arg.indices, arg.span, True)
+                                stack.extend(arg.indices)
+                            elif arg is not None:
+                                stack.append(arg)
+                        continue
                     stack.extend(a for a in x.args if a is not None)
                     stack.extend(v for _, v in x.kwargs if isinstance(v, E.PrimExpr))
             elif t is E.BufferRef:
@@ -204,7 +222,9 @@ class _Walker:
                 self.conds.append((x.condition, len(self.blocks)))
                 self.expr(x.true_value)
                 self.conds.pop()
+                self.conds.append((E.Not(x.condition), len(self.blocks)))
                 self.expr(x.false_value)
+                self.conds.pop()
             elif t is E.Let:
                 stack.append(x.value)
                 self.lets[x.var] = x.value

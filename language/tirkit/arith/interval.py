@@ -22,10 +22,15 @@ COMPARE = {
 }
 
 
+# not (a OP b) -> a OP' b
+NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT}
+
+
 class Analyzer:
     def __init__(self):
         self.ranges = {}            # Var -> (lo Aff, hi Aff), inclusive
         self.constraints = []       # [(Aff C, lo int|None, hi int|None)]
+        self.atom_ranges = {}       # Atom -> (lo, hi) ints from constraints
         self._depth = 0
 
     # ---- facts -------------------------------------------------------------------------
@@ -48,6 +53,14 @@ class Analyzer:
         if isinstance(cond, E.Call) and cond.op in ("likely",) and cond.args:
             self.assume(cond.args[0], env)
             return
+        if isinstance(cond, E.Not) and type(cond.a) in NEGATE:
+            c = cond.a
+            self.assume(NEGATE[type(c)](c.a, c.b, c.dtype), env)
+            return
+        if isinstance(cond, E.Not) and isinstance(cond.a, E.Or):
+            self.assume(E.Not(cond.a.a), env)
+            self.assume(E.Not(cond.a.b), env)
+            return
         off = COMPARE.get(type(cond))
         if off is None:
             return
@@ -57,6 +70,16 @@ class Analyzer:
             return
         if len(d.terms) == 1:
             (k, v), = d.terms.items()
+            if isinstance(k, Atom) and abs(v) == 1:
+                # +-atom + c in [lo, hi]: remember the atom's own range
+                if v == 1:
+                    nlo = None if lo is None else lo - d.const
+                    nhi = None if hi is None else hi - d.const
+                else:
+                    nlo = None if hi is None else d.const - hi
+                    nhi = None if lo is None else d.const - lo
+                olo, ohi = self.atom_ranges.get(k, (None, None))
+                self.atom_ranges[k] = (_imax(olo, nlo), _imin(ohi, nhi))
             if not isinstance(k, Atom) and abs(v) == 1 and k in self.ranges:
                 # +-k + c in [lo, hi]: tighten k's own range
                 rlo, rhi = self.ranges[k]
@@ -74,6 +97,7 @@ class Analyzer:
         a = Analyzer()
         a.ranges = dict(self.ranges)
         a.constraints = list(self.constraints)
+        a.atom_ranges = dict(self.atom_ranges)
         return a
 
     # ---- conversion ----------------------------------------------------------------------
@@ -92,17 +116,33 @@ class Analyzer:
         self._depth += 1
         try:
             lo, hi = self._bound_terms(x)
-            for c, clo, chi in self.constraints:
-                d = x - c
-                if d.is_const() or all(k not in self.ranges and not isinstance(k, Atom)
-                                       for k in d.terms):
-                    if chi is not None:
-                        hi = _tighter(hi, d + chi, self, False)
-                    if clo is not None:
-                        lo = _tighter(lo, d + clo, self, True)
+            for c0, clo0, chi0 in self.constraints:
+                # a constraint bounds c and -c alike
+                for c, clo, chi in ((c0, clo0, chi0),
+                                    (-c0, None if chi0 is None else -chi0,
+                                     None if clo0 is None else -clo0)):
+                    lo, hi = self._apply(x, c, clo, chi, lo, hi)
             return lo, hi
         finally:
             self._depth -= 1
+
+    def _apply(self, x, c, clo, chi, lo, hi):
+        """Tighten (lo, hi) of x with the constraint clo <= c <= chi."""
+        d = x - c
+        if d.is_const() or all(k not in self.ranges and not isinstance(k, Atom)
+                               for k in d.terms):
+            if chi is not None:
+                hi = _tighter(hi, d + chi, self, False)
+            if clo is not None:
+                lo = _tighter(lo, d + clo, self, True)
+        elif len(d.terms) < len(x.terms) and not set(d.all_vars()) & set(c.all_vars()):
+            # x = c + d with d independent of c: x in [clo + lo(d), chi + hi(d)]
+            dlo, dhi = self._bound_terms(d)
+            if chi is not None and dhi is not None:
+                hi = _tighter(hi, dhi + chi, self, False)
+            if clo is not None and dlo is not None:
+                lo = _tighter(lo, dlo + clo, self, True)
+        return lo, hi
 
     def _bound_terms(self, x: Aff):
         lo = Aff({}, x.const)
@@ -127,6 +167,18 @@ class Analyzer:
             if hi is not None and any(j in self.ranges for j in hi.all_vars()):
                 hi = self.bound(hi)[1]
             return lo, hi
+        if not any(j in self.ranges for j in k.free_keys()):
+            return Aff.of(k), Aff.of(k)          # nothing ranged inside: stays symbolic
+        lo, hi = self._bound_atom(k)
+        r = self.atom_ranges.get(k)
+        if r is not None:
+            if r[0] is not None:
+                lo = _tighter(lo, Aff({}, r[0]), self, True)
+            if r[1] is not None:
+                hi = _tighter(hi, Aff({}, r[1]), self, False)
+        return lo, hi
+
+    def _bound_atom(self, k):
         if k.kind == "fdiv":
             alo, ahi = self.bound(k.args[0])
             # floor division by a positive constant is monotone
@@ -208,6 +260,14 @@ def max_over_symbols(x: Aff):
 
 def _nonneg_atom_bounded(k):
     return isinstance(k, Atom) and k.kind == "fmod"
+
+
+def _imax(a, b):
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _imin(a, b):
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _aff(x):

@@ -48,6 +48,7 @@ class IterMap:
     splits: list                          # per binding: [Split]
     bases: list                           # per binding: Aff of the non-iterator part
     failures: list = field(default_factory=list)
+    overlap_ok: list = None
 
     @property
     def ok(self):
@@ -74,10 +75,14 @@ def _ceil_div(e, d):
     return None
 
 
-def detect(bindings, loops, an, names=None) -> IterMap:
-    """bindings: [PrimExpr or Aff]; loops: {Var: (min Aff, extent int|Aff)}."""
+def detect(bindings, loops, an, names=None, overlap_ok=None) -> IterMap:
+    """bindings: [PrimExpr or Aff]; loops: {Var: (min Aff, extent int|Aff)}.
+
+    `overlap_ok[i]` true lets binding i combine splits whose ranges overlap (a sliding
+    window, as `compute_at` produces for spatial iterators: legal, it recomputes values)."""
     names = names or [f"v{i}" for i in range(len(bindings))]
     result = IterMap([], [])
+    result.overlap_ok = overlap_ok
     fused: dict = {}
     for idx, b in enumerate(bindings):
         aff = an.to_aff(b)
@@ -88,7 +93,7 @@ def detect(bindings, loops, an, names=None) -> IterMap:
             splits, base = [], aff
         result.splits.append(splits)
         result.bases.append(base)
-        if splits:
+        if splits and not (overlap_ok and overlap_ok[idx]):
             msg = _check_strides(splits, names[idx])
             if msg:
                 result.failures.append(Failure(idx, "not-bijective", msg))
@@ -106,7 +111,8 @@ def _read_binding(aff: Aff, loops, an, fused):
                 mn, ext = loops[k]
                 if not (mn.is_const() and mn.const == 0):
                     base = base + mn.scale(v)       # i = mn + i', i' in [0, ext)
-                splits.append(Split(k, 1, ext, v))
+                if ext != 1:                        # a loop of one iteration is a constant
+                    splits.append(Split(k, 1, ext, v))
             else:
                 base = base + Aff.of(k, v)        # an outer iterator or a symbol
             continue
@@ -201,42 +207,99 @@ def _check_strides(splits, name):
     return None
 
 
-def _digits(s):
-    if isinstance(s.extent, int):
-        return s.lower, s.lower * s.extent
-    return s.lower, None
+def _intervals(src, lo, hi, out, depth=0):
+    """The digits [lo, hi) of `src` (hi None: unbounded) as digit intervals of loops: a
+    fused group's digits are mapped onto the digits of its parts."""
+    if not isinstance(src, Fused) or depth > 8:
+        out.append((src, lo, hi))
+        return out
+    for p in src.parts:
+        s = p.scale
+        top = s * p.extent if isinstance(p.extent, int) else None
+        a = max(lo, s)
+        b = hi if top is None else (top if hi is None else min(hi, top))
+        if b is not None and a >= b:
+            continue
+        plo = p.lower * (a // s)
+        phi = None if b is None else p.lower * (-(-b // s))
+        _intervals(p.source, plo, phi, out, depth + 1)
+    return out
+
+
+def _expand(split):
+    if isinstance(split.extent, int):
+        if split.extent <= 1:
+            return []
+        hi = split.lower * split.extent
+    else:
+        hi = None
+    return _intervals(split.source, split.lower, hi, [])
 
 
 def _overlap(a, b):
-    alo, ahi = _digits(a)
-    blo, bhi = _digits(b)
-    if (isinstance(a.extent, int) and a.extent <= 1) or (isinstance(b.extent, int)
-                                                         and b.extent <= 1):
-        return False
-    if ahi is None or bhi is None:
-        return alo == blo
+    _, alo, ahi = a
+    _, blo, bhi = b
+    if ahi is None and bhi is None:
+        return True
+    if ahi is None:
+        return blo < alo < bhi or alo <= blo
+    if bhi is None:
+        return alo < blo < ahi or blo <= alo
     return alo < bhi and blo < ahi
 
 
+def _home(fused):
+    """loop -> (the largest fused group holding it, the loop's scale in that group)."""
+    home = {}
+    for f in sorted(fused.values(), key=lambda f: -len(f.parts)):
+        for p in f.parts:
+            if not isinstance(p.source, Fused) and p.lower == 1 and p.source not in home:
+                home[p.source] = (f, p.scale)
+    return home
+
+
+def _in_home(split, home):
+    """The split as digits of one fused group when its loops all live there consistently."""
+    if not isinstance(split.extent, int):
+        return None
+    lo, hi = split.lower, split.lower * split.extent
+    src = split.source
+    if not isinstance(src, Fused):
+        h = home.get(src)
+        return None if h is None else (h[0], h[1] * lo, h[1] * hi)
+    ratio, group = None, None
+    for p in src.parts:
+        h = home.get(p.source)
+        if h is None or p.lower != 1 or h[1] % p.scale:
+            return None
+        r = h[1] // p.scale
+        if (ratio is not None and r != ratio) or (group is not None and h[0] is not group):
+            return None
+        ratio, group = r, h[0]
+    if group is None or group is src:
+        return None
+    return (group, ratio * lo, ratio * hi)
+
+
 def _check_overlap(result, names, fused):
-    uses: dict = {}        # source -> [(Split, binding index)]
+    uses: dict = {}        # loop -> [((src, lo, hi), binding index, split)]
+    home = _home(fused)
     for idx, splits in enumerate(result.splits):
         for s in splits:
-            uses.setdefault(s.source, []).append((s, idx))
-    owner = {}
-    for idx, splits in enumerate(result.splits):
-        for s in splits:
-            if isinstance(s.source, Fused) and id(s.source) not in owner:
-                owner[id(s.source)] = idx
-                for p in s.source.parts:
-                    uses.setdefault(p.source, []).append((p, idx))
+            moved = _in_home(s, home)
+            if moved is None and isinstance(s.source, Fused) and \
+                    s.source.key in fused and any(h[0] is s.source for h in home.values()) \
+                    and isinstance(s.extent, int):
+                moved = (s.source, s.lower, s.lower * s.extent)
+            for iv in ([moved] if moved is not None else _expand(s)):
+                uses.setdefault(iv[0], []).append((iv, idx, s))
     reported = set()
     for src, lst in uses.items():
         for j in range(1, len(lst)):
             for i in range(j):
-                a, ia = lst[i]
-                b, ib = lst[j]
-                if ia == ib and a is b:
+                a, ia, sa = lst[i]
+                b, ib, sb = lst[j]
+                if ia == ib and sa is sb:
                     continue
                 if not _overlap(a, b):
                     continue
@@ -245,6 +308,8 @@ def _check_overlap(result, names, fused):
                     continue
                 reported.add((later, earlier))
                 if later == earlier:
+                    if result.overlap_ok and result.overlap_ok[later]:
+                        continue
                     msg = (f"`{names[later]}` uses loop `{_name(src)}` twice in overlapping "
                            f"digits")
                 else:

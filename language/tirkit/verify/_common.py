@@ -101,6 +101,7 @@ def iter_map_of(fa, r, ctx):
             ext = an.to_aff(lp.extent)
             loops[lp.var] = (mn, ext.const if ext.is_const() else ext)
         names = [iv.var.name for iv in r.block.iter_vars]
-        m = (detect(list(r.iter_values), loops, an, names), an)
+        spatial = [iv.kind != "R" for iv in r.block.iter_vars]
+        m = (detect(list(r.iter_values), loops, an, names, spatial), an)
         ctx.cache[key] = m
     return m

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..analysis.regions import analyzer_for, index_range
 from ..arith import Analyzer
+from ..arith.affine import Atom
 from ..ir import expr as E
 from ..ir.visit import walk
 from ._common import func_accesses, is_thread
@@ -43,6 +44,27 @@ def _merge(boxes):
     return list(zip(lo, hi))
 
 
+def _understood(cond):
+    if isinstance(cond, E.And):
+        return _understood(cond.a) and _understood(cond.b)
+    if isinstance(cond, E.Not):
+        return type(cond.a) in (E.LT, E.LE, E.GT, E.GE)
+    return type(cond) in (E.LT, E.LE, E.GT, E.GE, E.EQ)
+
+
+def _exact(fa, a):
+    """The access's box is exact: affine indices (floor division allowed) and guards the
+    analysis reads."""
+    if not all(_understood(c) for c, _ in a.conds):
+        return False
+    an = Analyzer()
+    for i in a.indices:
+        x = an.to_aff(i.base if isinstance(i, E.Ramp) else i, fa.env)
+        if any(isinstance(k, Atom) and k.kind != "fdiv" for k in x.terms):
+            return False
+    return True
+
+
 def _opaque_buffers(fa):
     used = set()
     for call, _, _ in fa.calls:
@@ -60,6 +82,8 @@ def uncovered(func, ctx):
     key = ("uncovered", id(func))
     if key in ctx.cache:
         return ctx.cache[key]
+    if ctx.incomplete(func):
+        return []
     fa = func_accesses(func, ctx)
     out = []
     opaque = _opaque_buffers(fa)
@@ -75,13 +99,17 @@ def uncovered(func, ctx):
                 continue
             blk = a.blocks[-1] if a.blocks else None
             prods = [p for j, p in acc if p.is_write and j < i]
+            later = [p for j, p in acc if p.is_write and j > i]
             if any(p.blocks and p.blocks[-1] is blk for _, p in acc if p.is_write) \
                     and blk is not None and blk.block.iter_vars:
                 continue          # the block fills what it reads itself (reductions)
             if not prods:
-                out.append((a, [], shared, f"nothing writes `{buf.name}` before it is read "
-                            f"here"))
+                if not later:
+                    out.append((a, [], shared, f"nothing writes `{buf.name}`, yet it is "
+                                f"read here"))
                 continue
+            if later or not _exact(fa, a) or not all(_exact(fa, p) for p in prods):
+                continue      # loop-carried, or regions the analysis cannot pin down
             keep = frozenset()
             in_kernel = shared and any(is_thread(lp) for lp in a.loops)
             if in_kernel:

@@ -1,10 +1,16 @@
-"""loop-nest/non-affine, loop-nest/not-bijective: block bindings must be a quasi-affine,
+"""loop-nest/non-affine, loop-nest/not-bijective: block bindings should be a quasi-affine,
 one-to-one map of the loops between the block and its parent block (splits, fusions and
 their combinations).  Reported on the binding, with the reason the iterator-map analysis
-gives; the other binding involved is a related location."""
+gives; the other binding involved is a related location.
+
+Severities: `not-bijective` is an error (two block iterators driven by the same loop
+digits, or a reduction iterator that visits a value twice: the block instances are not the
+independent points its iterators declare).  `non-affine` is a warning: TVM runs such
+blocks (they appear after `compute_at` with symbolic extents), but most schedule
+primitives refuse them."""
 from __future__ import annotations
 
-from ..diagnostics import error
+from ..diagnostics import error, warning
 from . import register
 from ._common import func_accesses, iter_map_of
 
@@ -31,7 +37,8 @@ def check_binding(func, ctx):
                     related.append((o.span, f"`{o.var.name}` is bound here"))
             what = ("is not a quasi-affine map of the loops" if f.code == "non-affine"
                     else "makes the block iterators dependent")
-            out.append(error(f"loop-nest/{f.code}",
+            make = error if f.code == "not-bijective" else warning
+            out.append(make(f"loop-nest/{f.code}",
                              f"block '{b.name_hint}': the binding of `{iv.var.name}` {what}: "
                              f"{f.reason}", span, related))
     return out

@@ -55,19 +55,23 @@ def check_bounds(func, ctx):
         for c in conds:
             if not _simple_cond(c):
                 cond_vars.update(_vars_of(c, env))
+        full = None
         for d, idx in enumerate(a.indices):
             base = idx.base if isinstance(idx, E.Ramp) else idx
             aff = an.to_aff(base, env)
             if not _exact(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
                 continue
-            lo, hi = index_range(an, idx, env)
             dim = an.to_aff(buf.shape[d])
-            bad = None
-            if hi is not None and an.prove_nonneg(hi - dim):
-                bad = f"reaches {hi!r}"
-            elif lo is not None and an.prove_neg(lo):
-                bad = f"goes down to {lo!r}"
+            bad = _outside(an, index_range(an, idx, env), dim)
             if bad is None:
+                continue
+            # and in the loops themselves (bindings substituted, T.where respected)
+            if full is None:
+                fenv = dict(fa.env)
+                fenv.update(fa.lets)
+                full = (analyzer_for(fa, a, env=fenv), fenv)
+            fan, fenv = full
+            if _outside(fan, index_range(fan, idx, fenv), dim) is None:
                 continue
             key = (a.span, d)
             if key in seen:
@@ -80,6 +84,15 @@ def check_bounds(func, ctx):
                 f"{bad}, but the dimension has extent {text(buf.shape[d])}",
                 a.span))
     return out
+
+
+def _outside(an, rng, dim):
+    lo, hi = rng
+    if hi is not None and an.prove_nonneg(hi - dim):
+        return f"reaches {hi!r}"
+    if lo is not None and an.prove_neg(lo):
+        return f"goes down to {lo!r}"
+    return None
 
 
 def _vars_of(e, env=None, depth=0):

@@ -10,6 +10,7 @@ declaration are not checked.  The diagnostic sits on the first declared region.
 from __future__ import annotations
 
 from ..analysis.regions import analyzer_for, block_regions
+from ..arith import Analyzer
 from ..arith.affine import Atom
 from ..diagnostics import error
 from . import register
@@ -50,36 +51,58 @@ def _covers(an, acc, decl):
     return True
 
 
+def _is_reduction(blk):
+    return blk.init is not None or any(iv.kind == "R" for iv in blk.iter_vars)
+
+
+def _inner_self_read(a, outer):
+    """The read is an inner reduction block's read of its own accumulator."""
+    for r in reversed(a.blocks):
+        if r is outer:
+            return False
+        blk = r.block
+        if _is_reduction(blk) and any(d.buffer is a.buffer for d in (blk.writes or ())):
+            return True
+    return False
+
+
 @register("signature", codes=("signature/reads-mismatch", "signature/writes-mismatch"),
           fast=True)
 def check_signature(func, ctx):
+    if ctx.incomplete(func):
+        return []
     fa = func_accesses(func, ctx)
     out = []
     for r in fa.realizes:
         b = r.block
         if b.reads is None and b.writes is None:
             continue
+        if not fa.blocks_of[id(r)] and not b.iter_vars:
+            continue         # the root block: its signature is not checked by TVM either
         regions = block_regions(fa, r)
         opaque = {id(a.buffer) for a, reg in regions if reg is None}
         own = {iv.var for iv in b.iter_vars}
+        plain = Analyzer()        # converts declared regions as the inferred ones were
         env = {v: x for v, x in fa.env.items() if v not in own}
         env.update(fa.lets)
         for is_write, decl, code, word in ((False, b.reads, "signature/reads-mismatch", "reads"),
                                            (True, b.writes, "signature/writes-mismatch",
                                             "writes")):
-            if decl is None:
-                continue
+            if decl is None or (not decl and not b.iter_vars):
+                continue     # an opaque block's empty list: TVM's 'not tracked' convention
             missing = []
             written = {id(d.buffer) for d in (b.writes or ())}
+            reduction = b.init is not None or any(iv.kind == "R" for iv in b.iter_vars)
             for a, reg in regions:
                 if reg is None or a.is_write != is_write or id(a.buffer) in opaque:
                     continue
-                if not is_write and b.init is not None and id(a.buffer) in written:
+                if not is_write and (reduction and id(a.buffer) in written or
+                                     _inner_self_read(a, r)):
                     continue     # a reduction's self-read: TVM leaves it out of T.reads
                 an = analyzer_for(fa, a, env=env, from_loop=len(a.loops), from_block=None,
                                   iter_ranges=b.iter_vars)
                 an.constraints = []
-                ds = [_decl_ranges(an, d, env) for d in decl if d.buffer is a.buffer]
+                ds = [_decl_ranges(plain, d, env) for d in decl if d.buffer is a.buffer]
                 if any(_covers(an, reg, d) for d in ds):
                     continue
                 if ds and not all(_misses(an, reg, d) for d in ds):
