@@ -26,6 +26,9 @@ _POINTER_OPS = ("tvm_", "ptx_", "mma_", "address_of", "access_ptr", "call_packed
                 "call_extern", "call_intrin", "call_pure_extern", "call_llvm")
 
 
+ENV_THREAD = "env_thread"      # a launched thread whose tag the IR does not carry
+
+
 @dataclass(eq=False)
 class Loop:
     var: E.Var
@@ -106,9 +109,24 @@ class _Walker:
         if s is None:
             return
         if t is S.SeqStmt:
+            pushed = 0
             for x in s.seq:
+                if type(x) is S.Evaluate and isinstance(x.value, E.Call) and \
+                        x.value.op == "launch_thread" and len(x.value.args) == 2 and \
+                        isinstance(x.value.args[0], E.Var):
+                    # `T.launch_thread(v, n)` as a statement: the rest runs under it
+                    v, n = x.value.args
+                    lp = Loop(v, E.IntImm("int32", 0), n, "thread_binding", ENV_THREAD,
+                              x.span, x)
+                    self.all_loops.append(lp)
+                    self.loop_parents[id(lp)] = tuple(self.loops)
+                    self.loops.append(lp)
+                    pushed += 1
+                    continue
                 self.stmt(x)
                 self.order += 1
+            for _ in range(pushed):
+                self.loops.pop()
         elif t is S.For:
             self.loop(Loop(s.loop_var, s.min, s.extent, s.kind, s.thread_tag, s.span, s),
                       s.body)

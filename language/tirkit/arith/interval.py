@@ -135,13 +135,23 @@ class Analyzer:
                 hi = _tighter(hi, d + chi, self, False)
             if clo is not None:
                 lo = _tighter(lo, d + clo, self, True)
-        elif len(d.terms) < len(x.terms) and not set(d.all_vars()) & set(c.all_vars()):
-            # x = c + d with d independent of c: x in [clo + lo(d), chi + hi(d)]
-            dlo, dhi = self._bound_terms(d)
-            if chi is not None and dhi is not None:
-                hi = _tighter(hi, dhi + chi, self, False)
-            if clo is not None and dlo is not None:
-                lo = _tighter(lo, dlo + clo, self, True)
+        else:
+            # k*x = c + d for the k that cancels a shared term: k*x <= chi + max(d) and
+            # k*x >= clo + min(d) (sums of bounds bound the sum, correlated or not)
+            for key, cv in c.terms.items():
+                xv = x.terms.get(key)
+                if not xv or cv % xv or cv // xv <= 0:
+                    continue
+                k = cv // xv
+                d = x.scale(k) - c
+                if len(d.terms) >= len(x.terms) + len(c.terms):
+                    continue
+                dlo, dhi = self._bound_terms(d)
+                if chi is not None and dhi is not None and dhi.is_const():
+                    hi = _tighter(hi, Aff({}, (chi + dhi.const) // k), self, False)
+                if clo is not None and dlo is not None and dlo.is_const():
+                    lo = _tighter(lo, Aff({}, -((-(clo + dlo.const)) // k)), self, True)
+                break
         return lo, hi
 
     def _bound_terms(self, x: Aff):

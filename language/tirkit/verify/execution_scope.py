@@ -61,7 +61,8 @@ def check_execution_scope(func, ctx):
             continue
         tloops = ks[id(root)][1]
         tx = [lp for lp in tloops if lp.thread_tag == "threadIdx.x"]
-        n = const_int(tx[0].extent) if tx else 1
+        unknown = any(lp.thread_tag == "env_thread" for lp in tloops)
+        n = const_int(tx[0].extent) if tx else (None if unknown else 1)
         if n is not None and n % warp != 0:
             rel = [(tx[0].span, f"threadIdx.x = {n}")] if tx and tx[0].span else []
             out.append(error("thread/execution-scope",

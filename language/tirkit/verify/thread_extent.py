@@ -20,6 +20,8 @@ def check_thread_extent(func, ctx):
         first = {}
         for lp in loops:
             tag = lp.thread_tag
+            if tag == "env_thread":
+                continue            # a launch whose tag the IR does not carry
             if tag not in first:
                 first[tag] = lp
                 continue
