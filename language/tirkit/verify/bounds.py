@@ -62,7 +62,8 @@ def check_bounds(func, ctx):
             if not _exact(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
                 continue
             dim = an.to_aff(buf.shape[d])
-            bad = _outside(an, index_range(an, idx, env), dim)
+            rng = index_range(an, idx, env)
+            bad = _outside(an, rng, dim)
             if bad is None:
                 continue
             # and in the loops themselves (bindings substituted, T.where respected)
@@ -88,10 +89,9 @@ def check_bounds(func, ctx):
 
 def _outside(an, rng, dim):
     lo, hi = rng
-    if hi is not None and an.prove_nonneg(hi - dim):
-        return f"reaches {hi!r}"
-    if lo is not None and an.prove_neg(lo):
-        return f"goes down to {lo!r}"
+    if (hi is not None and an.prove_nonneg(hi - dim)) or (lo is not None and an.prove_neg(lo)):
+        return f"ranges over [{lo!r}, {hi!r}]" if lo is not None and hi is not None else \
+            f"reaches {hi!r}" if hi is not None else f"goes down to {lo!r}"
     return None
 
 
