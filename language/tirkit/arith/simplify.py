@@ -203,6 +203,13 @@ BINARY = {
 }
 
 
+# T.<name>(a, b) call spellings of the binary operators
+CALL_OPS = {"Add": E.Add, "Sub": E.Sub, "Mul": E.Mul, "FloorDiv": E.FloorDiv,
+            "FloorMod": E.FloorMod, "floordiv": E.FloorDiv, "floormod": E.FloorMod,
+            "Min": E.Min, "Max": E.Max, "min": E.Min, "max": E.Max, "truncdiv": E.Div,
+            "truncmod": E.Mod, "Div": E.Div, "Mod": E.Mod}
+
+
 def to_aff(e, an, env=None) -> Aff:
     """The affine form of an integer expression; what is not affine becomes an atom."""
     t = type(e)
@@ -226,4 +233,7 @@ def to_aff(e, an, env=None) -> Aff:
         return Aff.of(Atom("opaque", (a, b), 0, e))
     if t is E.Cast and not e.dtype.startswith(("float", "bfloat")):
         return to_aff(e.value, an, env)
+    if t is E.Call and len(e.args) == 2 and e.op in CALL_OPS:
+        # T.Add(a, b), T.floordiv(a, b), ... spelled as calls: the operator itself
+        return to_aff(CALL_OPS[e.op](e.args[0], e.args[1], e.dtype), an, env)
     return Aff.of(Atom("opaque", (), 0, e))

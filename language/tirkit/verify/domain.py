@@ -1,9 +1,10 @@
 """loop-nest/domain-mismatch: a binding must stay inside its iterator's declared domain.
 
 Error when the binding provably leaves the domain (`T.axis.spatial(128, i)` with `i` up to
-255): the block would run on iterator values it declares impossible.  Warning when it
-provably covers only part of the domain (legal, but the missing values are never computed;
-for a reduction iterator it means a partial sum).  The predicate (`T.where`) is respected.
+255): the block would run on iterator values it declares impossible.  Warning when a
+reduction iterator provably covers only part of its domain (legal, but a partial sum).
+A spatial iterator covering part of its domain is common and legal (after `compute_at`
+a producer computes only what its consumer needs) and is not reported.  The predicate (`T.where`) is respected.
 """
 from __future__ import annotations
 
@@ -47,13 +48,12 @@ def check_domain(func, ctx):
                 out.append(error("loop-nest/domain-mismatch",
                                  f"block '{b.name_hint}': `{iv.var.name}` = `{text(v)}` goes "
                                  f"down to {lo!r}, outside its domain {dom}", iv.span))
-            elif k not in dependent and aff.all_vars() and ((hi is not None and an.prove_neg(hi - dhi)) or
+            elif iv.kind == "R" and k not in dependent and aff.all_vars() and ((hi is not None and an.prove_neg(hi - dhi)) or
                                      (lo is not None and an.prove_nonneg(lo - dlo - 1))):
-                kind = "reduction" if iv.kind == "R" else "iterator"
                 out.append(warning("loop-nest/domain-mismatch",
-                                   f"block '{b.name_hint}': {kind} `{iv.var.name}` = "
+                                   f"block '{b.name_hint}': reduction `{iv.var.name}` = "
                                    f"`{text(v)}` covers only [{lo!r}, {hi!r}] of its domain "
-                                   f"{dom}", iv.span))
+                                   f"{dom}: a partial reduction", iv.span))
     return out
 
 
