@@ -336,3 +336,22 @@ def test_warp_intrinsic_needs_whole_warps():
     assert codes(check(body.replace("TX", "32"))) == []
     bad = body.replace("TX", "16")
     assert codes(check(bad)) == [(line_of(bad, "tvm_fill_fragment"), "thread/execution-scope")]
+
+
+def test_signature_conventions_of_tvm_outputs():
+    # an update in place and a block-local decl_buffer need no declaration
+    body = """
+    @T.prim_func
+    def f(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        for i in range(4):
+            with T.block():
+                T.reads(C[i * 4:i * 4 + 4, 0:16])
+                T.writes(A[i * 4:i * 4 + 4, 0:16])
+                tmp = T.decl_buffer((16,), "float32")
+                for ii, j in T.grid(4, 16):
+                    tmp[j] = C[i * 4 + ii, j]
+                    A[i * 4 + ii, j] = A[i * 4 + ii, j] + tmp[j]
+    """
+    assert codes(check(body)) == []
+    bad = body.replace("T.reads(C[i * 4:i * 4 + 4, 0:16])", "T.reads(C[i * 4:i * 4 + 2, 0:16])")
+    assert codes(check(bad)) == [(line_of(bad, "T.reads"), "signature/reads-mismatch")]

@@ -53,6 +53,7 @@ class Access:
     order: int
     opaque: bool = False         # the buffer is passed whole (region unknown)
     in_init: bool = False
+    local_depth: int = None      # block depth of a DeclBuffer/Allocate that made it, if any
 
 
 @dataclass
@@ -102,6 +103,7 @@ class _Walker:
         self.conds = []
         self.order = 0
         self.in_init = False
+        self.local = {}          # data Var -> block depth of its DeclBuffer/Allocate
 
     # ---- statements ------------------------------------------------------------------
     def stmt(self, s):
@@ -158,8 +160,15 @@ class _Walker:
             self.stmt(s.body)
         elif t is S.Evaluate:
             self.expr(s.value)
-        elif t in (S.Allocate, S.AllocateConst, S.DeclBuffer, S.AttrStmt, S.AssertStmt,
-                   S.While):
+        elif t in (S.Allocate, S.AllocateConst, S.DeclBuffer):
+            key = s.buffer.data if t is S.DeclBuffer else s.buffer_var
+            had = key in self.local
+            if not had:
+                self.local[key] = len(self.blocks)
+            self.stmt(s.body)
+            if not had:
+                del self.local[key]
+        elif t in (S.AttrStmt, S.AssertStmt, S.While):
             if t is S.AttrStmt:
                 self.expr(s.value)
             if t is S.While or t is S.AssertStmt:
@@ -262,7 +271,8 @@ class _Walker:
     def record(self, buf, is_write, indices, span, opaque=False):
         self.out.append(Access(buf, is_write, tuple(indices), span, tuple(self.loops),
                                tuple(self.blocks), tuple(self.block_loops),
-                               tuple(self.conds), self.order, opaque, self.in_init))
+                               tuple(self.conds), self.order, opaque, self.in_init,
+                               self.local.get(buf.data)))
 
 
 # ---- relaxation ----------------------------------------------------------------------------
@@ -327,7 +337,7 @@ def block_regions(fa: FuncAccesses, realize):
         for r in a.blocks[x:]:
             inner_bufs.update(id(b) for b in r.block.alloc_buffers)
             inner_bufs.update(id(m.buffer) for m in r.block.match_buffers)
-        if id(a.buffer) in inner_bufs:
+        if id(a.buffer) in inner_bufs or (a.local_depth is not None and a.local_depth > x):
             continue
         own = {iv.var for iv in realize.block.iter_vars}
         env = {v: b for v, b in fa.env.items() if v not in own}

@@ -51,6 +51,10 @@ def _covers(an, acc, decl):
     return True
 
 
+def _key(an, a, env):
+    return (id(a.buffer), tuple(an.to_aff(i, env).key() for i in a.indices))
+
+
 def _is_reduction(blk):
     return blk.init is not None or any(iv.kind == "R" for iv in blk.iter_vars)
 
@@ -92,10 +96,15 @@ def check_signature(func, ctx):
                 continue     # an opaque block's empty list: TVM's 'not tracked' convention
             missing = []
             written = {id(d.buffer) for d in (b.writes or ())}
+            updated = {_key(plain, a, env) for a, _ in regions if a.is_write}
             reduction = b.init is not None or any(iv.kind == "R" for iv in b.iter_vars)
             for a, reg in regions:
                 if reg is None or a.is_write != is_write or id(a.buffer) in opaque:
                     continue
+                if not a.buffer.shape:
+                    continue     # a 0-d buffer: TVM's own schedules leave it undeclared
+                if not is_write and _key(plain, a, env) in updated:
+                    continue     # X[i] = X[i] op ...: an update in place, as reductions
                 if not is_write and (reduction and id(a.buffer) in written or
                                      _inner_self_read(a, r)):
                     continue     # a reduction's self-read: TVM leaves it out of T.reads
