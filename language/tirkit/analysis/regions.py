@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..arith import Aff, Analyzer
+from ..arith import Analyzer
 from ..ir import expr as E
 from ..ir import stmt as S
 

@@ -89,7 +89,7 @@ def binding_analyzer(fa, r, with_predicate=True):
 
 def iter_map_of(fa, r, ctx):
     """The iterator map of a block's bindings (cached per block)."""
-    from ..arith import Aff, detect
+    from ..arith import detect
     key = ("itermap", id(r))
     m = ctx.cache.get(key)
     if m is None:
