@@ -355,3 +355,33 @@ def test_signature_conventions_of_tvm_outputs():
     assert codes(check(body)) == []
     bad = body.replace("T.reads(C[i * 4:i * 4 + 4, 0:16])", "T.reads(C[i * 4:i * 4 + 2, 0:16])")
     assert codes(check(bad)) == [(line_of(bad, "T.reads"), "signature/reads-mismatch")]
+
+
+def test_warp_intrinsic_outside_the_kernel_or_under_a_thread_guard():
+    body = """
+    @T.prim_func
+    def f(A: T.Buffer((256,), "float16")):
+        F = T.alloc_buffer((256,), "float16", scope="wmma.accumulator")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                if tx < 16:
+                    T.evaluate(T.tvm_fill_fragment(F.data, 16, 16, 16, 0, T.float32(0)))
+        T.evaluate(T.tvm_fill_fragment(F.data, 16, 16, 16, 1, T.float32(0)))
+    """
+    d = [x for x in check(body) if x.code == "thread/execution-scope"]
+    assert sorted((x.span.line, x.severity) for x in d) == [
+        (line_of(body, "0, T.float32(0)))"), "error"),
+        (line_of(body, "1, T.float32(0)))"), "error")]
+    assert "diverges" in d[0].message and "outside the GPU kernel" in d[1].message
+
+
+def test_warp_intrinsic_in_an_intrinsic_body_is_a_warning():
+    body = """
+    @T.prim_func
+    def impl(C: T.Buffer((16, 16), "float32", scope="wmma.accumulator")):
+        T.evaluate(T.tvm_fill_fragment(C.data, 16, 16, 16, 0, T.float32(0)))
+    """
+    d = check(body)
+    assert codes(d) == []
+    assert codes(d, "warning") == [(line_of(body, "tvm_fill_fragment"),
+                                    "thread/execution-scope")]

@@ -209,10 +209,12 @@ def _check_strides(splits, name):
 
 def _intervals(src, lo, hi, out, depth=0):
     """The digits [lo, hi) of `src` (hi None: unbounded) as digit intervals of loops: a
-    fused group's digits are mapped onto the digits of its parts."""
+    fused group's digits are mapped onto the digits of its parts.  Returns whether the
+    mapping is exact (every boundary falls on a part boundary)."""
     if not isinstance(src, Fused) or depth > 8:
         out.append((src, lo, hi))
-        return out
+        return True
+    exact = True
     for p in src.parts:
         s = p.scale
         top = s * p.extent if isinstance(p.extent, int) else None
@@ -220,20 +222,12 @@ def _intervals(src, lo, hi, out, depth=0):
         b = hi if top is None else (top if hi is None else min(hi, top))
         if b is not None and a >= b:
             continue
+        if a % s or (b is not None and b % s):
+            exact = False
         plo = p.lower * (a // s)
         phi = None if b is None else p.lower * (-(-b // s))
-        _intervals(p.source, plo, phi, out, depth + 1)
-    return out
-
-
-def _expand(split):
-    if isinstance(split.extent, int):
-        if split.extent <= 1:
-            return []
-        hi = split.lower * split.extent
-    else:
-        hi = None
-    return _intervals(split.source, split.lower, hi, [])
+        exact = _intervals(p.source, plo, phi, out, depth + 1) and exact
+    return exact
 
 
 def _overlap(a, b):
@@ -248,72 +242,131 @@ def _overlap(a, b):
     return alo < bhi and blo < ahi
 
 
-def _home(fused):
-    """loop -> (the largest fused group holding it, the loop's scale in that group)."""
-    home = {}
-    for f in sorted(fused.values(), key=lambda f: -len(f.parts)):
-        for p in f.parts:
-            if not isinstance(p.source, Fused) and p.lower == 1 and p.source not in home:
-                home[p.source] = (f, p.scale)
-    return home
+class _Spaces:
+    """Maps digit intervals of loops and fused groups into the digit space of the largest
+    fused group that holds them, so splits of one fused loop nest compare exactly."""
+
+    def __init__(self, fused):
+        self.groups = sorted(fused.values(), key=lambda f: -len(_loops_of(f)))
+        self.parts_of = {}        # source -> [(group, part)] in group-size order
+        for g in self.groups:
+            for p in g.parts:
+                self.parts_of.setdefault(p.source, []).append((g, p))
+        self.memo = {}
+
+    def up(self, src, lo, hi, depth=0):
+        """(top, lo', hi'): [lo, hi) of src as digits of the largest group containing it."""
+        while depth < 12:
+            depth += 1
+            moved = self._via_part(src, lo, hi) or self._via_parts(src, lo, hi)
+            if moved is None:
+                return src, lo, hi
+            src, lo, hi = moved
+        return src, lo, hi
+
+    def _via_part(self, src, lo, hi):
+        for g, p in self.parts_of.get(src, ()):
+            if not isinstance(p.extent, int):
+                continue
+            plo, phi = p.lower, p.lower * p.extent
+            if lo < plo or hi > phi or (p.scale * lo) % plo or (p.scale * hi) % plo:
+                continue
+            return g, p.scale * lo // plo, p.scale * hi // plo
+        return None
+
+    def _via_parts(self, src, lo, hi):
+        """A group that is a sub-range of a larger one: every part maps there with one
+        ratio."""
+        if not isinstance(src, Fused) or not src.parts or id(src) in self.memo:
+            return None
+        self.memo[id(src)] = True
+        try:
+            top, ratio = None, None
+            for p in src.parts:
+                if not isinstance(p.extent, int):
+                    return None
+                t, a, b = self.up(p.source, p.lower, p.lower * p.extent)
+                if t is p.source or (top is not None and t is not top):
+                    return None
+                if a % p.scale or b % (p.scale * p.extent):
+                    return None
+                r = a // p.scale
+                if b != r * p.scale * p.extent or (ratio is not None and r != ratio):
+                    return None
+                top, ratio = t, r
+            return top, lo * ratio, hi * ratio
+        finally:
+            del self.memo[id(src)]
 
 
-def _in_home(split, home):
-    """The split as digits of one fused group when its loops all live there consistently."""
-    if not isinstance(split.extent, int):
-        return None
-    lo, hi = split.lower, split.lower * split.extent
-    src = split.source
-    if not isinstance(src, Fused):
-        h = home.get(src)
-        return None if h is None else (h[0], h[1] * lo, h[1] * hi)
-    ratio, group = None, None
-    for p in src.parts:
-        h = home.get(p.source)
-        if h is None or p.lower != 1 or h[1] % p.scale:
-            return None
-        r = h[1] // p.scale
-        if (ratio is not None and r != ratio) or (group is not None and h[0] is not group):
-            return None
-        ratio, group = r, h[0]
-    if group is None or group is src:
-        return None
-    return (group, ratio * lo, ratio * hi)
+def _loops_of(f, depth=0):
+    out = set()
+    for p in f.parts:
+        if isinstance(p.source, Fused) and depth < 8:
+            out |= _loops_of(p.source, depth + 1)
+        else:
+            out.add(p.source)
+    return out
+
+
+def _uses(split, spaces):
+    """[(interval, exact)] of a split: in its top digit space, and as loop digits."""
+    if isinstance(split.extent, int):
+        if split.extent <= 1:
+            return None, []
+        hi = split.lower * split.extent
+    else:
+        hi = None
+    top = spaces.up(split.source, split.lower, hi) if hi is not None else \
+        (split.source, split.lower, None)
+    loops = []
+    exact = _intervals(split.source, split.lower, hi, loops)
+    return top, (loops if exact else None)
 
 
 def _check_overlap(result, names, fused):
-    uses: dict = {}        # loop -> [((src, lo, hi), binding index, split)]
-    home = _home(fused)
+    spaces = _Spaces(fused)
+    tops: dict = {}        # top source -> [(interval, binding index, split)]
+    flat = []              # [(loop intervals | None, binding index, split)]
     for idx, splits in enumerate(result.splits):
         for s in splits:
-            moved = _in_home(s, home)
-            if moved is None and isinstance(s.source, Fused) and \
-                    s.source.key in fused and any(h[0] is s.source for h in home.values()) \
-                    and isinstance(s.extent, int):
-                moved = (s.source, s.lower, s.lower * s.extent)
-            for iv in ([moved] if moved is not None else _expand(s)):
-                uses.setdefault(iv[0], []).append((iv, idx, s))
-    reported = set()
-    for src, lst in uses.items():
+            top, loops = _uses(s, spaces)
+            if top is None:
+                continue
+            tops.setdefault(top[0], []).append((top, idx, s))
+            flat.append((top[0], loops, idx, s))
+    pairs = []
+    for src, lst in tops.items():
         for j in range(1, len(lst)):
             for i in range(j):
-                a, ia, sa = lst[i]
-                b, ib, sb = lst[j]
-                if ia == ib and sa is sb:
-                    continue
-                if not _overlap(a, b):
-                    continue
-                later, earlier = max(ia, ib), min(ia, ib)
-                if (later, earlier) in reported:
-                    continue
-                reported.add((later, earlier))
-                if later == earlier:
-                    if result.overlap_ok and result.overlap_ok[later]:
-                        continue
-                    msg = (f"`{names[later]}` uses loop `{_name(src)}` twice in overlapping "
-                           f"digits")
-                else:
-                    msg = (f"`{names[later]}` and `{names[earlier]}` both vary with loop "
-                           f"`{_name(src)}`, so the block iterators are not independent")
-                result.failures.append(Failure(later, "not-bijective", msg,
-                                               earlier if later != earlier else None))
+                pairs.append((lst[i], lst[j], src))
+    # splits living in different spaces: compare their loop digits when both are exact
+    for j in range(1, len(flat)):
+        for i in range(j):
+            ti, li, ii, si = flat[i]
+            tj, lj, ij, sj = flat[j]
+            if ti is tj or li is None or lj is None:
+                continue
+            for x in li:
+                for y in lj:
+                    if x[0] is y[0]:
+                        pairs.append(((x, ii, si), (y, ij, sj), x[0]))
+    reported = set()
+    for (a, ia, sa), (b, ib, sb), src in pairs:
+        if ia == ib and sa is sb:
+            continue
+        if not _overlap(a, b):
+            continue
+        later, earlier = max(ia, ib), min(ia, ib)
+        if (later, earlier) in reported:
+            continue
+        if later == earlier and result.overlap_ok and result.overlap_ok[later]:
+            continue
+        reported.add((later, earlier))
+        if later == earlier:
+            msg = f"`{names[later]}` uses loop `{_name(src)}` twice in overlapping digits"
+        else:
+            msg = (f"`{names[later]}` and `{names[earlier]}` both vary with loop "
+                   f"`{_name(src)}`, so the block iterators are not independent")
+        result.failures.append(Failure(later, "not-bijective", msg,
+                                       earlier if later != earlier else None))
