@@ -385,3 +385,28 @@ def test_warp_intrinsic_in_an_intrinsic_body_is_a_warning():
     assert codes(d) == []
     assert codes(d, "warning") == [(line_of(body, "tvm_fill_fragment"),
                                     "thread/execution-scope")]
+
+
+def test_symbolic_domain_mismatch_only_when_certain():
+    body = """
+    @T.prim_func
+    def f(a: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        for i in range(n + 1):
+            with T.block("A"):
+                vi = T.axis.spatial(n, i)
+                A[vi] = T.float32(0)
+        for i0, i1 in T.grid((n + 31) // 32, 32):
+            with T.block("B"):
+                T.where(i0 * 32 + i1 < n)
+                vi = T.axis.spatial(n, i0 * 32 + i1)
+                A[vi] = T.float32(1)
+        for i0, i1 in T.grid((n + 31) // 32, 32):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i0 * 32 + i1)
+                A[vi] = T.float32(2)
+    """
+    # block C leaves the domain only when n is not a multiple of 32: not certain, not reported
+    assert codes(check(body)) == [(line_of(body, "vi = T.axis.spatial(n, i)"),
+                                   "loop-nest/domain-mismatch")]
