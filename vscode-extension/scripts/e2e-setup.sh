@@ -8,7 +8,8 @@
 # Prints the code-server folder on its last line.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
-E2E_HOME="${TIRKIT_E2E_HOME:-$HOME/.cache/tirkit-e2e}"
+HOME_DIR="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+E2E_HOME="${TIRKIT_E2E_HOME:-$HOME_DIR/.cache/tirkit-e2e}"
 CS_VERSION=4.100.3
 CS_DIR="$E2E_HOME/code-server-$CS_VERSION"
 T0=$(date +%s)
