@@ -145,7 +145,7 @@ def test_vscode_end_to_end():
     assert "FAIL" not in out
     for check in ("install .vsix", "error squiggle", "Problems entry", "status bar",
                   "hover on block", "schedule trace command", "format kernels",
-                  "canonical form command",
+                  "canonical form command", "target setting",
                   "missing server message"):
         assert f"PASS {check}" in out, check
     if schedule == "yes":

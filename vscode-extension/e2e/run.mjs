@@ -412,6 +412,25 @@ async function main() {
     await shot("05-canonical-form");
   });
 
+  await step('target setting', async () => {
+    // -- 4c. changing tirkit.target reaches the status bar and the running server (code lens)
+    await page.keyboard.press("Escape");
+    await runCommand("View: Close All Editors");
+    await openFile(validName);
+    fs.writeFileSync(path.join(ws, ".vscode", "settings.json"), JSON.stringify({
+      "tirkit.server.pythonPath": PYTHON, "tirkit.diagnostics.mode": "onChange", "tirkit.target": "cuda",
+    }, null, 2));
+    await page.locator(".statusbar-item", { hasText: "tirkit: cuda" }).first().waitFor({ timeout: 15000 });
+    const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "on cuda" }).first();
+    try {
+      await lens.waitFor({ timeout: 15000 });
+      pass("target setting", `status bar 'tirkit: cuda', code lens '${(await lens.innerText()).trim()}'`);
+    } catch {
+      fail("target setting", "the status bar shows cuda but the server's code lens does not");
+    }
+    await shot("05b-target-cuda");
+  });
+
   await step('missing server message', async () => {
     // -- 5. a missing server gives a clear message with the install command
     await page.keyboard.press("Escape");
