@@ -303,6 +303,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   await restartServer();
+  await followPythonInterpreter(context);
+}
+
+/** Restart when the interpreter selected in the Python extension changes and it is the one used. */
+async function followPythonInterpreter(context: vscode.ExtensionContext): Promise<void> {
+  const ext = vscode.extensions.getExtension("ms-python.python");
+  if (!ext) return;
+  try {
+    const api: any = ext.isActive ? ext.exports : await ext.activate();
+    const event = api?.settings?.onDidChangeExecutionDetails;
+    if (typeof event !== "function") return;
+    context.subscriptions.push(event(() => {
+      if (!settings.pythonPath && settings.serverCommand.length === 0) void restartServer();
+    }));
+  } catch (e) {
+    output.appendLine(`tirkit: cannot follow the Python extension's interpreter: ${e}`);
+  }
 }
 
 export async function deactivate(): Promise<void> {
