@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 import tirkit
+
+import codegen_helpers  # noqa: F401  (private kernel cache)
 from tirkit.codegen import build, emit_llvm
 from tirkit.codegen.cli import compare, make_inputs
 from tirkit.codegen.interp import run_reference

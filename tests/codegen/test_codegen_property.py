@@ -5,6 +5,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tirkit
+
+import codegen_helpers  # noqa: F401  (private kernel cache)
 from tirkit.codegen import build
 from tirkit.codegen.cli import compare, make_inputs
 from tirkit.codegen.interp import run_reference
