@@ -229,3 +229,17 @@ def two(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffe
     A, B, C = _agree(src, threads=2)
     np.testing.assert_array_equal(B, (A + np.float32(1)) * np.float32(2))
     np.testing.assert_array_equal(C, np.where(A < 0, 1, 2))
+
+
+def test_nested_parallel_loops_and_parallel_inside_serial():
+    src = '''@T.prim_func
+def nest(A: T.Buffer((6, 8, 16), "float32"), B: T.Buffer((6, 8, 16), "float32")):
+    for t in range(6):
+        for i in T.parallel(8):
+            for j in T.parallel(16):
+                B[t, i, j] = A[t, i, j] * T.float32(t + 1) + T.float32(i)
+'''
+    A, B = _agree(src, threads=2)
+    t = np.arange(6, dtype=np.float32)[:, None, None]
+    i = np.arange(8, dtype=np.float32)[None, :, None]
+    np.testing.assert_allclose(B, A * (t + 1) + i, rtol=0, atol=1e-5)

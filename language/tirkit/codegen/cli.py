@@ -37,6 +37,8 @@ def add_commands(sub):
     b.add_argument("--repeat", type=int, default=10)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--size", action="append", default=[], metavar="VAR=N")
+    b.add_argument("--peak", type=float, default=PEAK_FP32_PER_CORE / 1e9, metavar="GFLOPS",
+                   help="fp32 peak of one core in GFLOP/s (default %(default).0f)")
     b.set_defaults(fn=cmd_bench)
 
 
@@ -214,7 +216,7 @@ def cmd_bench(args) -> int:
             line = f"{name}: median {sec * 1e3:.3f} ms on {threads} thread" \
                    f"{'s' if threads != 1 else ''}"
             if fl:
-                peak = PEAK_FP32_PER_CORE * threads
+                peak = args.peak * 1e9 * threads
                 line += f", {fl / sec / 1e9:.1f} GFLOP/s, {100 * fl / sec / peak:.0f}% of " \
                         f"fp32 peak ({peak / 1e9:.0f} GFLOP/s)"
             elif iops:
