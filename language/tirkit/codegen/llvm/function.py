@@ -14,7 +14,6 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import expr as E
-from ...ir.dtype import bytes_of
 from ..passes import LoweredFunc
 from . import types as T
 from .exprs import ExprMixin
