@@ -75,7 +75,12 @@ def make_inputs(func, rng, sizes=None):
                 shape.append(bound.setdefault(id(s), sizes.get(s.name, 16)))
             else:
                 shape.append(16)
-        arrays.append(random_array(rng, shape, b.dtype))
+        try:
+            arrays.append(random_array(rng, shape, b.dtype))
+        except ValueError:
+            from .errors import ARGUMENT, fail
+            fail(ARGUMENT, f"buffer '{b.name}' of dtype {b.dtype} has no numpy equivalent to "
+                 "run it with", b)
     return arrays
 
 

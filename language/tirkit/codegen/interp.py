@@ -28,6 +28,13 @@ from .interp_exprs import _BIN, _LANES, _MATH, ExprEval, _as, _const, _np_dtype
 MAX_LANES = 1 << 22      # more iterations than this in lockstep would not fit in memory
 
 
+def _elements(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d.value if isinstance(d, E.IntImm) else 1 << 20     # symbolic: assume large
+    return n
+
+
 class _Storage:
     __slots__ = ("array", "lane_key")
 
@@ -165,6 +172,24 @@ class Interpreter(ExprEval):
                 return False
         return True
 
+    def _private_elements(self, loop) -> int:
+        """Elements allocated inside the loop body (each lane gets its own copy)."""
+        key = ("alloc", id(loop))
+        n = self._safe_cache.get(key)
+        if n is None:
+            sizes = []
+
+            def fn(x):
+                shape = x.extents if isinstance(x, S.Allocate) else None
+                if isinstance(x, S.Block):
+                    for b in x.alloc_buffers:
+                        sizes.append(_elements(b.shape))
+                elif shape is not None:
+                    sizes.append(_elements(shape))
+            walk(loop.body, fn)
+            n = self._safe_cache[key] = sum(sizes)
+        return n
+
     def _interchanged(self, s):
         """`for a: for b: body` as `for b: for a: body` when b may run in lanes around a
         (its iterations touch disjoint memory whatever a is), else None."""
@@ -209,7 +234,9 @@ class Interpreter(ExprEval):
         if s.kind == "thread_binding":
             fail(UNSUPPORTED, "the interpreter runs CPU kernels only (thread binding)", s)
         uniform = not isinstance(lo, np.ndarray) and not isinstance(ext, np.ndarray)
-        fits = uniform and (env[_LANES] or 1) * int(ext) <= MAX_LANES
+        lanes = (env[_LANES] or 1) * int(ext) if uniform else 0
+        fits = uniform and lanes <= MAX_LANES and \
+            lanes * self._private_elements(s) <= MAX_LANES * 16
         if fits and int(ext) > 1 and self._lane_safe(s):
             self.exec(s.body, self._widen(env, s.loop_var, lo, int(ext)))
             return

@@ -20,7 +20,9 @@ _LIMITS: dict = {}
 def _np_dtype(dtype):
     nd = _ND.get(dtype)
     if nd is None:
-        nd = _ND[dtype] = np.dtype(np.int64) if dtype == "handle" else numpy_dtype(dtype)
+        from ..ir.dtype import element_of            # a vector holds its elements' dtype
+        nd = _ND[dtype] = np.dtype(np.int64) if dtype == "handle" else \
+            numpy_dtype(element_of(dtype))
     return nd
 
 

@@ -102,7 +102,11 @@ class Kernel:
         for b, a in zip(self.buffers, arrays):
             if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
                 fail(ARGUMENT, f"buffer '{b.name}' needs a C-contiguous numpy array", b)
-            if a.dtype != numpy_dtype(b.dtype):
+            try:
+                want_dtype = numpy_dtype(b.dtype)
+            except ValueError:
+                fail(ARGUMENT, f"buffer '{b.name}' of dtype {b.dtype} has no numpy equivalent", b)
+            if a.dtype != want_dtype:
                 fail(ARGUMENT, f"buffer '{b.name}' is {b.dtype}, got an array of {a.dtype}", b)
             if a.ndim != len(b.shape):
                 fail(ARGUMENT, f"buffer '{b.name}' has {len(b.shape)} dimensions, got "

@@ -285,7 +285,7 @@ class StmtMixin:
             return self.vectorized(s)
         lo = self.expr(s.min)
         ext = self.expr(s.extent)
-        hint = {"unrolled": "unroll", "vectorized": "vectorize"}.get(s.kind)
+        hint = "unroll" if s.kind == "unrolled" else None   # vectorized: LLVM decides
         self.loop(s.loop_var, lo, self.b.add(lo, ext), lambda: self.stmt(s.body), hint=hint)
 
     def loop(self, var, lo, end, body, step=1, hint=None):
