@@ -243,3 +243,25 @@ def nest(A: T.Buffer((6, 8, 16), "float32"), B: T.Buffer((6, 8, 16), "float32"))
     t = np.arange(6, dtype=np.float32)[:, None, None]
     i = np.arange(8, dtype=np.float32)[None, :, None]
     np.testing.assert_allclose(B, A * (t + 1) + i, rtol=0, atol=1e-5)
+
+
+def test_kernel_call_releases_the_gil():
+    import threading
+    src = '''@T.prim_func
+def spin(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    for r, i in T.grid(2000000, 256):
+        B[i] = B[i] * T.float32(0.5) + A[i]
+'''
+    module, func = _func(src)
+    kernel = build(func, module)
+    A = np.ones(256, np.float32)
+    B = np.ones(256, np.float32)
+    done = threading.Event()
+    t = threading.Thread(target=lambda: (kernel(A, B), done.set()))
+    count = 0
+    t.start()
+    while not done.is_set():
+        count += 1
+    t.join()
+    np.testing.assert_allclose(B, 2.0)
+    assert count > 1000          # this thread kept running while the kernel computed
