@@ -95,6 +95,9 @@ def lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None)
                 pass
             except RecursionError:
                 low.diag("syntax", "the kernel is nested too deeply to analyse", node)
+            except Exception as e:  # noqa: BLE001 - a bug of ours must not become a traceback
+                low.diag("internal", f"tirkit could not analyse this kernel ({type(e).__name__}: "
+                         f"{e})", node)
         diags.extend(low.diagnostics)
     return Kernel(chunk, functions, diags, syntax_ok, module_name,
                   parsed.module if parsed.module is not None else None)

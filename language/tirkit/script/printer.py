@@ -51,6 +51,7 @@ class Printer:
         self.constants = constants
         self.inline_threshold = inline_threshold
         self.params_alias = params_alias
+        self.module_class = "Module"    # how calls to a function of the module are spelled
 
     # ---- names -------------------------------------------------------------------------
     def define(self, obj, name):
@@ -124,9 +125,9 @@ class Printer:
         if t is E.Call:
             return self.call(e)
         if t is E.Ramp:
-            return f"{T}.Ramp({self.expr(e.base)}, {self.expr(e.stride)}, {e.lanes})", P_ATOM
+            return f"{T}.Ramp({self.expr(e.base)}, {self.expr(e.stride)}, {self._lanes(e.lanes)})", P_ATOM
         if t is E.Broadcast:
-            return f"{T}.Broadcast({self.expr(e.value)}, {e.lanes})", P_ATOM
+            return f"{T}.Broadcast({self.expr(e.value)}, {self._lanes(e.lanes)})", P_ATOM
         if t is E.Let:
             return f"{T}.Let({self.expr(e.var)}, {self.expr(e.value)}, {self.expr(e.body)})", P_ATOM
         if t is E.ArrayExpr:
@@ -144,6 +145,9 @@ class Printer:
             return self.name_of(e.buffer), P_ATOM
         return self.pyvalue(e), P_ATOM
 
+    def _lanes(self, lanes) -> str:
+        return str(lanes) if isinstance(lanes, int) else self.expr(lanes)
+
     def call(self, e):
         T = self.T
         if e.op in _BITWISE:
@@ -154,6 +158,9 @@ class Printer:
         args = [self.expr(a) for a in e.args]
         if e.op == "reinterpret":
             args = [_str(e.dtype)] + args
+        if e.op.startswith("@"):
+            args += [f"{k}={self.expr(v)}" for k, v in e.kwargs]
+            return f"{self.module_class}.{e.op[1:]}({', '.join(args)})", P_ATOM
         args += [f"{k}={self.expr(v) if isinstance(v, E.PrimExpr) else self.pyvalue(v)}"
                  for k, v in e.kwargs]
         return f"{T}.{e.op}({', '.join(args)})", P_ATOM
@@ -771,6 +778,7 @@ def print_module_class(name, functions, spelling, tir="T", ir="I", constants=Non
         first = False
         if isinstance(f, S.PrimFunc):
             p = Printer(spelling, tir, ir, constants=constants, **kw)
+            p.module_class = name
             p.prim_func(f, out, INDENT)
         else:
             out.extend(INDENT + line if line.strip() else line

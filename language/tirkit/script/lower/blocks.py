@@ -7,7 +7,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
 from .context import BlockFrame
-from .exprs import _SliceVal
+from .exprs import _SliceVal, slice_extent
 from .stmts import Wrap
 
 AXIS_KINDS = {"axis.spatial": "S", "axis.S": "S", "axis.reduce": "R", "axis.R": "R",
@@ -206,10 +206,7 @@ class BlockMixin:
                     if hi is None:
                         self.fail("type/mismatch", "a region slice needs a stop", r.node)
                     lo, hi = self.match_types(lo, hi, False, False, r.node)
-                    if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
-                        ext = E.IntImm(hi.dtype, hi.value - lo.value)
-                    else:
-                        ext = E.Sub(hi, lo, hi.dtype)
+                    ext = slice_extent(lo, hi)
                     ranges.append(E.Range(lo, ext))
                 else:
                     ranges.append(E.Range(r, E.IntImm(r.dtype if D.is_int(r.dtype) else "int32",

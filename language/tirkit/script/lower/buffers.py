@@ -83,13 +83,13 @@ class BufferMixin:
 
     def match_buffer(self, target, call, s, tn):
         name = self._target_name(target, "T.match_buffer")
-        args = self._args(call)
         kwargs = self._kwargs(call)
-        if not args:
+        if not call.args or isinstance(call.args[0], C.Starred):
             self.fail("type/mismatch", "T.match_buffer takes the parameter or region first", call)
         src = C.unparen(call.args[0])
-        first = args[0]
-        buf = self.make_buffer(name, args[1:], kwargs, call, target)
+        first = None if isinstance(src, C.Subscript) else self.value(src)
+        rest = [self.value(a) for a in call.args[1:]]
+        buf = self.make_buffer(name, rest, kwargs, call, target)
         frame = self.frame
         if isinstance(first, E.Var) and first.dtype == "handle":
             if not self.func_level:

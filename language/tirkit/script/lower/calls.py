@@ -8,7 +8,7 @@ from ...ir import expr as E
 from ...syntax import cst as C
 from ..namespace import FAMILIES, NAMES
 from .context import ERROR_DTYPE
-from .exprs import _BufferMethod, _is_literal, _Lambda, _Namespace, _Starred
+from .exprs import _BufferMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace, _Starred
 
 # math calls whose result has the dtype of their first argument
 UNARY_MATH = {
@@ -60,6 +60,10 @@ class CallMixin:
             args = tuple(self._as_expr(self.value(a), a) for a in n.args)
             return E.Call("handle", f"{func.buffer.name}.{func.name}", (func.buffer.data,) + args,
                           (), self.span(n))
+        if isinstance(func, _GlobalFunc):
+            args = tuple(self._arg_expr(a, n) for a in self._args(n))
+            return E.Call("int32", "@" + func.name, args, self._kw_exprs(self._kwargs(n), n),
+                          self.span(n))
         if isinstance(func, _Namespace):
             name = func.name.split(".", 1)[1] if "." in func.name else func.name
             return self.t_call(name, n)
@@ -131,12 +135,13 @@ class CallMixin:
         if name == "Ramp":
             base, stride, lanes = args
             base, stride = self._as_expr(base, n), self._as_expr(stride, n)
-            return E.Ramp(base, stride, int(lanes), D.parse_dtype(base.dtype).with_lanes(int(lanes)),
-                          span)
+            lanes, dtype = self._lanes(lanes, base.dtype, n)
+            return E.Ramp(base, stride, lanes, dtype, span)
         if name == "Broadcast":
             v, lanes = args
             v = self._as_expr(v, n)
-            return E.Broadcast(v, int(lanes), D.parse_dtype(v.dtype).with_lanes(int(lanes)), span)
+            lanes, dtype = self._lanes(lanes, v.dtype, n)
+            return E.Broadcast(v, lanes, dtype, span)
         if name == "Let":
             var, value, body = args
             value, body = self._as_expr(value, n), self._as_expr(body, n)
@@ -167,6 +172,24 @@ class CallMixin:
         # any other intrinsic: a call by name, arguments kept as written
         xs = tuple(self._arg_expr(a, n) for a in args)
         return E.Call(_generic_dtype(name, xs), name, xs, self._kw_exprs(kwargs, n), span)
+
+    def _lanes(self, lanes, elem_dtype, n):
+        """(lanes, vector dtype): an int, or an expression such as `4 * T.vscale()`."""
+        if isinstance(lanes, E.IntImm):
+            lanes = lanes.value
+        if isinstance(lanes, bool) or not isinstance(lanes, (int, E.PrimExpr)):
+            self.fail("type/mismatch", "the number of lanes must be an integer", n)
+        if isinstance(lanes, int):
+            if lanes < 1:
+                self.fail("type/mismatch", "the number of lanes must be positive", n)
+            return lanes, D.parse_dtype(elem_dtype).with_lanes(lanes)
+        factor = None
+        if isinstance(lanes, E.Mul):
+            for a, b in ((lanes.a, lanes.b), (lanes.b, lanes.a)):
+                if isinstance(a, E.IntImm) and isinstance(b, E.Call) and b.op == "vscale":
+                    factor = a.value
+        vec = f"{elem_dtype}xvscalex{factor}" if factor else elem_dtype
+        return lanes, vec if D.is_dtype(vec) else elem_dtype
 
     def _kw_exprs(self, kwargs, n):
         return tuple((k, self._arg_expr(v, n)) for k, v in kwargs.items())

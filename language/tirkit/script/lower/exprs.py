@@ -81,6 +81,8 @@ class ExprMixin:
                 return self.py_constants[n.id]
             if n.id in self.tir_aliases or n.id in self.ir_aliases:
                 return _Namespace(n.id)
+            if n.id == getattr(self, "module_class", None):
+                return _ModuleRef(n.id)
             self.fail("name/undefined", f"name '{n.id}' is not defined", n)
         if isinstance(v, E.Var):
             self._check_loop_var_use(v, n)
@@ -108,6 +110,10 @@ class ExprMixin:
             return self.buffer_attribute(base, n.attr, n)
         if isinstance(base, _Namespace):
             return _Namespace(f"{base.name}.{n.attr}")
+        if isinstance(base, _ModuleRef):
+            if n.attr not in getattr(self, "module_funcs", ()):
+                self.fail("name/undefined", f"module '{base.name}' has no function '{n.attr}'", n)
+            return _GlobalFunc(n.attr)
         if isinstance(base, E.Var) and n.attr == "dtype":
             return base.dtype
         if isinstance(base, E.PrimExpr) and n.attr == "dtype":
@@ -385,11 +391,10 @@ class ExprMixin:
             if isinstance(r, _SliceVal):
                 if r.hi is None:
                     self.fail("type/mismatch", "a vector access needs a stop", r.node)
-                ext = E.Sub(r.hi, r.lo, r.lo.dtype) if not isinstance(r.lo, E.IntImm) or \
-                    not isinstance(r.hi, E.IntImm) else None
-                if ext is not None:
+                ext = slice_extent(r.lo, r.hi)
+                if not isinstance(ext, E.IntImm):
                     self.fail("type/mismatch", "a vector access needs constant bounds", r.node)
-                n_lanes = r.hi.value - r.lo.value
+                n_lanes = ext.value
                 stride = r.step if r.step is not None else E.IntImm(r.lo.dtype, 1)
                 if isinstance(stride, E.IntImm) and stride.value > 1:
                     n_lanes = (n_lanes + stride.value - 1) // stride.value
@@ -401,6 +406,32 @@ class ExprMixin:
                 lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
         dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
         return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))
+
+
+def slice_extent(lo, hi) -> E.PrimExpr:
+    """`hi - lo`, folded when it is a constant (`i * 4 : i * 4 + 4` has extent 4)."""
+    if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
+        return E.IntImm(hi.dtype, hi.value - lo.value)
+    if isinstance(lo, E.IntImm) and lo.value == 0:
+        return hi
+    if isinstance(hi, E.Add) and isinstance(hi.b, E.IntImm) and _same(hi.a, lo):
+        return hi.b
+    return E.Sub(hi, lo, hi.dtype)
+
+
+def _same(a, b) -> bool:
+    """Structurally the same expression over the very same variables (spans ignored)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or isinstance(a, (E.Var, Buffer)):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, E.PrimExpr):
+        import dataclasses
+        return all(f.name == "span" or _same(getattr(a, f.name), getattr(b, f.name))
+                   for f in dataclasses.fields(a))
+    return a == b
 
 
 def _is_literal(x) -> bool:
@@ -473,3 +504,19 @@ class ParamRef:
 
 
 __all__ = ["ExprMixin", "LoopInfo", "LowerError", "error_expr", "PY_BUILTINS"]
+
+
+class _ModuleRef:
+    """The class name of the enclosing `@I.ir_module`, used to call its functions."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class _GlobalFunc:
+    """`Module.func`: a function of the enclosing module (called as `Module.func(...)`)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
