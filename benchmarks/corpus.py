@@ -103,11 +103,16 @@ def tvm_equal(ctx, original, aliases, spelling, ours_tirx):
     except BaseException as err:  # noqa: BLE001
         msg = corpus_extract.first_error_line(err)
         return False, "ours does not parse: " + re.sub(r"\b\d+\b", "N", msg)[:100]
+    import tvm_ffi  # TVM 0.27 keeps structural equality in its FFI package
+
     try:
-        same = tvm.ir.structural_equal(a, b)
+        mismatch = tvm_ffi.get_first_structural_mismatch(a, b, False)
     except BaseException as err:  # noqa: BLE001
         return False, f"structural_equal raised {type(err).__name__}"
-    return (True, None) if same else (False, "not structurally equal")
+    if mismatch is None:
+        return True, None
+    where = re.sub(r"\[\d+\]", "[N]", str(mismatch[0]))
+    return False, "not structurally equal at " + where[-90:]
 
 
 def _tvm_context():

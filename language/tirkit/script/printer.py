@@ -52,6 +52,7 @@ class Printer:
         self.inline_threshold = inline_threshold
         self.params_alias = params_alias
         self.module_class = "Module"    # how calls to a function of the module are spelled
+        self.nested = False             # print the next scoping statement as a `with` block
 
     # ---- names -------------------------------------------------------------------------
     def define(self, obj, name):
@@ -93,7 +94,7 @@ class Printer:
                 return f"{T}.bool({bool(e.value)})", P_ATOM
             return f"{T}.{e.dtype}({e.value})", P_ATOM
         if t is E.FloatImm:
-            return f"{T}.{e.dtype}({float_literal(e.value, e.dtype)})", P_ATOM
+            return f"{T}.{e.dtype}({_float_imm_text(e.value, e.dtype)})", P_ATOM
         if t is E.StringImm:
             return _str(e.value), P_ATOM
         if t is E.Var or t is E.SizeVar:
@@ -262,11 +263,20 @@ class Printer:
         if t is S.SeqStmt:
             for c in getattr(s, "comments", ()) or ():
                 out.append(indent + c)
-            for x in s.seq:
+            last = len(s.seq) - 1
+            for i, x in enumerate(s.seq):
+                # a statement that scopes over the rest of its body prints flat only when it
+                # ends the sequence; elsewhere it opens a `with` block of its own
+                self.nested = i < last and type(x) in _SCOPING
                 self.stmt(x, out, indent)
+            self.nested = False
             return
         meth = getattr(self, "_s_" + t.__name__)
         meth(s, out, indent)
+
+    def take_nested(self) -> bool:
+        n, self.nested = self.nested, False
+        return n
 
     def _s_BufferStore(self, s, out, indent):
         self.emit(out, indent, f"{self.name_of(s.buffer)}[{self.indices(s.indices)}] = "
@@ -338,14 +348,33 @@ class Printer:
         self.emit(out, indent, f"while {self.expr(s.condition)}:", s, simple=False)
         self.stmt(s.body, out, indent + INDENT)
 
+    def scoped_body(self, nested, header, s, out, indent):
+        """Emit a scoping statement: `with header:` and an indented body when nested, else
+        the flat statement `header` followed by the body at the same indentation."""
+        if nested:
+            self.emit(out, indent, f"with {header}:", s, simple=False)
+            self.stmt(s.body, out, indent + INDENT)
+        else:
+            self.emit(out, indent, header, s)
+            self.stmt(s.body, out, indent)
+
     def _s_LetStmt(self, s, out, indent):
+        nested = self.take_nested()
         value = self.expr(s.value)
         name = self.define(s.var, s.var.name)
-        self.emit(out, indent, f"{name}: {self.T}.{s.var.dtype} = {value}", s)
-        self.stmt(s.body, out, indent)
+        if nested:
+            self.emit(out, indent, f"with {self.T}.LetStmt({value}) as {name}:", s, simple=False)
+            self.stmt(s.body, out, indent + INDENT)
+        else:
+            self.emit(out, indent, f"{name}: {self.T}.{s.var.dtype} = {value}", s)
+            self.stmt(s.body, out, indent)
         self.undefine(s.var)
 
     def _s_AssertStmt(self, s, out, indent):
+        if self.take_nested():
+            self.scoped_body(True, f"{self.T}.Assert({self.expr(s.condition)}, "
+                             f"{self.expr(s.message)})", s, out, indent)
+            return
         self.emit(out, indent, f"assert {self.expr(s.condition)}, {self.expr(s.message)}", s)
         self.stmt(s.body, out, indent)
 
@@ -357,11 +386,16 @@ class Printer:
             args.append(self.expr(s.condition))
         if s.annotations:
             args.append(f"annotations={self.annotations(s.annotations)}")
-        self.emit(out, indent, f"{name} = {self.T}.allocate({', '.join(args)})", s)
-        self.stmt(s.body, out, indent)
+        if self.take_nested():
+            self.scoped_body(True, f"{self.T}.allocate({', '.join(args)}) as {name}", s, out,
+                             indent)
+        else:
+            self.scoped_body(False, f"{name} = {self.T}.allocate({', '.join(args)})", s, out,
+                             indent)
         self.undefine(s.buffer_var)
 
     def _s_AllocateConst(self, s, out, indent):
+        self.take_nested()
         name = self.define(s.buffer_var, s.buffer_var.name)
         data = self.const_data(s.const_name)
         exts = ", ".join(self.expr(x) for x in s.extents)
@@ -382,26 +416,33 @@ class Printer:
         return inline_values(c.array(), c.dtype)
 
     def _s_DeclBuffer(self, s, out, indent):
+        nested = self.take_nested()
         b = s.buffer
+        # without `data=` T.decl_buffer allocates: a data variable nothing else names is its own
+        own_data = id(b.data) not in self.names
+        args = self.buffer_args(b, data=not own_data)
         name = self.define_buffer(b)
-        self.emit(out, indent, f"{name} = {self.T}.decl_buffer({self.buffer_args(b, data=True)})",
-                  s)
-        self.stmt(s.body, out, indent)
+        if nested:
+            self.scoped_body(True, f"{self.T}.decl_buffer({args}) as {name}", s, out, indent)
+        else:
+            self.scoped_body(False, f"{name} = {self.T}.decl_buffer({args})", s, out, indent)
         self.undefine(b)
 
     def _s_AttrStmt(self, s, out, indent):
         T = self.T
+        nested = self.take_nested()
         if s.attr_key == "thread_extent" and isinstance(s.node, S.IterVar):
             iv = s.node
             if id(iv.var) in self.names:
-                self.emit(out, indent, f"{T}.launch_thread({self.name_of(iv.var)}, "
-                          f"{self.expr(s.value)})", s)
-                self.stmt(s.body, out, indent)
+                self.scoped_body(nested, f"{T}.launch_thread({self.name_of(iv.var)}, "
+                                 f"{self.expr(s.value)})", s, out, indent)
                 return
             name = self.define(iv.var, iv.var.name)
-            self.emit(out, indent, f"{name} = {T}.launch_thread({_str(iv.thread_tag)}, "
-                      f"{self.expr(s.value)})", s)
-            self.stmt(s.body, out, indent)
+            call = f"{T}.launch_thread({_str(iv.thread_tag)}, {self.expr(s.value)})"
+            if nested:
+                self.scoped_body(True, f"{call} as {name}", s, out, indent)
+            else:
+                self.scoped_body(False, f"{name} = {call}", s, out, indent)
             self.undefine(iv.var)
             return
         self.emit(out, indent, f"with {T}.attr({self.pyvalue(s.node)}, {_str(s.attr_key)}, "
@@ -556,6 +597,23 @@ class Printer:
                 return f"{T}.handle({_str(ta.element)})"
             return f"{T}.handle"
         return f"{T}.{p.dtype}"
+
+
+_SCOPING = (S.LetStmt, S.AssertStmt, S.Allocate, S.DeclBuffer, S.AttrStmt)
+
+
+def _float_imm_text(value, dtype) -> str:
+    """A FloatImm holds a double (as in TVM): print the dtype's shortest text when it reads
+    back as that very double, else the double's own shortest text."""
+    text = float_literal(value, dtype)
+    if dtype != "float64" and not text.startswith('"'):
+        try:
+            same = float(text) == value
+        except ValueError:
+            same = False
+        if not same:
+            text = float_literal(value, "float64")
+    return text
 
 
 def inline_values(arr, dtype) -> str:

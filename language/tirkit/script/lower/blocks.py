@@ -40,6 +40,15 @@ class BlockMixin:
         if tn == "allocate":
             w = self.allocate(item.target, ctx, s)
             return w.make(self.body(s.body))
+        if tn == "decl_buffer":
+            if item.target is None:
+                self.fail("syntax", "`with T.decl_buffer(...)` needs `as NAME`", s)
+            self.push()
+            try:
+                w = self.buffer_alias(item.target, ctx, s, tn)
+                return w.make(self.body(s.body))
+            finally:
+                self.pop()
         if tn in ("LetStmt", "let"):
             args = self._args(ctx)
             kwargs = self._kwargs(ctx)

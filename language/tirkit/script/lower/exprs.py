@@ -176,6 +176,9 @@ class ExprMixin:
         if cls is E.Div and D.is_int(a.dtype) and D.is_int(b.dtype):
             self.fail("type/mismatch", "integer division with '/' is ambiguous in TIR: use '//' "
                       "(floor division) or T.truncdiv", n)
+        folded = fold_int(cls, a, b)
+        if folded is not None:
+            return folded
         return cls(a, b, a.dtype, self.span(n))
 
     def _python_binop(self, op, a, b, n):
@@ -406,6 +409,25 @@ class ExprMixin:
                 lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
         dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
         return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))
+
+
+_FOLD = {E.Add: lambda x, y: x + y, E.Sub: lambda x, y: x - y, E.Mul: lambda x, y: x * y,
+         E.FloorDiv: lambda x, y: x // y, E.FloorMod: lambda x, y: x % y}
+
+
+def fold_int(cls, a, b):
+    """Two integer constants of one dtype fold into one, as TVM's operators fold them."""
+    if type(a) is not E.IntImm or type(b) is not E.IntImm or a.dtype != b.dtype:
+        return None
+    if not D.is_int(a.dtype) or D.is_bool(a.dtype) or cls not in _FOLD:
+        return None
+    if cls in (E.FloorDiv, E.FloorMod) and b.value == 0:
+        return None
+    v = _FOLD[cls](a.value, b.value)
+    lo, hi = D.int_range(a.dtype)
+    if not lo <= v <= hi:
+        return None
+    return E.IntImm(a.dtype, v)
 
 
 def slice_extent(lo, hi) -> E.PrimExpr:
