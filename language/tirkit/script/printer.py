@@ -177,6 +177,8 @@ class Printer:
         return ", ".join(out)
 
     def pyvalue(self, v) -> str:
+        if type(v) is E.IntImm and v.dtype == "int32":
+            return f"{self.T}.int32({v.value})"     # a bare 0 would read back as a Python int
         if isinstance(v, E.PrimExpr):
             return self.expr(v)
         if isinstance(v, bool) or v is None:
@@ -541,10 +543,12 @@ class Printer:
         out.append(f"{indent}@{T}.prim_func" + (f"({', '.join(args)})" if args else ""))
         params = []
         bmap = {id(v): b for v, b in f.buffer_map}
+        border = {id(v): i for i, (v, _) in enumerate(f.buffer_map)}
         sugared = set()
         for p in f.params:
             b = bmap.get(id(p))
-            if b is not None and _simple_buffer(b):
+            # `A: T.Buffer(...)` binds in parameter order: only a prefix of the buffer map
+            if b is not None and _simple_buffer(b) and border[id(p)] == len(sugared):
                 name = self.define_buffer(b)
                 params.append(f"{name}: {T}.Buffer({self.buffer_args(b)})")
                 sugared.add(id(p))
@@ -567,9 +571,8 @@ class Printer:
                         seen.add(id(v))
                         name = self.define(v, v.name)
                         out.append(f"{inner}{name} = {T}.{v.dtype}()")
-        for p in f.params:
-            b = bmap.get(id(p))
-            if b is not None and id(p) not in sugared:
+        for p, b in f.buffer_map:
+            if id(p) not in sugared:
                 name = self.define_buffer(b)
                 self.emit(out, inner, f"{name} = {T}.match_buffer({self.name_of(p)}, "
                           f"{self.buffer_args(b)})")

@@ -24,6 +24,17 @@ BOOL_RESULT = {"isnan", "isinf", "isfinite", "isnullptr"}
 DTYPE_FIRST = {"call_extern", "call_pure_extern", "call_intrin", "call_llvm_intrin",
                "call_llvm_pure_intrin", "call_packed_lowered", "call_cpacked_lowered",
                "reinterpret", "call_ffi_kernel"}
+# operations whose `dtype=` keyword TVMScript drops, and those where it becomes the first argument
+DTYPE_IGNORED = (UNARY_MATH | BINARY_MATH | BOOL_RESULT | {
+    "address_of", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "fma",
+    "if_then_else", "q_multiply_shift", "q_multiply_shift_per_axis", "rsqrt", "likely",
+    "assume", "undef", "vscale", "continue_loop", "break_loop", "thread_return", "infinity",
+    "tvm_access_ptr", "tvm_throw_last_error", "tvm_thread_invariant", "tvm_tuple",
+    "tvm_stack_alloca", "tvm_stack_make_shape", "tvm_stack_make_array",
+})
+DTYPE_FORWARD = {"reinterpret", "call_extern", "call_intrin", "call_llvm_intrin",
+                 "call_llvm_pure_intrin", "call_pure_extern", "vectorlow", "vectorhigh",
+                 "vectorcombine", "get_active_lane_mask", "masked_load", "dp4a"}
 ARITY = {"if_then_else": 3, "Select": 3, "max": 2, "min": 2, "floordiv": 2, "floormod": 2,
          "truncdiv": 2, "truncmod": 2, "ceildiv": 2, "Cast": 2, "cast": 2, "Ramp": 3,
          "Broadcast": 2, "Let": 3}
@@ -105,6 +116,11 @@ class CallMixin:
             self.fail("type/mismatch", f"T.{name} is a statement, not a value", n)
         args = self._args(n)
         kwargs = self._kwargs(n)
+        if "dtype" in kwargs:
+            if name in DTYPE_FORWARD:     # TVMScript moves `dtype=` to the front
+                args = [kwargs.pop("dtype")] + args
+            elif name in DTYPE_IGNORED:   # and drops it from these operations
+                kwargs.pop("dtype")
         self._arity(name, n, len(args) + len(kwargs))
         span = self.span(n)
         if name == "Cast":

@@ -263,6 +263,12 @@ class ExprMixin:
             return a
         if n.op == "~":
             return E.Call(a.dtype, "bitwise_not", (a,), (), self.span(n))
+        if type(a) is E.IntImm and D.is_int(a.dtype) and not D.is_bool(a.dtype):
+            lo, hi = D.int_range(a.dtype)
+            if lo <= -a.value <= hi:
+                return E.IntImm(a.dtype, -a.value, self.span(n))
+        if type(a) is E.FloatImm:
+            return E.FloatImm(a.dtype, -a.value, self.span(n))
         minus_one = self.convert_literal(E.IntImm("int32", -1), a.dtype, n)
         return E.Mul(a, minus_one, a.dtype, self.span(n))
 
