@@ -57,6 +57,9 @@ def free_variables(s) -> list:
             define(x.loop_var)
         elif t is S.LetStmt or t is E.Let:
             define(x.var)
+        elif t is E.Lambda:
+            for p in x.params:
+                define(p)
         elif t is S.Allocate or t is S.AllocateConst:
             define(x.buffer_var)
         elif t is S.Block:

@@ -131,6 +131,16 @@ class Printer:
             return f"{T}.Broadcast({self.expr(e.value)}, {self._lanes(e.lanes)})", P_ATOM
         if t is E.Let:
             return f"{T}.Let({self.expr(e.var)}, {self.expr(e.value)}, {self.expr(e.body)})", P_ATOM
+        if t is E.Lambda:
+            names = [self.define(v, v.name) for v in e.params]
+            if isinstance(e.body, tuple):
+                body = "(" + ", ".join(self.expr(x) for x in e.body) + ("," if len(e.body) == 1
+                                                                          else "") + ")"
+            else:
+                body = self.expr(e.body)
+            for v in e.params:
+                self.undefine(v)
+            return f"lambda {', '.join(names)}: {body}", P_LAMBDA
         if t is E.ArrayExpr:
             items = [self.expr(x) for x in e.elements]
             if e.dtype == "list":
@@ -159,6 +169,10 @@ class Printer:
         args = [self.expr(a) for a in e.args]
         if e.op == "reinterpret":
             args = [_str(e.dtype)] + args
+        if e.op.startswith("."):       # a buffer method: A.access_ptr("r"), A.vload([0])
+            args = [self.expr(a) for a in e.args[1:]]
+            args += [f"{k}={self.expr(v)}" for k, v in e.kwargs]
+            return f"{self.expr(e.args[0])}{e.op}({', '.join(args)})", P_ATOM
         if e.op.startswith("@"):
             args += [f"{k}={self.expr(v)}" for k, v in e.kwargs]
             return f"{self.module_class}.{e.op[1:]}({', '.join(args)})", P_ATOM

@@ -68,9 +68,10 @@ class CallMixin:
             return self.t_call(tn, n)
         func = self.value(n.func)
         if isinstance(func, _BufferMethod):
-            args = tuple(self._as_expr(self.value(a), a) for a in n.args)
-            return E.Call("handle", f"{func.buffer.name}.{func.name}", (func.buffer.data,) + args,
-                          (), self.span(n))
+            args = tuple(self._arg_expr(a, n) for a in self._args(n))
+            ref = E.BufferRef(func.buffer, "handle", self.span(n.func))
+            return E.Call("handle", "." + func.name, (ref,) + args,
+                          self._kw_exprs(self._kwargs(n), n), self.span(n))
         if isinstance(func, _GlobalFunc):
             args = tuple(self._arg_expr(a, n) for a in self._args(n))
             return E.Call("int32", "@" + func.name, args, self._kw_exprs(self._kwargs(n), n),
@@ -127,6 +128,8 @@ class CallMixin:
             dtype, x = args
             return self._cast(dtype, x, n)
         if name == "cast":
+            if "dtype" in kwargs and len(args) == 1:
+                args.append(kwargs.pop("dtype"))
             x, dtype = args
             return self._cast(dtype, x, n)
         if name in ("if_then_else", "Select"):
@@ -182,12 +185,38 @@ class CallMixin:
                 return E.Call(dtype, name, rest, (), span)
             return E.Call(dtype, name, (E.StringImm(dtype),) + rest,
                           self._kw_exprs(kwargs, n), span)
+        if name == "comm_reducer" and len(args) == 2 and isinstance(args[0], _Lambda):
+            identities = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
+            identities = [self._as_expr(x, n) for x in identities]
+            fn = self.lower_lambda(args[0], [x.dtype for x in identities] * 2, n)
+            return E.Call("handle", name, (fn, E.ArrayExpr(tuple(identities), "list")), (), span)
         if name in ("type_annotation",):
             dtype = args[0] if args else kwargs.get("dtype", "handle")
             return E.Call(dtype, name, (), (("dtype", E.StringImm(dtype)),), span)
         # any other intrinsic: a call by name, arguments kept as written
         xs = tuple(self._arg_expr(a, n) for a in args)
         return E.Call(_generic_dtype(name, xs), name, xs, self._kw_exprs(kwargs, n), span)
+
+    def lower_lambda(self, lam, dtypes, n):
+        """`lambda x, y: ...` with parameters of the given dtypes."""
+        node = lam.node
+        params = list(node.params or [])
+        if len(params) != len(dtypes):
+            self.fail("type/mismatch", f"this lambda takes {len(params)} parameters, "
+                      f"{len(dtypes)} expected", node)
+        pvars = tuple(E.Var(p, d, None, self.span(node)) for p, d in zip(params, dtypes))
+        self.push()
+        try:
+            for p, v in zip(params, pvars):
+                self.define(p, v, check=False)
+            body = self.value(node.body)
+        finally:
+            self.pop()
+        if isinstance(body, (tuple, list)):
+            body = tuple(self._as_expr(x, node) for x in body)
+        else:
+            body = self._as_expr(body, node)
+        return E.Lambda(pvars, body, "handle", self.span(node))
 
     def _lanes(self, lanes, elem_dtype, n):
         """(lanes, vector dtype): an int, or an expression such as `4 * T.vscale()`."""

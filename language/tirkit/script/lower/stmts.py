@@ -41,9 +41,19 @@ class StmtMixin:
         n = len(stmts)
         while i < n:
             s = stmts[i]
+            # a statement's own comments are taken before its body's statements can take them
+            mark = self._own_i
+            lead, trail = self.comments_for(s)
             try:
                 r = self.stmt(s)
             except LowerError:
+                i += 1
+                continue
+            if r is None:     # a declaration (T.reads, alloc_buffer...): the next one has them
+                if self._own_i == len(lead) + mark:
+                    self._own_i = mark
+                if trail is not None:
+                    self._trailing_comments[self._trail_line(s)] = trail
                 i += 1
                 continue
             if isinstance(r, Wrap):
@@ -53,10 +63,9 @@ class StmtMixin:
                 except LowerError:
                     out.append(rest)
                     break
-                out.append(self._trivia(made, s))
+                out.append(self._attach(made, lead, trail))
                 break
-            if r is not None:
-                out.append(self._trivia(r, s))
+            out.append(self._attach(r, lead, trail))
             i += 1
         if not out:
             return evaluate_zero()
@@ -64,9 +73,17 @@ class StmtMixin:
 
     def _trivia(self, r, s):
         lead, trail = self.comments_for(s)
+        return self._attach(r, lead, trail)
+
+    @staticmethod
+    def _attach(r, lead, trail):
         if lead or trail:
             r = dataclasses.replace(r, comments=tuple(lead), trailing=trail)
         return r
+
+    @staticmethod
+    def _trail_line(s):
+        return s.line if isinstance(s, (C.For, C.While, C.If, C.With)) else s.end_line
 
     def comments_for(self, s):
         """Own-line comments before statement s (not yet taken) and its trailing comment."""
