@@ -562,7 +562,8 @@ class Printer:
         for p in f.params:
             b = bmap.get(id(p))
             # `A: T.Buffer(...)` binds in parameter order: only a prefix of the buffer map
-            if b is not None and _simple_buffer(b) and border[id(p)] == len(sugared):
+            if b is not None and _simple_buffer(b) and border[id(p)] == len(sugared) and \
+                    id(b.data) not in self.names:
                 name = self.define_buffer(b)
                 params.append(f"{name}: {T}.Buffer({self.buffer_args(b)})")
                 sugared.add(id(p))
@@ -597,6 +598,11 @@ class Printer:
                 name = self.define_buffer(buf)
                 self.emit(out, inner, f"{name} = {T}.alloc_buffer({self.buffer_args(buf)})")
             body = blk.body
+        # a thread variable launched more than once is declared once, as TVMScript does
+        for var, tag in _relaunched_threads(body):
+            if id(var) not in self.names:
+                name = self.define(var, var.name)
+                out.append(f"{inner}{name} = {T}.env_thread({_str(tag)})")
         # free variables of the body that nothing defines (declared like `n = T.int32()`)
         for v in free_vars_stmt(body):
             if id(v) not in self.names:
@@ -703,6 +709,25 @@ def _simple_buffer(b: S.Buffer) -> bool:
     return (all(isinstance(x, E.IntImm) for x in b.shape) and not b.strides and
             b.elem_offset is None and b.scope == "global" and b.align == -1 and
             b.offset_factor == 0 and b.buffer_type == "default" and not b.axis_separators)
+
+
+def _relaunched_threads(body) -> list:
+    """(var, tag) of the thread variables that more than one T.launch_thread binds."""
+    from ..ir.visit import walk
+    seen, order = {}, []
+
+    def visit(x):
+        if type(x) is S.AttrStmt and x.attr_key == "thread_extent" and \
+                isinstance(x.node, S.IterVar):
+            v = x.node.var
+            if id(v) not in seen:
+                seen[id(v)] = 0
+                order.append((v, x.node.thread_tag))
+            seen[id(v)] += 1
+        return not isinstance(x, E.PrimExpr)
+
+    walk(body, visit)
+    return [(v, tag) for v, tag in order if seen[id(v)] > 1]
 
 
 def _implicit_root(r: S.BlockRealize) -> bool:

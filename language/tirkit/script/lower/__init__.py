@@ -18,6 +18,7 @@ class Lowerer(Context, ExprMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin, B
         "reads": "reads_stmt", "writes": "writes_stmt", "where": "where_stmt",
         "block_attr": "block_attr_stmt", "sblock_attr": "block_attr_stmt",
         "func_attr": "func_attr_stmt", "evaluate": "evaluate_stmt",
+        "launch_thread": "launch_thread_stmt",
     }
     # `name = T.<name>(...)`: handler method (target, call, stmt, name)
     ASSIGN_CALLS = {

@@ -311,5 +311,8 @@ class BlockMixin:
         self.define(target.id, var, target)
         return None
 
+    def launch_thread_stmt(self, call):
+        return self.launch_thread(None, call, call)
+
     def launch_thread_assign(self, target, call, s, tn):
         return self.launch_thread(target, call, s)

@@ -44,9 +44,9 @@ class BufferMixin:
         if data is None:
             data = E.Var(name, "handle", E.PointerType(dtype, scope), self.span(name_node or node))
         strides = opts.get("strides") or ()
-        strides = tuple(self._as_expr(x, node) for x in strides)
+        strides = tuple(self._size_expr(x, node) for x in strides)
         off = opts.get("elem_offset")
-        off = self._as_expr(off, node) if off is not None else None
+        off = self._size_expr(off, node) if off is not None else None
         align = opts.get("align", -1)
         offset_factor = opts.get("offset_factor", 0)
         btype = opts.get("buffer_type", "default") or "default"
@@ -55,6 +55,12 @@ class BufferMixin:
                         int(align) if isinstance(align, int) else -1,
                         int(offset_factor) if isinstance(offset_factor, int) else 0,
                         btype, seps, self.span(name_node or node))
+
+    def _size_expr(self, x, node):
+        """A stride or offset; a string names a new variable (`strides=["s0", 1]`)."""
+        if isinstance(x, str):
+            return E.Var(x, "int32", None, self.span(node))
+        return self._as_expr(x, node)
 
     def _target_name(self, target, what):
         if not isinstance(target, C.Name):
