@@ -247,6 +247,11 @@ class Printer:
             parts.append(f"axis_separators={list(b.axis_separators)}")
         return ", ".join(parts)
 
+    def alloc_kw(self, buf: S.Buffer) -> str:
+        if self.spelling == "tirx" and buf.spelling == "sblock_alloc_buffer":
+            return "sblock_alloc_buffer"
+        return "alloc_buffer"
+
     def define_buffer(self, b: S.Buffer):
         name = self.define(b, b.name)
         if id(b.data) not in self.names:
@@ -382,7 +387,10 @@ class Printer:
             self.emit(out, indent, f"with {self.T}.LetStmt({value}) as {name}:", s, simple=False)
             self.stmt(s.body, out, indent + INDENT)
         else:
-            self.emit(out, indent, f"{name}: {self.T}.{s.var.dtype} = {value}", s)
+            ann = f"{self.T}.{s.var.dtype}"
+            if self.spelling == "tirx" and (s.var.dtype == "handle" or s.spelling == "let"):
+                ann = f"{self.T}.let[{ann}]"     # current TVM wants T.let for handles
+            self.emit(out, indent, f"{name}: {ann} = {value}", s)
             self.stmt(s.body, out, indent)
         self.undefine(s.var)
 
@@ -495,7 +503,7 @@ class Printer:
             out.append(f"{inner}{T}.{kw}({self.annotations(b.annotations)})")
         for buf in b.alloc_buffers:
             name = self.define_buffer(buf)
-            self.emit(out, inner, f"{name} = {T}.alloc_buffer({self.buffer_args(buf)})")
+            self.emit(out, inner, f"{name} = {T}.{self.alloc_kw(buf)}({self.buffer_args(buf)})")
         for m in b.match_buffers:
             src = self.region(m.source)
             name = self.define_buffer(m.buffer)
@@ -596,7 +604,7 @@ class Printer:
             blk = body.block
             for buf in blk.alloc_buffers:
                 name = self.define_buffer(buf)
-                self.emit(out, inner, f"{name} = {T}.alloc_buffer({self.buffer_args(buf)})")
+                self.emit(out, inner, f"{name} = {T}.{self.alloc_kw(buf)}({self.buffer_args(buf)})")
             body = blk.body
         # a thread variable launched more than once is declared once, as TVMScript does
         for var, tag in _relaunched_threads(body):

@@ -71,6 +71,9 @@ class BufferMixin:
     def alloc_buffer(self, target, call, s, tn):
         name = self._target_name(target, "T.alloc_buffer")
         buf = self.make_buffer(name, self._args(call), self._kwargs(call), call, target)
+        if tn == "sblock_alloc_buffer":
+            import dataclasses
+            buf = dataclasses.replace(buf, spelling=tn)
         frame = self.frame
         if frame is None:
             self.fail("type/mismatch", "T.alloc_buffer must be inside a block or the function", s)

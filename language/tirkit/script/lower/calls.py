@@ -142,6 +142,10 @@ class CallMixin:
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
                                     _is_literal(args[0]), _is_literal(args[1]), n)
             return (E.Max if name == "max" else E.Min)(a, b, a.dtype, span)
+        if name == "ceildiv" and len(args) == 2:
+            a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
+                                    _is_literal(args[0]), _is_literal(args[1]), n)
+            return E.Call(a.dtype, name, (a, b), (), span)
         if name in _INT_DIV:
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
                                     _is_literal(args[0]), _is_literal(args[1]), n)

@@ -10,7 +10,7 @@ from ...ir import stmt as S
 from ...syntax import cst as C
 from .calls import _FreshVar
 from .context import ERROR_DTYPE, LowerError
-from .exprs import ParamRef, _is_literal
+from .exprs import ParamRef, _is_literal, _Subscripted
 
 _EVAL0 = None
 
@@ -218,7 +218,17 @@ class StmtMixin:
     def _s_AnnAssign(self, s):
         target = C.unparen(s.target)
         ann = self.value(s.annotation)
+        let = False
+        if isinstance(ann, _Subscripted) and len(ann.items) == 1 and \
+                getattr(ann.base, "name", "").endswith(".let"):
+            ann, let = ann.items[0], True          # `x: T.let[T.int64] = ...`
         dtype = ann if isinstance(ann, str) and D.is_dtype(ann) else None
+        if let and s.value is not None and dtype is not None:
+            w = self._s_AnnAssign_typed(s, target, dtype)
+            if isinstance(w, Wrap):
+                make = w.make
+                w.make = lambda rest: dataclasses.replace(make(rest), spelling="let")
+            return w
         if s.value is None:
             if dtype is None:
                 self.fail("type/mismatch", "expected a dtype annotation such as T.int32", s.annotation)
@@ -226,6 +236,9 @@ class StmtMixin:
         if dtype is None:
             v = self.value(s.value)
             return self.bind_name(target, v, s)
+        return self._s_AnnAssign_typed(s, target, dtype)
+
+    def _s_AnnAssign_typed(self, s, target, dtype):
         v = self.value(s.value)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             v = E.const(v, dtype, self.span(s.value))
