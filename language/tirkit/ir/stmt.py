@@ -196,6 +196,7 @@ class DeclBuffer(Stmt):
     span: Optional[Span] = SPAN_()
     comments: tuple = TRIVIA_()
     trailing: Optional[str] = TRAIL_()
+    spelling: str = ""   # "alloc_buffer": a tirx statement-level `T.alloc_buffer` (trivia)
 
 
 @node

@@ -387,7 +387,7 @@ class Printer:
             self.emit(out, indent, f"with {self.T}.LetStmt({value}) as {name}:", s, simple=False)
             self.stmt(s.body, out, indent + INDENT)
         else:
-            ann = f"{self.T}.{s.var.dtype}"
+            ann = self.param_type(s.var)
             if self.spelling == "tirx" and (s.var.dtype == "handle" or s.spelling == "let"):
                 ann = f"{self.T}.let[{ann}]"     # current TVM wants T.let for handles
             self.emit(out, indent, f"{name}: {ann} = {value}", s)
@@ -446,10 +446,13 @@ class Printer:
         own_data = id(b.data) not in self.names
         args = self.buffer_args(b, data=not own_data)
         name = self.define_buffer(b)
+        kw = "decl_buffer"
+        if own_data and s.spelling == "alloc_buffer" and self.spelling == "tirx" and not nested:
+            kw = "alloc_buffer"
         if nested:
             self.scoped_body(True, f"{self.T}.decl_buffer({args}) as {name}", s, out, indent)
         else:
-            self.scoped_body(False, f"{name} = {self.T}.decl_buffer({args})", s, out, indent)
+            self.scoped_body(False, f"{name} = {self.T}.{kw}({args})", s, out, indent)
         self.undefine(b)
 
     def _s_AttrStmt(self, s, out, indent):

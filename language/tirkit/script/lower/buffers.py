@@ -74,6 +74,12 @@ class BufferMixin:
         if tn == "sblock_alloc_buffer":
             import dataclasses
             buf = dataclasses.replace(buf, spelling=tn)
+        elif self.spelling == "tirx" and getattr(self, "loop_depth", 0) and \
+                self.frame is not None and self.frame.is_root:
+            # current TVM: `T.alloc_buffer` inside a loop is a statement allocating there
+            self.define(name, buf, target)
+            span = self.span(s)
+            return Wrap(lambda rest: S.DeclBuffer(buf, rest, span, spelling="alloc_buffer"), s)
         frame = self.frame
         if frame is None:
             self.fail("type/mismatch", "T.alloc_buffer must be inside a block or the function", s)

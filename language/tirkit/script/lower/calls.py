@@ -117,6 +117,7 @@ class CallMixin:
             self.fail("type/mismatch", f"T.{name} is a statement, not a value", n)
         args = self._args(n)
         kwargs = self._kwargs(n)
+        dtype_kw = kwargs.get("dtype")
         if "dtype" in kwargs:
             if name in DTYPE_FORWARD:     # TVMScript moves `dtype=` to the front
                 args = [kwargs.pop("dtype")] + args
@@ -199,7 +200,9 @@ class CallMixin:
             return E.Call(dtype, name, (), (("dtype", E.StringImm(dtype)),), span)
         # any other intrinsic: a call by name, arguments kept as written
         xs = tuple(self._arg_expr(a, n) for a in args)
-        return E.Call(_generic_dtype(name, xs), name, xs, self._kw_exprs(kwargs, n), span)
+        dtype = dtype_kw if isinstance(dtype_kw, str) and D.is_dtype(dtype_kw) else \
+            _generic_dtype(name, xs)
+        return E.Call(dtype, name, xs, self._kw_exprs(kwargs, n), span)
 
     def lower_lambda(self, lam, dtypes, n):
         """`lambda x, y: ...` with parameters of the given dtypes."""
@@ -321,4 +324,6 @@ def _generic_dtype(name, xs) -> str:
         return "handle"
     if name in ("assume", "evaluate"):
         return "void"
+    if name in ("q_multiply_shift", "q_multiply_shift_per_axis"):
+        return "int32"
     return "handle"

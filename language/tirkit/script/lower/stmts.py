@@ -217,6 +217,15 @@ class StmtMixin:
 
     def _s_AnnAssign(self, s):
         target = C.unparen(s.target)
+        pointer = self._let_pointer(s.annotation)
+        if pointer is not None and s.value is not None and isinstance(target, C.Name):
+            # `p: T.let[T.handle("int64")] = ...`: a handle with its pointer type
+            v = self._as_expr(self.value(s.value), s.value)
+            var = E.Var(target.id, "handle", pointer if pointer is not True else None,
+                        self.span(target))
+            span = self.span(s)
+            self.define(target.id, var, target, check=False)
+            return Wrap(lambda rest: S.LetStmt(var, v, rest, span, spelling="let"), s)
         ann = self.value(s.annotation)
         let = False
         if isinstance(ann, _Subscripted) and len(ann.items) == 1 and \
@@ -237,6 +246,19 @@ class StmtMixin:
             v = self.value(s.value)
             return self.bind_name(target, v, s)
         return self._s_AnnAssign_typed(s, target, dtype)
+
+    def _let_pointer(self, ann):
+        """The pointer type in `T.let[T.handle("int64")]` (True for a bare T.handle)."""
+        ann = C.unparen(ann)
+        if not isinstance(ann, C.Subscript) or self.t_name(ann.value) != "let" or \
+                len(ann.indices) != 1:
+            return None
+        inner = C.unparen(ann.indices[0])
+        if isinstance(inner, C.Call) and self.t_name(inner.func) == "handle":
+            return self.pointer_type(inner) or True
+        if self.t_name(inner) == "handle":
+            return True
+        return None
 
     def _s_AnnAssign_typed(self, s, target, dtype):
         v = self.value(s.value)
@@ -289,7 +311,8 @@ class StmtMixin:
                                              want, value_node)
         else:
             value = self._as_expr(raw_value, value_node)
-            if value.dtype != want and value.dtype != ERROR_DTYPE and ok:
+            unknown = isinstance(value, E.Call) and value.dtype == "handle"   # untyped intrinsic
+            if value.dtype != want and value.dtype != ERROR_DTYPE and ok and not unknown:
                 vd, bd = D.parse_dtype(value.dtype), D.parse_dtype(want)
                 if vd is not None and bd is not None and vd.lanes == 1 and bd.lanes > 1:
                     value = E.Broadcast(value, bd.lanes, want)
