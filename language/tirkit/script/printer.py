@@ -386,6 +386,9 @@ class Printer:
         if nested:
             self.emit(out, indent, f"with {self.T}.LetStmt({value}) as {name}:", s, simple=False)
             self.stmt(s.body, out, indent + INDENT)
+        elif s.spelling == "bind" and self.spelling == "tirx":
+            self.emit(out, indent, f"{name} = {self.T}.bind({value})", s)
+            self.stmt(s.body, out, indent)
         else:
             ann = self.param_type(s.var)
             if self.spelling == "tirx" and (s.var.dtype == "handle" or s.spelling == "let"):

@@ -29,6 +29,7 @@ class Lowerer(Context, ExprMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin, B
         "decl_buffer": "buffer_alias", "Buffer": "buffer_alias", "buffer_decl": "buffer_alias",
         "allocate": "allocate", "allocate_const": "allocate_const",
         "launch_thread": "launch_thread_assign", "env_thread": "env_thread",
+        "bind": "bind_stmt",
     }
 
     def __init__(self, *args, constants=None, base_dir=None, comments=(), **kwargs):

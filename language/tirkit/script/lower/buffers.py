@@ -74,9 +74,10 @@ class BufferMixin:
         if tn == "sblock_alloc_buffer":
             import dataclasses
             buf = dataclasses.replace(buf, spelling=tn)
-        elif self.spelling == "tirx" and getattr(self, "loop_depth", 0) and \
-                self.frame is not None and self.frame.is_root:
-            # current TVM: `T.alloc_buffer` inside a loop is a statement allocating there
+        elif self.spelling == "tirx" and (getattr(self, "loop_depth", 0) or not getattr(
+                self, "decl_prefix", True)) and self.frame is not None and self.frame.is_root:
+            # current TVM: `T.alloc_buffer` after statements or inside a loop is a statement
+            # allocating there (at the top of the function it is the root block's)
             self.define(name, buf, target)
             span = self.span(s)
             return Wrap(lambda rest: S.DeclBuffer(buf, rest, span, spelling="alloc_buffer"), s)

@@ -80,6 +80,7 @@ class FuncMixin:
         self.func_attrs = []
         self.buffer_map = []
         self.func_level = True
+        self.decl_prefix = True      # only declarations so far in the function body
         params = []
         seen = {}
         for p in f.params:

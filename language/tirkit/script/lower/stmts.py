@@ -49,6 +49,8 @@ class StmtMixin:
             except LowerError:
                 i += 1
                 continue
+            if r is not None:
+                self.decl_prefix = False    # statements have begun: no longer the prelude
             if r is None:     # a declaration (T.reads, alloc_buffer...): the next one has them
                 if self._own_i == len(lead) + mark:
                     self._own_i = mark
@@ -246,6 +248,17 @@ class StmtMixin:
             v = self.value(s.value)
             return self.bind_name(target, v, s)
         return self._s_AnnAssign_typed(s, target, dtype)
+
+    def bind_stmt(self, target, call, s, tn):
+        """`x = T.bind(value)` (current TVM): a LetStmt spelled as a bind."""
+        args = self._args(call)
+        if len(args) != 1 or not isinstance(target, C.Name):
+            self.fail("type/mismatch", "T.bind takes one value and binds one name", call)
+        v = self._as_expr(args[0], call)
+        var = E.Var(target.id, v.dtype, None, self.span(target))
+        span = self.span(s)
+        self.define(target.id, var, target, check=False)
+        return Wrap(lambda rest: S.LetStmt(var, v, rest, span, spelling="bind"), s)
 
     def _let_pointer(self, ann):
         """The pointer type in `T.let[T.handle("int64")]` (True for a bare T.handle)."""
