@@ -32,11 +32,9 @@ class Lowerer(Context, ExprMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin, B
         "bind": "bind_stmt",
     }
 
-    def __init__(self, *args, constants=None, base_dir=None, comments=(), **kwargs):
-        # `constants` are the Python values a kernel may use by name; the module's constant
-        # table (T.allocate_const data) is set on `self.constants.table` by the caller
-        super().__init__(*args, constants=constants, **kwargs)
-        self.constants = ConstantsBuilder(None, base_dir)
+    def __init__(self, *args, table=None, base_dir=None, comments=(), **kwargs):
+        super().__init__(*args, **kwargs)      # `constants=`: the file's top-level values
+        self.constants = ConstantsBuilder(table, base_dir)
         self.env_threads = {}
         self.func_attrs = []
         self.buffer_map = []
