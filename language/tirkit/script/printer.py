@@ -170,6 +170,8 @@ class Printer:
         args = [self.expr(a) for a in e.args]
         if e.op == "reinterpret":
             args = [_str(e.dtype)] + args
+        if e.op == ".elem_offset":     # a buffer's own offset variable
+            return f"{self.expr(e.args[0])}.elem_offset", P_ATOM
         if e.op.startswith("."):       # a buffer method: A.access_ptr("r"), A.vload([0])
             args = [self.expr(a) for a in e.args[1:]]
             args += [f"{k}={self.expr(v)}" for k, v in e.kwargs]

@@ -32,6 +32,9 @@ DTYPE_IGNORED = (UNARY_MATH | BINARY_MATH | BOOL_RESULT | {
     "tvm_access_ptr", "tvm_throw_last_error", "tvm_thread_invariant", "tvm_tuple",
     "tvm_stack_alloca", "tvm_stack_make_shape", "tvm_stack_make_array",
 })
+# the operations typed here (others keep a `dtype=` keyword as written, as their result type)
+_TYPED = UNARY_MATH | BINARY_MATH | BOOL_RESULT | {
+    "if_then_else", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod"}
 DTYPE_FORWARD = {"reinterpret", "call_extern", "call_intrin", "call_llvm_intrin",
                  "call_llvm_pure_intrin", "call_pure_extern", "vectorlow", "vectorhigh",
                  "vectorcombine", "get_active_lane_mask", "masked_load", "dp4a"}
@@ -121,7 +124,7 @@ class CallMixin:
         if "dtype" in kwargs:
             if name in DTYPE_FORWARD:     # TVMScript moves `dtype=` to the front
                 args = [kwargs.pop("dtype")] + args
-            elif name in DTYPE_IGNORED:   # and drops it from these operations
+            elif name in DTYPE_IGNORED and name in _TYPED:   # and drops it from these
                 kwargs.pop("dtype")
         self._arity(name, n, len(args) + len(kwargs))
         span = self.span(n)

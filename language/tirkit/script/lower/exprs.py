@@ -130,7 +130,13 @@ class ExprMixin:
         if attr == "strides":
             return tuple(buf.strides)
         if attr == "elem_offset":
-            return buf.elem_offset if buf.elem_offset is not None else E.IntImm("int32", 0)
+            if buf.elem_offset is not None:
+                return buf.elem_offset
+            if buf.offset_factor:
+                # TVM gives such a buffer an offset variable of its own: keep `B.elem_offset`
+                return E.Call("int32", ".elem_offset", (E.BufferRef(buf, "handle", self.span(n)),),
+                              (), self.span(n))
+            return E.IntImm("int32", 0)
         if attr == "scope":
             return _BufferMethod(buf, "scope")
         if attr in ("access_ptr", "vload", "vstore", "offset_of"):

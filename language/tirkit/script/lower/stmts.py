@@ -10,7 +10,7 @@ from ...ir import stmt as S
 from ...syntax import cst as C
 from .calls import _FreshVar
 from .context import ERROR_DTYPE, LowerError
-from .exprs import ParamRef, _is_literal, _Subscripted
+from .exprs import ParamRef, _is_literal, _Subscripted, slice_extent
 
 _EVAL0 = None
 
@@ -303,9 +303,10 @@ class StmtMixin:
         from .exprs import _SliceVal
         for r in raw:
             if isinstance(r, _SliceVal):
-                if not (isinstance(r.lo, E.IntImm) and isinstance(r.hi, E.IntImm)):
+                ext = slice_extent(r.lo, r.hi) if r.hi is not None else None
+                if not isinstance(ext, E.IntImm) or ext.value < 1:
                     self.fail("type/mismatch", "a vector store needs constant bounds", r.node)
-                lanes = r.hi.value - r.lo.value
+                lanes = ext.value
                 stride = r.step or E.IntImm(r.lo.dtype, 1)
                 indices.append(E.Ramp(r.lo, stride, lanes,
                                       D.parse_dtype(r.lo.dtype).with_lanes(lanes)))
