@@ -236,6 +236,7 @@ def top_level_constants(text: str) -> dict:
     """`NAME = <literal>` at column 0 (ints, floats, strings, tuples of them): the only
     outside values a kernel may use; read as literals, never executed."""
     import ast
+    import warnings
     out = {}
     for line in text.split("\n"):
         if not line or line[0] in " \t#@":
@@ -244,7 +245,9 @@ def top_level_constants(text: str) -> dict:
         if not m:
             continue
         try:
-            value = ast.literal_eval(m.group(2))
+            with warnings.catch_warnings():     # e.g. an invalid escape in the user's string
+                warnings.simplefilter("ignore")
+                value = ast.literal_eval(m.group(2))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):
