@@ -90,6 +90,12 @@ def f(a: T.handle, b: T.handle):
     for i in range(4):
         B[i] = A[i]
 ''', ['def f(a: T.handle, B: T.Buffer((4,), "float32")):\n    A = T.match_buffer(a, (4,)']),
+    "let_expression_with_where": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((4, 4), "float32")):
+    for i, j in T.grid(4, 4):
+        x = T.float32()
+        A[i, j] = T.Let(T.float32(5) * x, where={x: T.Cast("float32", i + 1)})
+''', ["    x = T.float32()\n", 'T.Let(T.float32(5) * x, where={x: T.Cast("float32", i + 1)})']),
     "tirx_alloc_forms_let_and_bind": (TIRX + '''@T.prim_func(s_tir=True)
 def f(A: T.Buffer((16,), "float32"), n: T.int64):
     S = T.sblock_alloc_buffer((16,), "float32", scope="shared")

@@ -55,8 +55,8 @@ def free_variables(s) -> list:
         t = type(x)
         if t is S.For:
             define(x.loop_var)
-        elif t is S.LetStmt or t is E.Let:
-            define(x.var)
+        elif t is S.LetStmt:
+            define(x.var)     # (an E.Let's variable is declared like `x = T.int32()`)
         elif t is E.Lambda:
             for p in x.params:
                 define(p)

@@ -131,7 +131,8 @@ class Printer:
         if t is E.Broadcast:
             return f"{T}.Broadcast({self.expr(e.value)}, {self._lanes(e.lanes)})", P_ATOM
         if t is E.Let:
-            return f"{T}.Let({self.expr(e.var)}, {self.expr(e.value)}, {self.expr(e.body)})", P_ATOM
+            return (f"{T}.Let({self.expr(e.body)}, where={{{self.expr(e.var)}: "
+                    f"{self.expr(e.value)}}})"), P_ATOM
         if t is E.Lambda:
             names = [self.define(v, v.name) for v in e.params]
             if isinstance(e.body, tuple):

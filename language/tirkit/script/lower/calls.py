@@ -126,6 +126,8 @@ class CallMixin:
                 args = [kwargs.pop("dtype")] + args
             elif name in DTYPE_IGNORED and name in _TYPED:   # and drops it from these
                 kwargs.pop("dtype")
+        if name == "Let" and "where" in kwargs and len(args) == 1:
+            return self._let_where(args[0], kwargs["where"], n)
         self._arity(name, n, len(args) + len(kwargs))
         span = self.span(n)
         if name == "Cast":
@@ -206,6 +208,17 @@ class CallMixin:
         dtype = dtype_kw if isinstance(dtype_kw, str) and D.is_dtype(dtype_kw) else \
             _generic_dtype(name, xs)
         return E.Call(dtype, name, xs, self._kw_exprs(kwargs, n), span)
+
+    def _let_where(self, body, where, n):
+        """`T.Let(body, where={x: value})`, x a variable declared before (`x = T.int32()`)."""
+        if not isinstance(where, dict) or len(where) != 1:
+            self.fail("type/mismatch", "T.Let takes where={variable: value}", n)
+        (var, value), = where.items()
+        if not isinstance(var, E.Var):
+            self.fail("type/mismatch", "T.Let binds a variable (declare it like x = T.int32())",
+                      n)
+        value, body = self._as_expr(value, n), self._as_expr(body, n)
+        return E.Let(var, value, body, body.dtype, self.span(n))
 
     def lower_lambda(self, lam, dtypes, n):
         """`lambda x, y: ...` with parameters of the given dtypes."""
