@@ -1,6 +1,7 @@
 """CST -> IR lowering, one module per construct; `Lowerer` puts them together."""
 from __future__ import annotations
 
+from .access import AccessMixin
 from .blocks import BlockMixin
 from .buffers import BufferMixin
 from .calls import CallMixin
@@ -11,8 +12,8 @@ from .loops import LoopMixin
 from .stmts import StmtMixin
 
 
-class Lowerer(Context, ExprMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin, BufferMixin,
-              FuncMixin):
+class Lowerer(Context, ExprMixin, AccessMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin,
+              BufferMixin, FuncMixin):
     # `T.<name>(...)` as a statement of its own: handler method
     FRAME_CALLS = {
         "reads": "reads_stmt", "writes": "writes_stmt", "where": "where_stmt",

@@ -6,6 +6,7 @@ from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
 from .context import ERROR_DTYPE, MISSING, LoopInfo, LowerError, error_expr
+from .fold import fold_int, slice_extent  # noqa: F401  (slice_extent: used by other mixins)
 
 _BIN = {
     "+": E.Add, "-": E.Sub, "*": E.Mul, "/": E.Div, "//": E.FloorDiv, "%": E.FloorMod,
@@ -359,113 +360,6 @@ class ExprMixin:
             self.fail("type/mismatch", f"'{base.name}' is a handle, not a buffer: "
                       "declare a buffer over it to index it", n)
         self.fail("type/mismatch", "this value cannot be indexed", n)
-
-    def buffer_indices(self, buf: Buffer, n, allow_slices=True):
-        """Lower `buf[...]` indices; slices become Ramps (or ranges in regions)."""
-        out = []
-        for idx in n.indices:
-            if isinstance(idx, C.Slice):
-                if not allow_slices:
-                    self.fail("type/mismatch", "a slice is not allowed here", idx)
-                out.append(self.slice_range(idx))
-            else:
-                v = self.value(idx)
-                if isinstance(v, _Starred):
-                    out.extend(self._as_expr(x, idx) for x in (v.value or ()))
-                    continue
-                out.append(self._as_expr(v, idx))
-        return out
-
-    def slice_range(self, idx):
-        lo = self.expr(idx.lower) if idx.lower is not None else E.IntImm("int32", 0)
-        hi = self.expr(idx.upper) if idx.upper is not None else None
-        step = self.expr(idx.step) if idx.step is not None else None
-        return _SliceVal(lo, hi, step, idx)
-
-    def check_index_count(self, buf, indices, n):
-        if len(indices) != len(buf.shape) and buf.shape:
-            flat_ok = len(indices) == 1 and buf.axis_separators == ()
-            if not flat_ok or len(buf.shape) == 0:
-                self.diag("type/mismatch",
-                          f"buffer '{buf.name}' has {len(buf.shape)} dimension"
-                          f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
-                          f"{len(indices)} index{'es' if len(indices) != 1 else ''}", n)
-                return False
-            if len(buf.shape) > 1:
-                self.diag("type/mismatch",
-                          f"buffer '{buf.name}' has {len(buf.shape)} dimensions but is indexed "
-                          f"with 1 index", n)
-                return False
-        return True
-
-    def buffer_load(self, buf: Buffer, n):
-        raw = self.buffer_indices(buf, n)
-        self.check_index_count(buf, raw, n)
-        indices, lanes = [], 1
-        for r in raw:
-            if isinstance(r, _SliceVal):
-                if r.hi is None:
-                    self.fail("type/mismatch", "a vector access needs a stop", r.node)
-                ext = slice_extent(r.lo, r.hi)
-                if not isinstance(ext, E.IntImm):
-                    self.fail("type/mismatch", "a vector access needs constant bounds", r.node)
-                n_lanes = ext.value
-                stride = r.step if r.step is not None else E.IntImm(r.lo.dtype, 1)
-                if isinstance(stride, E.IntImm) and stride.value > 1:
-                    n_lanes = (n_lanes + stride.value - 1) // stride.value
-                lanes = n_lanes
-                indices.append(E.Ramp(r.lo, stride, n_lanes,
-                                      D.parse_dtype(r.lo.dtype).with_lanes(n_lanes)))
-            else:
-                indices.append(r)
-                lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
-        dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
-        return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))
-
-
-_FOLD = {E.Add: lambda x, y: x + y, E.Sub: lambda x, y: x - y, E.Mul: lambda x, y: x * y,
-         E.FloorDiv: lambda x, y: x // y, E.FloorMod: lambda x, y: x % y}
-
-
-def fold_int(cls, a, b):
-    """Two integer constants of one dtype fold into one, as TVM's operators fold them."""
-    if type(a) is not E.IntImm or type(b) is not E.IntImm or a.dtype != b.dtype:
-        return None
-    if not D.is_int(a.dtype) or D.is_bool(a.dtype) or cls not in _FOLD:
-        return None
-    if cls in (E.FloorDiv, E.FloorMod) and b.value == 0:
-        return None
-    v = _FOLD[cls](a.value, b.value)
-    lo, hi = D.int_range(a.dtype)
-    if not lo <= v <= hi:
-        return None
-    return E.IntImm(a.dtype, v)
-
-
-def slice_extent(lo, hi) -> E.PrimExpr:
-    """`hi - lo`, folded when it is a constant (`i * 4 : i * 4 + 4` has extent 4)."""
-    if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
-        return E.IntImm(hi.dtype, hi.value - lo.value)
-    if isinstance(lo, E.IntImm) and lo.value == 0:
-        return hi
-    if isinstance(hi, E.Add) and isinstance(hi.b, E.IntImm) and _same(hi.a, lo):
-        return hi.b
-    return E.Sub(hi, lo, hi.dtype)
-
-
-def _same(a, b) -> bool:
-    """Structurally the same expression over the very same variables (spans ignored)."""
-    if a is b:
-        return True
-    if type(a) is not type(b) or isinstance(a, (E.Var, Buffer)):
-        return False
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, E.PrimExpr):
-        import dataclasses
-        return all(f.name == "span" or _same(getattr(a, f.name), getattr(b, f.name))
-                   for f in dataclasses.fields(a))
-    return a == b
 
 
 def _is_literal(x) -> bool:
