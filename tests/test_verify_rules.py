@@ -410,3 +410,87 @@ def test_symbolic_domain_mismatch_only_when_certain():
     # block C leaves the domain only when n is not a multiple of 32: not certain, not reported
     assert codes(check(body)) == [(line_of(body, "vi = T.axis.spatial(n, i)"),
                                    "loop-nest/domain-mismatch")]
+
+
+# ---- corpus-driven fixes ---------------------------------------------------------------------
+ALIAS_FILL = """
+@T.prim_func
+def alias_fill(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    tmp = T.alloc_buffer((16,), "float32")
+    for i in range(4):
+        with T.block("fill"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi * 4:vi * 4 + 4])
+            T.writes(tmp[vi * 4:vi * 4 + 4])
+            part = T.match_buffer(tmp[vi * 4:vi * 4 + 4], (4,), "float32")
+            for j in range(4):
+                part[j] = A[vi * 4 + j] * T.float32(2)
+    for i in range(16):
+        with T.block("use"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = tmp[vi]
+"""
+
+
+def test_writes_through_a_matched_buffer_count_as_writes():
+    assert codes(check(ALIAS_FILL)) == []
+    unfilled = ALIAS_FILL.replace("part[j] = A[vi * 4 + j] * T.float32(2)", "T.evaluate(0)")
+    unfilled = unfilled.replace("part = T.match_buffer(tmp[vi * 4:vi * 4 + 4], (4,), \"float32\")",
+                                "T.evaluate(1)")
+    unfilled = unfilled.replace("T.writes(tmp[vi * 4:vi * 4 + 4])", "T.writes()")
+    assert (line_of(unfilled, "B[vi] = tmp[vi]"), "dataflow/uncovered-read") in codes(check(unfilled))
+
+
+WARP_FILL = """
+@T.prim_func
+def warp_fill(C: T.Buffer((16, 16), "float32")):
+    for ty in T.thread_binding(4, thread="threadIdx.y"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            with T.block("frag"):
+                T.reads()
+                T.writes()
+                ATTR
+                acc = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
+                T.evaluate(T.tvm_fill_fragment(acc.data, 16, 16, 16, 0, T.float32(0)))
+"""
+
+
+def test_warp_execution_blocks_skip_the_whole_warp_count():
+    plain = WARP_FILL.replace("ATTR", "T.evaluate(0)")
+    line = line_of(plain, "tvm_fill_fragment")
+    assert (line, "thread/execution-scope") in codes(check(plain))
+    warp = WARP_FILL.replace("ATTR", 'T.block_attr({"warp_execution": True})')
+    assert [c for c in codes(check(warp)) if c[1] == "thread/execution-scope"] == []
+
+
+ONE_TRIP = """
+@T.prim_func
+def one_trip(A: T.Buffer((1, 512), "float32"), D: T.Buffer((1,), "float32")):
+    acc = T.alloc_buffer((1,), "float32", scope="shared")
+    for o in T.serial(1):
+        for k0 in range(2):
+            for k1 in T.thread_binding(256, thread="threadIdx.x"):
+                with T.block("sum"):
+                    b = T.axis.spatial(1, 0)
+                    k = T.axis.reduce(512, k0 * 256 + k1)
+                    T.reads(A[b, k])
+                    T.writes(acc[b])
+                    with T.init():
+                        acc[b] = T.float32(0)
+                    acc[b] = acc[b] + A[b, k]
+        for t in T.thread_binding(256, thread="threadIdx.x"):
+            with T.block("out"):
+                T.where(o * 256 + t < 1)
+                b = T.axis.spatial(1, o * 256 + t)
+                T.reads(acc[b])
+                T.writes(D[b])
+                D[b] = acc[b]
+"""
+
+
+def test_single_iteration_loop_is_a_constant_in_coverage():
+    assert codes(check(ONE_TRIP)) == []
+    wide = ONE_TRIP.replace("T.where(o * 256 + t < 1)", "T.where(o * 256 + t < 2)")
+    wide = wide.replace("D: T.Buffer((1,), \"float32\")", "D: T.Buffer((2,), \"float32\")")
+    wide = wide.replace("T.axis.spatial(1, o * 256 + t)", "T.axis.spatial(2, o * 256 + t)")
+    assert (line_of(wide, "D[b] = acc[b]"), "thread/cooperative-coverage") in codes(check(wide))
