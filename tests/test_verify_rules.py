@@ -494,3 +494,42 @@ def test_single_iteration_loop_is_a_constant_in_coverage():
     wide = wide.replace("D: T.Buffer((1,), \"float32\")", "D: T.Buffer((2,), \"float32\")")
     wide = wide.replace("T.axis.spatial(1, o * 256 + t)", "T.axis.spatial(2, o * 256 + t)")
     assert (line_of(wide, "D[b] = acc[b]"), "thread/cooperative-coverage") in codes(check(wide))
+
+
+POINTER_VIEW = """
+@T.prim_func
+def pointer_view(data: T.handle("float32")):
+    view = T.decl_buffer((1,), "float32", data=data)
+    for i in range(8):
+        view[i] = view[i] * T.float32(2)
+"""
+
+
+def test_view_over_a_bare_pointer_has_no_known_size():
+    assert codes(check(POINTER_VIEW)) == []
+    owned = POINTER_VIEW.replace('data: T.handle("float32")', 'B: T.Buffer((1,), "float32")')
+    owned = owned.replace("data=data", "data=B.data")
+    line = line_of(owned, "view[i] = view[i]")
+    assert (line, "bounds/out-of-bounds") in codes(check(owned))
+
+
+POOL_VIEW = """
+@T.prim_func
+def pool_view(A: T.Buffer((512,), "float16"), B: T.Buffer((512,), "float16")):
+    pool = T.alloc_buffer((1024,), "uint8")
+    half = T.decl_buffer((256,), "float16", data=pool.data)
+    for i in range(256):
+        half[i + OFFSET] = A[i]
+    for i in range(256):
+        B[i] = half[i + OFFSET]
+"""
+
+
+def test_view_over_a_pool_is_bounded_by_the_pool():
+    assert codes(check(POOL_VIEW.replace("OFFSET", "256"))) == []
+    bad = POOL_VIEW.replace("OFFSET", "300")
+    got = check(bad)
+    line = line_of(bad, "half[i + 300] = A[i]")
+    assert (line, "bounds/out-of-bounds") in codes(got)
+    msg = next(d.message for d in got if d.span.line == line and d.code == "bounds/out-of-bounds")
+    assert "extent 512 (elements of its storage)" in msg
