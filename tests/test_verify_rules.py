@@ -533,3 +533,23 @@ def test_view_over_a_pool_is_bounded_by_the_pool():
     assert (line, "bounds/out-of-bounds") in codes(got)
     msg = next(d.message for d in got if d.span.line == line and d.code == "bounds/out-of-bounds")
     assert "extent 512 (elements of its storage)" in msg
+
+
+PTX_SCALAR = '''from tvm.script import tirx as T
+
+
+@T.prim_func
+def ptx_scalar(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"),
+               C: T.Buffer((32,), "float32")):
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(tx, 32)
+    with T.sblock():
+        T.reads(A[0:32], B[0:32])
+        T.writes(C[0:32])
+        T.ptx.add.rn.f32(C[tx], A[tx], B[tx])
+'''
+
+
+def test_ptx_operands_are_addresses_not_reads():
+    diags = tirkit.check(PTX_SCALAR, "p.py")
+    assert [d for d in diags if d.severity == "error"] == []
