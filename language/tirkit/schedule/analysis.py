@@ -1,0 +1,181 @@
+"""What the primitives need to know about blocks: read/write regions (declared, or inferred
+from the body), producers and consumers within a scope, output buffers, bindings."""
+from __future__ import annotations
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.visit import walk
+from . import _arith as A
+from . import _ir
+
+ONE = E.IntImm("int32", 1)
+
+
+def accesses(block: S.Block):
+    """(loads, stores): [(buffer, indices)] in the block body and init, nested blocks'
+    accesses included."""
+    loads, stores = [], []
+
+    def v(x):
+        if isinstance(x, E.BufferLoad):
+            loads.append((x.buffer, x.indices))
+        elif isinstance(x, S.BufferStore):
+            stores.append((x.buffer, x.indices))
+        return True
+    walk(block.body, v)
+    if block.init is not None:
+        walk(block.init, v)
+    return loads, stores
+
+
+def _buffers(pairs):
+    out = []
+    for b, _ in pairs:
+        if not any(b is x for x in out):
+            out.append(b)
+    return out
+
+
+def read_buffers(block: S.Block) -> list:
+    if block.reads is not None:
+        return _uniq([r.buffer for r in block.reads])
+    loads, stores = accesses(block)
+    written = _buffers(stores)
+    # a reduction update reads what it writes
+    return _uniq(_buffers(loads))
+
+
+def write_buffers(block: S.Block) -> list:
+    if block.writes is not None:
+        return _uniq([r.buffer for r in block.writes])
+    return _buffers(accesses(block)[1])
+
+
+def _uniq(bs):
+    out = []
+    for b in bs:
+        if not any(b is x for x in out):
+            out.append(b)
+    return out
+
+
+def output_buffers(func: S.PrimFunc) -> list:
+    return [b for _, b in func.buffer_map]
+
+
+def writes_output(func, block) -> bool:
+    outs = output_buffers(func)
+    return any(any(b is o for o in outs) for b in write_buffers(block))
+
+
+def scope_blocks(sch, func, scope):
+    """BlockInfos whose scope block is `scope`, in program order."""
+    return [i for i in sch.index(func).order if i.scope is scope]
+
+
+def producers(sch, func, info) -> list:
+    reads = read_buffers(info.block)
+    out = []
+    for other in scope_blocks(sch, func, info.scope):
+        if other.block is info.block:
+            break
+        if any(any(w is r for r in reads) for w in write_buffers(other.block)):
+            out.append(other)
+    return out
+
+
+def consumers(sch, func, info) -> list:
+    writes = write_buffers(info.block)
+    out, after = [], False
+    for other in scope_blocks(sch, func, info.scope):
+        if other.block is info.block:
+            after = True
+            continue
+        if after and any(any(w is r for r in read_buffers(other.block)) for w in writes):
+            out.append(other)
+    return out
+
+
+def is_reduction(block: S.Block) -> bool:
+    return any(iv.kind == "R" for iv in block.iter_vars)
+
+
+def binding_uses(realize: S.BlockRealize, var, kinds=("R",)) -> list:
+    """Iterators of the given kinds whose binding uses `var`."""
+    out = []
+    for iv, v in zip(realize.block.iter_vars, realize.iter_values):
+        if iv.kind in kinds and _ir.uses_var(v, var):
+            out.append(iv)
+    return out
+
+
+def realizes_under(stmt) -> list:
+    out = []
+
+    def v(x):
+        if isinstance(x, S.BlockRealize):
+            out.append(x)
+        return True
+    walk(stmt, v)
+    return out
+
+
+def is_affine(e, bounds=None) -> bool:
+    lin = A.to_lin(e, bounds or {})
+
+    def ok(l):
+        for a, _ in l.terms:
+            if a[0] == "opaque":
+                return False
+            if a[0] in ("div", "mod") and not ok(a[1]):
+                return False
+        return True
+    return ok(lin)
+
+
+def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds):
+    """The region [(min expr, extent int)] covered by the index tuples in `indices_list`,
+    after substituting block iterators (ivmap: id(iter var) -> binding) and letting the
+    variables of `inner_bounds` range over their bounds. None when it is not a box we can
+    describe exactly (a dimension that mixes inner and outer variables in a division)."""
+    region = None
+    for idx in indices_list:
+        dims = []
+        for e in idx:
+            e = _ir.substitute(e, ivmap)
+            lin = A.to_lin(e, {**outer_bounds, **inner_bounds})
+            inner = A.Lin([], lin.const, lin.dtype)
+            outer = A.Lin([], 0, lin.dtype)
+            for atom, coef in lin.terms:
+                vs = _atom_vars(atom)
+                if any(id(v) in inner_bounds for v in vs):
+                    if not all(id(v) in inner_bounds for v in vs):
+                        return None
+                    inner._add_term(atom, coef)
+                else:
+                    outer._add_term(atom, coef)
+            b = A.bound_lin(inner, inner_bounds)
+            if b is None:
+                return None
+            dims.append((outer, b[0], b[1]))
+        if region is None:
+            region = dims
+            continue
+        merged = []
+        for (o1, lo1, hi1), (o2, lo2, hi2) in zip(region, dims):
+            d = o2.add(o1, -1)
+            if not d.is_const():
+                return None
+            merged.append((o1, min(lo1, lo2 + d.const), max(hi1, hi2 + d.const)))
+        region = merged
+    if region is None:
+        return None
+    return [(A.to_expr(o.add(A.Lin([], lo, o.dtype))), hi - lo + 1) for o, lo, hi in region]
+
+
+def _atom_vars(atom):
+    if atom[0] == "var":
+        return [atom[1]]
+    if atom[0] in ("div", "mod"):
+        return [v for a, _ in atom[1].terms for v in _atom_vars(a)]
+    return _ir.vars_in(atom[1])

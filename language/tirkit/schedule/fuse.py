@@ -1,0 +1,67 @@
+"""fuse: directly nested loops into one.
+
+    ij = sch.fuse(i, j)
+
+Refused: loops that are not directly nested (the body of each is exactly the next one),
+an inner loop whose extent depends on an outer one, a repeated loop, non-constant extents."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from . import _common as C
+from . import _ir
+from .registry import primitive
+
+
+@primitive("fuse")
+def fuse(sch, *loops, preserve_unit_iters=True):
+    if len(loops) < 2:
+        if len(loops) == 1:
+            return loops[0]
+        raise sch.error("fuse/bad-arguments", "fuse takes at least one loop")
+    fors = [sch.loop_info(rv)[0] for rv in loops]
+    ancestors = sch.loop_info(loops[0])[1]
+    for a, b in zip(fors, fors[1:]):
+        if a is b:
+            raise sch.error("fuse/repeated-loop", f"loop '{a.loop_var.name}' is given twice", a)
+        if a.body is not b:
+            raise sch.error("fuse/not-directly-nested",
+                            f"loop '{b.loop_var.name}' is not the only statement in the body "
+                            f"of loop '{a.loop_var.name}'", b, [(a, "outer loop")])
+    outer_vars = []
+    for f in fors:
+        for v in outer_vars:
+            if _ir.uses_var(f.extent, v) or _ir.uses_var(f.min, v):
+                raise sch.error("fuse/dependent-extent",
+                                f"the extent of loop '{f.loop_var.name}' depends on loop "
+                                f"'{v.name}'", f)
+        outer_vars.append(f.loop_var)
+        if not isinstance(f.extent, E.IntImm):
+            raise sch.error("fuse/symbolic-extent", f"loop '{f.loop_var.name}' has a "
+                            "non-constant extent", f)
+    dt = fors[0].loop_var.dtype
+    name = "_".join(f.loop_var.name for f in fors) + "_fused"
+    fused = E.Var(name, dt, None, fors[0].loop_var.span)
+    total = 1
+    for f in fors:
+        total *= f.extent.value
+    vmap = {}
+    stride = 1
+    for k in range(len(fors) - 1, -1, -1):
+        f = fors[k]
+        e = fused if stride == 1 else E.FloorDiv(fused, C.int32(stride, dt), dt)
+        if k > 0:
+            e = E.FloorMod(e, C.int32(f.extent.value, dt), dt)
+        if not (isinstance(f.min, E.IntImm) and f.min.value == 0):
+            e = E.Add(f.min, e, dt)
+        vmap[id(f.loop_var)] = e
+        stride *= f.extent.value
+    body = _ir.substitute(fors[-1].body, vmap)
+    new = C.new_loop(fused, total, body, span=fors[0].span)
+    new = dataclasses.replace(new, comments=fors[0].comments, trailing=fors[0].trailing)
+    outer = [a for a in ancestors if isinstance(a, S.For)]
+    new = C.simplify_bindings(new, outer, {id(fused)} if preserve_unit_iters else ())
+    sch.replace(loops[0].func, fors[0], new)
+    return sch.loop_of(loops[0].func, new)
