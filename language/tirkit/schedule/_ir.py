@@ -236,3 +236,23 @@ def fresh_var(name, dtype="int32") -> E.Var:
 
 def int_of(e):
     return e.value if isinstance(e, E.IntImm) else None
+
+
+def replace_buffer(node, old, new):
+    """Every use of buffer `old` (loads, stores, regions, allocations, match sources)
+    rebuilt with `new`; also its data variable."""
+    import dataclasses as dc
+
+    def fn(y, x):
+        if isinstance(y, (E.BufferLoad, S.BufferStore, S.BufferRegion, E.BufferRef)) and \
+                y.buffer is old:
+            return dc.replace(y, buffer=new)
+        if isinstance(y, S.Block) and any(b is old for b in y.alloc_buffers):
+            return dc.replace(y, alloc_buffers=tuple(new if b is old else b
+                                                     for b in y.alloc_buffers))
+        if isinstance(y, S.DeclBuffer) and y.buffer is old:
+            return dc.replace(y, buffer=new)
+        if isinstance(y, E.Var) and x is old.data:
+            return new.data
+        return None
+    return rebuild(node, fn)

@@ -179,3 +179,107 @@ def _atom_vars(atom):
     if atom[0] in ("div", "mod"):
         return [v for a, _ in atom[1].terms for v in _atom_vars(a)]
     return _ir.vars_in(atom[1])
+
+
+def _inner_loop_bounds(stmt):
+    """Bounds of loops inside a block body (relaxed when computing its regions)."""
+    out = {}
+
+    def v(x):
+        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and \
+                isinstance(x.extent, E.IntImm):
+            out[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
+        return True
+    walk(stmt, v)
+    return out
+
+
+def infer_regions(block: S.Block, include_written_reads=True):
+    """(reads, writes) as tuples of BufferRegion, inferred from the body the way TVM does:
+    buffers in order of first access, each the hull of its accesses; a buffer whose hull
+    cannot be described is given whole."""
+    loads, stores = [], []
+
+    def v(x):
+        if isinstance(x, S.BlockRealize):
+            b = x.block
+            r, w = (b.reads, b.writes)
+            if r is None or w is None:
+                r2, w2 = infer_regions(b)
+                r = r if r is not None else r2
+                w = w if w is not None else w2
+            ivmap = {id(iv.var): val for iv, val in zip(b.iter_vars, x.iter_values)}
+            for reg in r:
+                loads.append((reg.buffer, _region_corners(reg, ivmap)))
+            for reg in w:
+                stores.append((reg.buffer, _region_corners(reg, ivmap)))
+            return False
+        if isinstance(x, E.BufferLoad):
+            loads.append((x.buffer, [tuple(x.indices)]))
+        elif isinstance(x, S.BufferStore):
+            walk(x.value, v)
+            for i in x.indices:
+                walk(i, v)
+            stores.append((x.buffer, [tuple(x.indices)]))
+            return False
+        return True
+    walk(block.body, v)
+    inner = _inner_loop_bounds(block.body)
+    return _group(loads, inner), _group(stores, inner)
+
+
+def _region_corners(reg, ivmap):
+    lo = tuple(_ir.substitute(r.min, ivmap) for r in reg.region)
+    hi = tuple(_ir.substitute(E.Sub(E.Add(r.min, r.extent, "int32"), ONE, "int32"), ivmap)
+               for r in reg.region)
+    return [lo, hi]
+
+
+def _group(pairs, inner):
+    order, by = [], {}
+    for buf, idxs in pairs:
+        if id(buf) not in by:
+            order.append(buf)
+            by[id(buf)] = []
+        by[id(buf)].extend(idxs)
+    out = []
+    for buf in order:
+        reg = region_of_indices(by[id(buf)], {}, inner, {})
+        if reg is None:
+            rng = tuple(E.Range(E.IntImm("int32", 0), d) for d in buf.shape)
+        else:
+            rng = tuple(E.Range(m, E.IntImm("int32", x)) for m, x in reg)
+        out.append(S.BufferRegion(buf, rng))
+    return tuple(out)
+
+
+def refresh_regions(block: S.Block) -> S.Block:
+    """Recompute declared reads/writes after a body change (undeclared ones stay None)."""
+    import dataclasses
+    if block.reads is None and block.writes is None:
+        return block
+    r, w = infer_regions(block)
+    return dataclasses.replace(block, reads=r if block.reads is not None else None,
+                               writes=w if block.writes is not None else None)
+
+
+def opaque_uses(stmt, buf) -> list:
+    """Nodes that use `buf` other than through BufferLoad/BufferStore (intrinsic arguments,
+    match_buffer sources, pointer access)."""
+    out = []
+
+    def v(x):
+        if isinstance(x, E.BufferRef) and x.buffer is buf:
+            out.append(x)
+        elif isinstance(x, S.MatchBufferRegion) and x.source.buffer is buf:
+            out.append(x)
+        elif isinstance(x, E.Var) and x is buf.data:
+            out.append(x)
+        elif isinstance(x, E.Call):
+            for a in x.args:
+                if isinstance(a, E.BufferLoad) and a.buffer is buf and \
+                        x.op in ("address_of", "tvm_access_ptr"):
+                    out.append(x)
+        return True
+    walk(stmt, v)
+    return out

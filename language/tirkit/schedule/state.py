@@ -112,6 +112,7 @@ class Schedule:
         self._mod = mod
         self.original = mod
         self._index: dict = {}
+        self._renamed: dict = {}      # (func, old block name) -> new name
         funcs = [n for n, _ in mod.prim_funcs()]
         self._default = func_name or ("main" if "main" in funcs or len(funcs) != 1
                                       else funcs[0])
@@ -150,6 +151,18 @@ class Schedule:
         self._mod = dataclasses.replace(self._mod, functions=funcs)
         self._index.pop(func_name, None)
 
+    def rename_block(self, func_name, old, new):
+        """Record that block `old` is now called `new` (handles follow)."""
+        self._renamed[(func_name, old)] = new
+
+    def fresh_block_name(self, func_name, base):
+        names = self.index(func_name).blocks
+        name, k = base, 0
+        while name in names:
+            k += 1
+            name = f"{base}_{k}"
+        return name
+
     def replace_func(self, func_name, new_func):
         funcs = tuple((n, new_func if n == func_name else g) for n, g in self._mod.functions)
         self._mod = dataclasses.replace(self._mod, functions=funcs)
@@ -162,7 +175,10 @@ class Schedule:
     def block_info(self, rv: BlockRV) -> BlockInfo:
         if not isinstance(rv, BlockRV):
             raise self.error("bad-argument", f"expected a block handle, got {rv!r}")
-        infos = self.index(rv.func).blocks.get(rv.name)
+        name = rv.name
+        while (rv.func, name) in self._renamed:
+            name = self._renamed[(rv.func, name)]
+        infos = self.index(rv.func).blocks.get(name)
         if not infos:
             raise self.error("stale-handle", f"block '{rv.name}' is no longer in "
                              f"function '{rv.func}'")
@@ -255,7 +271,7 @@ class Schedule:
     def block_of(self, func, b) -> BlockRV:
         if isinstance(b, S.BlockRealize):
             b = b.block
-        return BlockRV(func, b.name_hint)
+        return BlockRV(func, b if isinstance(b, str) else b.name_hint)
 
     # ---- primitives -----------------------------------------------------------------------------
     def __getattr__(self, name):
@@ -290,6 +306,7 @@ class Schedule:
     def copy(self) -> "Schedule":
         s = Schedule.__new__(Schedule)
         s._mod, s.original, s._index = self._mod, self.original, {}
+        s._renamed = dict(self._renamed)
         s._default, s._current = self._default, None
         s.trace = self.trace.copy()
         return s

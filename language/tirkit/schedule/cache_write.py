@@ -1,0 +1,48 @@
+"""cache_write: write a buffer through a copy in another storage scope.
+
+    C_local = sch.cache_write(block, write_buffer_index=0, storage_scope="local")
+
+The block writes (and reads, for a reduction) a new buffer `<name>_<scope>`; a copy block of
+the same name right after it writes the original buffer. Refused: an index outside the
+block's writes, an unknown scope, a buffer written by several blocks or used opaquely."""
+from __future__ import annotations
+
+import dataclasses
+
+from . import _cache as K
+from . import _inline as I
+from . import _ir
+from .analysis import infer_regions, opaque_uses, write_buffers
+from .registry import primitive
+
+
+@primitive("cache_write")
+def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=None):
+    info = sch.block_info(block)
+    blk = info.block
+    K.check_scope(sch, storage_scope, blk)
+    writes = blk.writes if blk.writes is not None else infer_regions(blk)[1]
+    if not isinstance(write_buffer_index, int) or not 0 <= write_buffer_index < len(writes):
+        raise sch.error("cache_write/bad-index", f"block '{blk.name_hint}' writes "
+                        f"{len(writes)} buffers; index {write_buffer_index} is out of range",
+                        blk)
+    buf = writes[write_buffer_index].buffer
+    if opaque_uses(blk, buf):
+        raise sch.error("cache_write/opaque-access", f"block '{blk.name_hint}' uses "
+                        f"'{buf.name}' opaquely", blk)
+    scope = I.scope_of(sch, block.func, info)
+    for other in sch.index(block.func).order:
+        if other.block is not blk and other.scope is scope and \
+                any(b is buf for b in write_buffers(other.block)):
+            raise sch.error("cache_write/several-writers", f"block '{other.block.name_hint}' "
+                            f"also writes '{buf.name}'", other.block, [(blk, "block")])
+    name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
+    cbuf = K.cache_buffer(buf, storage_scope, name)
+    nest = K.copy_nest(cbuf, buf, name, sch)
+    top = K.top_stmt(info, scope)
+    nb = _ir.replace_buffer(blk, buf, cbuf)
+    pos = K.position(scope, top, after=True)
+    new_scope = K.insert_in_scope(_ir.replace_nodes(scope, {id(blk): nb}), nest, pos)
+    new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + (cbuf,))
+    sch.replace(block.func, scope, new_scope)
+    return sch.block_of(block.func, name)
