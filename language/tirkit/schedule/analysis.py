@@ -225,6 +225,10 @@ def infer_regions(block: S.Block, include_written_reads=True):
         return True
     walk(block.body, v)
     inner = _inner_loop_bounds(block.body)
+    if block.init is not None:
+        # a reduction's update of its own output is not listed among its reads (as TVM infers)
+        written = {id(b) for b, _ in stores}
+        loads = [(b, i) for b, i in loads if id(b) not in written]
     return _group(loads, inner), _group(stores, inner)
 
 

@@ -3,16 +3,16 @@
     C_local = sch.cache_write(block, write_buffer_index=0, storage_scope="local")
 
 The block writes (and reads, for a reduction) a new buffer `<name>_<scope>`; a copy block of
-the same name right after it writes the original buffer. Refused: an index outside the
-block's writes, an unknown scope, a buffer written by several blocks or used opaquely."""
+the same name writes the original buffer, right before the first consumer in the innermost
+loop that holds both (at the end of the scope when nothing in it reads the buffer), over the
+region the block writes there. Refused: an index outside the block's writes, an unknown
+scope, a buffer written by several blocks or used opaquely."""
 from __future__ import annotations
-
-import dataclasses
 
 from . import _cache as K
 from . import _inline as I
 from . import _ir
-from .analysis import infer_regions, opaque_uses, write_buffers
+from .analysis import consumers, infer_regions, opaque_uses, write_buffers
 from .registry import primitive
 
 
@@ -26,7 +26,8 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
         raise sch.error("cache_write/bad-index", f"block '{blk.name_hint}' writes "
                         f"{len(writes)} buffers; index {write_buffer_index} is out of range",
                         blk)
-    buf = writes[write_buffer_index].buffer
+    region = writes[write_buffer_index]
+    buf = region.buffer
     if opaque_uses(blk, buf):
         raise sch.error("cache_write/opaque-access", f"block '{blk.name_hint}' uses "
                         f"'{buf.name}' opaquely", blk)
@@ -36,13 +37,15 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
                 any(b is buf for b in write_buffers(other.block)):
             raise sch.error("cache_write/several-writers", f"block '{other.block.name_hint}' "
                             f"also writes '{buf.name}'", other.block, [(blk, "block")])
+    if consumer_blocks is not None:
+        related = [sch.block_info(rv).realize for rv in consumer_blocks]
+    else:
+        related = [c.realize for c in consumers(sch, block.func, info)]
+    loc, pos = K.locate(scope, info.realize, related)
+    rel, outer = K.relaxed_region(sch, info, region, loc, storage_scope)
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
     cbuf = K.cache_buffer(buf, storage_scope, name)
-    nest = K.copy_nest(cbuf, buf, name, sch)
-    top = K.top_stmt(info, scope)
-    nb = _ir.replace_buffer(blk, buf, cbuf)
-    pos = K.position(scope, top, after=True)
-    new_scope = K.insert_in_scope(_ir.replace_nodes(scope, {id(blk): nb}), nest, pos)
-    new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + (cbuf,))
-    sch.replace(block.func, scope, new_scope)
+    nest = K.copy_nest(sch, cbuf, buf, name, rel, outer)
+    K.insert(sch, block.func, scope, loc, pos, nest,
+             {id(blk): _ir.replace_buffer(blk, buf, cbuf)}, cbuf)
     return sch.block_of(block.func, name)

@@ -17,6 +17,13 @@ from . import _ir
 from .registry import primitive
 
 
+def writes_of(blk):
+    if blk.writes is not None:
+        return blk.writes
+    from .analysis import infer_regions
+    return infer_regions(blk)[1]
+
+
 @primitive("decompose_reduction")
 def decompose_reduction(sch, block, loop):
     info = sch.block_info(block)
@@ -75,7 +82,12 @@ def decompose_reduction(sch, block, loop):
         pred = C.TRUE
     init_nest = C.nest(new_loops, S.BlockRealize(values, pred, init_block))
     update_name = sch.fresh_block_name(block.func, blk.name_hint + "_update")
-    new_blk = dataclasses.replace(blk, init=None, name_hint=update_name)
+    # without its init the update reads what it writes: those regions come first
+    reads = blk.reads
+    if reads is not None:
+        extra = tuple(w for w in writes_of(blk) if not any(r.buffer is w.buffer for r in reads))
+        reads = extra + tuple(reads)
+    new_blk = dataclasses.replace(blk, init=None, name_hint=update_name, reads=reads)
     new_f = _ir.replace_nodes(f, {id(blk): new_blk})
     sch.replace(block.func, f, S.SeqStmt((init_nest, new_f)))
     sch.rename_block(block.func, blk.name_hint, update_name)

@@ -1,0 +1,261 @@
+"""Oracle comparison of the schedule primitives with Apache TVM 0.27 (`tvm.s_tir.Schedule`).
+
+For every program (the shipped valid examples and, when given, the TVM test-suite corpus of
+`benchmarks/corpus_extract.py`) that both tirkit and TVM parse and that has one TIR
+function, the same calls are made in both: for each block (at most --blocks), split the
+outermost loop, fuse the two outermost, swap the two innermost, parallel / bind the
+outermost, vectorize / unroll the innermost, compute_at under the first loop of its first
+consumer, reverse_compute_at under the first loop of its first producer, compute_inline,
+reverse_compute_inline, cache_read / cache_write of buffer 0, decompose_reduction at the
+outermost loop, blockize of the innermost loop.
+
+Both start from the same IR: tirkit's tirx printing of the program, parsed by TVM. tirkit's
+result is printed in tirx spelling and parsed by TVM; the two are compared with
+`tvm.ir.structural_equal`. A call that both refuse counts as agreement.
+
+    python benchmarks/schedule_oracle.py [--corpus /work/corpus/classic] [--limit N]
+        [--out benchmarks/results/schedule.md]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "language"))
+
+import tirkit  # noqa: E402
+from tirkit.ir import stmt as S  # noqa: E402
+from tirkit.schedule import Schedule, ScheduleError  # noqa: E402
+
+PRIMS = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "bind", "compute_at",
+         "reverse_compute_at", "compute_inline", "reverse_compute_inline", "cache_read",
+         "cache_write", "decompose_reduction", "blockize"]
+
+
+def tvm_text(mod) -> str:
+    text = tirkit.to_script(mod, spelling="tirx")
+    text = "\n".join(line for line in text.splitlines()
+                     if not line.startswith("from tvm.script import"))
+    # TVM 0.27 spells a block's own allocation `T.sblock_alloc_buffer`
+    return re.sub(r"= T\.alloc_buffer\(", "= T.sblock_alloc_buffer(", text)
+
+
+def tvm_parse(mod):
+    import tvm
+    from tvm import s_tir
+    parsed = tvm.script.from_source(tvm_text(mod))
+    return s_tir.Schedule(parsed).mod
+
+
+def specs_for(sch: Schedule, max_blocks):
+    """Calls as data: ('prim', block name, args) with loops as ('loop', block, index)."""
+    out = []
+    names = [i.block.name_hint for i in sch.index(sch._default).order
+             if i.scope is not None]
+    for name in names[:max_blocks]:
+        b = sch.get_block(name)
+        info = sch.block_info(b)
+        loops = info.loops
+        L = lambda k: ("loop", name, k)  # noqa: E731
+        if loops:
+            ext = loops[0].extent
+            if hasattr(ext, "value") and ext.value > 1:
+                d = next((x for x in (8, 4, 2) if ext.value % x == 0 and ext.value > x), 4)
+                out.append(("split", name, [L(0), [None, d]]))
+            out.append(("parallel", name, [L(0)]))
+            out.append(("bind", name, [L(0), "blockIdx.x"]))
+            out.append(("vectorize", name, [L(len(loops) - 1)]))
+            out.append(("unroll", name, [L(len(loops) - 1)]))
+            out.append(("blockize", name, [L(len(loops) - 1)]))
+        if len(loops) >= 2:
+            out.append(("fuse", name, [L(0), L(1)]))
+            out.append(("reorder", name, [L(len(loops) - 1), L(len(loops) - 2)]))
+        cons = sch.get_consumers(b)
+        if cons and sch.block_info(cons[0]).loops:
+            out.append(("compute_at", name, [("block", name), ("loop", cons[0].name, 0)]))
+        prods = sch.get_producers(b)
+        if prods and sch.block_info(prods[0]).loops:
+            out.append(("reverse_compute_at", name,
+                        [("block", name), ("loop", prods[0].name, 0)]))
+        out.append(("compute_inline", name, [("block", name)]))
+        out.append(("reverse_compute_inline", name, [("block", name)]))
+        out.append(("cache_read", name, [("block", name), 0, "shared"]))
+        out.append(("cache_write", name, [("block", name), 0, "local"]))
+        if info.block.init is not None and loops:
+            out.append(("decompose_reduction", name, [("block", name), L(0)]))
+    return out
+
+
+def resolve(arg, get_block, get_loops):
+    if isinstance(arg, tuple) and arg and arg[0] == "block":
+        return get_block(arg[1])
+    if isinstance(arg, tuple) and arg and arg[0] == "loop":
+        return get_loops(get_block(arg[1]))[arg[2]]
+    return arg
+
+
+def run_ours(mod, spec):
+    sch = Schedule(mod)
+    prim, _, args = spec
+    args = [resolve(a, sch.get_block, sch.get_loops) for a in args]
+    getattr(sch, prim)(*args)
+    return sch.mod
+
+
+def run_tvm(tmod, spec):
+    from tvm import s_tir
+    sch = s_tir.Schedule(tmod)
+    prim, _, args = spec
+    args = [resolve(a, sch.get_sblock, sch.get_loops) for a in args]
+    getattr(sch, prim)(*args)
+    return sch.mod
+
+
+def load_programs(corpus, limit):
+    progs = []
+    for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "examples", "valid", "*.py"))
+                    + sorted(glob.glob("/work/shared/examples/valid/*.py"))):
+        progs.append(p)
+    progs = list(dict.fromkeys(os.path.realpath(p) for p in progs))
+    if corpus:
+        man = json.load(open(os.path.join(corpus, "manifest.json")))
+        files = [e for e in man.get("programs", [])]
+        chosen = []
+        for e in files:
+            f = e.get("file") or e.get("path")
+            if f and "tir_schedule" in f and e.get("tvm_parses"):
+                chosen.append(os.path.join(corpus, f))
+        if not chosen:
+            chosen = sorted(glob.glob(os.path.join(corpus, "test_tir_schedule_*.py")))
+        progs += chosen
+    return progs[:limit] if limit else progs
+
+
+def _equal(a, b) -> bool:
+    try:
+        import tvm
+        tvm.ir.assert_structural_equal(a, b)
+        return True
+    except ValueError:
+        return False
+    except Exception:
+        import tvm_ffi
+        return bool(tvm_ffi.structural_equal(a, b))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default=None)
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--blocks", type=int, default=3)
+    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "schedule.md"))
+    ap.add_argument("--diffs", default=None, help="write differing pairs to this folder")
+    args = ap.parse_args(argv)
+    stats = {p: collections.Counter() for p in PRIMS}
+    examples = collections.defaultdict(list)
+    programs = load_programs(args.corpus, args.limit)
+    used = 0
+    t0 = time.perf_counter()
+    for path in programs:
+        text = open(path, encoding="utf-8").read()
+        r = tirkit.parse(text, path)
+        if any(d.severity == "error" for d in r.diagnostics) or len(r.module.prim_funcs()) != 1 \
+                or len(r.module.functions) != 1:
+            continue
+        try:
+            tmod = tvm_parse(r.module)
+        except Exception:
+            continue
+        used += 1
+        sch0 = Schedule(r.module)
+        try:
+            specs = specs_for(sch0, args.blocks)
+        except ScheduleError:
+            continue
+        for spec in specs:
+            prim = spec[0]
+            st = stats[prim]
+            st["calls"] += 1
+            tvm_err = ours_err = None
+            try:
+                want = run_tvm(tmod, spec)
+            except Exception as e:          # TVM refused
+                tvm_err = str(e).strip().splitlines()[-1][:160] if str(e).strip() else repr(e)
+            try:
+                got = run_ours(r.module, spec)
+            except ScheduleError as e:
+                ours_err = e.kind
+            except Exception as e:          # a crash of ours: count and keep going
+                ours_err = f"CRASH {type(e).__name__}: {e}"
+                st["crash"] += 1
+            if tvm_err and ours_err:
+                st["both_refuse"] += 1
+                continue
+            if tvm_err:
+                st["only_tvm_refuses"] += 1
+                examples[(prim, "only_tvm_refuses")].append((path, spec, tvm_err))
+                continue
+            st["tvm_ok"] += 1
+            if ours_err:
+                st["only_ours_refuses"] += 1
+                examples[(prim, "only_ours_refuses")].append((path, spec, ours_err))
+                continue
+            try:
+                mine = tvm_parse(got)
+            except Exception as e:
+                st["ours_unparsable"] += 1
+                examples[(prim, "unparsable")].append((path, spec, str(e).splitlines()[-1]
+                                                      [:160]))
+                continue
+            if _equal(mine, want):
+                st["equal"] += 1
+            else:
+                st["different"] += 1
+                examples[(prim, "different")].append((path, spec, ""))
+                if args.diffs:
+                    os.makedirs(args.diffs, exist_ok=True)
+                    k = st["different"]
+                    with open(os.path.join(args.diffs, f"{prim}_{k}.txt"), "w") as fh:
+                        fh.write(f"# {path}\n# {spec}\n# --- TVM\n{want.script()}\n"
+                                 f"# --- tirkit\n{mine.script()}\n")
+    secs = time.perf_counter() - t0
+    write_report(args.out, stats, examples, used, len(programs), secs, args.corpus)
+    print(open(args.out).read())
+
+
+def write_report(out, stats, examples, used, total, secs, corpus):
+    lines = ["# Schedule primitives against TVM 0.27", "",
+             f"Programs: {used} used of {total} read (shipped valid examples"
+             f"{' and the tir-schedule tests of ' + corpus if corpus else ''}; one TIR function,"
+             f" parsed by both). Run time {secs:.0f} s.", "",
+             "`equal` counts calls where TVM accepts the call and our result, printed in tirx "
+             "spelling and parsed by TVM, is `tvm.ir.structural_equal` to TVM's; `share` is "
+             "equal / TVM-accepted. `refuse (both)` are calls both refuse.", "",
+             "| primitive | calls | TVM accepts | equal | share | different | only we refuse "
+             "| only TVM refuses | refuse (both) | crash |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in PRIMS:
+        s = stats[p]
+        ok = s["tvm_ok"]
+        share = f"{100 * s['equal'] / ok:.0f}%" if ok else "-"
+        lines.append(f"| {p} | {s['calls']} | {ok} | {s['equal']} | {share} | "
+                     f"{s['different'] + s['ours_unparsable']} | {s['only_ours_refuses']} | "
+                     f"{s['only_tvm_refuses']} | {s['both_refuse']} | {s['crash']} |")
+    lines += ["", "## Disagreements (first three of each kind)", ""]
+    for (p, kind), items in sorted(examples.items()):
+        lines.append(f"- **{p}**, {kind}: {len(items)}")
+        for path, spec, why in items[:3]:
+            lines.append(f"  - `{os.path.basename(path)}` `{spec[1]}`: {why}")
+    with open(out, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
