@@ -126,7 +126,7 @@ def load_programs(corpus, limit):
     progs = list(dict.fromkeys(os.path.realpath(p) for p in progs))
     if corpus:
         man = json.load(open(os.path.join(corpus, "manifest.json")))
-        files = [e for e in man.get("programs", [])]
+        files = [e for e in man.get("entries", [])]
         chosen = []
         for e in files:
             f = e.get("file") or e.get("path")

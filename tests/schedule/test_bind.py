@@ -38,10 +38,13 @@ def test_bind_unknown_axis():
     assert e.value.kind == "bind/unknown-axis" and e.value.node_name == "i"
 
 
-def test_parallel_of_bound_loop_is_refused():
+def test_split_of_bound_loop_is_refused():
     sch = sched(MATMUL)
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.bind(i, "blockIdx.x")
     with pytest.raises(tirkit.ScheduleError) as e:
-        sch.parallel(i)
-    assert e.value.kind == "parallel/thread-bound"
+        sch.split(i, [2, 8])
+    assert e.value.kind == "split/annotated-loop" and e.value.node_name == "i"
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.fuse(i, j)
+    assert e.value.kind == "fuse/annotated-loop"

@@ -30,6 +30,10 @@ def fuse(sch, *loops, preserve_unit_iters=True):
             raise sch.error("fuse/not-directly-nested",
                             f"loop '{b.loop_var.name}' is not the only statement in the body "
                             f"of loop '{a.loop_var.name}'", b, [(a, "outer loop")])
+    for f in fors:
+        if f.annotations or f.kind == "thread_binding":
+            raise sch.error("fuse/annotated-loop", f"loop '{f.loop_var.name}' has annotations "
+                            "or a thread binding", f)
     outer_vars = []
     for f in fors:
         for v in outer_vars:

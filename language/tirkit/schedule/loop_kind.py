@@ -1,7 +1,7 @@
 """parallel, vectorize, unroll: change a loop's kind.
 
 Refused for parallel and vectorize: a loop that feeds a reduction iterator of a block under
-it, a loop of non-constant extent for vectorize, a loop already bound to a thread."""
+it or does not start at zero, a loop of non-constant extent for vectorize."""
 from __future__ import annotations
 
 import dataclasses
@@ -25,9 +25,6 @@ def check_no_reduction(sch, f, what):
 
 def _set_kind(sch, loop, kind, what):
     f, _ = sch.loop_info(loop)
-    if f.kind == "thread_binding":
-        raise sch.error(f"{what}/thread-bound", f"loop '{f.loop_var.name}' is bound to "
-                        f"'{f.thread_tag}'", f)
     if kind in ("parallel", "vectorized"):
         check_no_reduction(sch, f, what)
         if not (isinstance(f.min, E.IntImm) and f.min.value == 0):

@@ -21,6 +21,9 @@ def split(sch, loop, factors, preserve_unit_iters=True):
     f, ancestors = sch.loop_info(loop)
     if not isinstance(factors, (list, tuple)) or len(factors) < 2:
         raise sch.error("split/bad-factors", "split takes a list of at least two factors", f)
+    if f.annotations or f.kind == "thread_binding":
+        raise sch.error("split/annotated-loop", f"loop '{f.loop_var.name}' has annotations or "
+                        "a thread binding", f)
     nones = [i for i, x in enumerate(factors) if x is None]
     if len(nones) > 1:
         raise sch.error("split/several-none", "at most one factor may be None", f)
