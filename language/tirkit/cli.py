@@ -97,7 +97,9 @@ def cmd_fmt(args) -> int:
         if bad:
             print(f"{path}: not valid UTF-8; left as it is", file=sys.stderr)
             continue
-        new, skipped = format_text(text, path)
+        from .script.params_print import sink_for_script
+        sink = sink_for_script(text, path, args.inline_threshold)
+        new, skipped = format_text(text, path, params=sink)
         for name in skipped:
             print(f"{path}: kernel '{name}' has errors; left as it is", file=sys.stderr)
         if new != text:
@@ -105,6 +107,8 @@ def cmd_fmt(args) -> int:
             if args.check:
                 print(f"would reformat {path}")
             else:
+                if sink.commit():          # the data first: the text never names missing data
+                    print(f"wrote {sink.path}")
                 _atomic_write(path, new)
                 print(f"reformatted {path}")
     if args.check:
@@ -143,6 +147,9 @@ def main(argv=None) -> int:
                        "is left as it is)")
     f.add_argument("paths", nargs="+")
     f.add_argument("--check", action="store_true", help="exit 1 when a file would change")
+    f.add_argument("--inline-threshold", type=int, default=64, metavar="N",
+                   help="constants of more than N elements go to the script's .params file "
+                   "(default 64)")
     f.set_defaults(fn=cmd_fmt)
     try:
         from .codegen import cli as codegen_cli

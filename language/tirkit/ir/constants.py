@@ -39,6 +39,8 @@ class Constant:
     key: Optional[str] = None             # name inside the .params file
     loader: Optional[Callable] = field(default=None, repr=False)
     _cache: Optional[np.ndarray] = field(default=None, repr=False)
+    alias: Optional[str] = None           # the script's name for the file (`P`)
+    problem: Optional[str] = None         # why the file's data cannot be used (diagnosed)
 
     @property
     def size(self) -> int:
@@ -47,17 +49,24 @@ class Constant:
             n *= int(s)
         return n
 
-    def array(self) -> np.ndarray:
+    @property
+    def external(self) -> bool:
+        """Its values live in a `.params` file (loaded or not)."""
+        return self.inline is None and self.file is not None
+
+    def array(self) -> Optional[np.ndarray]:
+        """The values (read from the file on first use); None when the reference is broken."""
         if self.inline is not None:
             return self.inline
-        if self._cache is None and self.loader is not None:
+        if self._cache is None and self.loader is not None and self.problem is None:
             self._cache = self.loader()
         return self._cache
 
     def structural_key(self):
         arr = self.array()
-        data = arr.tobytes() if arr is not None else None
-        return (self.dtype, tuple(self.shape), data)
+        if arr is None:
+            return (self.dtype, tuple(self.shape), ("unresolved", self.file, self.key))
+        return (self.dtype, tuple(self.shape), arr.tobytes())
 
 
 class ConstantTable:

@@ -6,7 +6,7 @@ from .parse import parse
 from .printer import Printer, print_module_class, print_prim_func
 
 
-def format_kernel(kernel, result, tir="T", ir="I") -> str | None:
+def format_kernel(kernel, result, tir="T", ir="I", params=None) -> str | None:
     """Canonical text of one kernel, indented like the original; None if it has errors."""
     if not kernel.syntax_ok or not kernel.functions:
         return None
@@ -17,12 +17,12 @@ def format_kernel(kernel, result, tir="T", ir="I") -> str | None:
     consts = result.module.constants
     if kernel.module_name is not None:
         text = print_module_class(kernel.module_name, kernel.functions, chunk.spelling, tir, ir,
-                                  constants=consts)
+                                  constants=consts, params=params)
     else:
         f = kernel.functions[0][1]
         if not isinstance(f, PrimFunc):
             return None
-        text = print_prim_func(f, chunk.spelling, tir, constants=consts)
+        text = print_prim_func(f, chunk.spelling, tir, constants=consts, params=params)
     indent = _indent_str(result.text, chunk)
     if indent:
         text = "\n".join(indent + ln if ln else ln for ln in text.split("\n"))
@@ -34,21 +34,28 @@ def _indent_str(text, chunk) -> str:
     return line[:chunk.col_offset]
 
 
-def format_text(text: str, path=None):
-    """(new text, names of kernels left alone because they have errors)."""
+def format_text(text: str, path=None, params=None):
+    """(new text, names of kernels left alone because they have errors).
+
+    `params`: a ParamsSink (params_print.sink_for_script) that takes constants too large to
+    print inline; the caller commits it before writing the text.  None: nothing moves."""
     result = parse(text, path)
     lines = text.split("\n")
     skipped = []
     # replace from the last kernel up, so earlier line numbers stay valid
     for kernel in reversed(result.kernels):
-        new = format_kernel(kernel, result, *_aliases(text))
+        new = format_kernel(kernel, result, *_aliases(text), params=params)
         if new is None:
             skipped.append(kernel.chunk.name)
             continue
         c = kernel.chunk
         new_lines = new.rstrip("\n").split("\n")
         lines[c.start_line - 1:c.end_line] = new_lines
-    return "\n".join(lines), list(reversed(skipped))
+    new_text = "\n".join(lines)
+    if params is not None and result.kernels:
+        from .params_print import add_header
+        new_text = add_header(new_text, params, result.kernels[0].chunk.start_line)
+    return new_text, list(reversed(skipped))
 
 
 def _aliases(text):

@@ -81,10 +81,9 @@ def lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None)
     if syntax_ok:
         lines = chunk.text.split("\n")
         low = Lowerer(path, off, col, tir_aliases=aliases.tir.keys(), ir_aliases=aliases.ir,
-                      params_aliases=aliases.params, constants=py_constants,
+                      params_aliases=aliases.params, constants=py_constants, table=constants,
                       spelling=chunk.spelling, source_lines=lines, comments=parsed.comments,
                       base_dir=os.path.dirname(os.path.abspath(path)) if path else None)
-        low.constants.table = constants
         for node in parsed.module.body:
             try:
                 if isinstance(node, C.FunctionDef):
@@ -105,6 +104,11 @@ def parse(text, path=None) -> ParseResult:
     text, diags = decode(text)
     chunks, aliases = find_chunks(text)
     py_constants = top_level_constants(text) if chunks else {}
+    if chunks and aliases.params:
+        from .params_ref import param_tables
+        tables, load_diags = param_tables(text.split("\n"), aliases, path)
+        py_constants.update(tables)
+        diags.extend(load_diags)
     constants = ConstantTable()
     kernels = []
     functions = []

@@ -41,7 +41,7 @@ def _str(s: str) -> str:
 
 class Printer:
     def __init__(self, spelling="classic", tir="T", ir="I", inline_threshold=64, constants=None,
-                 params_alias="P"):
+                 params_alias="P", params=None):
         self.spelling = spelling
         self.T = tir
         self.I = ir
@@ -51,6 +51,7 @@ class Printer:
         self.constants = constants
         self.inline_threshold = inline_threshold
         self.params_alias = params_alias
+        self.params = params           # ParamsSink: where large constants go (params_print.py)
 
     # ---- names -------------------------------------------------------------------------
     def define(self, obj, name):
@@ -364,15 +365,8 @@ class Printer:
         self.undefine(s.buffer_var)
 
     def const_data(self, const_name) -> str:
-        table = self.constants
-        c = table[const_name] if table is not None and const_name in table else None
-        if c is None:
-            return f"{self.params_alias}[{_str(const_name)}]"
-        if c.file is not None and (c.inline is None):
-            return f"{self.params_alias}[{_str(c.key or const_name)}]"
-        if c.size > self.inline_threshold and getattr(self, "external", None) is not None:
-            return self.external(c)
-        return inline_values(c.array(), c.dtype)
+        from .params_print import const_data
+        return const_data(self, const_name)
 
     def _s_DeclBuffer(self, s, out, indent):
         b = s.buffer
@@ -551,15 +545,9 @@ class Printer:
         return f"{T}.{p.dtype}"
 
 
-def inline_values(arr, dtype) -> str:
-    flat = np.asarray(arr).reshape(-1)
-    if D.is_float(dtype):
-        items = [float_literal(float(x), dtype, keep_point=True) for x in flat]
-    elif D.is_bool(dtype):
-        items = ["True" if x else "False" for x in flat]
-    else:
-        items = [str(int(x)) for x in flat]
-    return "[" + ", ".join(items) + "]"
+def inline_values(arr, dtype, T="T") -> str:
+    from .params_print import inline_values as values
+    return values(arr, dtype, T)
 
 
 def _add(a, b):
@@ -791,8 +779,19 @@ def imports_for(spelling, module=False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_script(obj, spelling=None, imports=True, **kw) -> str:
-    """Canonical text of an IRModule or PrimFunc (imports included by default)."""
+def to_script(obj, spelling=None, imports=True, params=None, **kw) -> str:
+    """Canonical text of an IRModule or PrimFunc (imports included by default).
+
+    `params`: a `.params` path (or a ParamsSink) that constants larger than `inline_threshold`
+    elements go to; the file is written (or updated) and the text refers to it as `P["name"]`
+    (see params_print.py).  Without it every constant not already in a file prints inline."""
+    from .params_print import script_params
+    with script_params(params, kw) as sink:
+        text = _to_script(obj, spelling, imports, **kw)
+        return sink.with_header(text) if imports else text
+
+
+def _to_script(obj, spelling=None, imports=True, **kw) -> str:
     if isinstance(obj, S.PrimFunc):
         sp = spelling or obj.spelling
         body = print_prim_func(obj, sp, **kw)

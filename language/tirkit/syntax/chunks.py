@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 _IMPORT_FROM = re.compile(
     r"^\s*from\s+(tvm\.script|tirkit\.script)\s+import\s+(\(?)([^#\n]*)")
-_IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|tirkit\.script\.(?:tir|ir))"
+_IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|"
+                        r"tirkit\.script\.(?:tir|ir|params))"
                         r"\s+as\s+(\w+)")
 _DECORATOR = re.compile(r"^([ \t]*)@\s*([\w.]+)")
 _HEAD = re.compile(r"^([ \t]*)(async\s+def|def|class)\b")
@@ -62,7 +63,9 @@ def find_aliases(lines) -> Aliases:
         m = _IMPORT_AS.match(line)
         if m:
             mod = m.group(1).rsplit(".", 1)[1]
-            if mod == "ir":
+            if mod == "params":
+                al.params.add(m.group(2))
+            elif mod == "ir":
                 al.ir.add(m.group(2))
             else:
                 al.tir[m.group(2)] = mod
@@ -223,4 +226,33 @@ def top_level_constants(text: str) -> dict:
             continue
         if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):
             out[m.group(1)] = value
+    return out
+
+
+_PARAMS_LOAD = re.compile(r"^([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*)\.load\(\s*(?:path\s*=\s*)?"
+                          r"(?P<q>[\"'])(?P<path>[^\"'\\\n]*)(?P=q)\s*\)\s*(#.*)?$")
+
+
+@dataclass
+class ParamsLoad:
+    """`NAME = params.load("file.params")` at the top of a file."""
+    name: str
+    path: str
+    line: int                # 1-based
+    end_column: int          # 1-based, exclusive: the end of the call
+
+
+def find_params_loads(lines, al: Aliases) -> list:
+    """The `.params` files a script opens through `tirkit.script.params` (read, not run)."""
+    if not al.params:
+        return []
+    out = []
+    for i, line in enumerate(lines):
+        if ".load" not in line or not line[:1].isidentifier():
+            continue
+        m = _PARAMS_LOAD.match(line)
+        if m and m.group(2) in al.params:
+            out.append(ParamsLoad(m.group(1), m.group("path"), i + 1,
+                                  len(line[:m.end(2)]) + len(line[m.end(2):].split("#")[0]
+                                                             .rstrip()) + 1))
     return out

@@ -30,9 +30,9 @@ class Lowerer(Context, ExprMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin, B
         "launch_thread": "launch_thread_assign", "env_thread": "env_thread",
     }
 
-    def __init__(self, *args, constants=None, base_dir=None, comments=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.constants = ConstantsBuilder(constants, base_dir)
+    def __init__(self, *args, table=None, base_dir=None, comments=(), **kwargs):
+        super().__init__(*args, **kwargs)      # `constants=`: the file's top-level values
+        self.constants = ConstantsBuilder(table, base_dir)
         self.env_threads = {}
         self.func_attrs = []
         self.buffer_map = []

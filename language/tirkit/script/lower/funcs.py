@@ -35,8 +35,9 @@ class ConstantsBuilder:
         if len(flat) != size:
             ctx.fail("type/mismatch", f"T.allocate_const has {len(flat)} values but its extents "
                      f"{list(extents)} hold {size}", call)
+        from ..const_values import values_array
         try:
-            arr = np.array([_py_value(v) for v in flat], dtype=numpy_dtype(dtype)).reshape(extents)
+            arr = values_array(flat, dtype, numpy_dtype(dtype)).reshape(extents)
         except (ValueError, OverflowError, TypeError) as e:
             ctx.fail("type/mismatch", f"constant values do not fit {dtype}: {e}", call)
         return self.table.add(Constant(name, dtype, tuple(extents), inline=arr))
