@@ -219,6 +219,10 @@ def _simplify_other(e, bounds):
                 lo, hi = bd
                 if t is E.LT and (hi < 0 or lo >= 0):
                     return E.IntImm("bool", int(hi < 0))
+            if t is E.LT and isinstance(b, E.IntImm):
+                r = _scaled_lt(to_lin(a, bounds), b.value, bounds)
+                if r is not None:
+                    return r
                 if t is E.LE and (hi <= 0 or lo > 0):
                     return E.IntImm("bool", int(hi <= 0))
                 if t is E.GT and (lo > 0 or hi <= 0):
@@ -246,6 +250,25 @@ def _simplify_other(e, bounds):
     return e
 
 
+def _scaled_lt(lin, k, bounds):
+    """`q * c + r < k` with 0 <= r < c and c dividing k is `q < k / c`."""
+    for _, c in sorted(lin.terms, key=lambda t: -abs(t[1])):
+        c = abs(c)
+        if c <= 1 or k % c:
+            continue
+        q = Lin([], lin.const // c, lin.dtype)
+        r = Lin([], lin.const % c, lin.dtype)
+        for atom, coef in lin.terms:
+            if coef % c == 0:
+                q._add_term(atom, coef // c)
+            else:
+                r._add_term(atom, coef)
+        b = bound_lin(r, bounds)
+        if q.terms and b is not None and b[0] >= 0 and b[1] < c:
+            return E.LT(to_expr(_order(q, bounds)), E.IntImm(lin.dtype, k // c), "bool")
+    return None
+
+
 def _is_int(e):
     return getattr(e, "dtype", "").startswith(("int", "uint"))
 
@@ -254,12 +277,31 @@ def _true(e):
     return isinstance(e, E.IntImm) and e.value == 1 and e.dtype == "bool"
 
 
+def _order(lin: Lin, bounds) -> Lin:
+    """TVM's order for a binding: terms over loop variables first (larger scale first, a
+    division by more first), then terms over other symbols, then the constant."""
+    def key(t):
+        atom, coef = t
+        looped = all(id(v) in bounds for v in _atom_vars(atom))
+        lower = atom[2] if atom[0] == "div" else 1
+        return (0 if looped else 1, -abs(coef), -lower)
+    return Lin(sorted(lin.terms, key=key), lin.const, lin.dtype)
+
+
+def _atom_vars(atom):
+    if atom[0] == "var":
+        return [atom[1]]
+    if atom[0] in ("div", "mod"):
+        return [v for a, _ in atom[1].terms for v in _atom_vars(a)]
+    return []
+
+
 def simplify(e, bounds=None):
     """Simplify an integer expression given variable bounds."""
     bounds = bounds or {}
     if not _is_int(e) or type(e) not in _INT_OPS + (E.IntImm, E.Var, E.SizeVar):
         return _simplify_other(e, bounds)
-    return to_expr(_merge(to_lin(e, bounds)))
+    return to_expr(_order(_merge(to_lin(e, bounds)), bounds))
 
 
 def bound_of(e, bounds):

@@ -27,12 +27,12 @@ def loop_bounds(loops, keep_unit=()) -> dict:
     return out
 
 
-def simplify_bindings(stmt, outer_loops, keep=()):
-    """Simplify the iterator bindings and predicates of every block realize under `stmt`,
-    using the bounds of the loops around it. Variables in `keep` (ids) are never folded to
-    constants even when their loop has extent 1."""
+def simplify_bindings(stmt, outer_loops, fold=()):
+    """Simplify the iterator bindings of every block realize under `stmt`, using the bounds
+    of the loops around it. Only the variables in `fold` (ids) are replaced by a constant
+    when their loop has extent 1; predicates are left as they are (as TVM does)."""
     import dataclasses as dc
-    keep = set(keep)
+    fold = set(fold)
 
     def go(x, bounds):
         if isinstance(x, tuple):
@@ -49,38 +49,19 @@ def simplify_bindings(stmt, outer_loops, keep=()):
             seq = go(x.seq, bounds)
             return x if seq is x.seq else dc.replace(x, seq=seq)
         if isinstance(x, S.BlockRealize):
-            fb = {k: v for k, v in bounds.items() if not (k in keep and v[0] == v[1])}
-            kb = {k: v for k, v in bounds.items() if k in keep and v[0] == v[1]}
-            vals = tuple(_simp(v, fb, kb) for v in x.iter_values)
-            pred = _simp(x.predicate, fb, kb)
-            return dc.replace(x, iter_values=vals, predicate=pred)
+            keep = {k: True for k, v in bounds.items() if v[0] == v[1] and k not in fold}
+            A.KEEP.update(keep)
+            try:
+                vals = tuple(A.simplify(v, bounds) for v in x.iter_values)
+            finally:
+                A.KEEP.clear()
+            return dc.replace(x, iter_values=vals)
         if isinstance(x, (S.LetStmt, S.IfThenElse, S.AttrStmt, S.Allocate, S.DeclBuffer)):
             f = "then_case" if isinstance(x, S.IfThenElse) else "body"
             inner = go(getattr(x, f), bounds)
             return x if inner is getattr(x, f) else dc.replace(x, **{f: inner})
         return x
     return go(stmt, loop_bounds(outer_loops))
-
-
-def _simp(e, fold_bounds, keep_bounds):
-    if not keep_bounds:
-        return A.simplify(e, fold_bounds)
-    # unit loops kept: bound them for reasoning without folding them to constants
-    return _simplify_keep(e, fold_bounds, keep_bounds)
-
-
-def _simplify_keep(e, fold_bounds, keep_bounds):
-    saved = dict(fold_bounds)
-    # bound kept unit variables as (lo, hi + 1) ranges shrink-free trick: use exact range but
-    # mark them so that to_lin does not fold them.
-    A_KEEP.update(keep_bounds)
-    try:
-        return A.simplify(e, {**saved, **keep_bounds})
-    finally:
-        A_KEEP.clear()
-
-
-A_KEEP = A.KEEP
 
 
 def nest(loops_spec, body):

@@ -149,25 +149,45 @@ def _needed_region(sch, blk, deps, f, reverse, what):
 
 def _make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
     blk = info.block
-    values, loops = [], []
+    values, loops, preds = [], [], []
     n = 0
     bounds = C.loop_bounds(outer_loops)
     for iv in blk.iter_vars:
         dt = iv.var.dtype
+        dom_lo = iv.dom.min.value if isinstance(iv.dom.min, E.IntImm) else None
+        dom_hi = dom_lo + iv.dom.extent.value if dom_lo is not None and \
+            isinstance(iv.dom.extent, E.IntImm) else None
         if id(iv.var) in region:
             mn, ext = region[id(iv.var)]
+            if dom_hi is not None:
+                # the producer computes no more than its domain
+                if isinstance(mn, E.IntImm):
+                    lo, hi = max(mn.value, dom_lo), min(mn.value + ext, dom_hi)
+                    mn, ext = C.int32(lo, dt), max(hi - lo, 1)
+                else:
+                    ext = min(ext, dom_hi - dom_lo)
         else:
             if not isinstance(iv.dom.extent, E.IntImm):
                 raise sch.error(f"{what}/symbolic-extent", f"iterator '{iv.var.name}' of "
                                 f"block '{blk.name_hint}' has a non-constant domain", blk)
             mn, ext = iv.dom.min, iv.dom.extent.value
         if ext == 1 and not preserve_unit_loops:
-            values.append(A.simplify(mn, bounds))
-            continue
-        v = E.Var(f"ax{n}", dt)
-        n += 1
-        loops.append(C.new_loop(v, ext))
-        bounds[id(v)] = (0, ext - 1)
-        values.append(A.simplify(E.Add(mn, v, dt), bounds))
-    realize = dataclasses.replace(info.realize, iter_values=tuple(values))
+            val = A.simplify(mn, bounds)
+        else:
+            v = E.Var(f"ax{n}", dt)
+            n += 1
+            loops.append(C.new_loop(v, ext))
+            bounds[id(v)] = (0, ext - 1)
+            val = A.simplify(E.Add(mn, v, dt), bounds)
+        values.append(val)
+        if dom_hi is not None and not isinstance(val, E.IntImm):
+            b = A.bound_of(val, bounds)
+            if b is not None and b[1] >= dom_hi:
+                preds.append(A.simplify(E.LT(val, C.int32(dom_hi, dt), "bool"), bounds))
+            if b is not None and b[0] < dom_lo:
+                preds.append(A.simplify(E.GE(val, C.int32(dom_lo, dt), "bool"), bounds))
+    pred = C.TRUE
+    for p in preds:
+        pred = C.and_(pred, p)
+    realize = dataclasses.replace(info.realize, iter_values=tuple(values), predicate=pred)
     return realize, loops

@@ -75,8 +75,8 @@ def split(sch, loop, factors, preserve_unit_iters=True):
     loops[0] = dataclasses.replace(loops[0], comments=f.comments, trailing=f.trailing)
     new = C.nest(loops, body)
     outer = [a for a in ancestors if isinstance(a, type(f))]
-    keep = {id(v) for v in new_vars} if preserve_unit_iters else ()
-    new = C.simplify_bindings(new, outer, keep)
+    fold = () if preserve_unit_iters else {id(v) for v in new_vars}
+    new = C.simplify_bindings(new, outer, fold)
     sch.replace(loop.func, f, new)
     return [sch.loop_of(loop.func, lp) for lp in loops]
 
