@@ -1,0 +1,417 @@
+"""Cost of blocks and kernels: FLOPs, bytes moved, unique bytes, intensity, roofline time.
+
+    costs = kernel_costs(func)          # KernelCost: .blocks {id(Block): BlockCost}, .total
+    c = costs.block(block)              # BlockCost of one block (its nested blocks included)
+    c.flops.value                       # 4194304 for a 128^3 float32 matmul block (None: symbolic)
+    roofline_seconds(c, "llvm")         # max(compute time, memory time) on a target's peaks
+
+Counting rules (stated once, used everywhere):
+- A block runs once per iteration of the loops around it (a `T.where` predicate is ignored,
+  so the count is an upper bound).  Counts are polynomials in the symbolic extents.
+- FLOPs: every arithmetic operator and math call in a stored value (not in buffer indices)
+  counts one operation per execution, whatever its dtype (int8 dot products count as ops);
+  `T.fma` counts two.  A reduction's init is a store of a constant: no FLOPs.
+- Bytes read/written: one element per BufferLoad/BufferStore per execution (traffic with
+  no cache).  Unique bytes: the bounding box of every access of a buffer over the iteration
+  domain (compulsory traffic), summed over buffers.  Intensity = FLOPs / unique bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.dtype import bytes_of
+from .roofline import (PEAKS, bound_by, default_target, format_seconds,  # noqa: F401
+                       roofline_seconds, target_peaks)
+
+# ----------------------------------------------------------------------------- polynomials
+
+
+class Poly:
+    """A polynomial with integer coefficients over named symbols: {(sym, ...): coef}."""
+    __slots__ = ("terms",)
+
+    def __init__(self, terms=None):
+        self.terms = {k: v for k, v in (terms or {}).items() if v}
+
+    @staticmethod
+    def const(c: int) -> "Poly":
+        return Poly({(): int(c)})
+
+    @staticmethod
+    def sym(name: str) -> "Poly":
+        return Poly({(name,): 1})
+
+    def __add__(self, other: "Poly") -> "Poly":
+        t = dict(self.terms)
+        for k, v in other.terms.items():
+            t[k] = t.get(k, 0) + v
+        return Poly(t)
+
+    def __mul__(self, other) -> "Poly":
+        if isinstance(other, int):
+            other = Poly.const(other)
+        t: dict = {}
+        for k1, v1 in self.terms.items():
+            for k2, v2 in other.terms.items():
+                k = tuple(sorted(k1 + k2))
+                t[k] = t.get(k, 0) + v1 * v2
+        return Poly(t)
+
+    __rmul__ = __mul__
+
+    @property
+    def value(self):
+        """The integer value, or None when the polynomial has symbols."""
+        if not self.terms:
+            return 0
+        if set(self.terms) == {()}:
+            return self.terms[()]
+        return None
+
+    def __str__(self) -> str:
+        if not self.terms:
+            return "0"
+        parts = []
+        for k in sorted(self.terms, key=lambda k: (-len(k), k)):
+            c = self.terms[k]
+            if not k:
+                parts.append(f"{c:,}")
+            else:
+                parts.append("·".join(([f"{c:,}"] if c != 1 else []) + list(k)))
+        return " + ".join(parts)
+
+
+def _extent_poly(e) -> Poly:
+    if isinstance(e, E.IntImm):
+        return Poly.const(e.value)
+    if isinstance(e, E.Var):
+        return Poly.sym(e.name)
+    if isinstance(e, E.Mul):
+        return _extent_poly(e.a) * _extent_poly(e.b)
+    if isinstance(e, E.Add):
+        return _extent_poly(e.a) + _extent_poly(e.b)
+    return Poly.sym(f"({_expr_text(e)})")
+
+
+def _expr_text(e) -> str:
+    if isinstance(e, E.IntImm):
+        return str(e.value)
+    if isinstance(e, E.Var):
+        return e.name
+    ops = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.FloorDiv: "//", E.FloorMod: "%"}
+    for cls, op in ops.items():
+        if isinstance(e, cls):
+            return f"{_expr_text(e.a)} {op} {_expr_text(e.b)}"
+    return "?"
+
+
+def extent_text(e) -> str:
+    """An extent as the asymptotic-cost string writes it: `128`, `n`, `(n + 1)`."""
+    t = _expr_text(e)
+    return t if isinstance(e, (E.IntImm, E.Var)) else f"({t})"
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass
+class BlockCost:
+    name: str
+    executions: Poly = field(default_factory=lambda: Poly.const(1))
+    flops: Poly = field(default_factory=Poly)
+    bytes_read: Poly = field(default_factory=Poly)
+    bytes_written: Poly = field(default_factory=Poly)
+    footprint: dict = field(default_factory=dict)      # buffer -> [(lo, hi) | None per dim]
+    loop_extents: tuple = ()                           # extents (IR exprs) around and inside
+    op_dtype: str = "float32"
+    dtype_seen: bool = False
+
+    @property
+    def unique_bytes(self):
+        """Bytes of the bounding boxes of every buffer touched; None when symbolic."""
+        total = 0
+        for buf, box in self.footprint.items():
+            n = bytes_of(buf.dtype)
+            for dim, iv in zip(buf.shape, box):
+                size = _dim_size(dim)
+                if iv is not None:
+                    lo, hi = iv
+                    if size is not None:
+                        lo, hi = max(lo, 0), min(hi, size - 1)
+                    n *= max(hi - lo + 1, 0)
+                elif size is not None:
+                    n *= size
+                else:
+                    return None
+            total += n
+        return total
+
+    @property
+    def intensity(self):
+        f, u = self.flops.value, self.unique_bytes
+        if f is None or not u:
+            return None
+        return f / u
+
+    @property
+    def asymptotic(self) -> str:
+        """`O(n·m·64)`: the product of the loop extents the block runs under."""
+        if not self.loop_extents:
+            return "O(1)"
+        return "O(" + "·".join(extent_text(e) for e in self.loop_extents) + ")"
+
+
+@dataclass
+class KernelCost:
+    name: str
+    blocks: dict                                       # id(Block) -> BlockCost
+    total: BlockCost
+
+    def block(self, block):
+        return self.blocks.get(id(block))
+
+
+def _dim_size(d):
+    return d.value if isinstance(d, E.IntImm) else None
+
+
+# ----------------------------------------------------------------------------- counting
+
+_MATH_CALLS = frozenset("""exp exp2 exp10 log log2 log10 log1p sqrt rsqrt sin cos tan tanh
+    sinh cosh asin acos atan atan2 sigmoid erf pow fabs abs floor ceil round trunc fmod
+    hypot nearbyint copysign ldexp""".split())
+_ARITH = E.ARITH
+
+
+def _value_ops(e) -> tuple[int, str | None]:
+    """(operations in a stored value, the dtype of the widest float/int op found)."""
+    count, dtype = 0, None
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, _ARITH):
+            count += 1
+            dtype = dtype or x.dtype
+            stack.extend((x.a, x.b))
+        elif isinstance(x, E.Call):
+            if x.op == "fma":
+                count += 2
+            elif x.op in _MATH_CALLS:
+                count += 1
+            dtype = dtype or (x.dtype if x.op in _MATH_CALLS or x.op == "fma" else None)
+            stack.extend(a for a in x.args if isinstance(a, E.PrimExpr))
+        elif isinstance(x, (E.Cast, E.Not)):
+            stack.append(x.value if isinstance(x, E.Cast) else x.a)
+        elif isinstance(x, E.Select):
+            stack.extend((x.condition, x.true_value, x.false_value))
+        elif isinstance(x, (E.Broadcast,)):
+            stack.append(x.value)
+        elif isinstance(x, E.Let):
+            stack.extend((x.value, x.body))
+        # BufferLoad indices are address arithmetic: not counted
+    return count, dtype
+
+
+def _loads(e, out):
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, E.BufferLoad):
+            out.append(x)
+            stack.extend(i for i in x.indices)
+        elif isinstance(x, (E.BinaryOp,)):
+            stack.extend((x.a, x.b))
+        elif isinstance(x, E.Call):
+            stack.extend(a for a in x.args if isinstance(a, E.PrimExpr))
+        elif isinstance(x, E.Cast):
+            stack.append(x.value)
+        elif isinstance(x, E.Not):
+            stack.append(x.a)
+        elif isinstance(x, E.Select):
+            stack.extend((x.condition, x.true_value, x.false_value))
+        elif isinstance(x, (E.Broadcast,)):
+            stack.append(x.value)
+        elif isinstance(x, E.Ramp):
+            stack.extend((x.base, x.stride))
+        elif isinstance(x, E.Let):
+            stack.extend((x.value, x.body))
+
+
+def _interval(e, env):
+    """Integer bounds (lo, hi) of an index expression, or None when unknown."""
+    if isinstance(e, E.IntImm):
+        return (e.value, e.value)
+    if isinstance(e, E.Var):
+        return env.get(id(e))
+    if isinstance(e, E.Cast):
+        return _interval(e.value, env)
+    if isinstance(e, (E.Add, E.Sub, E.Mul, E.Min, E.Max, E.FloorDiv, E.FloorMod)):
+        a, b = _interval(e.a, env), _interval(e.b, env)
+        if isinstance(e, E.FloorMod) and b and b[0] == b[1] and b[0] > 0:
+            if a and a[0] >= 0 and a[1] < b[0]:
+                return a
+            return (0, b[0] - 1)
+        if a is None or b is None:
+            return None
+        if isinstance(e, E.Add):
+            return (a[0] + b[0], a[1] + b[1])
+        if isinstance(e, E.Sub):
+            return (a[0] - b[1], a[1] - b[0])
+        if isinstance(e, E.Mul):
+            p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+            return (min(p), max(p))
+        if isinstance(e, E.Min):
+            return (min(a[0], b[0]), min(a[1], b[1]))
+        if isinstance(e, E.Max):
+            return (max(a[0], b[0]), max(a[1], b[1]))
+        if isinstance(e, E.FloorDiv) and b[0] == b[1] and b[0] > 0:
+            return (a[0] // b[0], a[1] // b[0])
+    if isinstance(e, E.Ramp):
+        base = _interval(e.base, env)
+        st = _interval(e.stride, env)
+        if base and st and st[0] == st[1]:
+            last = st[0] * (e.lanes - 1)
+            return (base[0] + min(0, last), base[1] + max(0, last))
+    return None
+
+
+def _range_of(minimum, extent):
+    lo, ext = _interval(minimum, {}), extent
+    if lo is None or lo[0] != lo[1] or not isinstance(ext, E.IntImm):
+        return None
+    return (lo[0], lo[0] + ext.value - 1)
+
+
+class _Counter:
+    def __init__(self):
+        self.blocks: dict = {}
+        self.stack: list = []          # BlockCost accumulators, innermost last
+
+    def _touch(self, buf, indices, env, nbytes, mult, write):
+        for acc in self.stack:
+            if write:
+                acc.bytes_written = acc.bytes_written + mult * nbytes
+            else:
+                acc.bytes_read = acc.bytes_read + mult * nbytes
+            box = [_interval(i, env) for i in indices]
+            old = acc.footprint.get(buf)
+            if old is None:
+                acc.footprint[buf] = box
+            else:
+                acc.footprint[buf] = [
+                    None if (a is None or b is None) else (min(a[0], b[0]), max(a[1], b[1]))
+                    for a, b in zip(old, box)]
+
+    def store(self, s: S.BufferStore, env, mult: Poly, count_ops=True):
+        ops, dt = _value_ops(s.value) if count_ops else (0, None)
+        for acc in self.stack:
+            acc.flops = acc.flops + mult * ops
+            if ops and dt and not acc.dtype_seen:
+                acc.op_dtype, acc.dtype_seen = dt, True
+        loads = []
+        _loads(s.value, loads)
+        for ld in loads:
+            self._touch(ld.buffer, ld.indices, env, bytes_of(ld.dtype), mult, False)
+        self._touch(s.buffer, s.indices, env, bytes_of(s.value.dtype), mult, True)
+
+    def visit(self, s, env, mult: Poly, extents: tuple, init_div=None):
+        if s is None:
+            return
+        t = type(s)
+        if t is S.SeqStmt:
+            for x in s.seq:
+                self.visit(x, env, mult, extents, init_div)
+        elif t is S.For:
+            env2 = dict(env)
+            r = _range_of(s.min, s.extent)
+            if r is not None:
+                env2[id(s.loop_var)] = r
+            ext = s.extent
+            self.visit(s.body, env2, mult * _extent_poly(ext), extents + (ext,), init_div)
+        elif t is S.BlockRealize:
+            self.block(s.block, env, mult, extents)
+        elif t is S.Block:
+            self.block(s, env, mult, extents)
+        elif t is S.BufferStore:
+            self.store(s, env, mult)
+        elif t in (S.IfThenElse,):
+            self.visit(s.then_case, env, mult, extents, init_div)
+            self.visit(s.else_case, env, mult, extents, init_div)
+        elif t in (S.LetStmt, S.AssertStmt, S.Allocate, S.AllocateConst, S.DeclBuffer,
+                   S.AttrStmt, S.While):
+            if t is S.AttrStmt and isinstance(s.node, S.IterVar) and \
+                    s.attr_key in ("thread_extent", "virtual_thread"):
+                env2 = dict(env)
+                r = _range_of(E.IntImm("int32", 0), s.value)
+                if r is not None:
+                    env2[id(s.node.var)] = r
+                self.visit(s.body, env2, mult * _extent_poly(s.value), extents + (s.value,))
+            else:
+                self.visit(s.body, env, mult, extents, init_div)
+        elif t is S.Evaluate:
+            pass
+
+    def block(self, b: S.Block, env, mult, extents):
+        acc = BlockCost(b.name_hint, executions=mult, loop_extents=extents)
+        self.blocks[id(b)] = acc
+        env2 = dict(env)
+        reduce_extent = Poly.const(1)
+        for iv in b.iter_vars:
+            r = _range_of(iv.dom.min, iv.dom.extent)
+            if r is not None:
+                env2[id(iv.var)] = r
+            if iv.kind == "R":
+                reduce_extent = reduce_extent * _extent_poly(iv.dom.extent)
+        self.stack.append(acc)
+        try:
+            if b.init is not None:
+                # the init runs once per output element: executions / reduction extent
+                init_mult = _divide(mult, reduce_extent)
+                self._init(b.init, env2, init_mult)
+            self.visit(b.body, env2, mult, extents)
+        finally:
+            self.stack.pop()
+        # extents under the block (loops inside it) belong to nested blocks' strings
+
+    def _init(self, s, env, mult):
+        if isinstance(s, S.SeqStmt):
+            for x in s.seq:
+                self._init(x, env, mult)
+        elif isinstance(s, S.BufferStore):
+            self.store(s, env, mult, count_ops=True)
+        else:
+            self.visit(s, env, mult, ())
+
+
+def _divide(p: Poly, q: Poly) -> Poly:
+    """p / q for a monomial q that divides every term of p (else p unchanged)."""
+    if len(q.terms) != 1:
+        return p
+    (qk, qc), = q.terms.items()
+    out = {}
+    for k, c in p.terms.items():
+        rest = list(k)
+        for s in qk:
+            if s not in rest:
+                return p
+            rest.remove(s)
+        if c % qc:
+            return p
+        out[tuple(rest)] = c // qc
+    return Poly(out)
+
+
+def kernel_costs(func: S.PrimFunc) -> KernelCost:
+    """Costs of every block of a function, and of the whole function."""
+    c = _Counter()
+    total = BlockCost(func.name)
+    c.stack.append(total)
+    c.visit(func.body, {}, Poly.const(1), ())
+    c.stack.pop()
+    return KernelCost(func.name, c.blocks, total)
+
+
+__all__ = ["Poly", "BlockCost", "KernelCost", "kernel_costs", "roofline_seconds", "bound_by",
+           "target_peaks", "default_target", "format_seconds", "PEAKS"]

@@ -1,0 +1,37 @@
+"""`tirkit-lsp`: start the language server on stdio (default) or `--tcp HOST:PORT`."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="tirkit-lsp",
+                                 description="Language server for TensorIR kernels (TVMScript).")
+    ap.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
+    ap.add_argument("--tcp", metavar="HOST:PORT", help="serve on a TCP socket (for debugging)")
+    ap.add_argument("--log-file", help="write the server log to this file")
+    ap.add_argument("--log-level", default="WARNING",
+                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    args = ap.parse_args(argv)
+    handlers = [logging.FileHandler(args.log_file)] if args.log_file else \
+        [logging.StreamHandler(sys.stderr)]
+    logging.basicConfig(level=getattr(logging, args.log_level), handlers=handlers,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from .server import create_server
+    server = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        try:
+            port_n = int(port)
+        except ValueError:
+            ap.error(f"--tcp wants HOST:PORT, got {args.tcp!r}")
+        server.start_tcp(host or "127.0.0.1", port_n)
+    else:
+        server.start_io()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Document snapshots and their analyses, keyed by URI and version.
+
+An `Analysis` is built from one snapshot (URI, version, text) in a worker thread.  What it
+computes beyond the parse (rule diagnostics, the symbol index, costs) is computed once, on
+first use, under a lock, so features running on different threads share the work.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import tirkit
+from tirkit.ir.stmt import PrimFunc
+from tirkit.verify import run_rules
+
+
+def uri_to_path(uri: str):
+    from pygls.uris import to_fs_path
+    try:
+        return to_fs_path(uri)
+    except Exception:
+        return None
+
+
+class Analysis:
+    def __init__(self, uri: str, version, text: str):
+        self.uri = uri
+        self.version = version
+        self.text = text
+        self.path = uri_to_path(uri)
+        self.lines = text.split("\n")
+        self.result = tirkit.parse(text, self.path)
+        self._lock = threading.Lock()
+        self._cache: dict = {}
+
+    @property
+    def has_kernels(self) -> bool:
+        return bool(self.result.kernels)
+
+    def _once(self, key, fn):
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = fn()
+            return self._cache[key]
+
+    def diagnostics(self, full: bool, target=None) -> list:
+        """Core diagnostics: the fast rule set, or every rule (`full`)."""
+        if not self.has_kernels:
+            return []
+        if full:
+            return self._once(("full", target),
+                              lambda: run_rules(self.result, target=target))
+        return self._once("fast", lambda: run_rules(self.result, target=target,
+                                                     fast_only=True))
+
+    @property
+    def index(self):
+        from tirkit.analysis.symbols import SymbolIndex
+        return self._once("index", lambda: SymbolIndex(self.result))
+
+    def costs(self, func: PrimFunc):
+        from tirkit.analysis.cost import kernel_costs
+        return self._once(("cost", id(func)), lambda: kernel_costs(func))
+
+    def functions(self):
+        return [f for _, f in self.result.module.functions if isinstance(f, PrimFunc)]
+
+
+class AnalysisCache:
+    """The newest analyses, at most `size` of them, by (uri, version)."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._items: "OrderedDict[tuple, Analysis]" = OrderedDict()
+
+    def get(self, uri, version):
+        a = self._items.get((uri, version))
+        if a is not None:
+            self._items.move_to_end((uri, version))
+        return a
+
+    def put(self, a: Analysis):
+        # one analysis per document: older versions are of no further use
+        for key in [k for k in self._items if k[0] == a.uri and k != (a.uri, a.version)]:
+            del self._items[key]
+        self._items[(a.uri, a.version)] = a
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+    def drop(self, uri):
+        for key in [k for k in self._items if k[0] == uri]:
+            del self._items[key]

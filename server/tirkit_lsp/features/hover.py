@@ -1,0 +1,109 @@
+"""Hover: block signatures with costs (on a block's name, its `with` line or an iterator),
+loops (on a loop variable or `for`), buffers, variables, constants and `T.` names."""
+from __future__ import annotations
+
+from lsprotocol import types as T
+
+from tirkit.ir import stmt as S
+from tirkit.script.namespace import DOCS, NAMES
+
+from .. import render
+
+
+def _tir_aliases(a) -> set:
+    from tirkit.syntax.chunks import find_aliases
+    al = find_aliases(a.lines)
+    return set(al.tir) | {"T"}
+
+
+def hover_at(server, a, pos: T.Position):
+    if not a.has_kernels:
+        return None
+    conv = server.converter(a)
+    line, col = conv.line_col(pos)
+    index = a.index
+    func = index.function_at(line)
+    if func is None:
+        return None
+    target = server.settings.roofline_target(func)
+    hit = index.token_at(line, col)
+    text, span = None, None
+    if hit is not None:
+        tok, sym = hit
+        span = tok.span
+        if tok.attribute and tok.base in _tir_aliases(a):
+            text = t_name_markdown(tok.base, tok.name)
+        elif sym is not None:
+            text = symbol_markdown(a, sym, target)
+    if text is None:
+        blk = index.at(line, col) if hit is None else None
+        if blk is not None and blk.kind == "block":
+            text, span = symbol_markdown(a, blk, target), blk.def_span
+        else:
+            b = index.block_at_line(line)
+            if b is not None:
+                text, span = symbol_markdown(a, b, target), None
+            else:
+                loop = index.loop_at_line(line)
+                if loop is not None:
+                    text = render.loop_markdown(func, loop, render.loop_trip_count(loop))
+    if text is None:
+        return None
+    return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text),
+                   range=conv.range(span) if span is not None else None)
+
+
+def t_name_markdown(alias: str, name: str):
+    doc = DOCS.get(name)
+    if doc is None:
+        if name not in NAMES:
+            return None
+        doc = "A name of the TVMScript TIR namespace."
+    return f"**`{alias}.{name}`**\n\n{doc}"
+
+
+def symbol_markdown(a, sym, target):
+    func = sym.func
+    if sym.kind == "block":
+        cost = a.costs(func).block(sym.node)
+        return render.block_markdown(func, sym.node, cost, target)
+    if sym.kind == "buffer":
+        text = render.buffer_markdown(func, sym.node, sym.role)
+        const = _constant_of(func, sym.node.data)
+        if const is not None:         # a buffer over a constant: its values too
+            stats = render.constant_markdown(func, const, a.result.module.constants)
+            text += "\n" + "\n".join(x for x in stats.split("\n")
+                                      if x.startswith(("- min", "- max", "- mean")))
+        return text
+    if sym.role == "iter" and isinstance(sym.owner, S.Block):
+        cost = a.costs(func).block(sym.owner)
+        return render.block_markdown(func, sym.owner, cost, target)
+    if sym.role == "loop" and isinstance(sym.owner, S.For):
+        return render.loop_markdown(func, sym.owner, render.loop_trip_count(sym.owner))
+    if sym.role == "const" and isinstance(sym.owner, S.AllocateConst):
+        return render.constant_markdown(func, sym.owner, a.result.module.constants)
+    return render.var_markdown(func, sym.node, sym.role)
+
+
+def _constant_of(func, data_var):
+    from tirkit.ir.visit import walk
+    found = []
+
+    def fn(x):
+        if found:
+            return False
+        if isinstance(x, S.AllocateConst) and x.buffer_var is data_var:
+            found.append(x)
+            return False
+        return True
+    walk(func.body, fn)
+    return found[0] if found else None
+
+
+def setup(server) -> None:
+    @server.safe_feature(T.TEXT_DOCUMENT_HOVER)
+    async def hover(params: T.HoverParams):
+        a = await server.analysis(params.text_document.uri)
+        if a is None:
+            return None
+        return await server.run_sync(hover_at, server, a, params.position)

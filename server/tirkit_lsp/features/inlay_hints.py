@@ -1,0 +1,56 @@
+"""Inlay hints: the trip count after each loop's `for` line, and each block iterator's
+domain and kind after its name."""
+from __future__ import annotations
+
+from lsprotocol import types as T
+
+from tirkit.ir import stmt as S
+
+from .. import render
+
+
+def inlay_hints(server, a, rng: T.Range) -> list:
+    if not a.has_kernels:
+        return []
+    conv = server.converter(a)
+    first, last = rng.start.line + 1, rng.end.line + 1
+    out = []
+    index = a.index
+    seen_lines = set()
+    for loop in index.loops_in(first, last):
+        sp = loop.span
+        if not (first <= sp.line <= last) or sp.line in seen_lines:
+            continue
+        seen_lines.add(sp.line)
+        text = a.lines[sp.line - 1] if sp.line - 1 < len(a.lines) else ""
+        end = len(text.rstrip())
+        if "#" in text:
+            end = len(text[:text.index("#")].rstrip())
+        out.append(T.InlayHint(position=T.Position(sp.line - 1,
+                                                   conv.to_client_char(sp.line - 1, end)),
+                               label=f" {render.loop_trip_count(loop)} iterations",
+                               kind=None, padding_left=True))
+    for sym in index.symbols_in(first, last):
+        if sym.role != "iter" or not isinstance(sym.owner, S.Block):
+            continue
+        sp = sym.def_span
+        if not (first <= sp.line <= last):
+            continue
+        iv = next((v for v in sym.owner.iter_vars if v.var is sym.node), None)
+        if iv is None:
+            continue
+        pr = render._printer(sym.func)
+        out.append(T.InlayHint(
+            position=conv.position(sp.end_line, sp.end_column),
+            label=f": {render._KIND.get(iv.kind, iv.kind)} {render._domain(pr, iv.dom)}",
+            kind=T.InlayHintKind.Type))
+    return out
+
+
+def setup(server) -> None:
+    @server.safe_feature(T.TEXT_DOCUMENT_INLAY_HINT, default=list)
+    async def hints(params: T.InlayHintParams):
+        a = await server.analysis(params.text_document.uri)
+        if a is None:
+            return []
+        return await server.run_sync(inlay_hints, server, a, params.range)

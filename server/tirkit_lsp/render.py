@@ -1,0 +1,297 @@
+"""Markdown for hovers and code lenses, from the core's IR and cost analysis (presentation
+only: every number here is computed by `tirkit.analysis`)."""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from tirkit.analysis.cost import bound_by, format_seconds, roofline_seconds, target_peaks
+from tirkit.ir import expr as E
+from tirkit.ir import stmt as S
+from tirkit.ir.dtype import bytes_of
+from tirkit.script.printer import Printer
+
+_KIND = {"S": "spatial", "R": "reduce", "C": "scan", "O": "opaque"}
+
+
+def _printer(func) -> Printer:
+    return Printer(getattr(func, "spelling", "classic"))
+
+
+def fmt_int(v) -> str:
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _num(p) -> str:
+    v = p.value
+    return fmt_int(v) if v is not None else str(p)
+
+
+def _domain(pr: Printer, r: E.Range) -> str:
+    lo = pr.expr(r.min)
+    if isinstance(r.min, E.IntImm) and isinstance(r.extent, E.IntImm):
+        return f"[{r.min.value}, {r.min.value + r.extent.value})"
+    if isinstance(r.min, E.IntImm) and r.min.value == 0:
+        return f"[0, {pr.expr(r.extent)})"
+    return f"[{lo}, {lo} + {pr.expr(r.extent)})"
+
+
+def find_realize(func, block):
+    """The BlockRealize of `block` in `func` (for its bindings and predicate)."""
+    from tirkit.ir.visit import walk
+    found = []
+
+    def fn(x):
+        if found:
+            return False
+        if isinstance(x, S.BlockRealize) and x.block is block:
+            found.append(x)
+            return False
+        return True
+    walk(func.body, fn)
+    return found[0] if found else None
+
+
+def inferred_regions(func, realize):
+    """(reads, writes) as region texts inferred by the core's region analysis
+    (`tirkit.analysis.regions`), or None when this core has no region inference.  A
+    reduction's read of its own output is left out, as TVM leaves it out of `T.reads`."""
+    try:
+        regions = importlib.import_module("tirkit.analysis.regions")
+    except ImportError:
+        return None
+    accesses = getattr(regions, "accesses", None)
+    block_regions = getattr(regions, "block_regions", None)
+    if realize is None or not callable(accesses) or not callable(block_regions):
+        return None
+    found = block_regions(accesses(func), realize)
+    written = {id(a.buffer) for a, _ in found if a.is_write}
+    reads, writes = [], []
+    for a, reg in found:
+        if not a.is_write and realize.block.init is not None and id(a.buffer) in written:
+            continue
+        if reg is None:
+            text = f"{a.buffer.name}[...]"
+        else:
+            dims = []
+            for lo, hi in reg:
+                if lo is None or hi is None:
+                    dims.append("?")
+                elif lo == hi:
+                    dims.append(repr(lo))
+                else:
+                    dims.append(f"{lo!r}:{hi + 1!r}")
+            text = f"{a.buffer.name}[{', '.join(dims)}]".replace("+ -", "- ")
+        out = writes if a.is_write else reads
+        if text not in out:
+            out.append(text)
+    return reads, writes
+
+
+def _regions_text(pr, regions) -> str:
+    return ", ".join(f"`{pr.region(r)}`" for r in regions) if regions else "nothing"
+
+
+def block_markdown(func, block, cost, target) -> str:
+    pr = _printer(func)
+    realize = find_realize(func, block)
+    out = [f"**block** `{block.name_hint}` in `{func.name}`", ""]
+    if block.iter_vars:
+        out += ["| iterator | kind | domain | binding |", "| --- | --- | --- | --- |"]
+        values = realize.iter_values if realize is not None else ()
+        for i, iv in enumerate(block.iter_vars):
+            binding = pr.expr(values[i]) if i < len(values) else "-"
+            out.append(f"| `{iv.var.name}` | {_KIND.get(iv.kind, iv.kind)} | "
+                       f"`{_domain(pr, iv.dom)}` | `{binding}` |")
+        out.append("")
+    else:
+        out += ["no iterators (opaque block)", ""]
+    try:
+        inferred = inferred_regions(func, realize)
+    except Exception:
+        inferred = None
+    for label, declared, idx in (("reads", block.reads, 0), ("writes", block.writes, 1)):
+        dec = _regions_text(pr, declared) if declared is not None else "not declared"
+        line = f"- **{label}** (declared): {dec}"
+        if inferred is not None:
+            inf = ", ".join(f"`{t}`" for t in inferred[idx]) or "nothing"
+            line += f"; (inferred): {inf}"
+            if declared is not None and \
+                    sorted(pr.region(r) for r in declared) != sorted(inferred[idx]):
+                line += " — **differs**"
+        out.append(line)
+    if inferred is None:
+        out.append("- inferred regions: unavailable (no region inference in this core build)")
+    if block.init is not None:
+        lines: list = []
+        pr.stmt(block.init, lines, "")
+        out.append(f"- **init**: `{'; '.join(x.strip() for x in lines)}`")
+    else:
+        out.append("- **init**: none")
+    pred = realize.predicate if realize is not None else None
+    if pred is None or (isinstance(pred, E.IntImm) and pred.value == 1):
+        out.append("- **predicate**: none")
+    else:
+        out.append(f"- **predicate**: `{pr.expr(pred)}`")
+    if cost is not None:
+        out += ["", *cost_lines(cost, target)]
+    return "\n".join(out)
+
+
+def _intensity(ai, ub) -> str:
+    if ai is not None:
+        return f"{ai:.2f} FLOP/byte"
+    return "symbolic" if ub is None else "n/a (no memory traffic)"
+
+
+def cost_lines(cost, target) -> list:
+    peaks = target_peaks(target)
+    t = roofline_seconds(cost, target)
+    ub = cost.unique_bytes
+    ai = cost.intensity
+    out = ["**cost**",
+           f"- FLOPs: {_num(cost.flops)}",
+           f"- bytes read: {_num(cost.bytes_read)}; bytes written: {_num(cost.bytes_written)}",
+           f"- unique bytes: {fmt_int(ub) if ub is not None else 'symbolic'}",
+           f"- arithmetic intensity: {_intensity(ai, ub)}",
+           f"- roofline time on {target} ({peaks['label']}): {format_seconds(t)}"
+           + (f", {bound_by(cost, target)}-bound" if t is not None else ""),
+           f"- asymptotic cost: `{cost.asymptotic}`"]
+    return out
+
+
+def loop_markdown(func, loop: S.For, trip_under) -> str:
+    pr = _printer(func)
+    out = [f"**loop** `{loop.loop_var.name}` in `{func.name}`", "",
+           f"- extent: `{pr.expr(loop.extent)}`"
+           + (f" (from `{pr.expr(loop.min)}`)" if not (isinstance(loop.min, E.IntImm)
+                                                       and loop.min.value == 0) else ""),
+           f"- kind: {loop.kind}"]
+    if loop.thread_tag:
+        out.append(f"- thread: `{loop.thread_tag}`")
+    out.append(f"- total trip count under it: {trip_under}")
+    return "\n".join(out)
+
+
+def loop_trip_count(loop: S.For):
+    """Iterations of the innermost loops under `loop` (itself included), as text."""
+    from tirkit.analysis.cost import Poly, _extent_poly
+    total = Poly()
+
+    def visit(s, mult):
+        nonlocal total
+        if s is None:
+            return
+        if isinstance(s, S.SeqStmt):
+            for x in s.seq:
+                visit(x, mult)
+        elif isinstance(s, S.For):
+            m = mult * _extent_poly(s.extent)
+            if not _has_loop(s.body):
+                total = total + m
+            else:
+                visit(s.body, m)
+        elif isinstance(s, S.BlockRealize):
+            visit(s.block.body, mult)
+        elif hasattr(s, "body"):
+            visit(s.body, mult)
+            if isinstance(s, S.IfThenElse):
+                visit(s.else_case, mult)
+        elif isinstance(s, S.IfThenElse):
+            visit(s.then_case, mult)
+            visit(s.else_case, mult)
+
+    visit(loop, Poly.const(1))
+    return _num(total)
+
+
+def _has_loop(s) -> bool:
+    from tirkit.ir.visit import walk
+    hit = []
+
+    def fn(x):
+        if hit:
+            return False
+        if isinstance(x, S.For):
+            hit.append(x)
+            return False
+        return True
+    walk(s, fn)
+    return bool(hit)
+
+
+def producers_consumers(func, buf):
+    from tirkit.ir.visit import walk
+    prod, cons = [], []
+
+    def fn(x):
+        if isinstance(x, S.Block) and x.name_hint != "root":
+            w, r = [], []
+
+            def inner(y):
+                if isinstance(y, S.BufferStore) and y.buffer is buf:
+                    w.append(1)
+                elif isinstance(y, E.BufferLoad) and y.buffer is buf:
+                    r.append(1)
+                elif isinstance(y, S.Block) and y is not x:
+                    return False
+                return True
+            walk((x.init, x.body), inner)
+            if w and x.name_hint not in prod:
+                prod.append(x.name_hint)
+            if r and x.name_hint not in cons:
+                cons.append(x.name_hint)
+        return True
+    walk(func.body, fn)
+    return prod, cons
+
+
+def buffer_markdown(func, buf: S.Buffer, role: str) -> str:
+    pr = _printer(func)
+    shape = ", ".join(pr.expr(d) for d in buf.shape)
+    n = bytes_of(buf.dtype)
+    symbolic = False
+    for d in buf.shape:
+        if isinstance(d, E.IntImm):
+            n *= d.value
+        else:
+            symbolic = True
+    size = "symbolic" if symbolic else f"{n:,} bytes"
+    prod, cons = producers_consumers(func, buf)
+    kind = {"param": "parameter", "alloc": "allocated", "match": "matched",
+            "decl": "declared"}.get(role, role)
+    return "\n".join([
+        f"**buffer** `{buf.name}` ({kind}) in `{func.name}`", "",
+        f"- shape: `({shape}{',' if len(buf.shape) == 1 else ''})`",
+        f"- dtype: `{buf.dtype}`",
+        f"- scope: `{buf.scope}`",
+        f"- size: {size}",
+        f"- producers: {', '.join(f'`{p}`' for p in prod) or 'none (input)'}",
+        f"- consumers: {', '.join(f'`{c}`' for c in cons) or 'none'}",
+    ])
+
+
+def var_markdown(func, var, role) -> str:
+    what = {"iter": "block iterator", "loop": "loop variable", "param": "parameter",
+            "size": "symbolic size", "let": "let-bound variable", "thread": "thread variable",
+            "allocate": "allocation"}.get(role, "variable")
+    return f"**{what}** `{var.name}`: `{var.dtype}` in `{func.name}`"
+
+
+def constant_markdown(func, stmt: S.AllocateConst, constants) -> str:
+    ext = ", ".join(str(e.value) if isinstance(e, E.IntImm) else "?" for e in stmt.extents)
+    out = [f"**constant** `{stmt.buffer_var.name}` in `{func.name}`", "",
+           f"- dtype: `{stmt.dtype}`", f"- shape: `({ext}{',' if len(stmt.extents) == 1 else ''})`"]
+    arr = None
+    try:
+        if constants is not None and stmt.const_name in constants:
+            arr = constants[stmt.const_name].array()
+    except Exception:
+        arr = None
+    if arr is not None and arr.size:
+        a = np.asarray(arr, dtype=np.float64)
+        out += [f"- min: {a.min():.6g}", f"- max: {a.max():.6g}", f"- mean: {a.mean():.6g}"]
+    else:
+        out.append("- values: not loaded")
+    return "\n".join(out)

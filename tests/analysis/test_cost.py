@@ -1,0 +1,104 @@
+"""Block and kernel costs on the shared examples, checked against hand counts and numpy."""
+from __future__ import annotations
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import tirkit
+from tirkit.analysis.cost import (Poly, bound_by, kernel_costs, roofline_seconds,
+                                  target_peaks)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared"
+if not SHARED.exists():
+    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
+EXAMPLES = SHARED / "examples"
+
+
+def costs(name):
+    r = tirkit.parse((EXAMPLES / "valid" / f"{name}.py").read_text())
+    f = r.module.prim_funcs()[0][1]
+    kc = kernel_costs(f)
+    return kc, {b.name: b for b in kc.blocks.values()}
+
+
+def test_matmul_block_c():
+    kc, blocks = costs("matmul")
+    c = blocks["C"]
+    assert c.flops.value == 2 * 128 ** 3 == 4_194_304
+    assert c.executions.value == 128 ** 3
+    # each instance loads C, A, B (4 bytes each); init writes each C element once
+    assert c.bytes_read.value == 3 * 4 * 128 ** 3
+    assert c.bytes_written.value == 4 * 128 ** 3 + 4 * 128 ** 2
+    assert c.unique_bytes == 3 * 128 * 128 * 4
+    assert c.intensity == pytest.approx(4_194_304 / 196_608)
+    assert c.asymptotic == "O(128·128·128)"
+    assert kc.total.flops.value == 4_194_304
+
+
+def test_roofline_on_targets():
+    _, blocks = costs("matmul")
+    c = blocks["C"]
+    cpu = target_peaks("llvm")
+    assert roofline_seconds(c, "llvm") == pytest.approx(4_194_304 / cpu["float32"])
+    assert bound_by(c, "llvm") == "compute"
+    gpu = target_peaks("cuda")
+    assert roofline_seconds(c, "cuda") == pytest.approx(
+        max(4_194_304 / gpu["float32"], 196_608 / gpu["bandwidth"]))
+    assert target_peaks("znver4") is cpu and target_peaks("nvidia/a100") is gpu
+
+
+def test_default_target_by_thread_bindings():
+    from tirkit.analysis.cost import default_target
+    for name, want in (("matmul", "llvm"), ("gpu_matmul_shared", "cuda")):
+        f = tirkit.parse((EXAMPLES / "valid" / f"{name}.py").read_text()).module.prim_funcs()[0][1]
+        assert default_target(f) == want
+    assert target_peaks("cuda-sm90") is target_peaks("h100")
+
+
+def test_symbolic_extents():
+    _, blocks = costs("batch_matmul_symbolic")
+    c = blocks["C"]
+    assert c.flops.value is None
+    assert str(c.flops) == "4,096·m·n"                 # 2 * 32 * 64 per (n, m)
+    assert c.asymptotic == "O(n·m·32·64)"
+    assert c.unique_bytes is None and roofline_seconds(c) is None
+
+
+def test_softmax_blocks_and_footprints():
+    _, blocks = costs("softmax")
+    assert list(blocks) == ["root", "row_max", "exp", "row_sum", "norm"]
+    assert blocks["exp"].flops.value == 2 * 64 * 1024        # subtract, exp
+    # exp reads A (64x1024) and row_max (64), writes expo (64x1024): all float32
+    assert blocks["exp"].unique_bytes == (64 * 1024 * 2 + 64) * 4
+
+
+def test_padding_block_counts_no_flops_and_clips_footprint():
+    _, blocks = costs("conv2d_nhwc_relu")
+    pad = blocks["pad"]
+    assert pad.flops.value == 0
+    assert pad.executions.value == 1 * 58 * 58 * 64
+    conv = blocks["conv"]
+    assert conv.flops.value == 2 * 56 * 56 * 64 * 3 * 3 * 64
+    assert conv.asymptotic == "O(1·56·56·64·3·3·64)"
+
+
+def test_flops_match_a_numpy_count():
+    """FLOPs of the int8 matmul equal 2·M·N·K, the count numpy's einsum performs."""
+    _, blocks = costs("matmul_u8s8s32")
+    c = blocks["C"]
+    m, n, k = 128, 64, 256
+    a = np.ones((m, k), np.int32)
+    b = np.ones((k, n), np.int32)
+    assert np.einsum("ik,kj->ij", a, b).sum() == m * n * k
+    assert c.flops.value == 2 * m * n * k
+
+
+def test_poly_arithmetic():
+    n, m = Poly.sym("n"), Poly.sym("m")
+    p = (n * m * 3) + (m * n * 2) + Poly.const(5)
+    assert str(p) == "5·m·n + 5"
+    assert p.value is None and (Poly.const(4) * 3).value == 12

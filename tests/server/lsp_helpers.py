@@ -1,0 +1,82 @@
+"""End-to-end helpers: a real tirkit-lsp over stdio, driven by pytest-lsp's client."""
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import re
+import sys
+
+from lsprotocol import types as T
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared"
+if not SHARED.exists():
+    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
+EXAMPLES = SHARED / "examples"
+
+
+def server_env() -> dict:
+    env = dict(os.environ)
+    paths = [str(ROOT / "language"), str(ROOT / "server")]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+SERVER_COMMAND = [sys.executable, "-m", "tirkit_lsp"]
+
+
+def example(rel: str) -> pathlib.Path:
+    return EXAMPLES / rel
+
+
+def expected_marks(text: str) -> list:
+    """[(0-based line, code)] from `# expect: CODE` comments."""
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        m = re.search(r"#\s*expect:\s*([\w/-]+)", line)
+        if m:
+            out.append((i, m.group(1)))
+    return out
+
+
+def open_doc(client, uri: str, text: str, version: int = 1) -> None:
+    client.text_document_did_open(T.DidOpenTextDocumentParams(
+        text_document=T.TextDocumentItem(uri=uri, language_id="python", version=version,
+                                         text=text)))
+
+
+def replace_all(client, uri: str, text: str, version: int, old_text: str) -> None:
+    """A didChange with one incremental edit that replaces the whole document."""
+    lines = old_text.split("\n")
+    rng = T.Range(T.Position(0, 0), T.Position(len(lines) - 1, len(lines[-1])))
+    client.text_document_did_change(T.DidChangeTextDocumentParams(
+        text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[T.TextDocumentContentChangePartial(range=rng, text=text)]))
+
+
+async def wait_diagnostics(client, uri: str, predicate=lambda d: True, timeout=10.0):
+    """Wait until the diagnostics published for uri satisfy predicate; return them."""
+    async def loop():
+        while True:
+            if uri in client.diagnostics and predicate(client.diagnostics[uri]):
+                return client.diagnostics[uri]
+            await client.wait_for_notification(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return await asyncio.wait_for(loop(), timeout)
+
+
+def codes(diags) -> list:
+    return sorted((d.range.start.line, d.code) for d in diags)
+
+
+def many_kernels(count: int) -> str:
+    """One file of `count` matmul-like kernels (each 15 lines), named k0, k1, ..."""
+    head = "from tvm.script import tir as T\n"
+    body = example("valid/matmul.py").read_text().split("\n", 2)[2]
+    parts = [head]
+    for i in range(count):
+        parts.append(body.replace("def matmul(", f"def k{i}(")
+                     .replace('"global_symbol": "matmul"', f'"global_symbol": "k{i}"'))
+    return "\n".join(parts)

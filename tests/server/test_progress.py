@@ -1,0 +1,43 @@
+"""Work over the progress threshold (a second by default) is reported with work-done
+progress, begin ... end."""
+from __future__ import annotations
+
+import time
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as T
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from lsp_helpers import SERVER_COMMAND, many_kernels, open_doc, server_env
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(scope="module",
+                    config=ClientServerConfig(server_command=SERVER_COMMAND,
+                                              server_env=server_env()))
+async def client(lsp_client: LanguageClient):
+    # progress is reported for work over `progressAfterMs` (a second by default); a low
+    # threshold makes the analysis of a 1,500-line file cross it on any machine
+    await lsp_client.initialize_session(T.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"tirkit": {"progressAfterMs": 50}}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_progress_for_slow_analysis(client):
+    text = many_kernels(100)                # about 1,500 lines
+    uri = "file:///tmp/tirkit_big.py"
+    open_doc(client, uri, text)
+    t0 = time.perf_counter()
+    res = await client.text_document_code_lens_async(T.CodeLensParams(
+        T.TextDocumentIdentifier(uri)))
+    took = time.perf_counter() - t0
+    assert len(res) == 100 and res[0].command.title.startswith("4,194,304 FLOPs")
+    assert took > 0.05
+    reports = list(client.progress_reports.values())
+    assert reports and all(r[0].kind == "begin" and r[-1].kind == "end" for r in reports)
+    assert {r[0].title for r in reports} <= {"tirkit: analysing", "tirkit: code lenses",
+                                            "tirkit: lsp diagnostics"}

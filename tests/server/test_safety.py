@@ -1,0 +1,24 @@
+"""A feature that raises is logged and answers its empty value; the others keep working."""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types as T
+
+from tirkit_lsp.server import create_server
+
+
+def test_failing_feature_answers_empty(caplog):
+    server = create_server()
+    assert len(server.features) == 12               # every feature module set itself up
+
+    @server.safe_feature(T.TEXT_DOCUMENT_SIGNATURE_HELP, default=list)
+    async def broken(params):
+        raise ZeroDivisionError("a bug in a feature")
+
+    handler = server.protocol.fm.features[T.TEXT_DOCUMENT_SIGNATURE_HELP]
+    params = T.SignatureHelpParams(T.TextDocumentIdentifier("file:///x.py"), T.Position(0, 0))
+    with caplog.at_level(logging.ERROR, logger="tirkit_lsp"):
+        assert asyncio.run(handler(params)) == []
+    assert any("a bug in a feature" in r.getMessage() for r in caplog.records)
