@@ -11,7 +11,7 @@ from tirkit_lsp.server import create_server
 
 def test_failing_feature_answers_empty(caplog):
     server = create_server()
-    assert len(server.features) == 12               # every feature module set itself up
+    assert len(server.features) == 13               # every feature module set itself up
 
     @server.safe_feature(T.TEXT_DOCUMENT_SIGNATURE_HELP, default=list)
     async def broken(params):
