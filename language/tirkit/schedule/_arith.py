@@ -2,13 +2,14 @@
 floormod atoms, with variable bounds (inclusive) used to drop divisions that cannot carry.
 
     simplify(e, bounds)     bounds: id(Var) -> (lo, hi); a var with lo == hi becomes lo
+                            only when listed in FOLD (TVM keeps unit loop variables)
     bound_of(e, bounds)     (lo, hi) or None
 """
 from __future__ import annotations
 
 from ..ir import expr as E
 
-KEEP: dict = {}          # id(var) -> bound: unit variables that stay variables
+FOLD: dict = {}          # id(var) -> True: unit-range variables replaced by their value
 
 _INT_OPS = (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod)
 
@@ -98,7 +99,7 @@ def to_lin(e, bounds) -> Lin:
         return Lin([], e.value, dt)
     if t is E.Var or t is E.SizeVar:
         b = bounds.get(id(e))
-        if b is not None and b[0] == b[1] and id(e) not in KEEP:
+        if b is not None and b[0] == b[1] and id(e) in FOLD:
             return Lin([], b[0], dt)
         return Lin([[("var", e), 1]], 0, dt)
     if t is E.Add:

@@ -138,11 +138,7 @@ def copy_nest(sch, src, dst, name, region, outer_loops):
         loops.append(C.new_loop(lv, ext))
         bounds[id(lv)] = (0, ext - 1)
         ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), d), "S"))
-        A.KEEP[id(lv)] = True          # a unit copy loop stays in the binding, as in TVM
-        try:
-            values.append(A.simplify(E.Add(mn, lv, d.dtype), bounds))
-        finally:
-            A.KEEP.pop(id(lv), None)
+        values.append(A.simplify(E.Add(mn, lv, d.dtype), bounds))
         idx.append(v)
     point = tuple(E.Range(v, E.IntImm("int32", 1)) for v in idx)
     store = S.BufferStore(dst, E.BufferLoad(src, tuple(idx), src.dtype), tuple(idx))

@@ -49,12 +49,11 @@ def simplify_bindings(stmt, outer_loops, fold=()):
             seq = go(x.seq, bounds)
             return x if seq is x.seq else dc.replace(x, seq=seq)
         if isinstance(x, S.BlockRealize):
-            keep = {k: True for k, v in bounds.items() if v[0] == v[1] and k not in fold}
-            A.KEEP.update(keep)
+            A.FOLD.update({k: True for k in fold})
             try:
                 vals = tuple(A.simplify(v, bounds) for v in x.iter_values)
             finally:
-                A.KEEP.clear()
+                A.FOLD.clear()
             return dc.replace(x, iter_values=vals)
         if isinstance(x, (S.LetStmt, S.IfThenElse, S.AttrStmt, S.Allocate, S.DeclBuffer)):
             f = "then_case" if isinstance(x, S.IfThenElse) else "body"

@@ -39,10 +39,7 @@ def _buffers(pairs):
 def read_buffers(block: S.Block) -> list:
     if block.reads is not None:
         return _uniq([r.buffer for r in block.reads])
-    loads, stores = accesses(block)
-    written = _buffers(stores)
-    # a reduction update reads what it writes
-    return _uniq(_buffers(loads))
+    return _uniq([r.buffer for r in infer_regions(block)[0]])
 
 
 def write_buffers(block: S.Block) -> list:

@@ -32,7 +32,8 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     scope = I.scope_of(sch, block.func, info)
     infos = [i for i in sch.index(block.func).order if i.scope is scope]
     if consumer_blocks is None:
-        cons = [i for i in infos if any(b is buf for b in read_buffers(i.block))]
+        cons = [i for i in infos if any(b is buf for b in read_buffers(i.block)) and
+                not any(b is buf for b in write_buffers(i.block))]
     else:
         cons = [sch.block_info(rv) for rv in consumer_blocks]
         if not any(c.block is blk for c in cons):

@@ -66,6 +66,8 @@ def fuse(sch, *loops, preserve_unit_iters=True):
     new = C.new_loop(fused, total, body, span=fors[0].span)
     new = dataclasses.replace(new, comments=fors[0].comments, trailing=fors[0].trailing)
     outer = [a for a in ancestors if isinstance(a, S.For)]
-    new = C.simplify_bindings(new, outer, () if preserve_unit_iters else {id(fused)})
+    # a fused loop of extent 1 is folded away (as TVM does), whatever preserve_unit_iters says
+    new = C.simplify_bindings(new, outer, () if preserve_unit_iters and total > 1
+                              else {id(fused)})
     sch.replace(loops[0].func, fors[0], new)
     return sch.loop_of(loops[0].func, new)
