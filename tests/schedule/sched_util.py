@@ -1,6 +1,9 @@
 """Shared kernels and checks for the schedule tests."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +12,11 @@ from tirkit.ir import stmt as S
 from tirkit.schedule import Schedule
 
 HEAD = "from tvm.script import tir as T\n\n\n"
+
+_ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES_VALID = (_ROOT.parent / "shared" / "examples" / "valid"
+                  if (_ROOT.parent / "shared").exists()
+                  else Path(os.environ.get("TIRKIT_SHARED", "/work/shared")) / "examples" / "valid")
 
 MATMUL = HEAD + '''@T.prim_func
 def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),

@@ -65,3 +65,15 @@ def test_fuse_dependent_extent():
         sch.fuse(i, j)
     assert e.value.kind == "fuse/dependent-extent" and e.value.node_name == "j"
     assert e.value.span.line == 7
+
+
+def test_fuse_symbolic_extents():
+    from sched_util import EXAMPLES_VALID
+    sch = sched((EXAMPLES_VALID / "batch_matmul_symbolic.py").read_text())
+    b = sch.get_block("C")
+    bb, i, j, k = sch.get_loops(b)
+    f = sch.fuse(bb, i)
+    text = body_text(sch)
+    assert "vb = T.axis.spatial(n, bb_i_fused // m)" in text
+    assert "vi = T.axis.spatial(m, bb_i_fused % m)" in text
+    check_result(sch)

@@ -3,7 +3,8 @@
     ij = sch.fuse(i, j)
 
 Refused: loops that are not directly nested (the body of each is exactly the next one),
-an inner loop whose extent depends on an outer one, a repeated loop, non-constant extents."""
+an inner loop whose extent depends on an outer one, a repeated loop, a loop with
+annotations or a thread binding."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,6 +14,18 @@ from ..ir import stmt as S
 from . import _common as C
 from . import _ir
 from .registry import primitive
+
+
+def _one(e):
+    return isinstance(e, E.IntImm) and e.value == 1
+
+
+def _mul(a, b, dt):
+    if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
+        return C.int32(a.value * b.value, dt)
+    if _one(a):
+        return b
+    return E.Mul(a, b, dt)
 
 
 @primitive("fuse")
@@ -42,32 +55,30 @@ def fuse(sch, *loops, preserve_unit_iters=True):
                                 f"the extent of loop '{f.loop_var.name}' depends on loop "
                                 f"'{v.name}'", f)
         outer_vars.append(f.loop_var)
-        if not isinstance(f.extent, E.IntImm):
-            raise sch.error("fuse/symbolic-extent", f"loop '{f.loop_var.name}' has a "
-                            "non-constant extent", f)
     dt = fors[0].loop_var.dtype
     name = "_".join(f.loop_var.name for f in fors) + "_fused"
     fused = E.Var(name, dt, None, fors[0].loop_var.span)
-    total = 1
+    total = C.int32(1, dt)
     for f in fors:
-        total *= f.extent.value
+        total = _mul(total, f.extent, dt)
     vmap = {}
-    stride = 1
+    stride = C.int32(1, dt)
     for k in range(len(fors) - 1, -1, -1):
         f = fors[k]
-        e = fused if stride == 1 else E.FloorDiv(fused, C.int32(stride, dt), dt)
+        e = fused if _one(stride) else E.FloorDiv(fused, stride, dt)
         if k > 0:
-            e = E.FloorMod(e, C.int32(f.extent.value, dt), dt)
+            e = E.FloorMod(e, f.extent, dt)
         if not (isinstance(f.min, E.IntImm) and f.min.value == 0):
             e = E.Add(f.min, e, dt)
         vmap[id(f.loop_var)] = e
-        stride *= f.extent.value
+        stride = _mul(stride, f.extent, dt)
     body = _ir.substitute(fors[-1].body, vmap)
     new = C.new_loop(fused, total, body, span=fors[0].span)
     new = dataclasses.replace(new, comments=fors[0].comments, trailing=fors[0].trailing)
     outer = [a for a in ancestors if isinstance(a, S.For)]
     # a fused loop of extent 1 is folded away (as TVM does), whatever preserve_unit_iters says
-    new = C.simplify_bindings(new, outer, () if preserve_unit_iters and total > 1
+    unit = isinstance(total, E.IntImm) and total.value == 1
+    new = C.simplify_bindings(new, outer, () if preserve_unit_iters and not unit
                               else {id(fused)})
     sch.replace(loops[0].func, fors[0], new)
     return sch.loop_of(loops[0].func, new)

@@ -1,7 +1,7 @@
 """parallel, vectorize, unroll: change a loop's kind.
 
 Refused for parallel and vectorize: a loop that feeds a reduction iterator of a block under
-it or does not start at zero, a loop of non-constant extent for vectorize."""
+it or does not start at zero."""
 from __future__ import annotations
 
 import dataclasses
@@ -30,9 +30,6 @@ def _set_kind(sch, loop, kind, what):
         if not (isinstance(f.min, E.IntImm) and f.min.value == 0):
             raise sch.error(f"{what}/nonzero-min", f"loop '{f.loop_var.name}' does not start "
                             "at zero", f)
-    if kind == "vectorized" and not isinstance(f.extent, E.IntImm):
-        raise sch.error(f"{what}/symbolic-extent", f"loop '{f.loop_var.name}' has a "
-                        "non-constant extent", f)
     sch.replace(loop.func, f, dataclasses.replace(f, kind=kind, thread_tag=None))
 
 
