@@ -228,6 +228,8 @@ def actions_at(result, line, column=1) -> list:
             run(result.module, a)
         except ScheduleError:
             continue
+        except Exception:           # a primitive's own failure: not offered, never raised
+            continue
         ok.append(a)
     return ok
 
