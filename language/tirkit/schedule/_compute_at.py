@@ -152,6 +152,19 @@ def _make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
     values, loops, preds = [], [], []
     n = 0
     bounds = C.loop_bounds(outer_loops)
+    # unit loops around the new nest are folded to their value (as TVM's analyzer does)
+    fold = {k: True for k, (lo, hi) in bounds.items() if lo == hi}
+    A.FOLD.update(fold)
+    try:
+        return _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values,
+                            loops, preds)
+    finally:
+        A.FOLD.clear()
+
+
+def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, loops, preds):
+    blk = info.block
+    n = 0
     for iv in blk.iter_vars:
         dt = iv.var.dtype
         dom_lo = iv.dom.min.value if isinstance(iv.dom.min, E.IntImm) else None
