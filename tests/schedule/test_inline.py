@@ -102,3 +102,31 @@ def test_reverse_compute_inline_consumer_with_init():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.reverse_compute_inline(sch.get_block("C"))
     assert e.value.kind == "reverse_compute_inline/has-init" and e.value.node_name == "C"
+
+
+SLICE = HEAD + '''@T.prim_func
+def slice_(A: T.Buffer((16,), "float32"), C: T.Buffer((10,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            B[vi] = A[vi] + T.float32(1)
+    for i in range(10):
+        with T.block("C"):
+            vi = T.axis.spatial(10, i)
+            T.reads(B[vi])
+            T.writes(C[vi])
+            C[vi] = B[vi] * T.float32(3)
+'''
+
+
+def test_reverse_compute_inline_of_a_smaller_consumer_adds_a_predicate():
+    sch = sched(SLICE)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    text = body_text(sch)
+    assert "T.where(i < 10)" in text
+    assert "C[vi] = (A[vi] + T.float32(1)) * T.float32(3)" in text
+    check_result(sch)
+    check_same_results(sch)

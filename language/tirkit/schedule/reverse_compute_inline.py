@@ -10,6 +10,8 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
+from . import _arith as A
+from . import _common as C
 from . import _inline as I
 from . import _ir
 from .analysis import opaque_uses, output_buffers, producers, refresh_regions
@@ -77,7 +79,25 @@ def reverse_compute_inline(sch, block):
                                     span=pstore.span)
     nb = dataclasses.replace(pb, body=new_store)
     nb = refresh_regions(nb)
+    # where the consumer covers less than the producer computes, the producer is predicated
+    pred = prod.realize.predicate
+    p_ivs = {id(iv.var): (iv, val) for iv, val in zip(pb.iter_vars, prod.realize.iter_values)}
+    c_ivs = {id(iv.var): iv for iv in blk.iter_vars}
+    bounds = C.loop_bounds(prod.loops)
+    for cv, pv in zip(idx, pstore.indices):
+        civ = c_ivs[id(cv)]
+        piv, val = p_ivs[id(pv)]
+        clo, cext = civ.dom.min, civ.dom.extent
+        plo, pext = piv.dom.min, piv.dom.extent
+        if not all(isinstance(x, E.IntImm) for x in (clo, cext, plo, pext)):
+            continue
+        if clo.value + cext.value < plo.value + pext.value:
+            pred = C.and_(pred, A.simplify(E.LT(val, C.int32(clo.value + cext.value),
+                                                "bool"), bounds))
+        if clo.value > plo.value:
+            pred = C.and_(pred, A.simplify(E.GE(val, clo, "bool"), bounds))
+    new_realize = dataclasses.replace(prod.realize, block=nb, predicate=pred)
     mapping = {}
     I.removal(info, mapping)
-    mapping[id(pb)] = nb
+    mapping[id(prod.realize)] = new_realize
     I.rewrite_scope(sch, block.func, scope, mapping, drop=buf)
