@@ -164,3 +164,23 @@ def insert(sch, func, scope, loc, pos, nest, mapping, cbuf):
         new = _ir.replace_nodes(scope, {**mapping, id(loc): new_loc})
     new = dataclasses.replace(new, alloc_buffers=new.alloc_buffers + (cbuf,))
     sch.replace(func, scope, new)
+
+
+def top_stmt(info, scope):
+    """The statement directly in the scope body that holds the block."""
+    chain = info.ancestors
+    k = next(i for i, a in enumerate(chain) if a is scope)
+    rest = [a for a in chain[k + 1:] if not isinstance(a, S.SeqStmt)]
+    return rest[0] if rest else info.realize
+
+
+def position(scope, stmt, after=False) -> int:
+    """Index of `stmt` among the statements of the scope body (+1 when after)."""
+    kids = list(scope.body.seq) if isinstance(scope.body, S.SeqStmt) else [scope.body]
+    return next(i for i, k in enumerate(kids) if k is stmt) + int(after)
+
+
+def insert_in_scope(scope, new, pos):
+    kids = list(scope.body.seq) if isinstance(scope.body, S.SeqStmt) else [scope.body]
+    kids.insert(pos, new)
+    return dataclasses.replace(scope, body=S.SeqStmt(tuple(kids)))
