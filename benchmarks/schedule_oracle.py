@@ -157,7 +157,9 @@ def main(argv=None):
     ap.add_argument("--blocks", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "schedule.md"))
     ap.add_argument("--diffs", default=None, help="write differing pairs to this folder")
+    ap.add_argument("--prims", default=None, help="comma-separated primitives (default: all)")
     args = ap.parse_args(argv)
+    only = set(args.prims.split(",")) if args.prims else None
     stats = {p: collections.Counter() for p in PRIMS}
     examples = collections.defaultdict(list)
     programs = load_programs(args.corpus, args.limit)
@@ -181,6 +183,8 @@ def main(argv=None):
             continue
         for spec in specs:
             prim = spec[0]
+            if only and prim not in only:
+                continue
             st = stats[prim]
             st["calls"] += 1
             tvm_err = ours_err = None

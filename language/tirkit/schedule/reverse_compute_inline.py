@@ -55,8 +55,14 @@ def reverse_compute_inline(sch, block):
         raise sch.error("reverse_compute_inline/not-bijective", f"block '{blk.name_hint}' "
                         f"does not read '{buf.name}' at exactly its iterators", blk)
     if not I.distinct_iter_indices(pb, pstore.indices):
-        raise sch.error("reverse_compute_inline/not-injective", f"the producer "
-                        f"'{pb.name_hint}' does not store at its iterators", pb)
+        # stored at expressions of its iterators: fine when the consumer covers the buffer
+        for cv, d in zip(idx, buf.shape):
+            civ = next(iv for iv in blk.iter_vars if iv.var is cv)
+            if not (isinstance(civ.dom.min, E.IntImm) and civ.dom.min.value == 0 and
+                    _same_extent(civ.dom.extent, d)):
+                raise sch.error("reverse_compute_inline/not-injective", f"the producer "
+                                f"'{pb.name_hint}' does not store at its iterators and block "
+                                f"'{blk.name_hint}' reads only part of '{buf.name}'", pb)
     for other in sch.index(block.func).order:
         if other.block is blk or other.block is pb or \
                 any(a is other.block for a in info.ancestors):
@@ -85,6 +91,8 @@ def reverse_compute_inline(sch, block):
     c_ivs = {id(iv.var): iv for iv in blk.iter_vars}
     bounds = C.loop_bounds(prod.loops)
     for cv, pv in zip(idx, pstore.indices):
+        if id(pv) not in p_ivs:
+            continue
         civ = c_ivs[id(cv)]
         piv, val = p_ivs[id(pv)]
         clo, cext = civ.dom.min, civ.dom.extent
@@ -101,3 +109,9 @@ def reverse_compute_inline(sch, block):
     I.removal(info, mapping)
     mapping[id(prod.realize)] = new_realize
     I.rewrite_scope(sch, block.func, scope, mapping, drop=buf)
+
+
+def _same_extent(a, b):
+    if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
+        return a.value == b.value
+    return a is b
