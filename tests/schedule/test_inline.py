@@ -130,3 +130,29 @@ def test_reverse_compute_inline_of_a_smaller_consumer_adds_a_predicate():
     assert "C[vi] = (A[vi] + T.float32(1)) * T.float32(3)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+FLAT = HEAD + '''@T.prim_func
+def flat(A: T.Buffer((8, 2), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i, j in T.grid(8, 2):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi * 2 + vj])
+            B[vi * 2 + vj] = A[vi, vj] + T.float32(1)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            T.reads(B[vi])
+            T.writes(C[vi])
+            C[vi] = B[vi] * T.float32(3)
+'''
+
+
+def test_reverse_compute_inline_into_an_expression_indexed_producer():
+    sch = sched(FLAT)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert "C[vi * 2 + vj] = (A[vi, vj] + T.float32(1)) * T.float32(3)" in body_text(sch)
+    check_result(sch)
+    check_same_results(sch)
