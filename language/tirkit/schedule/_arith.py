@@ -187,6 +187,10 @@ def atom_expr(a, dtype):
 def to_expr(lin: Lin):
     dt = lin.dtype
     out = None
+    if lin.terms and lin.terms[0][1] < 0 and lin.const > 0:
+        # `9 - i`, not `0 - i + 9`
+        out = E.IntImm(dt, lin.const)
+        lin = Lin(lin.terms, 0, dt)
     for a, c in lin.terms:
         x = atom_expr(a, dt)
         mag = abs(c)
