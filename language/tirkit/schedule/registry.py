@@ -13,7 +13,7 @@ PRIMITIVES: dict = {}
 
 MODULES = ("split", "fuse", "reorder", "loop_kind", "bind", "annotate", "compute_inline",
            "reverse_compute_inline", "compute_at", "reverse_compute_at", "cache_read",
-           "cache_write", "decompose_reduction", "blockize", "set_scope", "rfactor", "reindex")
+           "cache_write", "decompose_reduction", "blockize", "set_scope", "rfactor", "reindex", "pad_einsum")
 
 
 class Primitive:
