@@ -7,7 +7,8 @@ outermost loop, fuse the two outermost, swap the two innermost, parallel / bind 
 outermost, vectorize / unroll the innermost, compute_at under the first loop of its first
 consumer, reverse_compute_at under the first loop of its first producer, compute_inline,
 reverse_compute_inline, cache_read / cache_write of buffer 0, decompose_reduction at the
-outermost loop, blockize of the innermost loop.
+outermost loop, blockize of the innermost loop, rfactor of the innermost reduction loop
+(factor axis 0), reindex of read buffer 0, pad_einsum to multiples of 32.
 
 Both start from the same IR: tirkit's tirx printing of the program, parsed by TVM. tirkit's
 result is printed in tirx spelling and parsed by TVM; the two are compared with
@@ -36,7 +37,7 @@ from tirkit.schedule import Schedule, ScheduleError  # noqa: E402
 
 PRIMS = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "bind", "compute_at",
          "reverse_compute_at", "compute_inline", "reverse_compute_inline", "cache_read",
-         "cache_write", "decompose_reduction", "blockize"]
+         "cache_write", "decompose_reduction", "blockize", "rfactor", "reindex", "pad_einsum"]
 
 
 def tvm_text(mod) -> str:
@@ -90,7 +91,19 @@ def specs_for(sch: Schedule, max_blocks):
         out.append(("cache_write", name, [("block", name), 0, "local"]))
         if info.block.init is not None and loops:
             out.append(("decompose_reduction", name, [("block", name), L(0)]))
+            red = [k for k, lp in enumerate(loops)
+                   if any(iv.kind == "R" and _uses(v, lp.loop_var) for iv, v in
+                          zip(info.block.iter_vars, info.realize.iter_values))]
+            if red:
+                out.append(("rfactor", name, [L(red[-1]), 0]))
+        out.append(("reindex", name, [("block", name), ("read", 0)]))
+        out.append(("pad_einsum", name, [("block", name), [32] * len(info.block.iter_vars)]))
     return out
+
+
+def _uses(e, var):
+    from tirkit.schedule._ir import uses_var
+    return uses_var(e, var)
 
 
 def resolve(arg, get_block, get_loops):
