@@ -76,3 +76,34 @@ def test_set_scope_of_parameter():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.set_scope(sch.get_block("relu"), 0, "shared")
     assert e.value.kind == "set_scope/parameter" and e.value.node_name == "relu"
+
+
+SCOPED = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def scoped(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+    for i0, j0 in T.grid(4, 4):
+        with T.block("scope"):
+            i, j = T.axis.remap("SS", [i0, j0])
+            T.reads(A[i * 16:i * 16 + 16, j * 16:j * 16 + 16])
+            T.writes(B[i * 16:i * 16 + 16, j * 16:j * 16 + 16])
+            for x, y in T.grid(16, 16):
+                with T.block("B"):
+                    vi = T.axis.spatial(64, i * 16 + x)
+                    vj = T.axis.spatial(64, j * 16 + y)
+                    T.reads(A[vi, vj])
+                    T.writes(B[vi, vj])
+                    B[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+def test_cache_read_in_an_inner_scope_is_compacted():
+    sch = sched(SCOPED)
+    sch.cache_read(sch.get_block("B"), 0, "shared")
+    text = body_text(sch)
+    assert 'A_shared = T.alloc_buffer((16, 16), "float32", scope="shared")' in text
+    assert "A_shared[v0, v1] = A[i * 16 + v0, j * 16 + v1]" in text
+    assert "B[vi, vj] = A_shared[vi - i * 16, vj - j * 16] + T.float32(1)" in text
+    check_result(sch)
+    check_same_results(sch)

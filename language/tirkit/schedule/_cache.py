@@ -184,3 +184,74 @@ def insert_in_scope(scope, new, pos):
     kids = list(scope.body.seq) if isinstance(scope.body, S.SeqStmt) else [scope.body]
     kids.insert(pos, new)
     return dataclasses.replace(scope, body=S.SeqStmt(tuple(kids)))
+
+
+# ---- caches inside a non-root scope are compacted to the region they hold (as TVM does) ----
+def is_root_scope(sch, func, scope) -> bool:
+    body = sch.func(func).body
+    return isinstance(body, S.BlockRealize) and body.block is scope
+
+
+def compact_buffer(buf, scope, name, region):
+    data = E.Var(name, "handle", E.PointerType(buf.dtype, scope))
+    shape = tuple(E.IntImm(d.dtype, ext) for (_, ext), d in zip(region, buf.shape))
+    return S.Buffer(name, shape, buf.dtype, data, scope=scope)
+
+
+def compact_copy_nest(sch, orig, cache, name, region, reading):
+    """Copy between `orig[min + v]` and `cache[v]` for v over the region's extents."""
+    loops, ivs, vals, cidx, oidx = [], [], [], [], []
+    for k, ((mn, ext), d) in enumerate(zip(region, orig.shape)):
+        if ext is None:
+            raise sch.error(f"{sch._current}/symbolic-shape", f"buffer '{orig.name}' has a "
+                            "non-constant region")
+        lv = E.Var(f"ax{k}", d.dtype)
+        v = E.Var(f"v{k}", d.dtype)
+        loops.append(C.new_loop(lv, ext))
+        ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), E.IntImm(d.dtype, ext)), "S"))
+        vals.append(lv)
+        cidx.append(v)
+        oidx.append(v if _zero(mn) else E.Add(mn, v, d.dtype))
+    cpoint = tuple(E.Range(v, E.IntImm("int32", 1)) for v in cidx)
+    opoint = tuple(E.Range(x, E.IntImm("int32", 1)) for x in oidx)
+    if reading:
+        store = S.BufferStore(cache, E.BufferLoad(orig, tuple(oidx), orig.dtype), tuple(cidx))
+        reads, writes = (S.BufferRegion(orig, opoint),), (S.BufferRegion(cache, cpoint),)
+    else:
+        store = S.BufferStore(orig, E.BufferLoad(cache, tuple(cidx), orig.dtype), tuple(oidx))
+        reads, writes = (S.BufferRegion(cache, cpoint),), (S.BufferRegion(orig, opoint),)
+    block = S.Block(name, tuple(ivs), reads, writes, store)
+    return C.nest(loops, S.BlockRealize(tuple(vals), C.TRUE, block))
+
+
+def shift_buffer(node, old, new, region):
+    """Accesses of `old` become accesses of `new` at index - region min."""
+    mins = [mn for mn, _ in region]
+
+    def one(i, m):
+        if _zero(m):
+            return i
+        li, lm = A.to_lin(i, {}), A.to_lin(m, {})
+        keys = {A._akey(a) for a, _ in lm.terms}
+        if any(A._akey(a) in keys for a, _ in li.terms):       # terms cancel: simplify
+            return A.simplify(E.Sub(i, m, i.dtype))
+        return E.Sub(i, m, i.dtype)
+
+    def sh(idx):
+        return tuple(one(i, m) for i, m in zip(idx, mins))
+
+    def fn(y, x):
+        if isinstance(y, E.BufferLoad) and y.buffer is old:
+            return E.BufferLoad(new, sh(y.indices), y.dtype, y.span)
+        if isinstance(y, S.BufferStore) and y.buffer is old:
+            return dataclasses.replace(y, buffer=new, indices=sh(y.indices))
+        if isinstance(y, S.BufferRegion) and y.buffer is old:
+            return S.BufferRegion(new, tuple(E.Range(m, r.extent) for m, r in
+                                             zip(sh(tuple(r.min for r in y.region)),
+                                                 y.region)))
+        return None
+    return _ir.rebuild(node, fn)
+
+
+def _zero(e):
+    return isinstance(e, E.IntImm) and e.value == 0

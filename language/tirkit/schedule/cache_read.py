@@ -50,8 +50,13 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     loc, pos = K.locate(scope, writer, [c.realize for c in cons])
     rel, outer = K.relaxed_region(sch, info, region, loc, storage_scope)
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
-    cbuf = K.cache_buffer(buf, storage_scope, name)
-    nest = K.copy_nest(sch, buf, cbuf, name, rel, outer)
-    mapping = {id(c.block): _ir.replace_buffer(c.block, buf, cbuf) for c in cons}
+    if K.is_root_scope(sch, block.func, scope):
+        cbuf = K.cache_buffer(buf, storage_scope, name)
+        nest = K.copy_nest(sch, buf, cbuf, name, rel, outer)
+        mapping = {id(c.block): _ir.replace_buffer(c.block, buf, cbuf) for c in cons}
+    else:
+        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
+        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
+        mapping = {id(c.block): K.shift_buffer(c.block, buf, cbuf, rel) for c in cons}
     K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
     return sch.block_of(block.func, name)

@@ -44,8 +44,13 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
     loc, pos = K.locate(scope, info.realize, related)
     rel, outer = K.relaxed_region(sch, info, region, loc, storage_scope)
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
-    cbuf = K.cache_buffer(buf, storage_scope, name)
-    nest = K.copy_nest(sch, cbuf, buf, name, rel, outer)
-    K.insert(sch, block.func, scope, loc, pos, nest,
-             {id(blk): _ir.replace_buffer(blk, buf, cbuf)}, cbuf)
+    if K.is_root_scope(sch, block.func, scope):
+        cbuf = K.cache_buffer(buf, storage_scope, name)
+        nest = K.copy_nest(sch, cbuf, buf, name, rel, outer)
+        nb = _ir.replace_buffer(blk, buf, cbuf)
+    else:
+        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
+        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=False)
+        nb = K.shift_buffer(blk, buf, cbuf, rel)
+    K.insert(sch, block.func, scope, loc, pos, nest, {id(blk): nb}, cbuf)
     return sch.block_of(block.func, name)
