@@ -31,6 +31,12 @@ class RuleContext:
     text: str = ""
     path: str = None
     cache: dict = field(default_factory=dict)
+    lowering_errors: set = field(default_factory=set)   # id(PrimFunc) lowered with errors
+
+    def incomplete(self, func) -> bool:
+        """Lowering reported an error inside func: statements may be missing, so rules that
+        reason about whole data flows stay quiet rather than cascade."""
+        return id(func) in self.lowering_errors
 
 
 def register(name: str, codes=(), fast: bool = False):
@@ -61,6 +67,11 @@ def run_rules(result, target=None, rules=None, fast_only=False) -> list:
     diags = list(result.diagnostics)
     ctx = RuleContext(target=target, module=result.module, text=result.text, path=result.path)
     syntax_bad = {id(f) for k in result.kernels if not k.syntax_ok for _, f in k.functions}
+    err_lines = [d.span.line for d in result.diagnostics if d.severity == "error" and d.span]
+    for _, f in result.module.functions:
+        sp = getattr(f, "span", None)
+        if sp is not None and any(sp.line <= ln <= sp.end_line for ln in err_lines):
+            ctx.lowering_errors.add(id(f))
     for name, f in result.module.functions:
         if not isinstance(f, PrimFunc) or id(f) in syntax_bad:
             continue
@@ -69,6 +80,9 @@ def run_rules(result, target=None, rules=None, fast_only=False) -> list:
                 continue
             if fast_only and not rule.fast:
                 continue
+            if ctx.cache.get("func") is not f:
+                ctx.cache.clear()
+                ctx.cache["func"] = f
             try:
                 out = rule.fn(f, ctx) or []
             except RecursionError:

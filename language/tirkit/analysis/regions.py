@@ -1,0 +1,405 @@
+"""Buffer accesses of a function and the regions they cover.
+
+`accesses(func)` walks a PrimFunc once and records every load and store with what encloses
+it: the loops (thread bindings included), the blocks, the guards (`T.where` predicates,
+`if` statements and `T.if_then_else` conditions) and its place in program order.  From
+those records:
+
+- `block_regions(func, realize)`: the read and write regions a block touches, in terms of
+  its own iterators, relaxed over the loops inside it (what TVM fills in for omitted
+  `T.reads`/`T.writes`);
+- `relax(access, keep)`: an access's index range with every loop relaxed except `keep`;
+- `footprint(func, buffer, relax_loop)`: a buffer's bounding box after region compaction
+  (the extent per dimension lowering would allocate).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..arith import Analyzer
+from ..ir import expr as E
+from ..ir import stmt as S
+
+
+# intrinsics whose buffer operands are addresses (read and/or written by the intrinsic)
+_POINTER_OPS = ("tvm_", "ptx_", "mma_", "address_of", "access_ptr", "call_packed",
+                "call_extern", "call_intrin", "call_pure_extern", "call_llvm")
+
+
+ENV_THREAD = "env_thread"      # a launched thread whose tag the IR does not carry
+
+
+@dataclass(eq=False)
+class Loop:
+    var: E.Var
+    min: object
+    extent: object
+    kind: str                    # serial | parallel | vectorized | unrolled | thread_binding
+    thread_tag: str = None
+    span: object = None
+    node: object = None
+
+
+@dataclass(eq=False)
+class Access:
+    buffer: S.Buffer
+    is_write: bool
+    indices: tuple
+    span: object
+    loops: tuple                 # enclosing Loop records, outermost first
+    blocks: tuple                # enclosing BlockRealize, root first
+    block_loops: tuple           # per block: how many loops enclose it
+    conds: tuple                 # ((cond PrimExpr, block depth), ...)
+    order: int
+    opaque: bool = False         # the buffer is passed whole (region unknown)
+    in_init: bool = False
+    local_depth: int = None      # block depth of a DeclBuffer/Allocate that made it, if any
+
+
+@dataclass
+class FuncAccesses:
+    accesses: list
+    env: dict                    # block iterator Var -> binding PrimExpr
+    iter_vars: dict              # block iterator Var -> IterVar
+    realizes: list               # every BlockRealize, in order
+    loops_of: dict               # id(BlockRealize) -> tuple of enclosing Loops
+    blocks_of: dict              # id(BlockRealize) -> tuple of enclosing BlockRealizes
+    allocs: list                 # [(Buffer, BlockRealize owner)]
+    lets: dict = field(default_factory=dict)
+    loops: list = field(default_factory=list)   # every Loop, in order
+    loop_parents: dict = field(default_factory=dict)   # id(Loop) -> enclosing Loops
+    calls: list = field(default_factory=list)   # [(Call, loops, conds)] of every call
+
+
+def accesses(func, cache=None) -> FuncAccesses:
+    key = ("accesses", id(func))
+    if cache is not None and key in cache:
+        return cache[key]
+    w = _Walker()
+    w.stmt(func.body)
+    out = FuncAccesses(w.out, w.env, w.iter_vars, w.realizes, w.loops_of, w.blocks_of,
+                       w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls)
+    if cache is not None:
+        cache[key] = out
+    return out
+
+
+class _Walker:
+    def __init__(self):
+        self.out = []
+        self.env = {}
+        self.iter_vars = {}
+        self.lets = {}
+        self.realizes = []
+        self.loops_of = {}
+        self.blocks_of = {}
+        self.allocs = []
+        self.all_loops = []
+        self.loop_parents = {}
+        self.calls = []
+        self.loops = []
+        self.blocks = []
+        self.block_loops = []
+        self.conds = []
+        self.order = 0
+        self.in_init = False
+        self.local = {}          # data Var -> block depth of its DeclBuffer/Allocate
+
+    # ---- statements ------------------------------------------------------------------
+    def stmt(self, s):
+        t = type(s)
+        if s is None:
+            return
+        if t is S.SeqStmt:
+            pushed = 0
+            for x in s.seq:
+                if type(x) is S.Evaluate and isinstance(x.value, E.Call) and \
+                        x.value.op == "launch_thread" and len(x.value.args) == 2 and \
+                        isinstance(x.value.args[0], E.Var):
+                    # `T.launch_thread(v, n)` as a statement: the rest runs under it
+                    v, n = x.value.args
+                    lp = Loop(v, E.IntImm("int32", 0), n, "thread_binding", ENV_THREAD,
+                              x.span, x)
+                    self.all_loops.append(lp)
+                    self.loop_parents[id(lp)] = tuple(self.loops)
+                    self.loops.append(lp)
+                    pushed += 1
+                    continue
+                self.stmt(x)
+                self.order += 1
+            for _ in range(pushed):
+                self.loops.pop()
+        elif t is S.For:
+            self.loop(Loop(s.loop_var, s.min, s.extent, s.kind, s.thread_tag, s.span, s),
+                      s.body)
+        elif t is S.AttrStmt and s.attr_key in ("thread_extent", "virtual_thread") \
+                and isinstance(s.node, S.IterVar):
+            iv = s.node
+            self.expr(s.value)
+            self.loop(Loop(iv.var, E.IntImm("int32", 0), s.value, "thread_binding",
+                           iv.thread_tag or "", s.span, s), s.body)
+        elif t is S.BlockRealize:
+            self.realize(s)
+        elif t is S.BufferStore:
+            for i in s.indices:
+                self.expr(i)
+            self.expr(s.value)
+            self.record(s.buffer, True, s.indices, s.span or s.value.span)
+        elif t is S.IfThenElse:
+            self.expr(s.condition)
+            self.conds.append((s.condition, len(self.blocks)))
+            self.stmt(s.then_case)
+            self.conds.pop()
+            if s.else_case is not None:
+                self.conds.append((E.Not(s.condition), len(self.blocks)))
+                self.stmt(s.else_case)
+                self.conds.pop()
+        elif t is S.LetStmt:
+            self.expr(s.value)
+            self.lets[s.var] = s.value
+            self.stmt(s.body)
+        elif t is S.Evaluate:
+            self.expr(s.value)
+        elif t in (S.Allocate, S.AllocateConst, S.DeclBuffer):
+            key = s.buffer.data if t is S.DeclBuffer else s.buffer_var
+            had = key in self.local
+            if not had:
+                self.local[key] = len(self.blocks)
+            self.stmt(s.body)
+            if not had:
+                del self.local[key]
+        elif t in (S.AttrStmt, S.AssertStmt, S.While):
+            if t is S.AttrStmt:
+                self.expr(s.value)
+            if t is S.While or t is S.AssertStmt:
+                self.expr(s.condition)
+            self.stmt(s.body)
+
+    def loop(self, lp, body):
+        self.all_loops.append(lp)
+        self.loop_parents[id(lp)] = tuple(self.loops)
+        self.loops.append(lp)
+        self.stmt(body)
+        self.loops.pop()
+
+    def realize(self, r):
+        b = r.block
+        for v in r.iter_values:
+            self.expr(v)
+        self.realizes.append(r)
+        self.loops_of[id(r)] = tuple(self.loops)
+        self.blocks_of[id(r)] = tuple(self.blocks)
+        for iv, v in zip(b.iter_vars, r.iter_values):
+            self.env[iv.var] = v
+            self.iter_vars[iv.var] = iv
+        pred = r.predicate
+        has_pred = not (isinstance(pred, E.IntImm) and pred.value)
+        if has_pred:
+            self.conds.append((pred, len(self.blocks)))
+        self.blocks.append(r)
+        self.block_loops.append(len(self.loops))
+        for buf in b.alloc_buffers:
+            self.allocs.append((buf, r))
+        if b.init is not None:
+            saved = self.in_init
+            self.in_init = True
+            self.stmt(b.init)
+            self.in_init = saved
+            self.order += 1
+        self.stmt(b.body)
+        self.blocks.pop()
+        self.block_loops.pop()
+        if has_pred:
+            self.conds.pop()
+
+    # ---- expressions -----------------------------------------------------------------
+    def expr(self, e):
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            t = type(x)
+            if t is E.BufferLoad:
+                self.record(x.buffer, False, x.indices, x.span)
+                stack.extend(x.indices)
+            elif t is E.Call:
+                if x.op == "if_then_else" and len(x.args) == 3:
+                    self.expr(x.args[0])
+                    self.conds.append((x.args[0], len(self.blocks)))
+                    self.expr(x.args[1])
+                    self.conds.pop()
+                    self.conds.append((E.Not(x.args[0]), len(self.blocks)))
+                    self.expr(x.args[2])
+                    self.conds.pop()
+                else:
+                    self.calls.append((x, tuple(self.loops), tuple(self.conds)))
+                    if x.op.startswith(_POINTER_OPS):
+                        for arg in x.args:
+                            if isinstance(arg, E.BufferLoad):     # an operand by address
+                                self.record(arg.buffer, False, arg.indices, arg.span, True)
+                                stack.extend(arg.indices)
+                            elif arg is not None:
+                                stack.append(arg)
+                        continue
+                    stack.extend(a for a in x.args if a is not None)
+                    stack.extend(v for _, v in x.kwargs if isinstance(v, E.PrimExpr))
+            elif t is E.BufferRef:
+                self.record(x.buffer, False, (), x.span, opaque=True)
+            elif t is E.Select:
+                self.expr(x.condition)
+                self.conds.append((x.condition, len(self.blocks)))
+                self.expr(x.true_value)
+                self.conds.pop()
+                self.conds.append((E.Not(x.condition), len(self.blocks)))
+                self.expr(x.false_value)
+                self.conds.pop()
+            elif t is E.Let:
+                stack.append(x.value)
+                self.lets[x.var] = x.value
+                stack.append(x.body)
+            elif isinstance(x, E.BinaryOp):
+                stack.append(x.b)
+                stack.append(x.a)
+            elif t in (E.Not, E.Cast):
+                stack.append(x.a if t is E.Not else x.value)
+            elif t in (E.Ramp,):
+                stack.append(x.base)
+            elif t is E.Broadcast:
+                stack.append(x.value)
+            elif t is E.ArrayExpr:
+                stack.extend(x.elements)
+
+    def record(self, buf, is_write, indices, span, opaque=False):
+        self.out.append(Access(buf, is_write, tuple(indices), span, tuple(self.loops),
+                               tuple(self.blocks), tuple(self.block_loops),
+                               tuple(self.conds), self.order, opaque, self.in_init,
+                               self.local.get(buf.data)))
+
+
+# ---- relaxation ----------------------------------------------------------------------------
+def _ramp_extent(e):
+    if isinstance(e, E.Ramp):
+        return e.base, e.lanes, e.stride
+    return e, 1, None
+
+
+def index_range(an, idx, env):
+    """(lo, hi) Aff of one index expression (vector ramps widen the range)."""
+    base, lanes, stride = _ramp_extent(idx)
+    x = an.to_aff(base, env)
+    lo, hi = an.bound(x)
+    if lanes > 1 and hi is not None:
+        st = an.to_aff(stride, env)
+        if st.is_const():
+            if st.const >= 0:
+                hi = hi + st.const * (lanes - 1)
+            elif lo is not None:
+                lo = lo + st.const * (lanes - 1)
+        else:
+            return None, None
+    return lo, hi
+
+
+def analyzer_for(fa: FuncAccesses, a: Access, keep=frozenset(), env=None, from_loop=0,
+                 from_block=None, iter_ranges=()):
+    """An analyzer with the ranges of a's loops (those from `from_loop` on, minus `keep`)
+    and its guards (those at block depth > from_block; all when None)."""
+    an = Analyzer()
+    env = fa.env if env is None else env
+    for iv in iter_ranges:
+        an.bind_extent(iv.var, iv.dom.min, iv.dom.extent)
+    for lp in a.loops[from_loop:]:
+        if lp.var in keep:
+            continue
+        an.bind_extent(lp.var, lp.min, lp.extent, env)
+    for cond, depth in a.conds:
+        if from_block is None or depth > from_block:
+            an.assume(cond, env)
+    return an
+
+
+def relax(fa: FuncAccesses, a: Access, keep=frozenset()):
+    """Per-dimension (lo, hi) of an access in loop variables, every loop relaxed but `keep`."""
+    an = analyzer_for(fa, a, keep)
+    return [index_range(an, i, fa.env) for i in a.indices]
+
+
+def block_regions(fa: FuncAccesses, realize):
+    """[(Access, [(lo, hi)])] for the accesses under `realize`, expressed in its iterators
+    and relaxed over the loops and inner blocks below it; buffers allocated or matched
+    inside the block are left out."""
+    out = []
+    for a in fa.accesses:
+        try:
+            x = next(i for i, r in enumerate(a.blocks) if r is realize)
+        except StopIteration:
+            continue
+        inner_bufs = set()
+        for r in a.blocks[x:]:
+            inner_bufs.update(id(b) for b in r.block.alloc_buffers)
+            inner_bufs.update(id(m.buffer) for m in r.block.match_buffers)
+        if id(a.buffer) in inner_bufs or (a.local_depth is not None and a.local_depth > x):
+            continue
+        own = {iv.var for iv in realize.block.iter_vars}
+        env = {v: b for v, b in fa.env.items() if v not in own}
+        env.update(fa.lets)
+        an = analyzer_for(fa, a, env=env, from_loop=a.block_loops[x], from_block=x)
+        if a.opaque:
+            out.append((a, None))
+        else:
+            out.append((a, [index_range(an, i, env) for i in a.indices]))
+    return out
+
+
+def footprint(fa: FuncAccesses, buffer, relax_loop):
+    """Extents per dimension of `buffer` after compaction: accesses relaxed over every loop
+    below the common ancestor of the accesses and over the loops `relax_loop(Loop)` says;
+    the allocated shape where an extent is not a constant."""
+    acc = [a for a in fa.accesses if a.buffer is buffer]
+    shape = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
+    if not acc or any(a.opaque for a in acc):
+        return shape
+    common = 0
+    first = acc[0].loops
+    while common < len(first) and all(len(a.loops) > common and a.loops[common] is
+                                      first[common] for a in acc):
+        common += 1
+    keep_all = first[:common]
+    los = [None] * len(shape)
+    his = [None] * len(shape)
+    for a in acc:
+        keep = frozenset(lp.var for lp in keep_all if not relax_loop(lp))
+        env = dict(fa.env)
+        env.update(fa.lets)
+        an = analyzer_for(fa, a, keep, env=env)
+        for d, idx in enumerate(a.indices[:len(shape)]):
+            lo, hi = index_range(an, idx, env)
+            los[d] = _merge(los[d], lo, True, a is acc[0])
+            his[d] = _merge(his[d], hi, False, a is acc[0])
+    out = []
+    for d, s in enumerate(shape):
+        lo, hi = los[d], his[d]
+        if lo is None or hi is None or lo is _UNKNOWN or hi is _UNKNOWN:
+            out.append(s)
+            continue
+        ext = hi - lo + 1
+        if ext.is_const() and ext.const > 0:
+            out.append(ext.const if s is None else min(ext.const, s))
+        else:
+            out.append(s)
+    return out
+
+
+_UNKNOWN = object()
+
+
+def _merge(cur, new, lower, first):
+    if first:
+        return new if new is not None else _UNKNOWN
+    if cur is _UNKNOWN or new is None or cur is None:
+        return _UNKNOWN
+    d = new - cur
+    if not d.is_const():
+        return _UNKNOWN
+    if lower:
+        return new if d.const < 0 else cur
+    return new if d.const > 0 else cur

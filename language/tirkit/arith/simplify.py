@@ -1,0 +1,239 @@
+"""Index-expression simplifier: PrimExpr -> `Aff`, by rewrite tables.
+
+Each table row is `(name, rewrite)` with a one-line comment; a rewrite returns an `Aff` or
+None when it does not apply, and the first row that applies wins.  Ranges (for the rules
+that need `0 <= r < c`) come from the `Analyzer` passed in.
+"""
+from __future__ import annotations
+
+from math import gcd
+
+from ..ir import expr as E
+from .affine import Aff, Atom
+
+
+def _split_by(x: Aff, c: int):
+    """x = c*q + r: q holds the terms whose coefficient c divides, r the rest (const in [0,c))."""
+    q, r = {}, {}
+    for k, v in x.terms.items():
+        if v % c == 0:
+            q[k] = v // c
+        else:
+            r[k] = v
+    return Aff(q, x.const // c), Aff(r, x.const % c)
+
+
+# ---- floordiv(x, c), c > 0 ---------------------------------------------------------------
+def _fdiv_const(x, c, an):
+    # k // c -> floor(k / c) for a constant k
+    return Aff({}, x.const // c) if x.is_const() else None
+
+
+def _fdiv_one(x, c, an):
+    # x // 1 -> x
+    return x if c == 1 else None
+
+
+def _fdiv_pull(x, c, an):
+    # (c*q + r) // c -> q + r // c: multiples of c leave the division
+    q, r = _split_by(x, c)
+    if q.is_const() and q.const == 0:
+        return None
+    return q + fdiv(r, c, an)
+
+
+def _fdiv_small(x, c, an):
+    # r // c -> 0 when 0 <= r < c
+    lo, hi = an.const_bound(x)
+    if lo is not None and hi is not None and lo >= 0 and hi < c:
+        return Aff()
+    if lo is not None and hi is not None and lo // c == hi // c:
+        return Aff({}, lo // c)     # r // c -> k when r stays within one block [k*c, k*c + c)
+    return None
+
+
+def _fdiv_gcd(x, c, an):
+    # (g*y + k) // (g*c') -> y // c' for 0 <= k < g (g divides every coefficient and c)
+    g = gcd(x.coeff_gcd(), c)
+    if g <= 1:
+        return None
+    y = Aff({k: v // g for k, v in x.terms.items()}, x.const // g)
+    return fdiv(y, c // g, an)
+
+
+def _fdiv_nested(x, c, an):
+    # (y // a) // c -> y // (a*c)
+    if x.const == 0 and len(x.terms) == 1:
+        (k, v), = x.terms.items()
+        if v == 1 and isinstance(k, Atom) and k.kind == "fdiv":
+            return fdiv(k.args[0], k.c * c, an)
+    return None
+
+
+FDIV_RULES = [
+    ("const", _fdiv_const),
+    ("one", _fdiv_one),
+    ("pull-multiples", _fdiv_pull),
+    ("small", _fdiv_small),
+    ("gcd", _fdiv_gcd),
+    ("nested", _fdiv_nested),
+]
+
+
+# ---- floormod(x, c), c > 0 ---------------------------------------------------------------
+def _fmod_const(x, c, an):
+    # k % c -> k mod c for a constant k
+    return Aff({}, x.const % c) if x.is_const() else None
+
+
+def _fmod_one(x, c, an):
+    # x % 1 -> 0
+    return Aff() if c == 1 else None
+
+
+def _fmod_drop(x, c, an):
+    # (c*q + r) % c -> r % c: multiples of c vanish
+    q, r = _split_by(x, c)
+    if q.is_const() and x.const == r.const:
+        return None
+    return fmod(r, c, an)
+
+
+def _fmod_small(x, c, an):
+    # r % c -> r when 0 <= r < c
+    lo, hi = an.const_bound(x)
+    if lo is not None and hi is not None and lo >= 0 and hi < c:
+        return x
+    return None
+
+
+def _fmod_gcd(x, c, an):
+    # (g*y + k) % (g*c') -> g*(y % c') + k for 0 <= k < g
+    g = gcd(x.coeff_gcd(), c)
+    if g <= 1:
+        return None
+    y = Aff({k: v // g for k, v in x.terms.items()}, x.const // g)
+    return fmod(y, c // g, an).scale(g) + (x.const % g)
+
+
+def _fmod_nested(x, c, an):
+    # (y % (c*m)) % c -> y % c
+    if x.const == 0 and len(x.terms) == 1:
+        (k, v), = x.terms.items()
+        if v == 1 and isinstance(k, Atom) and k.kind == "fmod" and k.c % c == 0:
+            return fmod(k.args[0], c, an)
+    return None
+
+
+FMOD_RULES = [
+    ("const", _fmod_const),
+    ("one", _fmod_one),
+    ("drop-multiples", _fmod_drop),
+    ("small", _fmod_small),
+    ("gcd", _fmod_gcd),
+    ("nested", _fmod_nested),
+]
+
+
+def fdiv(x: Aff, c: int, an) -> Aff:
+    for _, rule in FDIV_RULES:
+        r = rule(x, c, an)
+        if r is not None:
+            return r
+    return Aff.of(Atom("fdiv", (x,), c))
+
+
+def fmod(x: Aff, c: int, an) -> Aff:
+    for _, rule in FMOD_RULES:
+        r = rule(x, c, an)
+        if r is not None:
+            return r
+    return Aff.of(Atom("fmod", (x,), c))
+
+
+# ---- products, min and max ---------------------------------------------------------------
+def _mul(a, b, e, an):
+    # a * k or k * b -> scaled form; two non-constant factors -> a product atom
+    if a.is_const():
+        return b.scale(a.const)
+    if b.is_const():
+        return a.scale(b.const)
+    return Aff.of(Atom("mul", (a, b), 0, e))
+
+
+def _minmax(kind, a, b, e, an):
+    # min/max(a, b) -> the side the ranges prove smaller/larger; else a min/max atom
+    d = a - b
+    lo, hi = an.bound(d)
+    if kind == "min":
+        if hi is not None and hi.is_const() and hi.const <= 0:
+            return a
+        if lo is not None and lo.is_const() and lo.const >= 0:
+            return b
+    else:
+        if lo is not None and lo.is_const() and lo.const >= 0:
+            return a
+        if hi is not None and hi.is_const() and hi.const <= 0:
+            return b
+    return Aff.of(Atom(kind, (a, b), 0, e))
+
+
+def _div_const(kind, a, b, e, an):
+    # x // c and x % c with a positive constant c -> the floor tables; anything else is opaque
+    if b.is_const() and b.const > 0:
+        if kind in ("div", "mod"):       # truncating: equal to floor when x >= 0
+            lo, _ = an.const_bound(a)
+            if lo is None or lo < 0:
+                return None
+        return fdiv(a, b.const, an) if kind in ("fdiv", "div") else fmod(a, b.const, an)
+    return None
+
+
+# PrimExpr node -> Aff (children converted first); None: opaque
+BINARY = {
+    E.Add: lambda a, b, e, an: a + b,                       # a + b: add the forms
+    E.Sub: lambda a, b, e, an: a - b,                       # a - b: subtract the forms
+    E.Mul: _mul,                                            # a * b: scale, or a product atom
+    E.FloorDiv: lambda a, b, e, an: _div_const("fdiv", a, b, e, an),   # a // c: FDIV_RULES
+    E.FloorMod: lambda a, b, e, an: _div_const("fmod", a, b, e, an),   # a % c: FMOD_RULES
+    E.Div: lambda a, b, e, an: _div_const("div", a, b, e, an),         # truncdiv = floordiv, a >= 0
+    E.Mod: lambda a, b, e, an: _div_const("mod", a, b, e, an),         # truncmod = floormod, a >= 0
+    E.Min: lambda a, b, e, an: _minmax("min", a, b, e, an),            # min: decided or an atom
+    E.Max: lambda a, b, e, an: _minmax("max", a, b, e, an),            # max: decided or an atom
+}
+
+
+# T.<name>(a, b) call spellings of the binary operators
+CALL_OPS = {"Add": E.Add, "Sub": E.Sub, "Mul": E.Mul, "FloorDiv": E.FloorDiv,
+            "FloorMod": E.FloorMod, "floordiv": E.FloorDiv, "floormod": E.FloorMod,
+            "Min": E.Min, "Max": E.Max, "min": E.Min, "max": E.Max, "truncdiv": E.Div,
+            "truncmod": E.Mod, "Div": E.Div, "Mod": E.Mod}
+
+
+def to_aff(e, an, env=None) -> Aff:
+    """The affine form of an integer expression; what is not affine becomes an atom."""
+    t = type(e)
+    if t is E.IntImm:
+        return Aff({}, int(e.value))
+    if t is E.Var or t is E.SizeVar:
+        if env is not None:
+            b = env.get(e)
+            if b is not None:
+                return b if isinstance(b, Aff) else to_aff(b, an, env)
+        return Aff.of(e)
+    if t is int:
+        return Aff({}, e)
+    rule = BINARY.get(t)
+    if rule is not None:
+        a = to_aff(e.a, an, env)
+        b = to_aff(e.b, an, env)
+        r = rule(a, b, e, an)
+        if r is not None:
+            return r
+        return Aff.of(Atom("opaque", (a, b), 0, e))
+    if t is E.Cast and not e.dtype.startswith(("float", "bfloat")):
+        return to_aff(e.value, an, env)
+    if t is E.Call and len(e.args) == 2 and e.op in CALL_OPS:
+        # T.Add(a, b), T.floordiv(a, b), ... spelled as calls: the operator itself
+        return to_aff(CALL_OPS[e.op](e.args[0], e.args[1], e.dtype), an, env)
+    return Aff.of(Atom("opaque", (), 0, e))

@@ -1,0 +1,107 @@
+"""Helpers shared by the rules: cached accesses, kernels (thread-bound loop nests), the
+target of a function, names for messages."""
+from __future__ import annotations
+
+from .. import target as targets
+from ..analysis.regions import accesses
+from ..ir import expr as E
+
+
+def func_accesses(func, ctx):
+    return accesses(func, ctx.cache)
+
+
+def is_thread(lp):
+    return lp.kind == "thread_binding" and bool(lp.thread_tag)
+
+
+def kernels(fa):
+    """{id(root Loop): (root Loop, [thread Loops in order])} for each GPU kernel: a maximal
+    nest under an outermost thread-bound loop."""
+    out = {}
+    for lp in fa.loops:
+        if not is_thread(lp):
+            continue
+        outer = [p for p in fa.loop_parents[id(lp)] if is_thread(p)]
+        root = outer[0] if outer else lp
+        out.setdefault(id(root), (root, []))[1].append(lp)
+    return out
+
+
+def kernel_of(fa, loops):
+    """The root Loop of the kernel a loop stack is in, or None."""
+    for lp in loops:
+        if is_thread(lp):
+            return lp
+    return None
+
+
+def target_for(func, ctx, fa=None):
+    fa = fa or func_accesses(func, ctx)
+    has_threads = any(is_thread(lp) for lp in fa.loops)
+    key = ("target", has_threads)
+    t = ctx.cache.get(key)
+    if t is None:
+        t = targets.resolve(ctx.target, ctx.text, has_threads)
+        ctx.cache[key] = t
+    return t
+
+
+def const_int(e):
+    return e.value if isinstance(e, E.IntImm) else None
+
+
+def text(e):
+    from ..arith.affine import _expr_text
+    return _expr_text(e)
+
+
+def block_name(r):
+    return r.block.name_hint if r is not None else "root"
+
+
+def binding_scope(fa, r):
+    """(the loops between a block and its parent block, every enclosing loop, the enclosing
+    blocks) of a BlockRealize."""
+    loops = fa.loops_of[id(r)]
+    blocks = fa.blocks_of[id(r)]
+    start = len(fa.loops_of[id(blocks[-1])]) if blocks else 0
+    return loops[start:], loops, blocks
+
+
+def binding_analyzer(fa, r, with_predicate=True):
+    """An analyzer over a block's binding scope: every enclosing loop ranged, the iterators
+    of enclosing blocks ranged by their domains, the predicate assumed."""
+    from ..arith import Analyzer
+    an = Analyzer()
+    _, loops, blocks = binding_scope(fa, r)
+    for b in blocks:
+        for iv in b.block.iter_vars:
+            an.bind_extent(iv.var, iv.dom.min, iv.dom.extent)
+    for lp in loops:
+        an.bind_extent(lp.var, lp.min, lp.extent)
+    if with_predicate:
+        p = r.predicate
+        if not (isinstance(p, E.IntImm) and p.value):
+            an.assume(p)
+    return an
+
+
+def iter_map_of(fa, r, ctx):
+    """The iterator map of a block's bindings (cached per block)."""
+    from ..arith import detect
+    key = ("itermap", id(r))
+    m = ctx.cache.get(key)
+    if m is None:
+        an = binding_analyzer(fa, r)
+        inner, _, _ = binding_scope(fa, r)
+        loops = {}
+        for lp in inner:
+            mn = an.to_aff(lp.min)
+            ext = an.to_aff(lp.extent)
+            loops[lp.var] = (mn, ext.const if ext.is_const() else ext)
+        names = [iv.var.name for iv in r.block.iter_vars]
+        spatial = [iv.kind != "R" for iv in r.block.iter_vars]
+        m = (detect(list(r.iter_values), loops, an, names, spatial), an)
+        ctx.cache[key] = m
+    return m

@@ -1,0 +1,118 @@
+"""bounds/out-of-bounds: a load or store whose index provably leaves its buffer.
+
+Each access is read in the iterators of its innermost block (their declared domains) and
+the loops inside that block, under the guards that enclose it (`T.where`, `if`,
+`T.if_then_else`).  Only what is certain is reported: the index's extreme value over those
+ranges must fall outside the dimension, and no guard the analysis cannot read may mention
+the index's variables.
+"""
+from __future__ import annotations
+
+from ..analysis.regions import analyzer_for, index_range
+from ..arith.affine import Atom
+from ..diagnostics import error
+from ..ir import expr as E
+from ..ir.visit import walk
+from . import register
+from ._common import func_accesses, text
+
+_EXACT_ATOMS = ("fdiv",)
+
+
+def _exact(aff):
+    return all(not isinstance(k, Atom) or (k.kind in _EXACT_ATOMS and _exact(k.args[0]))
+               for k in aff.terms)
+
+
+@register("bounds", codes=("bounds/out-of-bounds",), fast=True)
+def check_bounds(func, ctx):
+    fa = func_accesses(func, ctx)
+    out = []
+    seen = set()
+    for a in fa.accesses:
+        if a.opaque or a.span is None or not a.indices:
+            continue
+        buf = a.buffer
+        if len(a.indices) != len(buf.shape):
+            continue
+        x = len(a.blocks) - 1
+        while x > 0 and not a.blocks[x].block.iter_vars:
+            x -= 1
+        if x >= 0 and a.blocks and a.blocks[x].block.iter_vars:
+            r = a.blocks[x]
+            own = {iv.var for iv in r.block.iter_vars}
+            env = {v: b for v, b in fa.env.items() if v not in own}
+            env.update(fa.lets)
+            an = analyzer_for(fa, a, env=env, from_loop=a.block_loops[x], from_block=x,
+                              iter_ranges=r.block.iter_vars)
+            conds = [c for c, d in a.conds if d > x]
+        else:
+            env = dict(fa.env)
+            env.update(fa.lets)
+            an = analyzer_for(fa, a, env=env)
+            conds = [c for c, _ in a.conds]
+        cond_vars = set()
+        for c in conds:
+            if not _simple_cond(c):
+                cond_vars.update(_vars_of(c, env))
+        full = None
+        for d, idx in enumerate(a.indices):
+            base = idx.base if isinstance(idx, E.Ramp) else idx
+            aff = an.to_aff(base, env)
+            if not _exact(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
+                continue
+            dim = an.to_aff(buf.shape[d])
+            rng = index_range(an, idx, env)
+            bad = _outside(an, rng, dim)
+            if bad is None:
+                continue
+            # and in the loops themselves (bindings substituted, T.where respected)
+            if full is None:
+                fenv = dict(fa.env)
+                fenv.update(fa.lets)
+                full = (analyzer_for(fa, a, env=fenv), fenv)
+            fan, fenv = full
+            if _outside(fan, index_range(fan, idx, fenv), dim) is None:
+                continue
+            key = (a.span, d)
+            if key in seen:
+                continue
+            seen.add(key)
+            what = "writes" if a.is_write else "reads"
+            out.append(error(
+                "bounds/out-of-bounds",
+                f"{what} `{buf.name}` out of bounds: index `{text(idx)}` of dimension {d} "
+                f"{bad}, but the dimension has extent {text(buf.shape[d])}",
+                a.span))
+    return out
+
+
+def _outside(an, rng, dim):
+    lo, hi = rng
+    if (hi is not None and an.prove_nonneg(hi - dim)) or (lo is not None and an.prove_neg(lo)):
+        return f"ranges over [{lo!r}, {hi!r}]" if lo is not None and hi is not None else \
+            f"reaches {hi!r}" if hi is not None else f"goes down to {lo!r}"
+    return None
+
+
+def _vars_of(e, env=None, depth=0):
+    """ids of the variables of e, and of what env substitutes for them."""
+    out = set()
+
+    def f(x):
+        if isinstance(x, E.Var):
+            out.add(id(x))
+            if env is not None and x in env and depth < 8:
+                out.update(_vars_of(env[x], env, depth + 1))
+        return True
+    walk(e, f)
+    return out
+
+
+def _simple_cond(c):
+    """A conjunction of comparisons of one variable against bounds (fully understood)."""
+    if isinstance(c, E.And):
+        return _simple_cond(c.a) and _simple_cond(c.b)
+    if isinstance(c, (E.LT, E.LE, E.GT, E.GE, E.EQ)):
+        return len(_vars_of(c)) <= 1
+    return False

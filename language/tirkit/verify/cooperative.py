@@ -1,0 +1,25 @@
+"""thread/cooperative-coverage: a shared buffer filled by a thread group must cover what the
+group reads.  Writes and reads are compared per thread block: threadIdx/vthread loops and
+the loops below the common ancestor are relaxed, blockIdx and enclosing serial loops stay
+fixed (so a tile loaded at step k is compared with the tile read at step k)."""
+from __future__ import annotations
+
+from ..diagnostics import error
+from . import register
+from ._coverage import uncovered
+from .dataflow import _block, related
+
+
+@register("thread/cooperative-coverage")
+def check_cooperative(func, ctx):
+    out = []
+    seen = set()
+    for a, prods, coop, msg in uncovered(func, ctx):
+        if not coop or a.span is None or id(a.span) in seen:
+            continue
+        seen.add(id(a.span))
+        name = _block(a)
+        where = f"block '{name}' " if name else ""
+        out.append(error("thread/cooperative-coverage",
+                         f"{where}{msg} (per thread block)", a.span, related(prods)))
+    return out

@@ -1,0 +1,80 @@
+"""thread/execution-scope: warp-level tensor intrinsics (wmma/mma) at the wrong scope.
+
+A warp-level MMA must be executed by every thread of a full warp, together:
+- inside a GPU kernel (error when the function has thread bindings elsewhere but the call
+  sits outside them; a warning when the function has none at all: it may be a tensor
+  intrinsic's implementation, meant to be inlined by tensorize);
+- with threadIdx.x a multiple of the warp size (error otherwise: partial warps);
+- not under a guard that depends on threadIdx (error: a divergent warp deadlocks or
+  computes garbage)."""
+from __future__ import annotations
+
+from ..diagnostics import error, warning
+from ..ir import expr as E
+from ..ir.visit import walk
+from . import register
+from ._common import const_int, func_accesses, is_thread, kernel_of, kernels, target_for
+
+WARP_OPS = frozenset({
+    "tvm_mma_sync", "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync",
+    "tvm_fill_fragment", "ptx_mma", "ptx_mma_sp", "ptx_ldmatrix", "mma_store", "mma_fill",
+    "ptx_wgmma_ss", "ptx_wgmma_rs",
+})
+
+
+def _vars(e):
+    out = set()
+
+    def f(x):
+        if isinstance(x, E.Var):
+            out.add(x)
+        return True
+    walk(e, f)
+    return out
+
+
+@register("thread/execution-scope", fast=True)
+def check_execution_scope(func, ctx):
+    fa = func_accesses(func, ctx)
+    calls = [c for c in fa.calls if c[0].op in WARP_OPS]
+    if not calls:
+        return []
+    ks = kernels(fa)
+    t = target_for(func, ctx, fa)
+    warp = t.warp_size or 32
+    out = []
+    for call, loops, conds in calls:
+        span = call.span
+        if span is None:
+            continue
+        root = kernel_of(fa, loops)
+        if root is None:
+            if ks:
+                out.append(error("thread/execution-scope",
+                                 f"`T.{call.op}` is a warp-level intrinsic but runs outside "
+                                 f"the GPU kernel (no thread binding encloses it)", span))
+            else:
+                out.append(warning("thread/execution-scope",
+                                   f"`T.{call.op}` is a warp-level intrinsic in a function "
+                                   f"without thread bindings: it can only run once inlined "
+                                   f"into a kernel", span))
+            continue
+        tloops = ks[id(root)][1]
+        tx = [lp for lp in tloops if lp.thread_tag == "threadIdx.x"]
+        unknown = any(lp.thread_tag == "env_thread" for lp in tloops)
+        n = const_int(tx[0].extent) if tx else (None if unknown else 1)
+        if n is not None and n % warp != 0:
+            rel = [(tx[0].span, f"threadIdx.x = {n}")] if tx and tx[0].span else []
+            out.append(error("thread/execution-scope",
+                             f"`T.{call.op}` needs whole warps, but threadIdx.x has {n} "
+                             f"threads, not a multiple of the warp size {warp}", span, rel))
+            continue
+        tvars = {lp.var for lp in loops if is_thread(lp) and
+                 (lp.thread_tag or "").startswith("threadIdx")}
+        for cond, _ in conds:
+            if _vars(cond) & tvars:
+                out.append(error("thread/execution-scope",
+                                 f"`T.{call.op}` is a warp-level intrinsic under a condition "
+                                 f"that depends on threadIdx: the warp diverges", span))
+                break
+    return out
