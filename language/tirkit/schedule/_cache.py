@@ -112,7 +112,8 @@ def relaxed_region(sch, info, region, loc, storage="global"):
         inner, outer = loops, []
     inner = inner + [f for f in outer if _relaxed_by_threads(f, storage)]
     outer = [f for f in outer if not _relaxed_by_threads(f, storage)]
-    reg = region_of_indices([lo, hi], {}, C.loop_bounds(inner), C.loop_bounds(outer))
+    reg = region_of_indices([lo, hi], {}, C.loop_bounds(inner), C.loop_bounds(outer),
+                            region.buffer.shape)
     if reg is None:
         return [(C.int32(0), d.value if isinstance(d, E.IntImm) else None)
                 for d in region.buffer.shape], outer

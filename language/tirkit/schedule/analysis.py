@@ -130,17 +130,23 @@ def is_affine(e, bounds=None) -> bool:
     return ok(lin)
 
 
-def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds):
+def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds, shape=None):
     """The region [(min expr, extent int)] covered by the index tuples in `indices_list`,
     after substituting block iterators (ivmap: id(iter var) -> binding) and letting the
     variables of `inner_bounds` range over their bounds. None when it is not a box we can
     describe exactly (a dimension that mixes inner and outer variables in a division)."""
     region = None
+    full = set()
     for idx in indices_list:
         dims = []
-        for e in idx:
+        for d, e in enumerate(idx):
             e = _ir.substitute(e, ivmap)
             lin = A.to_lin(e, {**outer_bounds, **inner_bounds})
+            if shape is not None and _opaque(lin):
+                # not an affine function of the iterators: the whole dimension (as TVM)
+                full.add(d)
+                dims.append((A.Lin([], 0, lin.dtype), 0, 0))
+                continue
             inner = A.Lin([], lin.const, lin.dtype)
             outer = A.Lin([], 0, lin.dtype)
             for atom, coef in lin.terms:
@@ -167,7 +173,23 @@ def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds):
         region = merged
     if region is None:
         return None
-    return [(A.to_expr(o.add(A.Lin([], lo, o.dtype))), hi - lo + 1) for o, lo, hi in region]
+    out = []
+    for d, (o, lo, hi) in enumerate(region):
+        if d in full:
+            ext = shape[d].value if isinstance(shape[d], E.IntImm) else None
+            if ext is None:
+                return None
+            out.append((E.IntImm(o.dtype, 0), ext))
+        else:
+            out.append((A.to_expr(o.add(A.Lin([], lo, o.dtype))), hi - lo + 1))
+    return out
+
+
+def _opaque(lin) -> bool:
+    for a, _ in lin.terms:
+        if a[0] == "opaque" or a[0] in ("div", "mod") and _opaque(a[1]):
+            return True
+    return False
 
 
 def _atom_vars(atom):
@@ -212,7 +234,10 @@ def infer_regions(block: S.Block, include_written_reads=True):
                 stores.append((reg.buffer, _region_corners(reg, ivmap)))
             return False
         if isinstance(x, E.BufferLoad):
+            for i in x.indices:                 # loads inside indices come first (as TVM)
+                walk(i, v)
             loads.append((x.buffer, [tuple(x.indices)]))
+            return False
         elif isinstance(x, S.BufferStore):
             walk(x.value, v)
             for i in x.indices:
@@ -245,7 +270,7 @@ def _group(pairs, inner):
         by[id(buf)].extend(idxs)
     out = []
     for buf in order:
-        reg = region_of_indices(by[id(buf)], {}, inner, {})
+        reg = region_of_indices(by[id(buf)], {}, inner, {}, buf.shape)
         if reg is None:
             rng = tuple(E.Range(E.IntImm("int32", 0), d) for d in buf.shape)
         else:

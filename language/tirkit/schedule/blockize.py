@@ -152,7 +152,7 @@ def _relax(regions, bounds):
         lo = tuple(x.min for x in reg.region)
         hi = tuple(E.Sub(E.Add(x.min, x.extent, "int32"), C.int32(1), "int32")
                    for x in reg.region)
-        rr = region_of_indices([lo, hi], {}, bounds, {})
+        rr = region_of_indices([lo, hi], {}, bounds, {}, reg.buffer.shape)
         if rr is None:
             rr = [(C.int32(0), d.value) for d in reg.buffer.shape]
         out.append(S.BufferRegion(reg.buffer, tuple(E.Range(m, C.int32(x)) for m, x in rr)))
