@@ -87,3 +87,14 @@ def test_rfactor_bad_axis():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.rfactor(k, 3)
     assert e.value.kind == "rfactor/bad-axis"
+
+
+def test_rfactor_of_the_only_reduction_loop_is_a_plain_store():
+    sch = sched(ROWSUM)
+    i, k = sch.get_loops(sch.get_block("B"))
+    sch.rfactor(k, 0)
+    text = body_text(sch)
+    assert "B_rf[vk, vi] = A[vi, vk]" in text
+    assert text.count("with T.init():") == 1          # only the write-back reduces
+    check_result(sch)
+    check_same_results(sch)

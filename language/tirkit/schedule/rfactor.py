@@ -142,6 +142,10 @@ def rfactor(sch, loop, factor_axis):
     point = tuple(E.Range(x, C.int32(1)) for x in rf_idx)
     reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
     rf_reads = tuple(_ir.substitute(x, rmap) for x in reads if x.buffer is not buf)
+    if not any(iv.kind == "R" for iv in new_ivs):
+        # nothing left to reduce in the rf block: a plain store (as TVM writes it)
+        update = S.BufferStore(rf_buf, rf_rhs, rf_idx, span=blk.body.span)
+        rf_init = None
     rf_block = S.Block(sch.fresh_block_name(loop.func, blk.name_hint + "_rf"), tuple(new_ivs),
                        rf_reads, (S.BufferRegion(rf_buf, point),), update, rf_init,
                        annotations=blk.annotations, span=blk.span, name_span=blk.name_span)
