@@ -59,6 +59,8 @@ def reindex(sch, block, buffer):
     if any(not isinstance(iv.dom.extent, E.IntImm) for iv in used):
         raise sch.error("reindex/symbolic-extent", "an iterator has a non-constant domain",
                         blk)
+    units = [iv for iv in used if iv.dom.extent.value == 1]     # no dimension for these
+    used = [iv for iv in used if iv.dom.extent.value != 1]
     name = sch.fresh_block_name(block.func, buf.name + "_reindex")
     shape = tuple(iv.dom.extent for iv in used)
     rbuf = S.Buffer(name, shape, buf.dtype,
@@ -84,6 +86,8 @@ def reindex(sch, block, buffer):
         civs.append(S.IterVar(v, E.Range(C.int32(0, iv.var.dtype), iv.dom.extent), "S"))
         vals.append(lv)
         vmap[id(iv.var)] = v if _is_zero(iv.dom.min) else E.Add(iv.dom.min, v, iv.var.dtype)
+    for iv in units:
+        vmap[id(iv.var)] = iv.dom.min
     orig_idx = tuple(_ir.substitute(e, vmap) for e in idx)
     rpoint = tuple(E.Range(v.var, C.int32(1)) for v in civs)
     opoint = tuple(E.Range(e, C.int32(1)) for e in orig_idx)
