@@ -147,16 +147,22 @@ def candidates(sch, func, kind, node) -> list:
                               [("fuse", [spec, ispec])]))
             out.append(Action(f"Reorder loop '{name}' with '{inner}'", func,
                               [("reorder", [ispec, spec])]))
-        if node.kind != "parallel":
+        bound = node.kind == "thread_binding"
+        if node.kind != "parallel" and not bound and not _gpu(f):
             out.append(Action(f"Parallelize loop '{name}'", func, [("parallel", [spec])]))
-        if node.kind != "vectorized":
+        if node.kind != "vectorized" and not bound:
             out.append(Action(f"Vectorize loop '{name}'", func, [("vectorize", [spec])]))
-        if node.kind != "unrolled":
+        if node.kind != "unrolled" and not bound:
             out.append(Action(f"Unroll loop '{name}'", func, [("unroll", [spec])]))
-        if _gpu(f) and node.kind != "thread_binding":
+        if _gpu(f) and not bound:
+            taken = {a.thread_tag for a in sch.loop_info(sch.loop_of(func, node))[1]
+                     if isinstance(a, S.For) and a.kind == "thread_binding"}
             for axis in ("blockIdx.x", "threadIdx.x"):
-                out.append(Action(f"Bind loop '{name}' to {axis}", func,
-                                  [("bind", [spec, axis])]))
+                if axis not in taken and not (axis.startswith("blockIdx") and
+                                              any(t and t.startswith("threadIdx")
+                                                  for t in taken)):
+                    out.append(Action(f"Bind loop '{name}' to {axis}", func,
+                                      [("bind", [spec, axis])]))
         for r in _ir.stmts(node.body):
             if isinstance(r, S.BlockRealize) and r.block.init is not None:
                 bn = r.block.name_hint
