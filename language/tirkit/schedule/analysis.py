@@ -142,7 +142,7 @@ def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds, shape=Non
         for d, e in enumerate(idx):
             e = _ir.substitute(e, ivmap)
             lin = A.to_lin(e, {**outer_bounds, **inner_bounds})
-            if shape is not None and _opaque(lin):
+            if shape is not None and _opaque(lin, inner_bounds):
                 # not an affine function of the iterators: the whole dimension (as TVM)
                 full.add(d)
                 dims.append((A.Lin([], 0, lin.dtype), 0, 0))
@@ -185,9 +185,16 @@ def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds, shape=Non
     return out
 
 
-def _opaque(lin) -> bool:
+def _opaque(lin, inner) -> bool:
+    """A term that is not affine in the iterators (a load from another buffer whose index
+    does not vary inside counts as a symbol, as in TVM)."""
     for a, _ in lin.terms:
-        if a[0] == "opaque" or a[0] in ("div", "mod") and _opaque(a[1]):
+        if a[0] == "opaque":
+            if isinstance(a[1], E.BufferLoad) and \
+                    not any(id(v) in inner for v in _ir.vars_in(a[1])):
+                continue
+            return True
+        if a[0] in ("div", "mod") and _opaque(a[1], inner):
             return True
     return False
 

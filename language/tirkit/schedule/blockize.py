@@ -100,7 +100,7 @@ def blockize(sch, target, preserve_unit_iters=True):
             tuple(reads)
     new_blk = dataclasses.replace(
         blk, iter_vars=tuple(i_ivs), init=None,
-        body=_ir.substitute(blk.body, vmap),
+        body=A.simplify_deep(_ir.substitute(blk.body, vmap)),
         reads=_simp(_ir.substitute(reads, vmap)) if blk.reads is not None else None,
         writes=_simp(_ir.substitute(writes, vmap)) if blk.writes is not None else None,
         match_buffers=_ir.substitute(blk.match_buffers, vmap))
