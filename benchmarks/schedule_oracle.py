@@ -192,7 +192,7 @@ def main(argv=None):
         sch0 = Schedule(r.module)
         try:
             specs = specs_for(sch0, args.blocks)
-        except ScheduleError:
+        except Exception:                   # a program our queries cannot read: skipped
             continue
         for spec in specs:
             prim = spec[0]

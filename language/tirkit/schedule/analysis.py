@@ -176,7 +176,8 @@ def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds, shape=Non
     out = []
     for d, (o, lo, hi) in enumerate(region):
         if d in full:
-            ext = shape[d].value if isinstance(shape[d], E.IntImm) else None
+            ext = shape[d].value if d < len(shape) and isinstance(shape[d], E.IntImm) \
+                else None
             if ext is None:
                 return None
             out.append((E.IntImm(o.dtype, 0), ext))
