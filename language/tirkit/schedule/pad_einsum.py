@@ -6,7 +6,8 @@ Every buffer the block accesses along a padded iterator gets a padded copy `<nam
 inputs are filled before the block (zeros outside the original shape), the output is
 copied back after it. Refused: a block that is not einsum-like (each access index one
 iterator, each iterator bound to its own loop over its whole domain), a padding of the
-wrong length or with non-positive entries, a padding that changes nothing."""
+wrong length or with non-positive entries. A padding that changes no extent changes
+nothing."""
 from __future__ import annotations
 
 import dataclasses
@@ -30,6 +31,9 @@ def pad_einsum(sch, block, padding):
             not all(isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in padding):
         raise sch.error("pad_einsum/bad-padding", f"padding takes one positive integer per "
                         f"iterator of block '{blk.name_hint}' ({len(ivs)})", blk)
+    if all(isinstance(iv.dom.extent, E.IntImm) and iv.dom.extent.value % p == 0
+           for iv, p in zip(ivs, padding)):
+        return None                     # already a multiple everywhere: nothing to do
     loops = {id(lp.loop_var): lp for lp in info.loops}
     for iv, v in zip(ivs, info.realize.iter_values):
         lp = loops.get(id(v)) if isinstance(v, E.Var) else None
@@ -46,8 +50,6 @@ def pad_einsum(sch, block, padding):
                         "a single store", blk)
     pos_of = {id(iv.var): k for k, iv in enumerate(ivs)}
     new_ext = [-(-iv.dom.extent.value // p) * p for iv, p in zip(ivs, padding)]
-    if all(n == iv.dom.extent.value for n, iv in zip(new_ext, ivs)):
-        raise sch.error("pad_einsum/no-padding", "the padding changes no extent", blk)
     # how each buffer is indexed: one iterator per dimension, the same everywhere
     index = {}
     order = []

@@ -59,8 +59,7 @@ def reindex(sch, block, buffer):
     if any(not isinstance(iv.dom.extent, E.IntImm) for iv in used):
         raise sch.error("reindex/symbolic-extent", "an iterator has a non-constant domain",
                         blk)
-    units = [iv for iv in used if iv.dom.extent.value == 1]     # no dimension for these
-    used = [iv for iv in used if iv.dom.extent.value != 1]
+    units = []
     name = sch.fresh_block_name(block.func, buf.name + "_reindex")
     shape = tuple(iv.dom.extent for iv in used)
     rbuf = S.Buffer(name, shape, buf.dtype,
