@@ -6,12 +6,13 @@ import logging
 
 from lsprotocol import types as T
 
+from tirkit_lsp.features import FEATURES
 from tirkit_lsp.server import create_server
 
 
 def test_failing_feature_answers_empty(caplog):
     server = create_server()
-    assert len(server.features) == 13               # every feature module set itself up
+    assert server.features == list(FEATURES)        # every feature module set itself up
 
     @server.safe_feature(T.TEXT_DOCUMENT_SIGNATURE_HELP, default=list)
     async def broken(params):

@@ -157,6 +157,15 @@ class Let(PrimExpr):
 
 
 @node
+class Lambda(PrimExpr):
+    """`lambda x, y: x + y` as an intrinsic argument (the combiner of `T.comm_reducer`)."""
+    params: tuple                 # Vars
+    body: Any                     # a PrimExpr, or a tuple of them
+    dtype: str = "handle"
+    span: Optional[Span] = SPAN_()
+
+
+@node
 class ArrayExpr(PrimExpr):
     """A list or tuple passed as an intrinsic argument (`T.tvm_tuple`-style operands)."""
     elements: tuple

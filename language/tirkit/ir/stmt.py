@@ -40,6 +40,9 @@ class Buffer:
     buffer_type: str = "default"     # "default" | "auto_broadcast"
     axis_separators: tuple = ()
     span: Optional[Span] = SPAN_()
+    # how a block allocation was written in the tirx spelling ("sblock_alloc_buffer" or "",
+    # i.e. `T.alloc_buffer`); trivia, never compared
+    spelling: str = ""
 
     @property
     def ndim(self) -> int:
@@ -146,6 +149,7 @@ class LetStmt(Stmt):
     span: Optional[Span] = SPAN_()
     comments: tuple = TRIVIA_()
     trailing: Optional[str] = TRAIL_()
+    spelling: str = ""               # "let" when written `x: T.let[T.int32] = ...` (trivia)
 
 
 @node
@@ -192,6 +196,7 @@ class DeclBuffer(Stmt):
     span: Optional[Span] = SPAN_()
     comments: tuple = TRIVIA_()
     trailing: Optional[str] = TRAIL_()
+    spelling: str = ""   # "alloc_buffer": a tirx statement-level `T.alloc_buffer` (trivia)
 
 
 @node

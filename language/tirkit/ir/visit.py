@@ -55,8 +55,11 @@ def free_variables(s) -> list:
         t = type(x)
         if t is S.For:
             define(x.loop_var)
-        elif t is S.LetStmt or t is E.Let:
-            define(x.var)
+        elif t is S.LetStmt:
+            define(x.var)     # (an E.Let's variable is declared like `x = T.int32()`)
+        elif t is E.Lambda:
+            for p in x.params:
+                define(p)
         elif t is S.Allocate or t is S.AllocateConst:
             define(x.buffer_var)
         elif t is S.Block:
@@ -64,15 +67,14 @@ def free_variables(s) -> list:
                 define(iv.var)
             for b in x.alloc_buffers:
                 define(b.data)
-                for d in b.shape:
-                    walk(d, visit)
+                walk(_buffer_exprs(b), visit)
             for m in x.match_buffers:
                 define(m.buffer.data)
+                walk(_buffer_exprs(m.buffer), visit)
         elif t is S.DeclBuffer:
             define(x.buffer.data) if x.buffer.data is not None and id(x.buffer.data) not in \
                 used else None
-            for d in x.buffer.shape:
-                walk(d, visit)
+            walk(_buffer_exprs(x.buffer), visit)
         elif t is S.AttrStmt and isinstance(x.node, S.IterVar):
             define(x.node.var)
         elif t is S.IterVar:
@@ -86,3 +88,11 @@ def free_variables(s) -> list:
 
     walk(s, visit)
     return [v for v in order if id(v) not in defined]
+
+
+def _buffer_exprs(b) -> list:
+    """The expressions a buffer declaration mentions: shape, strides, element offset."""
+    out = list(b.shape) + list(b.strides)
+    if b.elem_offset is not None:
+        out.append(b.elem_offset)
+    return out

@@ -65,7 +65,37 @@ def _cached_parse(text):
     return r
 
 
+def _kernel_key(chunk: Chunk, aliases, path, py_constants):
+    try:
+        key = (chunk.text, chunk.start_line, chunk.col_offset, chunk.spelling, chunk.kind, path,
+               tuple(sorted(aliases.tir.items())), tuple(sorted(aliases.ir)),
+               tuple(sorted(aliases.params)), tuple(sorted((py_constants or {}).items())))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
 def lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None) -> Kernel:
+    """Parse and lower one kernel; an unchanged kernel (same text, place, aliases and
+    constants) is taken from the cache, so an edit re-lowers only what it touched."""
+    key = _kernel_key(chunk, aliases, path, py_constants)
+    if key is not None:
+        k = _kernel_cache.get(key)
+        if k is not None:
+            _kernel_cache.move_to_end(key)
+            return k
+    n_consts = len(constants) if constants is not None else 0
+    k = _lower_kernel(chunk, aliases, constants, path, py_constants)
+    # a kernel that added to the module's constant table must add again next time
+    if key is not None and (constants is None or len(constants) == n_consts):
+        _kernel_cache[key] = k
+        if len(_kernel_cache) > _CACHE_SIZE:
+            _kernel_cache.popitem(last=False)
+    return k
+
+
+def _lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None) -> Kernel:
     parsed = _cached_parse(chunk.text)
     off, col = chunk.start_line - 1, chunk.col_offset
     diags = [Diagnostic("syntax", "error", e.message,
@@ -94,6 +124,9 @@ def lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None)
                 pass
             except RecursionError:
                 low.diag("syntax", "the kernel is nested too deeply to analyse", node)
+            except Exception as e:  # noqa: BLE001 - a bug of ours must not become a traceback
+                low.diag("internal", f"tirkit could not analyse this kernel ({type(e).__name__}: "
+                         f"{e})", node)
         diags.extend(low.diagnostics)
     return Kernel(chunk, functions, diags, syntax_ok, module_name,
                   parsed.module if parsed.module is not None else None)

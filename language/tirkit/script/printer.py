@@ -51,6 +51,8 @@ class Printer:
         self.constants = constants
         self.inline_threshold = inline_threshold
         self.params_alias = params_alias
+        self.module_class = "Module"    # how calls to a function of the module are spelled
+        self.nested = False             # print the next scoping statement as a `with` block
         self.params = params           # ParamsSink: where large constants go (params_print.py)
 
     # ---- names -------------------------------------------------------------------------
@@ -93,7 +95,7 @@ class Printer:
                 return f"{T}.bool({bool(e.value)})", P_ATOM
             return f"{T}.{e.dtype}({e.value})", P_ATOM
         if t is E.FloatImm:
-            return f"{T}.{e.dtype}({float_literal(e.value, e.dtype)})", P_ATOM
+            return f"{T}.{e.dtype}({_float_imm_text(e.value, e.dtype)})", P_ATOM
         if t is E.StringImm:
             return _str(e.value), P_ATOM
         if t is E.Var or t is E.SizeVar:
@@ -125,11 +127,22 @@ class Printer:
         if t is E.Call:
             return self.call(e)
         if t is E.Ramp:
-            return f"{T}.Ramp({self.expr(e.base)}, {self.expr(e.stride)}, {e.lanes})", P_ATOM
+            return f"{T}.Ramp({self.expr(e.base)}, {self.expr(e.stride)}, {self._lanes(e.lanes)})", P_ATOM
         if t is E.Broadcast:
-            return f"{T}.Broadcast({self.expr(e.value)}, {e.lanes})", P_ATOM
+            return f"{T}.Broadcast({self.expr(e.value)}, {self._lanes(e.lanes)})", P_ATOM
         if t is E.Let:
-            return f"{T}.Let({self.expr(e.var)}, {self.expr(e.value)}, {self.expr(e.body)})", P_ATOM
+            return (f"{T}.Let({self.expr(e.body)}, where={{{self.expr(e.var)}: "
+                    f"{self.expr(e.value)}}})"), P_ATOM
+        if t is E.Lambda:
+            names = [self.define(v, v.name) for v in e.params]
+            if isinstance(e.body, tuple):
+                body = "(" + ", ".join(self.expr(x) for x in e.body) + ("," if len(e.body) == 1
+                                                                          else "") + ")"
+            else:
+                body = self.expr(e.body)
+            for v in e.params:
+                self.undefine(v)
+            return f"lambda {', '.join(names)}: {body}", P_LAMBDA
         if t is E.ArrayExpr:
             items = [self.expr(x) for x in e.elements]
             if e.dtype == "list":
@@ -145,6 +158,9 @@ class Printer:
             return self.name_of(e.buffer), P_ATOM
         return self.pyvalue(e), P_ATOM
 
+    def _lanes(self, lanes) -> str:
+        return str(lanes) if isinstance(lanes, int) else self.expr(lanes)
+
     def call(self, e):
         T = self.T
         if e.op in _BITWISE:
@@ -155,6 +171,15 @@ class Printer:
         args = [self.expr(a) for a in e.args]
         if e.op == "reinterpret":
             args = [_str(e.dtype)] + args
+        if e.op == ".elem_offset":     # a buffer's own offset variable
+            return f"{self.expr(e.args[0])}.elem_offset", P_ATOM
+        if e.op.startswith("."):       # a buffer method: A.access_ptr("r"), A.vload([0])
+            args = [self.expr(a) for a in e.args[1:]]
+            args += [f"{k}={self.expr(v)}" for k, v in e.kwargs]
+            return f"{self.expr(e.args[0])}{e.op}({', '.join(args)})", P_ATOM
+        if e.op.startswith("@"):
+            args += [f"{k}={self.expr(v)}" for k, v in e.kwargs]
+            return f"{self.module_class}.{e.op[1:]}({', '.join(args)})", P_ATOM
         args += [f"{k}={self.expr(v) if isinstance(v, E.PrimExpr) else self.pyvalue(v)}"
                  for k, v in e.kwargs]
         return f"{T}.{e.op}({', '.join(args)})", P_ATOM
@@ -170,6 +195,8 @@ class Printer:
         return ", ".join(out)
 
     def pyvalue(self, v) -> str:
+        if type(v) is E.IntImm and v.dtype == "int32":
+            return f"{self.T}.int32({v.value})"     # a bare 0 would read back as a Python int
         if isinstance(v, E.PrimExpr):
             return self.expr(v)
         if isinstance(v, bool) or v is None:
@@ -224,6 +251,11 @@ class Printer:
             parts.append(f"axis_separators={list(b.axis_separators)}")
         return ", ".join(parts)
 
+    def alloc_kw(self, buf: S.Buffer) -> str:
+        if self.spelling == "tirx" and buf.spelling == "sblock_alloc_buffer":
+            return "sblock_alloc_buffer"
+        return "alloc_buffer"
+
     def define_buffer(self, b: S.Buffer):
         name = self.define(b, b.name)
         if id(b.data) not in self.names:
@@ -256,11 +288,20 @@ class Printer:
         if t is S.SeqStmt:
             for c in getattr(s, "comments", ()) or ():
                 out.append(indent + c)
-            for x in s.seq:
+            last = len(s.seq) - 1
+            for i, x in enumerate(s.seq):
+                # a statement that scopes over the rest of its body prints flat only when it
+                # ends the sequence; elsewhere it opens a `with` block of its own
+                self.nested = i < last and type(x) in _SCOPING
                 self.stmt(x, out, indent)
+            self.nested = False
             return
         meth = getattr(self, "_s_" + t.__name__)
         meth(s, out, indent)
+
+    def take_nested(self) -> bool:
+        n, self.nested = self.nested, False
+        return n
 
     def _s_BufferStore(self, s, out, indent):
         self.emit(out, indent, f"{self.name_of(s.buffer)}[{self.indices(s.indices)}] = "
@@ -332,14 +373,39 @@ class Printer:
         self.emit(out, indent, f"while {self.expr(s.condition)}:", s, simple=False)
         self.stmt(s.body, out, indent + INDENT)
 
+    def scoped_body(self, nested, header, s, out, indent):
+        """Emit a scoping statement: `with header:` and an indented body when nested, else
+        the flat statement `header` followed by the body at the same indentation."""
+        if nested:
+            self.emit(out, indent, f"with {header}:", s, simple=False)
+            self.stmt(s.body, out, indent + INDENT)
+        else:
+            self.emit(out, indent, header, s)
+            self.stmt(s.body, out, indent)
+
     def _s_LetStmt(self, s, out, indent):
+        nested = self.take_nested()
         value = self.expr(s.value)
         name = self.define(s.var, s.var.name)
-        self.emit(out, indent, f"{name}: {self.T}.{s.var.dtype} = {value}", s)
-        self.stmt(s.body, out, indent)
+        if nested:
+            self.emit(out, indent, f"with {self.T}.LetStmt({value}) as {name}:", s, simple=False)
+            self.stmt(s.body, out, indent + INDENT)
+        elif s.spelling == "bind" and self.spelling == "tirx":
+            self.emit(out, indent, f"{name} = {self.T}.bind({value})", s)
+            self.stmt(s.body, out, indent)
+        else:
+            ann = self.param_type(s.var)
+            if self.spelling == "tirx" and (s.var.dtype == "handle" or s.spelling == "let"):
+                ann = f"{self.T}.let[{ann}]"     # current TVM wants T.let for handles
+            self.emit(out, indent, f"{name}: {ann} = {value}", s)
+            self.stmt(s.body, out, indent)
         self.undefine(s.var)
 
     def _s_AssertStmt(self, s, out, indent):
+        if self.take_nested():
+            self.scoped_body(True, f"{self.T}.Assert({self.expr(s.condition)}, "
+                             f"{self.expr(s.message)})", s, out, indent)
+            return
         self.emit(out, indent, f"assert {self.expr(s.condition)}, {self.expr(s.message)}", s)
         self.stmt(s.body, out, indent)
 
@@ -351,11 +417,16 @@ class Printer:
             args.append(self.expr(s.condition))
         if s.annotations:
             args.append(f"annotations={self.annotations(s.annotations)}")
-        self.emit(out, indent, f"{name} = {self.T}.allocate({', '.join(args)})", s)
-        self.stmt(s.body, out, indent)
+        if self.take_nested():
+            self.scoped_body(True, f"{self.T}.allocate({', '.join(args)}) as {name}", s, out,
+                             indent)
+        else:
+            self.scoped_body(False, f"{name} = {self.T}.allocate({', '.join(args)})", s, out,
+                             indent)
         self.undefine(s.buffer_var)
 
     def _s_AllocateConst(self, s, out, indent):
+        self.take_nested()
         name = self.define(s.buffer_var, s.buffer_var.name)
         data = self.const_data(s.const_name)
         exts = ", ".join(self.expr(x) for x in s.extents)
@@ -369,26 +440,36 @@ class Printer:
         return const_data(self, const_name)
 
     def _s_DeclBuffer(self, s, out, indent):
+        nested = self.take_nested()
         b = s.buffer
+        # without `data=` T.decl_buffer allocates: a data variable nothing else names is its own
+        own_data = id(b.data) not in self.names
+        args = self.buffer_args(b, data=not own_data)
         name = self.define_buffer(b)
-        self.emit(out, indent, f"{name} = {self.T}.decl_buffer({self.buffer_args(b, data=True)})",
-                  s)
-        self.stmt(s.body, out, indent)
+        kw = "decl_buffer"
+        if own_data and s.spelling == "alloc_buffer" and self.spelling == "tirx" and not nested:
+            kw = "alloc_buffer"
+        if nested:
+            self.scoped_body(True, f"{self.T}.decl_buffer({args}) as {name}", s, out, indent)
+        else:
+            self.scoped_body(False, f"{name} = {self.T}.{kw}({args})", s, out, indent)
         self.undefine(b)
 
     def _s_AttrStmt(self, s, out, indent):
         T = self.T
+        nested = self.take_nested()
         if s.attr_key == "thread_extent" and isinstance(s.node, S.IterVar):
             iv = s.node
             if id(iv.var) in self.names:
-                self.emit(out, indent, f"{T}.launch_thread({self.name_of(iv.var)}, "
-                          f"{self.expr(s.value)})", s)
-                self.stmt(s.body, out, indent)
+                self.scoped_body(nested, f"{T}.launch_thread({self.name_of(iv.var)}, "
+                                 f"{self.expr(s.value)})", s, out, indent)
                 return
             name = self.define(iv.var, iv.var.name)
-            self.emit(out, indent, f"{name} = {T}.launch_thread({_str(iv.thread_tag)}, "
-                      f"{self.expr(s.value)})", s)
-            self.stmt(s.body, out, indent)
+            call = f"{T}.launch_thread({_str(iv.thread_tag)}, {self.expr(s.value)})"
+            if nested:
+                self.scoped_body(True, f"{call} as {name}", s, out, indent)
+            else:
+                self.scoped_body(False, f"{name} = {call}", s, out, indent)
             self.undefine(iv.var)
             return
         self.emit(out, indent, f"with {T}.attr({self.pyvalue(s.node)}, {_str(s.attr_key)}, "
@@ -425,7 +506,7 @@ class Printer:
             out.append(f"{inner}{T}.{kw}({self.annotations(b.annotations)})")
         for buf in b.alloc_buffers:
             name = self.define_buffer(buf)
-            self.emit(out, inner, f"{name} = {T}.alloc_buffer({self.buffer_args(buf)})")
+            self.emit(out, inner, f"{name} = {T}.{self.alloc_kw(buf)}({self.buffer_args(buf)})")
         for m in b.match_buffers:
             src = self.region(m.source)
             name = self.define_buffer(m.buffer)
@@ -487,10 +568,13 @@ class Printer:
         out.append(f"{indent}@{T}.prim_func" + (f"({', '.join(args)})" if args else ""))
         params = []
         bmap = {id(v): b for v, b in f.buffer_map}
+        border = {id(v): i for i, (v, _) in enumerate(f.buffer_map)}
         sugared = set()
         for p in f.params:
             b = bmap.get(id(p))
-            if b is not None and _simple_buffer(b):
+            # `A: T.Buffer(...)` binds in parameter order: only a prefix of the buffer map
+            if b is not None and _simple_buffer(b) and border[id(p)] == len(sugared) and \
+                    id(b.data) not in self.names:
                 name = self.define_buffer(b)
                 params.append(f"{name}: {T}.Buffer({self.buffer_args(b)})")
                 sugared.add(id(p))
@@ -513,9 +597,8 @@ class Printer:
                         seen.add(id(v))
                         name = self.define(v, v.name)
                         out.append(f"{inner}{name} = {T}.{v.dtype}()")
-        for p in f.params:
-            b = bmap.get(id(p))
-            if b is not None and id(p) not in sugared:
+        for p, b in f.buffer_map:
+            if id(p) not in sugared:
                 name = self.define_buffer(b)
                 self.emit(out, inner, f"{name} = {T}.match_buffer({self.name_of(p)}, "
                           f"{self.buffer_args(b)})")
@@ -524,8 +607,13 @@ class Printer:
             blk = body.block
             for buf in blk.alloc_buffers:
                 name = self.define_buffer(buf)
-                self.emit(out, inner, f"{name} = {T}.alloc_buffer({self.buffer_args(buf)})")
+                self.emit(out, inner, f"{name} = {T}.{self.alloc_kw(buf)}({self.buffer_args(buf)})")
             body = blk.body
+        # a thread variable launched more than once is declared once, as TVMScript does
+        for var, tag in _relaunched_threads(body):
+            if id(var) not in self.names:
+                name = self.define(var, var.name)
+                out.append(f"{inner}{name} = {T}.env_thread({_str(tag)})")
         # free variables of the body that nothing defines (declared like `n = T.int32()`)
         for v in free_vars_stmt(body):
             if id(v) not in self.names:
@@ -543,6 +631,23 @@ class Printer:
                 return f"{T}.handle({_str(ta.element)})"
             return f"{T}.handle"
         return f"{T}.{p.dtype}"
+
+
+_SCOPING = (S.LetStmt, S.AssertStmt, S.Allocate, S.DeclBuffer, S.AttrStmt)
+
+
+def _float_imm_text(value, dtype) -> str:
+    """A FloatImm holds a double (as in TVM): print the dtype's shortest text when it reads
+    back as that very double, else the double's own shortest text."""
+    text = float_literal(value, dtype)
+    if dtype != "float64" and not text.startswith('"'):
+        try:
+            same = float(text) == value
+        except ValueError:
+            same = False
+        if not same:
+            text = float_literal(value, "float64")
+    return text
 
 
 def inline_values(arr, dtype, T="T") -> str:
@@ -609,6 +714,25 @@ def _simple_buffer(b: S.Buffer) -> bool:
     return (all(isinstance(x, E.IntImm) for x in b.shape) and not b.strides and
             b.elem_offset is None and b.scope == "global" and b.align == -1 and
             b.offset_factor == 0 and b.buffer_type == "default" and not b.axis_separators)
+
+
+def _relaunched_threads(body) -> list:
+    """(var, tag) of the thread variables that more than one T.launch_thread binds."""
+    from ..ir.visit import walk
+    seen, order = {}, []
+
+    def visit(x):
+        if type(x) is S.AttrStmt and x.attr_key == "thread_extent" and \
+                isinstance(x.node, S.IterVar):
+            v = x.node.var
+            if id(v) not in seen:
+                seen[id(v)] = 0
+                order.append((v, x.node.thread_tag))
+            seen[id(v)] += 1
+        return not isinstance(x, E.PrimExpr)
+
+    walk(body, visit)
+    return [(v, tag) for v, tag in order if seen[id(v)] > 1]
 
 
 def _implicit_root(r: S.BlockRealize) -> bool:
@@ -759,6 +883,7 @@ def print_module_class(name, functions, spelling, tir="T", ir="I", constants=Non
         first = False
         if isinstance(f, S.PrimFunc):
             p = Printer(spelling, tir, ir, constants=constants, **kw)
+            p.module_class = name
             p.prim_func(f, out, INDENT)
         else:
             out.extend(INDENT + line if line.strip() else line

@@ -5,6 +5,7 @@ Every token is kept, so each node's span runs from its first to its last token.
 from __future__ import annotations
 
 import ast
+import warnings
 
 from lark import Token, Transformer
 
@@ -355,8 +356,10 @@ class CSTBuilder(Transformer):
     def string(self, ch):
         tok = ch[0]
         try:
-            value = ast.literal_eval(tok.value)
-        except (ValueError, SyntaxError):
+            with warnings.catch_warnings():    # an invalid escape is the user's business
+                warnings.simplefilter("ignore")
+                value = ast.literal_eval(tok.value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
             value = tok.value          # f-strings and the like stay raw
         return _pos(C.Constant(value, tok.value), tok, tok)
 

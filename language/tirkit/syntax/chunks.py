@@ -87,41 +87,65 @@ def kernel_kind(dotted: str, al: Aliases):
     return None
 
 
+_STR_OR_COMMENT = re.compile(r'"""|\'\'\'|#|"(?:[^"\\]|\\.)*"?|\'(?:[^\'\\]|\\.)*\'?')
+
+
+_STRIP_MEMO: dict = {}
+
+
 def _strip_strings_and_comment(line: str, state: list) -> str:
     """Code of one line with string contents blanked; `state[0]` carries an open
-    triple-quoted string across lines."""
-    out = []
-    i, n = 0, len(line)
-    while i < n:
-        if state[0]:
-            j = line.find(state[0], i)
-            if j < 0:
-                return "".join(out)
-            i = j + 3
-            state[0] = None
-            out.append('""')
-            continue
-        ch = line[i]
-        if ch == "#":
+    triple-quoted string across lines.  Lines outside strings are memoised: re-checking an
+    edited file meets the same lines again."""
+    if state[0] is None:
+        hit = _STRIP_MEMO.get(line)
+        if hit is None:
+            code = _strip(line, state)
+            if len(_STRIP_MEMO) > 100_000:
+                _STRIP_MEMO.clear()
+            _STRIP_MEMO[line] = (code, state[0])
+            return code
+        state[0] = hit[1]
+        return hit[0]
+    return _strip(line, state)
+
+
+def _strip(line: str, state: list) -> str:
+    prefix = ""
+    if state[0]:
+        j = line.find(state[0])
+        if j < 0:
+            return ""
+        line, prefix, state[0] = line[j + 3:], '""', None
+    if '"' not in line and "'" not in line and "#" not in line:
+        return prefix + line
+    out = [prefix]
+    pos = 0
+    while True:
+        m = _STR_OR_COMMENT.search(line, pos)
+        if m is None:
+            out.append(line[pos:])
             break
-        if ch in "\"'":
-            triple = line[i:i + 3]
-            if triple in ('"""', "'''"):
-                state[0] = triple
-                i += 3
-                continue
-            j = i + 1
-            while j < n and line[j] != ch:
-                j += 2 if line[j] == "\\" else 1
+        out.append(line[pos:m.start()])
+        tok = m.group()
+        if tok == "#":
+            break
+        if tok in ('"""', "\'\'\'"):
+            j = line.find(tok, m.end())
+            if j < 0:
+                state[0] = tok
+                break
             out.append('""')
-            i = j + 1
+            pos = j + 3
             continue
-        out.append(ch)
-        i += 1
+        out.append('""')
+        pos = m.end()
     return "".join(out)
 
 
 def _indent(line: str) -> int:
+    if "\t" not in line:
+        return len(line) - len(line.lstrip())
     return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
 
 
@@ -145,11 +169,10 @@ def _definition_end(lines, head_idx: int, base: int) -> int:
         code = _strip_strings_and_comment(raw, state)
         if code.strip() or state[0]:
             last_code = i
-        for ch in code:
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth = max(0, depth - 1)
+        opens = code.count("(") + code.count("[") + code.count("{")
+        closes = code.count(")") + code.count("]") + code.count("}")
+        if opens or closes:
+            depth = max(0, depth + opens - closes)
         i += 1
     return last_code
 
@@ -213,6 +236,7 @@ def top_level_constants(text: str) -> dict:
     """`NAME = <literal>` at column 0 (ints, floats, strings, tuples of them): the only
     outside values a kernel may use; read as literals, never executed."""
     import ast
+    import warnings
     out = {}
     for line in text.split("\n"):
         if not line or line[0] in " \t#@":
@@ -221,7 +245,9 @@ def top_level_constants(text: str) -> dict:
         if not m:
             continue
         try:
-            value = ast.literal_eval(m.group(2))
+            with warnings.catch_warnings():     # e.g. an invalid escape in the user's string
+                warnings.simplefilter("ignore")
+                value = ast.literal_eval(m.group(2))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):

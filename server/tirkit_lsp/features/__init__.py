@@ -19,6 +19,7 @@ FEATURES = (
     "inlay_hints",        # loop trip counts, iterator domains
     "code_lens",          # per kernel: FLOPs and estimated time
     "completion",         # the `T.` namespace with its documentation
+    "canonical_form",     # command tirkit.canonicalForm: the canonical text of a kernel
     "code_actions",       # schedule primitives at a loop or a block; the trace as Python
 )
 

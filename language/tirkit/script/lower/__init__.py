@@ -1,6 +1,7 @@
 """CST -> IR lowering, one module per construct; `Lowerer` puts them together."""
 from __future__ import annotations
 
+from .access import AccessMixin
 from .blocks import BlockMixin
 from .buffers import BufferMixin
 from .calls import CallMixin
@@ -11,13 +12,14 @@ from .loops import LoopMixin
 from .stmts import StmtMixin
 
 
-class Lowerer(Context, ExprMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin, BufferMixin,
-              FuncMixin):
+class Lowerer(Context, ExprMixin, AccessMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin,
+              BufferMixin, FuncMixin):
     # `T.<name>(...)` as a statement of its own: handler method
     FRAME_CALLS = {
         "reads": "reads_stmt", "writes": "writes_stmt", "where": "where_stmt",
         "block_attr": "block_attr_stmt", "sblock_attr": "block_attr_stmt",
         "func_attr": "func_attr_stmt", "evaluate": "evaluate_stmt",
+        "launch_thread": "launch_thread_stmt",
     }
     # `name = T.<name>(...)`: handler method (target, call, stmt, name)
     ASSIGN_CALLS = {
@@ -28,6 +30,7 @@ class Lowerer(Context, ExprMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin, B
         "decl_buffer": "buffer_alias", "Buffer": "buffer_alias", "buffer_decl": "buffer_alias",
         "allocate": "allocate", "allocate_const": "allocate_const",
         "launch_thread": "launch_thread_assign", "env_thread": "env_thread",
+        "bind": "bind_stmt",
     }
 
     def __init__(self, *args, table=None, base_dir=None, comments=(), **kwargs):

@@ -7,7 +7,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
 from .context import BlockFrame
-from .exprs import _SliceVal
+from .exprs import _SliceVal, slice_extent
 from .stmts import Wrap
 
 AXIS_KINDS = {"axis.spatial": "S", "axis.S": "S", "axis.reduce": "R", "axis.R": "R",
@@ -40,6 +40,15 @@ class BlockMixin:
         if tn == "allocate":
             w = self.allocate(item.target, ctx, s)
             return w.make(self.body(s.body))
+        if tn == "decl_buffer":
+            if item.target is None:
+                self.fail("syntax", "`with T.decl_buffer(...)` needs `as NAME`", s)
+            self.push()
+            try:
+                w = self.buffer_alias(item.target, ctx, s, tn)
+                return w.make(self.body(s.body))
+            finally:
+                self.pop()
         if tn in ("LetStmt", "let"):
             args = self._args(ctx)
             kwargs = self._kwargs(ctx)
@@ -206,10 +215,7 @@ class BlockMixin:
                     if hi is None:
                         self.fail("type/mismatch", "a region slice needs a stop", r.node)
                     lo, hi = self.match_types(lo, hi, False, False, r.node)
-                    if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
-                        ext = E.IntImm(hi.dtype, hi.value - lo.value)
-                    else:
-                        ext = E.Sub(hi, lo, hi.dtype)
+                    ext = slice_extent(lo, hi)
                     ranges.append(E.Range(lo, ext))
                 else:
                     ranges.append(E.Range(r, E.IntImm(r.dtype if D.is_int(r.dtype) else "int32",
@@ -304,6 +310,9 @@ class BlockMixin:
         self.env_threads[id(var)] = args[0]
         self.define(target.id, var, target)
         return None
+
+    def launch_thread_stmt(self, call):
+        return self.launch_thread(None, call, call)
 
     def launch_thread_assign(self, target, call, s, tn):
         return self.launch_thread(target, call, s)

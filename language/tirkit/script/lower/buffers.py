@@ -44,9 +44,9 @@ class BufferMixin:
         if data is None:
             data = E.Var(name, "handle", E.PointerType(dtype, scope), self.span(name_node or node))
         strides = opts.get("strides") or ()
-        strides = tuple(self._as_expr(x, node) for x in strides)
+        strides = tuple(self._size_expr(x, node) for x in strides)
         off = opts.get("elem_offset")
-        off = self._as_expr(off, node) if off is not None else None
+        off = self._size_expr(off, node) if off is not None else None
         align = opts.get("align", -1)
         offset_factor = opts.get("offset_factor", 0)
         btype = opts.get("buffer_type", "default") or "default"
@@ -55,6 +55,12 @@ class BufferMixin:
                         int(align) if isinstance(align, int) else -1,
                         int(offset_factor) if isinstance(offset_factor, int) else 0,
                         btype, seps, self.span(name_node or node))
+
+    def _size_expr(self, x, node):
+        """A stride or offset; a string names a new variable (`strides=["s0", 1]`)."""
+        if isinstance(x, str):
+            return E.Var(x, "int32", None, self.span(node))
+        return self._as_expr(x, node)
 
     def _target_name(self, target, what):
         if not isinstance(target, C.Name):
@@ -65,6 +71,16 @@ class BufferMixin:
     def alloc_buffer(self, target, call, s, tn):
         name = self._target_name(target, "T.alloc_buffer")
         buf = self.make_buffer(name, self._args(call), self._kwargs(call), call, target)
+        if tn == "sblock_alloc_buffer":
+            import dataclasses
+            buf = dataclasses.replace(buf, spelling=tn)
+        elif self.spelling == "tirx" and (getattr(self, "loop_depth", 0) or not getattr(
+                self, "decl_prefix", True)) and self.frame is not None and self.frame.is_root:
+            # current TVM: `T.alloc_buffer` after statements or inside a loop is a statement
+            # allocating there (at the top of the function it is the root block's)
+            self.define(name, buf, target)
+            span = self.span(s)
+            return Wrap(lambda rest: S.DeclBuffer(buf, rest, span, spelling="alloc_buffer"), s)
         frame = self.frame
         if frame is None:
             self.fail("type/mismatch", "T.alloc_buffer must be inside a block or the function", s)
@@ -83,13 +99,13 @@ class BufferMixin:
 
     def match_buffer(self, target, call, s, tn):
         name = self._target_name(target, "T.match_buffer")
-        args = self._args(call)
         kwargs = self._kwargs(call)
-        if not args:
+        if not call.args or isinstance(call.args[0], C.Starred):
             self.fail("type/mismatch", "T.match_buffer takes the parameter or region first", call)
         src = C.unparen(call.args[0])
-        first = args[0]
-        buf = self.make_buffer(name, args[1:], kwargs, call, target)
+        first = None if isinstance(src, C.Subscript) else self.value(src)
+        rest = [self.value(a) for a in call.args[1:]]
+        buf = self.make_buffer(name, rest, kwargs, call, target)
         frame = self.frame
         if isinstance(first, E.Var) and first.dtype == "handle":
             if not self.func_level:

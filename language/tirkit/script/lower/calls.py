@@ -8,7 +8,7 @@ from ...ir import expr as E
 from ...syntax import cst as C
 from ..namespace import FAMILIES, NAMES
 from .context import ERROR_DTYPE
-from .exprs import _BufferMethod, _is_literal, _Lambda, _Namespace, _Starred
+from .exprs import _BufferMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace, _Starred
 
 # math calls whose result has the dtype of their first argument
 UNARY_MATH = {
@@ -24,6 +24,20 @@ BOOL_RESULT = {"isnan", "isinf", "isfinite", "isnullptr"}
 DTYPE_FIRST = {"call_extern", "call_pure_extern", "call_intrin", "call_llvm_intrin",
                "call_llvm_pure_intrin", "call_packed_lowered", "call_cpacked_lowered",
                "reinterpret", "call_ffi_kernel"}
+# operations whose `dtype=` keyword TVMScript drops, and those where it becomes the first argument
+DTYPE_IGNORED = (UNARY_MATH | BINARY_MATH | BOOL_RESULT | {
+    "address_of", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "fma",
+    "if_then_else", "q_multiply_shift", "q_multiply_shift_per_axis", "rsqrt", "likely",
+    "assume", "undef", "vscale", "continue_loop", "break_loop", "thread_return", "infinity",
+    "tvm_access_ptr", "tvm_throw_last_error", "tvm_thread_invariant", "tvm_tuple",
+    "tvm_stack_alloca", "tvm_stack_make_shape", "tvm_stack_make_array",
+})
+# the operations typed here (others keep a `dtype=` keyword as written, as their result type)
+_TYPED = UNARY_MATH | BINARY_MATH | BOOL_RESULT | {
+    "if_then_else", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod"}
+DTYPE_FORWARD = {"reinterpret", "call_extern", "call_intrin", "call_llvm_intrin",
+                 "call_llvm_pure_intrin", "call_pure_extern", "vectorlow", "vectorhigh",
+                 "vectorcombine", "get_active_lane_mask", "masked_load", "dp4a"}
 ARITY = {"if_then_else": 3, "Select": 3, "max": 2, "min": 2, "floordiv": 2, "floormod": 2,
          "truncdiv": 2, "truncmod": 2, "ceildiv": 2, "Cast": 2, "cast": 2, "Ramp": 3,
          "Broadcast": 2, "Let": 3}
@@ -57,9 +71,14 @@ class CallMixin:
             return self.t_call(tn, n)
         func = self.value(n.func)
         if isinstance(func, _BufferMethod):
-            args = tuple(self._as_expr(self.value(a), a) for a in n.args)
-            return E.Call("handle", f"{func.buffer.name}.{func.name}", (func.buffer.data,) + args,
-                          (), self.span(n))
+            args = tuple(self._arg_expr(a, n) for a in self._args(n))
+            ref = E.BufferRef(func.buffer, "handle", self.span(n.func))
+            return E.Call("handle", "." + func.name, (ref,) + args,
+                          self._kw_exprs(self._kwargs(n), n), self.span(n))
+        if isinstance(func, _GlobalFunc):
+            args = tuple(self._arg_expr(a, n) for a in self._args(n))
+            return E.Call("int32", "@" + func.name, args, self._kw_exprs(self._kwargs(n), n),
+                          self.span(n))
         if isinstance(func, _Namespace):
             name = func.name.split(".", 1)[1] if "." in func.name else func.name
             return self.t_call(name, n)
@@ -101,12 +120,22 @@ class CallMixin:
             self.fail("type/mismatch", f"T.{name} is a statement, not a value", n)
         args = self._args(n)
         kwargs = self._kwargs(n)
+        dtype_kw = kwargs.get("dtype")
+        if "dtype" in kwargs:
+            if name in DTYPE_FORWARD:     # TVMScript moves `dtype=` to the front
+                args = [kwargs.pop("dtype")] + args
+            elif name in DTYPE_IGNORED and name in _TYPED:   # and drops it from these
+                kwargs.pop("dtype")
+        if name == "Let" and "where" in kwargs and len(args) == 1:
+            return self._let_where(args[0], kwargs["where"], n)
         self._arity(name, n, len(args) + len(kwargs))
         span = self.span(n)
         if name == "Cast":
             dtype, x = args
             return self._cast(dtype, x, n)
         if name == "cast":
+            if "dtype" in kwargs and len(args) == 1:
+                args.append(kwargs.pop("dtype"))
             x, dtype = args
             return self._cast(dtype, x, n)
         if name in ("if_then_else", "Select"):
@@ -119,6 +148,10 @@ class CallMixin:
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
                                     _is_literal(args[0]), _is_literal(args[1]), n)
             return (E.Max if name == "max" else E.Min)(a, b, a.dtype, span)
+        if name == "ceildiv" and len(args) == 2:
+            a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
+                                    _is_literal(args[0]), _is_literal(args[1]), n)
+            return E.Call(a.dtype, name, (a, b), (), span)
         if name in _INT_DIV:
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
                                     _is_literal(args[0]), _is_literal(args[1]), n)
@@ -131,12 +164,13 @@ class CallMixin:
         if name == "Ramp":
             base, stride, lanes = args
             base, stride = self._as_expr(base, n), self._as_expr(stride, n)
-            return E.Ramp(base, stride, int(lanes), D.parse_dtype(base.dtype).with_lanes(int(lanes)),
-                          span)
+            lanes, dtype = self._lanes(lanes, base.dtype, n)
+            return E.Ramp(base, stride, lanes, dtype, span)
         if name == "Broadcast":
             v, lanes = args
             v = self._as_expr(v, n)
-            return E.Broadcast(v, int(lanes), D.parse_dtype(v.dtype).with_lanes(int(lanes)), span)
+            lanes, dtype = self._lanes(lanes, v.dtype, n)
+            return E.Broadcast(v, lanes, dtype, span)
         if name == "Let":
             var, value, body = args
             value, body = self._as_expr(value, n), self._as_expr(body, n)
@@ -161,12 +195,69 @@ class CallMixin:
                 return E.Call(dtype, name, rest, (), span)
             return E.Call(dtype, name, (E.StringImm(dtype),) + rest,
                           self._kw_exprs(kwargs, n), span)
+        if name == "comm_reducer" and len(args) == 2 and isinstance(args[0], _Lambda):
+            identities = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
+            identities = [self._as_expr(x, n) for x in identities]
+            fn = self.lower_lambda(args[0], [x.dtype for x in identities] * 2, n)
+            return E.Call("handle", name, (fn, E.ArrayExpr(tuple(identities), "list")), (), span)
         if name in ("type_annotation",):
             dtype = args[0] if args else kwargs.get("dtype", "handle")
             return E.Call(dtype, name, (), (("dtype", E.StringImm(dtype)),), span)
         # any other intrinsic: a call by name, arguments kept as written
         xs = tuple(self._arg_expr(a, n) for a in args)
-        return E.Call(_generic_dtype(name, xs), name, xs, self._kw_exprs(kwargs, n), span)
+        dtype = dtype_kw if isinstance(dtype_kw, str) and D.is_dtype(dtype_kw) else \
+            _generic_dtype(name, xs)
+        return E.Call(dtype, name, xs, self._kw_exprs(kwargs, n), span)
+
+    def _let_where(self, body, where, n):
+        """`T.Let(body, where={x: value})`, x a variable declared before (`x = T.int32()`)."""
+        if not isinstance(where, dict) or len(where) != 1:
+            self.fail("type/mismatch", "T.Let takes where={variable: value}", n)
+        (var, value), = where.items()
+        if not isinstance(var, E.Var):
+            self.fail("type/mismatch", "T.Let binds a variable (declare it like x = T.int32())",
+                      n)
+        value, body = self._as_expr(value, n), self._as_expr(body, n)
+        return E.Let(var, value, body, body.dtype, self.span(n))
+
+    def lower_lambda(self, lam, dtypes, n):
+        """`lambda x, y: ...` with parameters of the given dtypes."""
+        node = lam.node
+        params = list(node.params or [])
+        if len(params) != len(dtypes):
+            self.fail("type/mismatch", f"this lambda takes {len(params)} parameters, "
+                      f"{len(dtypes)} expected", node)
+        pvars = tuple(E.Var(p, d, None, self.span(node)) for p, d in zip(params, dtypes))
+        self.push()
+        try:
+            for p, v in zip(params, pvars):
+                self.define(p, v, check=False)
+            body = self.value(node.body)
+        finally:
+            self.pop()
+        if isinstance(body, (tuple, list)):
+            body = tuple(self._as_expr(x, node) for x in body)
+        else:
+            body = self._as_expr(body, node)
+        return E.Lambda(pvars, body, "handle", self.span(node))
+
+    def _lanes(self, lanes, elem_dtype, n):
+        """(lanes, vector dtype): an int, or an expression such as `4 * T.vscale()`."""
+        if isinstance(lanes, E.IntImm):
+            lanes = lanes.value
+        if isinstance(lanes, bool) or not isinstance(lanes, (int, E.PrimExpr)):
+            self.fail("type/mismatch", "the number of lanes must be an integer", n)
+        if isinstance(lanes, int):
+            if lanes < 1:
+                self.fail("type/mismatch", "the number of lanes must be positive", n)
+            return lanes, D.parse_dtype(elem_dtype).with_lanes(lanes)
+        factor = None
+        if isinstance(lanes, E.Mul):
+            for a, b in ((lanes.a, lanes.b), (lanes.b, lanes.a)):
+                if isinstance(a, E.IntImm) and isinstance(b, E.Call) and b.op == "vscale":
+                    factor = a.value
+        vec = f"{elem_dtype}xvscalex{factor}" if factor else elem_dtype
+        return lanes, vec if D.is_dtype(vec) else elem_dtype
 
     def _kw_exprs(self, kwargs, n):
         return tuple((k, self._arg_expr(v, n)) for k, v in kwargs.items())
@@ -249,4 +340,6 @@ def _generic_dtype(name, xs) -> str:
         return "handle"
     if name in ("assume", "evaluate"):
         return "void"
+    if name in ("q_multiply_shift", "q_multiply_shift_per_axis"):
+        return "int32"
     return "handle"

@@ -6,6 +6,7 @@ from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
 from .context import ERROR_DTYPE, MISSING, LoopInfo, LowerError, error_expr
+from .fold import fold_int, slice_extent  # noqa: F401  (slice_extent: used by other mixins)
 
 _BIN = {
     "+": E.Add, "-": E.Sub, "*": E.Mul, "/": E.Div, "//": E.FloorDiv, "%": E.FloorMod,
@@ -81,6 +82,8 @@ class ExprMixin:
                 return self.py_constants[n.id]
             if n.id in self.tir_aliases or n.id in self.ir_aliases:
                 return _Namespace(n.id)
+            if n.id == getattr(self, "module_class", None):
+                return _ModuleRef(n.id)
             self.fail("name/undefined", f"name '{n.id}' is not defined", n)
         if isinstance(v, E.Var):
             self._check_loop_var_use(v, n)
@@ -108,6 +111,10 @@ class ExprMixin:
             return self.buffer_attribute(base, n.attr, n)
         if isinstance(base, _Namespace):
             return _Namespace(f"{base.name}.{n.attr}")
+        if isinstance(base, _ModuleRef):
+            if n.attr not in getattr(self, "module_funcs", ()):
+                self.fail("name/undefined", f"module '{base.name}' has no function '{n.attr}'", n)
+            return _GlobalFunc(n.attr)
         if isinstance(base, E.Var) and n.attr == "dtype":
             return base.dtype
         if isinstance(base, E.PrimExpr) and n.attr == "dtype":
@@ -124,7 +131,13 @@ class ExprMixin:
         if attr == "strides":
             return tuple(buf.strides)
         if attr == "elem_offset":
-            return buf.elem_offset if buf.elem_offset is not None else E.IntImm("int32", 0)
+            if buf.elem_offset is not None:
+                return buf.elem_offset
+            if buf.offset_factor:
+                # TVM gives such a buffer an offset variable of its own: keep `B.elem_offset`
+                return E.Call("int32", ".elem_offset", (E.BufferRef(buf, "handle", self.span(n)),),
+                              (), self.span(n))
+            return E.IntImm("int32", 0)
         if attr == "scope":
             return _BufferMethod(buf, "scope")
         if attr in ("access_ptr", "vload", "vstore", "offset_of"):
@@ -170,6 +183,9 @@ class ExprMixin:
         if cls is E.Div and D.is_int(a.dtype) and D.is_int(b.dtype):
             self.fail("type/mismatch", "integer division with '/' is ambiguous in TIR: use '//' "
                       "(floor division) or T.truncdiv", n)
+        folded = fold_int(cls, a, b)
+        if folded is not None:
+            return folded
         return cls(a, b, a.dtype, self.span(n))
 
     def _python_binop(self, op, a, b, n):
@@ -254,6 +270,12 @@ class ExprMixin:
             return a
         if n.op == "~":
             return E.Call(a.dtype, "bitwise_not", (a,), (), self.span(n))
+        if type(a) is E.IntImm and D.is_int(a.dtype) and not D.is_bool(a.dtype):
+            lo, hi = D.int_range(a.dtype)
+            if lo <= -a.value <= hi:
+                return E.IntImm(a.dtype, -a.value, self.span(n))
+        if type(a) is E.FloatImm:
+            return E.FloatImm(a.dtype, -a.value, self.span(n))
         minus_one = self.convert_literal(E.IntImm("int32", -1), a.dtype, n)
         return E.Mul(a, minus_one, a.dtype, self.span(n))
 
@@ -339,69 +361,6 @@ class ExprMixin:
                       "declare a buffer over it to index it", n)
         self.fail("type/mismatch", "this value cannot be indexed", n)
 
-    def buffer_indices(self, buf: Buffer, n, allow_slices=True):
-        """Lower `buf[...]` indices; slices become Ramps (or ranges in regions)."""
-        out = []
-        for idx in n.indices:
-            if isinstance(idx, C.Slice):
-                if not allow_slices:
-                    self.fail("type/mismatch", "a slice is not allowed here", idx)
-                out.append(self.slice_range(idx))
-            else:
-                v = self.value(idx)
-                if isinstance(v, _Starred):
-                    out.extend(self._as_expr(x, idx) for x in (v.value or ()))
-                    continue
-                out.append(self._as_expr(v, idx))
-        return out
-
-    def slice_range(self, idx):
-        lo = self.expr(idx.lower) if idx.lower is not None else E.IntImm("int32", 0)
-        hi = self.expr(idx.upper) if idx.upper is not None else None
-        step = self.expr(idx.step) if idx.step is not None else None
-        return _SliceVal(lo, hi, step, idx)
-
-    def check_index_count(self, buf, indices, n):
-        if len(indices) != len(buf.shape) and buf.shape:
-            flat_ok = len(indices) == 1 and buf.axis_separators == ()
-            if not flat_ok or len(buf.shape) == 0:
-                self.diag("type/mismatch",
-                          f"buffer '{buf.name}' has {len(buf.shape)} dimension"
-                          f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
-                          f"{len(indices)} index{'es' if len(indices) != 1 else ''}", n)
-                return False
-            if len(buf.shape) > 1:
-                self.diag("type/mismatch",
-                          f"buffer '{buf.name}' has {len(buf.shape)} dimensions but is indexed "
-                          f"with 1 index", n)
-                return False
-        return True
-
-    def buffer_load(self, buf: Buffer, n):
-        raw = self.buffer_indices(buf, n)
-        self.check_index_count(buf, raw, n)
-        indices, lanes = [], 1
-        for r in raw:
-            if isinstance(r, _SliceVal):
-                if r.hi is None:
-                    self.fail("type/mismatch", "a vector access needs a stop", r.node)
-                ext = E.Sub(r.hi, r.lo, r.lo.dtype) if not isinstance(r.lo, E.IntImm) or \
-                    not isinstance(r.hi, E.IntImm) else None
-                if ext is not None:
-                    self.fail("type/mismatch", "a vector access needs constant bounds", r.node)
-                n_lanes = r.hi.value - r.lo.value
-                stride = r.step if r.step is not None else E.IntImm(r.lo.dtype, 1)
-                if isinstance(stride, E.IntImm) and stride.value > 1:
-                    n_lanes = (n_lanes + stride.value - 1) // stride.value
-                lanes = n_lanes
-                indices.append(E.Ramp(r.lo, stride, n_lanes,
-                                      D.parse_dtype(r.lo.dtype).with_lanes(n_lanes)))
-            else:
-                indices.append(r)
-                lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
-        dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
-        return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))
-
 
 def _is_literal(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
@@ -473,3 +432,19 @@ class ParamRef:
 
 
 __all__ = ["ExprMixin", "LoopInfo", "LowerError", "error_expr", "PY_BUILTINS"]
+
+
+class _ModuleRef:
+    """The class name of the enclosing `@I.ir_module`, used to call its functions."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class _GlobalFunc:
+    """`Module.func`: a function of the enclosing module (called as `Module.func(...)`)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name

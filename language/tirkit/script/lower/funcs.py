@@ -81,6 +81,7 @@ class FuncMixin:
         self.func_attrs = []
         self.buffer_map = []
         self.func_level = True
+        self.decl_prefix = True      # only declarations so far in the function body
         params = []
         seen = {}
         for p in f.params:
@@ -95,7 +96,9 @@ class FuncMixin:
             try:
                 params.append(self.param(p))
             except LowerError:
-                params.append(E.Var(p.name, "handle", None, self.span(p)))
+                var = E.Var(p.name, "handle", None, self.span(p))
+                self.define(p.name, var, p, check=False)
+                params.append(var)
         ret_type = None
         if f.returns is not None:
             try:
@@ -135,6 +138,10 @@ class FuncMixin:
             self.buffer_map.append((handle, buf))
             self.define(p.name, buf, p)
             return handle
+        if isinstance(ann, C.Call) and tn in ("handle", "Ptr"):
+            var = E.Var(p.name, "handle", self.pointer_type(ann), span)
+            self.define(p.name, var, p)
+            return var
         v = self.value(ann)
         if isinstance(v, str) and D.is_dtype(v):
             var = E.Var(p.name, v, None, span)
@@ -153,8 +160,21 @@ class FuncMixin:
         self.define(p.name, var, p)
         return var
 
+    def pointer_type(self, ann):
+        """`T.handle("float32", "shared")` / `T.handle(dtype=..., storage_scope=...)`."""
+        args, kwargs = self._args(ann), self._kwargs(ann)
+        dtype = args[0] if args else kwargs.get("dtype")
+        scope = args[1] if len(args) > 1 else kwargs.get("storage_scope", "global")
+        if dtype is None:
+            return None
+        if not (isinstance(dtype, str) and D.is_dtype(dtype)) or not isinstance(scope, str):
+            self.fail("type/mismatch", "T.handle takes an element dtype and a storage scope", ann)
+        return E.PointerType(dtype, scope)
+
     def lower_module(self, k: C.ClassDef, aliases, spelling, source_lines):
         functions = []
+        self.module_class = k.name
+        self.module_funcs = {item.name for item in k.body if isinstance(item, C.FunctionDef)}
         for item in k.body:
             if isinstance(item, C.FunctionDef):
                 kinds = [kernel_kind(C.dotted_name(C.unparen(d).func) if isinstance(

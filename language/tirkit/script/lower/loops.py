@@ -89,10 +89,12 @@ class LoopMixin:
             self.loops[id(var)] = LoopInfo(var, mn, ext, k, thread, self.block_depth(),
                                            self.span(t))
             loop_vars.append(var)
+        self.loop_depth = getattr(self, "loop_depth", 0) + 1
         try:
             body = self.body(s.body)
         finally:
             self.pop()
+            self.loop_depth -= 1
         for var, (mn, ext), k in reversed(list(zip(loop_vars, ranges, kinds))):
             body = S.For(var, mn, ext, k, body, thread if k == "thread_binding" else None,
                          annotations if k != "serial" or kind != "grid" else (), span)

@@ -10,7 +10,7 @@ from ...ir import stmt as S
 from ...syntax import cst as C
 from .calls import _FreshVar
 from .context import ERROR_DTYPE, LowerError
-from .exprs import ParamRef, _is_literal
+from .exprs import ParamRef, _is_literal, _Subscripted, slice_extent
 
 _EVAL0 = None
 
@@ -41,9 +41,21 @@ class StmtMixin:
         n = len(stmts)
         while i < n:
             s = stmts[i]
+            # a statement's own comments are taken before its body's statements can take them
+            mark = self._own_i
+            lead, trail = self.comments_for(s)
             try:
                 r = self.stmt(s)
             except LowerError:
+                i += 1
+                continue
+            if r is not None:
+                self.decl_prefix = False    # statements have begun: no longer the prelude
+            if r is None:     # a declaration (T.reads, alloc_buffer...): the next one has them
+                if self._own_i == len(lead) + mark:
+                    self._own_i = mark
+                if trail is not None:
+                    self._trailing_comments[self._trail_line(s)] = trail
                 i += 1
                 continue
             if isinstance(r, Wrap):
@@ -53,10 +65,9 @@ class StmtMixin:
                 except LowerError:
                     out.append(rest)
                     break
-                out.append(self._trivia(made, s))
+                out.append(self._attach(made, lead, trail))
                 break
-            if r is not None:
-                out.append(self._trivia(r, s))
+            out.append(self._attach(r, lead, trail))
             i += 1
         if not out:
             return evaluate_zero()
@@ -64,9 +75,17 @@ class StmtMixin:
 
     def _trivia(self, r, s):
         lead, trail = self.comments_for(s)
+        return self._attach(r, lead, trail)
+
+    @staticmethod
+    def _attach(r, lead, trail):
         if lead or trail:
             r = dataclasses.replace(r, comments=tuple(lead), trailing=trail)
         return r
+
+    @staticmethod
+    def _trail_line(s):
+        return s.line if isinstance(s, (C.For, C.While, C.If, C.With)) else s.end_line
 
     def comments_for(self, s):
         """Own-line comments before statement s (not yet taken) and its trailing comment."""
@@ -200,8 +219,27 @@ class StmtMixin:
 
     def _s_AnnAssign(self, s):
         target = C.unparen(s.target)
+        pointer = self._let_pointer(s.annotation)
+        if pointer is not None and s.value is not None and isinstance(target, C.Name):
+            # `p: T.let[T.handle("int64")] = ...`: a handle with its pointer type
+            v = self._as_expr(self.value(s.value), s.value)
+            var = E.Var(target.id, "handle", pointer if pointer is not True else None,
+                        self.span(target))
+            span = self.span(s)
+            self.define(target.id, var, target, check=False)
+            return Wrap(lambda rest: S.LetStmt(var, v, rest, span, spelling="let"), s)
         ann = self.value(s.annotation)
+        let = False
+        if isinstance(ann, _Subscripted) and len(ann.items) == 1 and \
+                getattr(ann.base, "name", "").endswith(".let"):
+            ann, let = ann.items[0], True          # `x: T.let[T.int64] = ...`
         dtype = ann if isinstance(ann, str) and D.is_dtype(ann) else None
+        if let and s.value is not None and dtype is not None:
+            w = self._s_AnnAssign_typed(s, target, dtype)
+            if isinstance(w, Wrap):
+                make = w.make
+                w.make = lambda rest: dataclasses.replace(make(rest), spelling="let")
+            return w
         if s.value is None:
             if dtype is None:
                 self.fail("type/mismatch", "expected a dtype annotation such as T.int32", s.annotation)
@@ -209,6 +247,33 @@ class StmtMixin:
         if dtype is None:
             v = self.value(s.value)
             return self.bind_name(target, v, s)
+        return self._s_AnnAssign_typed(s, target, dtype)
+
+    def bind_stmt(self, target, call, s, tn):
+        """`x = T.bind(value)` (current TVM): a LetStmt spelled as a bind."""
+        args = self._args(call)
+        if len(args) != 1 or not isinstance(target, C.Name):
+            self.fail("type/mismatch", "T.bind takes one value and binds one name", call)
+        v = self._as_expr(args[0], call)
+        var = E.Var(target.id, v.dtype, None, self.span(target))
+        span = self.span(s)
+        self.define(target.id, var, target, check=False)
+        return Wrap(lambda rest: S.LetStmt(var, v, rest, span, spelling="bind"), s)
+
+    def _let_pointer(self, ann):
+        """The pointer type in `T.let[T.handle("int64")]` (True for a bare T.handle)."""
+        ann = C.unparen(ann)
+        if not isinstance(ann, C.Subscript) or self.t_name(ann.value) != "let" or \
+                len(ann.indices) != 1:
+            return None
+        inner = C.unparen(ann.indices[0])
+        if isinstance(inner, C.Call) and self.t_name(inner.func) == "handle":
+            return self.pointer_type(inner) or True
+        if self.t_name(inner) == "handle":
+            return True
+        return None
+
+    def _s_AnnAssign_typed(self, s, target, dtype):
         v = self.value(s.value)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             v = E.const(v, dtype, self.span(s.value))
@@ -238,9 +303,10 @@ class StmtMixin:
         from .exprs import _SliceVal
         for r in raw:
             if isinstance(r, _SliceVal):
-                if not (isinstance(r.lo, E.IntImm) and isinstance(r.hi, E.IntImm)):
+                ext = slice_extent(r.lo, r.hi) if r.hi is not None else None
+                if not isinstance(ext, E.IntImm) or ext.value < 1:
                     self.fail("type/mismatch", "a vector store needs constant bounds", r.node)
-                lanes = r.hi.value - r.lo.value
+                lanes = ext.value
                 stride = r.step or E.IntImm(r.lo.dtype, 1)
                 indices.append(E.Ramp(r.lo, stride, lanes,
                                       D.parse_dtype(r.lo.dtype).with_lanes(lanes)))
@@ -259,7 +325,8 @@ class StmtMixin:
                                              want, value_node)
         else:
             value = self._as_expr(raw_value, value_node)
-            if value.dtype != want and value.dtype != ERROR_DTYPE and ok:
+            unknown = isinstance(value, E.Call) and value.dtype == "handle"   # untyped intrinsic
+            if value.dtype != want and value.dtype != ERROR_DTYPE and ok and not unknown:
                 vd, bd = D.parse_dtype(value.dtype), D.parse_dtype(want)
                 if vd is not None and bd is not None and vd.lanes == 1 and bd.lanes > 1:
                     value = E.Broadcast(value, bd.lanes, want)

@@ -1,0 +1,74 @@
+"""Buffer accesses: `A[i, j]` indices, slices as vector lanes, index-count checks."""
+from __future__ import annotations
+
+from ...ir import dtype as D
+from ...ir import expr as E
+from ...ir.stmt import Buffer
+from ...syntax import cst as C
+from .context import ERROR_DTYPE
+from .exprs import _SliceVal, _Starred
+from .fold import slice_extent
+
+
+class AccessMixin:
+    def buffer_indices(self, buf: Buffer, n, allow_slices=True):
+        """Lower `buf[...]` indices; slices become Ramps (or ranges in regions)."""
+        out = []
+        for idx in n.indices:
+            if isinstance(idx, C.Slice):
+                if not allow_slices:
+                    self.fail("type/mismatch", "a slice is not allowed here", idx)
+                out.append(self.slice_range(idx))
+            else:
+                v = self.value(idx)
+                if isinstance(v, _Starred):
+                    out.extend(self._as_expr(x, idx) for x in (v.value or ()))
+                    continue
+                out.append(self._as_expr(v, idx))
+        return out
+
+    def slice_range(self, idx):
+        lo = self.expr(idx.lower) if idx.lower is not None else E.IntImm("int32", 0)
+        hi = self.expr(idx.upper) if idx.upper is not None else None
+        step = self.expr(idx.step) if idx.step is not None else None
+        return _SliceVal(lo, hi, step, idx)
+
+    def check_index_count(self, buf, indices, n):
+        if len(indices) != len(buf.shape) and buf.shape:
+            flat_ok = len(indices) == 1 and buf.axis_separators == ()
+            if not flat_ok or len(buf.shape) == 0:
+                self.diag("type/mismatch",
+                          f"buffer '{buf.name}' has {len(buf.shape)} dimension"
+                          f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
+                          f"{len(indices)} index{'es' if len(indices) != 1 else ''}", n)
+                return False
+            if len(buf.shape) > 1:
+                self.diag("type/mismatch",
+                          f"buffer '{buf.name}' has {len(buf.shape)} dimensions but is indexed "
+                          f"with 1 index", n)
+                return False
+        return True
+
+    def buffer_load(self, buf: Buffer, n):
+        raw = self.buffer_indices(buf, n)
+        self.check_index_count(buf, raw, n)
+        indices, lanes = [], 1
+        for r in raw:
+            if isinstance(r, _SliceVal):
+                if r.hi is None:
+                    self.fail("type/mismatch", "a vector access needs a stop", r.node)
+                ext = slice_extent(r.lo, r.hi)
+                if not isinstance(ext, E.IntImm):
+                    self.fail("type/mismatch", "a vector access needs constant bounds", r.node)
+                n_lanes = ext.value
+                stride = r.step if r.step is not None else E.IntImm(r.lo.dtype, 1)
+                if isinstance(stride, E.IntImm) and stride.value > 1:
+                    n_lanes = (n_lanes + stride.value - 1) // stride.value
+                lanes = n_lanes
+                indices.append(E.Ramp(r.lo, stride, n_lanes,
+                                      D.parse_dtype(r.lo.dtype).with_lanes(n_lanes)))
+            else:
+                indices.append(r)
+                lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
+        dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
+        return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))

@@ -1,0 +1,51 @@
+"""Folding as TVM's operators fold: integer constants, constant slice extents."""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import dtype as D
+from ...ir import expr as E
+from ...ir.stmt import Buffer
+
+_FOLD = {E.Add: lambda x, y: x + y, E.Sub: lambda x, y: x - y, E.Mul: lambda x, y: x * y,
+         E.FloorDiv: lambda x, y: x // y, E.FloorMod: lambda x, y: x % y}
+
+
+def fold_int(cls, a, b):
+    """Two integer constants of one dtype fold into one, as TVM's operators fold them."""
+    if type(a) is not E.IntImm or type(b) is not E.IntImm or a.dtype != b.dtype:
+        return None
+    if not D.is_int(a.dtype) or D.is_bool(a.dtype) or cls not in _FOLD:
+        return None
+    if cls in (E.FloorDiv, E.FloorMod) and b.value == 0:
+        return None
+    v = _FOLD[cls](a.value, b.value)
+    lo, hi = D.int_range(a.dtype)
+    if not lo <= v <= hi:
+        return None
+    return E.IntImm(a.dtype, v)
+
+
+def slice_extent(lo, hi) -> E.PrimExpr:
+    """`hi - lo`, folded when it is a constant (`i * 4 : i * 4 + 4` has extent 4)."""
+    if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
+        return E.IntImm(hi.dtype, hi.value - lo.value)
+    if isinstance(lo, E.IntImm) and lo.value == 0:
+        return hi
+    if isinstance(hi, E.Add) and isinstance(hi.b, E.IntImm) and _same(hi.a, lo):
+        return hi.b
+    return E.Sub(hi, lo, hi.dtype)
+
+
+def _same(a, b) -> bool:
+    """Structurally the same expression over the very same variables (spans ignored)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or isinstance(a, (E.Var, Buffer)):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, E.PrimExpr):
+        return all(f.name == "span" or _same(getattr(a, f.name), getattr(b, f.name))
+                   for f in dataclasses.fields(a))
+    return a == b

@@ -1,0 +1,150 @@
+"""Constructs met in real TVMScript programs: each lowers without errors, round-trips, prints
+as a fixpoint, and prints in the expected form."""
+import pytest
+
+import tirkit
+
+CLASSIC = "from tvm.script import tir as T\n\n\n"
+TIRX = "from tvm.script import tirx as T\n\n\n"
+MODULE = "from tvm.script import ir as I\nfrom tvm.script import tir as T\n\n\n"
+
+CASES = {
+    "handle_param_with_pointer_type": (CLASSIC + '''@T.prim_func
+def f(Aptr: T.handle("float16", "shared"), n: T.int32):
+    A = T.decl_buffer((n,), "float16", data=Aptr, scope="shared")
+    for i in range(n):
+        A[i] = T.float16(0)
+''', ['Aptr: T.handle("float16", "shared")']),
+    "module_function_call": (MODULE + '''@I.ir_module
+class Mod:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        Mod.sub(A.data)
+
+    @T.prim_func(private=True)
+    def sub(A_data: T.handle("float32")):
+        A = T.decl_buffer((4,), data=A_data)
+        A[0] = T.float32(1)
+''', ["        Mod.sub(A.data)"]),
+    "dtype_keywords": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "int32")):
+    for i in range(4):
+        A[i] = T.exp(A[i], dtype="float32") + T.if_then_else(i < 2, A[i], T.float32(0), dtype="float32")
+        B[i] = T.reinterpret(A[i], dtype="int32") + T.cast(A[i], dtype="int32")
+''', ['T.reinterpret("int32", A[i])', "T.exp(A[i])"]),
+    "launch_thread_twice_and_with_forms": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((256,), "float32")):
+    tx = T.env_thread("threadIdx.x")
+    with T.launch_thread(tx, 256):
+        A[tx] = A[tx] + T.float32(1)
+    with T.launch_thread(tx, 256):
+        A[tx] = A[tx] + T.float32(2)
+''', ['tx = T.env_thread("threadIdx.x")', "    with T.launch_thread(tx, 256):"]),
+    "decl_buffer_without_data_mid_sequence": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    with T.decl_buffer((8,), "float32", scope="local") as B:
+        for i in range(8):
+            B[i] = A[i]
+    for i in range(8):
+        A[i] = A[i] * T.float32(2)
+''', ['    with T.decl_buffer((8,), "float32", scope="local") as B:']),
+    "float32_max_keeps_its_bits": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((1,), "float32")):
+    A[0] = T.float32(-3.4028234663852886e+38)
+''', ["T.float32(-3.4028234663852886e+38)"]),
+    "symbolic_region_and_vector_slices": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for i in range(16):
+        with T.block("copy"):
+            vi = T.axis.spatial(16, i)
+            T.reads(A[vi * 4:vi * 4 + 4])
+            T.writes(B[vi * 4:vi * 4 + 4])
+            sub = T.match_buffer(A[vi * 4:vi * 4 + 4], (4,), offset_factor=1)
+            B[vi * 4:vi * 4 + 4] = sub[0:4]
+''', ["B[vi * 4:vi * 4 + 4] = sub[0:4]"]),
+    "shifts_and_constant_folding": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    A[0] = A[1] >> 2 << 1
+    A[1] = A[2] * (2 * 3) + T.Cast("int32", -T.int64(2147483648))
+''', ["A[1] >> 2 << 1", 'A[2] * 6 + T.Cast("int32", T.int64(-2147483648))']),
+    "comm_reducer_lambda": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+    red = T.allocate([1], "float32", "local")
+    tx = T.launch_thread("threadIdx.x", 32)
+    with T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope", T.reinterpret("handle", T.uint64(0))):
+        T.tvm_thread_allreduce(T.uint32(1), A[tx], T.bool(True), red, tx)
+''', ["T.comm_reducer(lambda x, y: x + y, [T.float32(0)])"]),
+    "buffer_methods": (CLASSIC + '''@T.prim_func
+def f(a: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16,), offset_factor=1)
+    C = T.match_buffer(c, (16,), offset_factor=1)
+    with T.block("root"):
+        T.reads(A[0:16])
+        T.writes(C[0:16])
+        T.evaluate(T.call_extern("int32", "copy", C.access_ptr("w"), A.data, A.elem_offset))
+''', ['C.access_ptr("w")', "A.elem_offset"]),
+    "match_buffer_order_kept": (CLASSIC + '''@T.prim_func
+def f(a: T.handle, b: T.handle):
+    B = T.match_buffer(b, (4,))
+    A = T.match_buffer(a, (4,))
+    for i in range(4):
+        B[i] = A[i]
+''', ['def f(a: T.handle, B: T.Buffer((4,), "float32")):\n    A = T.match_buffer(a, (4,)']),
+    "let_expression_with_where": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((4, 4), "float32")):
+    for i, j in T.grid(4, 4):
+        x = T.float32()
+        A[i, j] = T.Let(T.float32(5) * x, where={x: T.Cast("float32", i + 1)})
+''', ["    x = T.float32()\n", 'T.Let(T.float32(5) * x, where={x: T.Cast("float32", i + 1)})']),
+    "tirx_alloc_forms_let_and_bind": (TIRX + '''@T.prim_func(s_tir=True)
+def f(A: T.Buffer((16,), "float32"), n: T.int64):
+    S = T.sblock_alloc_buffer((16,), "float32", scope="shared")
+    for i in range(16):
+        tmp = T.alloc_buffer((1,), "float32", scope="local")
+        k: T.let[T.int64] = T.ceildiv(n, T.int64(2))
+        v = T.bind(A[i] * T.float32(2))
+        tmp[0] = v
+        S[i] = tmp[0]
+        A[i] = S[i]
+''', ['S = T.sblock_alloc_buffer((16,), "float32", scope="shared")',
+      '        tmp = T.alloc_buffer((1,), "float32", scope="local")',
+      "k: T.let[T.int64] = T.ceildiv(n, T.int64(2))", "v = T.bind(A[i] * T.float32(2))"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_construct_round_trips(name):
+    text, expected = CASES[name]
+    r = tirkit.parse(text, f"{name}.py")
+    assert [d for d in r.diagnostics if d.severity == "error"] == []
+    assert r.module.functions
+    printed = tirkit.to_script(r.module)
+    again = tirkit.parse(printed)
+    assert [d for d in again.diagnostics if d.severity == "error"] == []
+    assert tirkit.structural_equal(again.module, r.module)
+    assert tirkit.to_script(again.module) == printed
+    for snippet in expected:
+        assert snippet in printed, printed
+
+
+def test_comments_stay_with_the_statement_they_precede():
+    text = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    # first loop
+    for i in range(4):
+        # inner store
+        A[i] = T.float32(0)  # zero it
+    # second loop
+    for i in range(4):
+        A[i] = A[i] + T.float32(1)
+'''
+    assert tirkit.to_script(tirkit.parse(text).module) == text
+
+
+def test_folding_and_negation_do_not_hide_other_code():
+    text = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    A[0] = 7 // 2 + A[1] % 3 - (-A[2])
+'''
+    printed = tirkit.to_script(tirkit.parse(text).module)
+    assert "A[0] = 3 + A[1] % 3 - A[2] * -1" in printed
