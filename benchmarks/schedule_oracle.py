@@ -163,6 +163,87 @@ def _equal(a, b) -> bool:
         return bool(tvm_ffi.structural_equal(a, b))
 
 
+def run_program(path, blocks, only):
+    """(used, records) for one program; a record is (prim, outcome, detail, diff text)."""
+    text = open(path, encoding="utf-8").read()
+    r = tirkit.parse(text, path)
+    if any(d.severity == "error" for d in r.diagnostics) or len(r.module.prim_funcs()) != 1 \
+            or len(r.module.functions) != 1:
+        return False, []
+    try:
+        tmod = tvm_parse(r.module)
+    except Exception:
+        return False, []
+    try:
+        specs = specs_for(Schedule(r.module), blocks)
+    except Exception:                   # a program our queries cannot read: skipped
+        return True, []
+    records = []
+    for spec in specs:
+        prim = spec[0]
+        if only and prim not in only:
+            continue
+        tvm_err = ours_err = None
+        crash = False
+        try:
+            want = run_tvm(tmod, spec)
+        except Exception as e:          # TVM refused
+            tvm_err = str(e).strip().splitlines()[-1][:160] if str(e).strip() else repr(e)
+        try:
+            got = run_ours(r.module, spec)
+        except ScheduleError as e:
+            ours_err = e.kind
+        except Exception as e:          # a crash of ours: count and keep going
+            ours_err = f"CRASH {type(e).__name__}: {e}"
+            crash = True
+        if crash:
+            records.append((prim, "crash", ours_err, None))
+        if tvm_err and ours_err:
+            records.append((prim, "both_refuse", "", None))
+        elif tvm_err:
+            records.append((prim, "only_tvm_refuses", tvm_err, None))
+        elif ours_err:
+            records.append((prim, "only_ours_refuses", ours_err, None))
+        else:
+            try:
+                mine = tvm_parse(got)
+            except Exception as e:
+                records.append((prim, "ours_unparsable", str(e).splitlines()[-1][:160], None))
+                continue
+            if _equal(mine, want):
+                records.append((prim, "equal", "", None))
+            else:
+                records.append((prim, "different", "", f"# {path}\n# {spec}\n# --- TVM\n"
+                                f"{want.script()}\n# --- tirkit\n{mine.script()}\n"))
+    return True, records
+
+
+def _isolated(path, blocks, only):
+    """run_program in a forked child, so that a crash inside TVM costs one program."""
+    import multiprocessing as mp
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child():
+        try:
+            send.send(run_program(path, blocks, only))
+        except BaseException as e:      # noqa: BLE001 - reported to the parent
+            send.send(("error", repr(e)))
+        finally:
+            send.close()
+    p = ctx.Process(target=child)
+    p.start()
+    send.close()
+    try:
+        out = recv.recv()
+    except EOFError:
+        out = None
+    p.join()
+    if out is None or (isinstance(out, tuple) and out and out[0] == "error"):
+        return None
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=None)
@@ -177,77 +258,36 @@ def main(argv=None):
     examples = collections.defaultdict(list)
     programs = load_programs(args.corpus, args.limit)
     used = 0
+    lost = []
     t0 = time.perf_counter()
     for path in programs:
-        text = open(path, encoding="utf-8").read()
-        r = tirkit.parse(text, path)
-        if any(d.severity == "error" for d in r.diagnostics) or len(r.module.prim_funcs()) != 1 \
-                or len(r.module.functions) != 1:
+        res = _isolated(path, args.blocks, only)
+        if res is None:
+            lost.append(path)
             continue
-        try:
-            tmod = tvm_parse(r.module)
-        except Exception:
-            continue
-        used += 1
-        sch0 = Schedule(r.module)
-        try:
-            specs = specs_for(sch0, args.blocks)
-        except Exception:                   # a program our queries cannot read: skipped
-            continue
-        for spec in specs:
-            prim = spec[0]
-            if only and prim not in only:
-                continue
+        ok, records = res
+        used += bool(ok)
+        for prim, outcome, detail, diff in records:
             st = stats[prim]
-            st["calls"] += 1
-            tvm_err = ours_err = None
-            try:
-                want = run_tvm(tmod, spec)
-            except Exception as e:          # TVM refused
-                tvm_err = str(e).strip().splitlines()[-1][:160] if str(e).strip() else repr(e)
-            try:
-                got = run_ours(r.module, spec)
-            except ScheduleError as e:
-                ours_err = e.kind
-            except Exception as e:          # a crash of ours: count and keep going
-                ours_err = f"CRASH {type(e).__name__}: {e}"
+            if outcome == "crash":
                 st["crash"] += 1
-            if tvm_err and ours_err:
-                st["both_refuse"] += 1
                 continue
-            if tvm_err:
-                st["only_tvm_refuses"] += 1
-                examples[(prim, "only_tvm_refuses")].append((path, spec, tvm_err))
-                continue
-            st["tvm_ok"] += 1
-            if ours_err:
-                st["only_ours_refuses"] += 1
-                examples[(prim, "only_ours_refuses")].append((path, spec, ours_err))
-                continue
-            try:
-                mine = tvm_parse(got)
-            except Exception as e:
-                st["ours_unparsable"] += 1
-                examples[(prim, "unparsable")].append((path, spec, str(e).splitlines()[-1]
-                                                      [:160]))
-                continue
-            if _equal(mine, want):
-                st["equal"] += 1
-            else:
-                st["different"] += 1
-                examples[(prim, "different")].append((path, spec, ""))
-                if args.diffs:
-                    os.makedirs(args.diffs, exist_ok=True)
-                    k = st["different"]
-                    with open(os.path.join(args.diffs, f"{prim}_{k}.txt"), "w") as fh:
-                        fh.write(f"# {path}\n# {spec}\n# --- TVM\n{want.script()}\n"
-                                 f"# --- tirkit\n{mine.script()}\n")
+            st["calls"] += 1
+            st[outcome] += 1
+            if outcome not in ("both_refuse", "only_tvm_refuses"):
+                st["tvm_ok"] += 1
+            if outcome not in ("equal", "both_refuse"):
+                examples[(prim, outcome)].append((path, None, detail))
+            if outcome == "different" and args.diffs:
+                os.makedirs(args.diffs, exist_ok=True)
+                with open(os.path.join(args.diffs, f"{prim}_{st['different']}.txt"), "w") as fh:
+                    fh.write(diff)
     secs = time.perf_counter() - t0
-    write_report(args.out, stats, examples, used, len(programs), secs, args.corpus)
+    write_report(args.out, stats, examples, used, len(programs), secs, args.corpus, lost)
     print(open(args.out).read())
 
 
-def write_report(out, stats, examples, used, total, secs, corpus):
+def write_report(out, stats, examples, used, total, secs, corpus, lost=()):
     lines = ["# Schedule primitives against TVM 0.27", "",
              f"Programs: {used} used of {total} read (shipped valid examples"
              f"{' and the tir-schedule tests of ' + corpus if corpus else ''}; one TIR function,"
@@ -265,11 +305,15 @@ def write_report(out, stats, examples, used, total, secs, corpus):
         lines.append(f"| {p} | {s['calls']} | {ok} | {s['equal']} | {share} | "
                      f"{s['different'] + s['ours_unparsable']} | {s['only_ours_refuses']} | "
                      f"{s['only_tvm_refuses']} | {s['both_refuse']} | {s['crash']} |")
+    if lost:
+        lines += ["", f"{len(lost)} program(s) crashed TVM itself (a segfault in its parser or "
+                  "a primitive) and are left out: " +
+                  ", ".join(f"`{os.path.basename(p)}`" for p in lost[:5])]
     lines += ["", "## Disagreements (first three of each kind)", ""]
     for (p, kind), items in sorted(examples.items()):
         lines.append(f"- **{p}**, {kind}: {len(items)}")
-        for path, spec, why in items[:3]:
-            lines.append(f"  - `{os.path.basename(path)}` `{spec[1]}`: {why}")
+        for path, _spec, why in items[:3]:
+            lines.append(f"  - `{os.path.basename(path)}`: {why}")
     with open(out, "w") as fh:
         fh.write("\n".join(lines) + "\n")
 

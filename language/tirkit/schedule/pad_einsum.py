@@ -133,7 +133,7 @@ def _copy(name, shape, src, dst, guard):
         vals.append(lv)
     idx = tuple(iv.var for iv in ivs)
     value = E.BufferLoad(src, idx, src.dtype)
-    if guard is not None:
+    if guard is not None and guard[0]:
         dims, src_shape = guard
         cond = None
         for k in dims:
