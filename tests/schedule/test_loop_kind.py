@@ -48,3 +48,13 @@ def test_unroll_of_reduction_loop_is_fine():
     assert "for k in T.unroll(24):" in body_text(sch)
     check_result(sch)
     check_same_results(sch)
+
+
+def test_serial_undoes_parallel():
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.parallel(i)
+    sch.serial(i)
+    assert sch.get(i).kind == "serial"
+    assert tirkit.structural_equal(sch.mod, sch.original)
+    assert "sch.serial(loop=l1)" in sch.trace.as_python()

@@ -105,3 +105,36 @@ async def test_split_then_reorder_matches_the_api(client):
     ns = {"sch": tirkit.Schedule(tirkit.parse(text).module)}
     exec(py, ns)
     assert tirkit.structural_equal(ns["sch"].mod, sch.mod)
+
+
+RACY = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        for k in T.parallel(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+async def test_quick_fix_makes_the_racy_loop_serial(client):
+    from lsp_helpers import wait_diagnostics
+    uri = MATMUL.as_uri().replace("matmul.py", "racy_rowsum.py")
+    open_doc(client, uri, RACY)
+    diags = await wait_diagnostics(
+        client, uri, lambda ds: any(d.code == "loop-nest/reduction-on-parallel" for d in ds))
+    d = next(d for d in diags if d.code == "loop-nest/reduction-on-parallel")
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    assert [a.title for a in acts] == ["Make loop 'k' serial"]
+    assert acts[0].kind == T.CodeActionKind.QuickFix and acts[0].diagnostics
+    ca = await client.code_action_resolve_async(acts[0])
+    fixed = _apply(RACY, ca.edit.changes[uri])
+    assert "T.parallel" not in fixed
+    assert not [x for x in tirkit.check(fixed) if x.severity == "error"]

@@ -261,3 +261,33 @@ def apply_action(result, action: Action):
             return "\n".join(lines), sch.trace.as_python()
     raise ScheduleError(action.calls[0][0], "no-kernel",
                         f"no kernel defines function '{action.func}'")
+
+
+QUICK_FIXES = {"loop-nest/reduction-on-parallel"}
+
+
+def quick_fixes(result, diagnostic) -> list:
+    """Actions that repair a validation diagnostic (only those whose primitive succeeds)."""
+    if diagnostic.code not in QUICK_FIXES:
+        return []
+    spans = [s for s, _ in diagnostic.related if s is not None]
+    out = []
+    for s in spans:
+        name, f = _func_at(result.module, s.line)
+        if f is None:
+            continue
+        loops = [x for x in _ir.stmts(f.body) if isinstance(x, S.For) and x.span is not None
+                 and x.span.line == s.line and x.kind != "serial"]
+        sch = Schedule(result.module, name)
+        for lp in loops:
+            spec = _loop_spec(sch, name, lp)
+            if spec is None:
+                continue
+            act = Action(f"Make loop '{lp.loop_var.name}' serial", name,
+                         [("serial", [spec])], kind="quickfix")
+            try:
+                run(result.module, act)
+            except Exception:
+                continue
+            out.append(act)
+    return out

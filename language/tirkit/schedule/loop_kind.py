@@ -49,3 +49,13 @@ def vectorize(sch, loop):
 def unroll(sch, loop):
     """Unroll `loop`."""
     _set_kind(sch, loop, "unrolled", "unroll")
+
+
+@primitive("serial")
+def serial(sch, loop):
+    """Run `loop` serially again (a tirkit addition; TVM has no primitive for it): the quick
+    fix for a parallel, vectorized or thread-bound loop that feeds a reduction."""
+    f, _ = sch.loop_info(loop)
+    if f.kind == "serial":
+        return
+    sch.replace(loop.func, f, dataclasses.replace(f, kind="serial", thread_tag=None))
