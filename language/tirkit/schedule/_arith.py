@@ -202,10 +202,9 @@ def to_expr(lin: Lin):
             out = E.Add(out, term, dt) if c > 0 else E.Sub(out, term, dt)
     if out is None:
         return E.IntImm(dt, lin.const)
-    if lin.const > 0:
+    if lin.const:
+        # TVM's canonical form adds a negative constant: `x + -1`
         out = E.Add(out, E.IntImm(dt, lin.const), dt)
-    elif lin.const < 0:
-        out = E.Sub(out, E.IntImm(dt, -lin.const), dt)
     return out
 
 

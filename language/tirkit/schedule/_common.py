@@ -7,6 +7,7 @@ import dataclasses
 from ..ir import expr as E
 from ..ir import stmt as S
 from . import _arith as A
+from . import _ir
 
 TRUE = E.IntImm("bool", 1)
 
@@ -27,7 +28,7 @@ def loop_bounds(loops, keep_unit=()) -> dict:
     return out
 
 
-def simplify_bindings(stmt, outer_loops, fold=()):
+def simplify_bindings(stmt, outer_loops, fold=(), touched=None):
     """Simplify the iterator bindings of every block realize under `stmt`, using the bounds
     of the loops around it. Only the variables in `fold` (ids) are replaced by a constant
     when their loop has extent 1; predicates are left as they are (as TVM does)."""
@@ -51,7 +52,10 @@ def simplify_bindings(stmt, outer_loops, fold=()):
         if isinstance(x, S.BlockRealize):
             A.FOLD.update({k: True for k in fold})
             try:
-                vals = tuple(A.simplify(v, bounds) for v in x.iter_values)
+                # only the bindings the primitive changed (TVM leaves the others as written)
+                vals = tuple(A.simplify(v, bounds) if touched is None or
+                             any(id(u) in touched for u in _ir.vars_in(v)) else v
+                             for v in x.iter_values)
             finally:
                 A.FOLD.clear()
             return dc.replace(x, iter_values=vals)

@@ -76,7 +76,7 @@ def split(sch, loop, factors, preserve_unit_iters=True):
     new = C.nest(loops, body)
     outer = [a for a in ancestors if isinstance(a, type(f))]
     fold = () if preserve_unit_iters else {id(v) for v in new_vars}
-    new = C.simplify_bindings(new, outer, fold)
+    new = C.simplify_bindings(new, outer, fold, touched={id(v) for v in new_vars})
     sch.replace(loop.func, f, new)
     return [sch.loop_of(loop.func, lp) for lp in loops]
 
