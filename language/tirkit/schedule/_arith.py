@@ -184,7 +184,9 @@ def atom_expr(a, dtype):
     return E.FloorDiv(inner, c, dtype) if kind == "div" else E.FloorMod(inner, c, dtype)
 
 
-def to_expr(lin: Lin):
+def to_expr(lin: Lin, neg_add=False):
+    """The expression of a linear form; a negative constant is subtracted (`x - 1`), or added
+    (`x + -1`, TVM's form for iterator bindings) when neg_add."""
     dt = lin.dtype
     out = None
     if lin.terms and lin.terms[0][1] < 0 and lin.const > 0:
@@ -202,9 +204,10 @@ def to_expr(lin: Lin):
             out = E.Add(out, term, dt) if c > 0 else E.Sub(out, term, dt)
     if out is None:
         return E.IntImm(dt, lin.const)
-    if lin.const:
-        # TVM's canonical form adds a negative constant: `x + -1`
+    if lin.const > 0 or lin.const < 0 and neg_add:
         out = E.Add(out, E.IntImm(dt, lin.const), dt)
+    elif lin.const < 0:
+        out = E.Sub(out, E.IntImm(dt, -lin.const), dt)
     return out
 
 
@@ -300,12 +303,13 @@ def _atom_vars(atom):
     return []
 
 
-def simplify(e, bounds=None):
-    """Simplify an integer expression given variable bounds."""
+def simplify(e, bounds=None, binding=False):
+    """Simplify an integer expression given variable bounds (`binding`: an iterator binding,
+    written the way TVM writes those)."""
     bounds = bounds or {}
     if not _is_int(e) or type(e) not in _INT_OPS + (E.IntImm, E.Var, E.SizeVar):
         return _simplify_other(e, bounds)
-    return to_expr(_order(_merge(to_lin(e, bounds)), bounds))
+    return to_expr(_order(_merge(to_lin(e, bounds)), bounds), neg_add=binding)
 
 
 def bound_of(e, bounds):

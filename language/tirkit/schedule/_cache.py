@@ -139,7 +139,7 @@ def copy_nest(sch, src, dst, name, region, outer_loops):
         loops.append(C.new_loop(lv, ext))
         bounds[id(lv)] = (0, ext - 1)
         ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), d), "S"))
-        values.append(A.simplify(E.Add(mn, lv, d.dtype), bounds))
+        values.append(A.simplify(E.Add(mn, lv, d.dtype), bounds, binding=True))
         idx.append(v)
     point = tuple(E.Range(v, E.IntImm("int32", 1)) for v in idx)
     store = S.BufferStore(dst, E.BufferLoad(src, tuple(idx), src.dtype), tuple(idx))

@@ -53,7 +53,7 @@ def simplify_bindings(stmt, outer_loops, fold=(), touched=None):
             A.FOLD.update({k: True for k in fold})
             try:
                 # only the bindings the primitive changed (TVM leaves the others as written)
-                vals = tuple(A.simplify(v, bounds) if touched is None or
+                vals = tuple(A.simplify(v, bounds, binding=True) if touched is None or
                              any(id(u) in touched for u in _ir.vars_in(v)) else v
                              for v in x.iter_values)
             finally:

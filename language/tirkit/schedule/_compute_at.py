@@ -185,13 +185,13 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
                                 f"block '{blk.name_hint}' has a non-constant domain", blk)
             mn, ext = iv.dom.min, iv.dom.extent.value
         if ext == 1 and not preserve_unit_loops:
-            val = A.simplify(mn, bounds)
+            val = A.simplify(mn, bounds, binding=True)
         else:
             v = E.Var(f"ax{n}", dt)
             n += 1
             loops.append(C.new_loop(v, ext))
             bounds[id(v)] = (0, ext - 1)
-            val = A.simplify(E.Add(mn, v, dt), bounds)
+            val = A.simplify(E.Add(mn, v, dt), bounds, binding=True)
         values.append(val)
         if dom_hi is not None and not isinstance(val, E.IntImm):
             b = A.bound_of(val, bounds)

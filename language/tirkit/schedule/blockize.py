@@ -69,7 +69,7 @@ def blockize(sch, target, preserve_unit_iters=True):
         vi = E.Var(iv.var.name + "_i", dt)
         o_val = A.to_expr(A._merge(outer.scale(1) if ext_i == 1 else
                                    A.Lin([[a, c // ext_i] for a, c in outer.terms],
-                                         outer.const // ext_i, dt)))
+                                         outer.const // ext_i, dt)), neg_add=True)
         if ext_o > 1 or preserve_unit_iters:
             o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), C.int32(ext_o, dt)), iv.kind))
             o_vals.append(o_val)
@@ -78,7 +78,7 @@ def blockize(sch, target, preserve_unit_iters=True):
             vo_expr = o_val
         if ext_i > 1:
             i_ivs.append(S.IterVar(vi, E.Range(C.int32(0, dt), C.int32(ext_i, dt)), iv.kind))
-            i_vals.append(A.to_expr(inner))
+            i_vals.append(A.to_expr(inner, neg_add=True))
         if ext_i == 1:
             vmap[id(iv.var)] = vo_expr
         elif ext_o == 1:

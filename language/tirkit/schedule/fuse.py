@@ -79,6 +79,6 @@ def fuse(sch, *loops, preserve_unit_iters=True):
     # a fused loop of extent 1 is folded away (as TVM does), whatever preserve_unit_iters says
     unit = isinstance(total, E.IntImm) and total.value == 1
     new = C.simplify_bindings(new, outer, () if preserve_unit_iters and not unit
-                              else {id(fused)}, touched={id(fused)})
+                              else {id(fused)})
     sch.replace(loops[0].func, fors[0], new)
     return sch.loop_of(loops[0].func, new)
