@@ -43,9 +43,14 @@ def compute_inline(sch, block):
         if opaque_uses(other.block, buf):
             raise sch.error("compute_inline/opaque-access", f"block '{other.block.name_hint}' "
                             f"reads '{buf.name}' opaquely", other.block, [(blk, "inlined block")])
-    params = [iv.var for iv in blk.iter_vars]
     pos = {id(v): k for k, v in enumerate(store.indices)}
+    params = [iv.var for iv in blk.iter_vars if id(iv.var) in pos]
     value = store.value
+    for iv in blk.iter_vars:
+        if id(iv.var) not in pos and _ir.uses_var(value, iv.var):
+            raise sch.error("compute_inline/not-injective", f"block '{blk.name_hint}' "
+                            f"computes with iterator '{iv.var.name}', which does not index "
+                            f"'{buf.name}'", blk)
 
     def inline(y, x):
         if isinstance(y, E.BufferLoad) and y.buffer is buf:
