@@ -124,6 +124,8 @@ def clear_caches():
     from tirkit.script import parse as P
     P._parse_cache.clear()
     P._kernel_cache.clear()
+    from tirkit import verify
+    verify.clear_result_cache()
 
 
 def median_ms(samples):

@@ -149,6 +149,9 @@ def _clear_caches():
         c = getattr(P, name, None)
         if c is not None:
             c.clear()
+    from tirkit import verify
+    if hasattr(verify, "clear_result_cache"):
+        verify.clear_result_cache()
 
 
 def measure(text, repeat):

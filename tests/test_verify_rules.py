@@ -410,3 +410,146 @@ def test_symbolic_domain_mismatch_only_when_certain():
     # block C leaves the domain only when n is not a multiple of 32: not certain, not reported
     assert codes(check(body)) == [(line_of(body, "vi = T.axis.spatial(n, i)"),
                                    "loop-nest/domain-mismatch")]
+
+
+# ---- corpus-driven fixes ---------------------------------------------------------------------
+ALIAS_FILL = """
+@T.prim_func
+def alias_fill(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    tmp = T.alloc_buffer((16,), "float32")
+    for i in range(4):
+        with T.block("fill"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi * 4:vi * 4 + 4])
+            T.writes(tmp[vi * 4:vi * 4 + 4])
+            part = T.match_buffer(tmp[vi * 4:vi * 4 + 4], (4,), "float32")
+            for j in range(4):
+                part[j] = A[vi * 4 + j] * T.float32(2)
+    for i in range(16):
+        with T.block("use"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = tmp[vi]
+"""
+
+
+def test_writes_through_a_matched_buffer_count_as_writes():
+    assert codes(check(ALIAS_FILL)) == []
+    unfilled = ALIAS_FILL.replace("part[j] = A[vi * 4 + j] * T.float32(2)", "T.evaluate(0)")
+    unfilled = unfilled.replace("part = T.match_buffer(tmp[vi * 4:vi * 4 + 4], (4,), \"float32\")",
+                                "T.evaluate(1)")
+    unfilled = unfilled.replace("T.writes(tmp[vi * 4:vi * 4 + 4])", "T.writes()")
+    assert (line_of(unfilled, "B[vi] = tmp[vi]"), "dataflow/uncovered-read") in codes(check(unfilled))
+
+
+WARP_FILL = """
+@T.prim_func
+def warp_fill(C: T.Buffer((16, 16), "float32")):
+    for ty in T.thread_binding(4, thread="threadIdx.y"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            with T.block("frag"):
+                T.reads()
+                T.writes()
+                ATTR
+                acc = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
+                T.evaluate(T.tvm_fill_fragment(acc.data, 16, 16, 16, 0, T.float32(0)))
+"""
+
+
+def test_warp_execution_blocks_skip_the_whole_warp_count():
+    plain = WARP_FILL.replace("ATTR", "T.evaluate(0)")
+    line = line_of(plain, "tvm_fill_fragment")
+    assert (line, "thread/execution-scope") in codes(check(plain))
+    warp = WARP_FILL.replace("ATTR", 'T.block_attr({"warp_execution": True})')
+    assert [c for c in codes(check(warp)) if c[1] == "thread/execution-scope"] == []
+
+
+ONE_TRIP = """
+@T.prim_func
+def one_trip(A: T.Buffer((1, 512), "float32"), D: T.Buffer((1,), "float32")):
+    acc = T.alloc_buffer((1,), "float32", scope="shared")
+    for o in T.serial(1):
+        for k0 in range(2):
+            for k1 in T.thread_binding(256, thread="threadIdx.x"):
+                with T.block("sum"):
+                    b = T.axis.spatial(1, 0)
+                    k = T.axis.reduce(512, k0 * 256 + k1)
+                    T.reads(A[b, k])
+                    T.writes(acc[b])
+                    with T.init():
+                        acc[b] = T.float32(0)
+                    acc[b] = acc[b] + A[b, k]
+        for t in T.thread_binding(256, thread="threadIdx.x"):
+            with T.block("out"):
+                T.where(o * 256 + t < 1)
+                b = T.axis.spatial(1, o * 256 + t)
+                T.reads(acc[b])
+                T.writes(D[b])
+                D[b] = acc[b]
+"""
+
+
+def test_single_iteration_loop_is_a_constant_in_coverage():
+    assert codes(check(ONE_TRIP)) == []
+    wide = ONE_TRIP.replace("T.where(o * 256 + t < 1)", "T.where(o * 256 + t < 2)")
+    wide = wide.replace("D: T.Buffer((1,), \"float32\")", "D: T.Buffer((2,), \"float32\")")
+    wide = wide.replace("T.axis.spatial(1, o * 256 + t)", "T.axis.spatial(2, o * 256 + t)")
+    assert (line_of(wide, "D[b] = acc[b]"), "thread/cooperative-coverage") in codes(check(wide))
+
+
+POINTER_VIEW = """
+@T.prim_func
+def pointer_view(data: T.handle("float32")):
+    view = T.decl_buffer((1,), "float32", data=data)
+    for i in range(8):
+        view[i] = view[i] * T.float32(2)
+"""
+
+
+def test_view_over_a_bare_pointer_has_no_known_size():
+    assert codes(check(POINTER_VIEW)) == []
+    owned = POINTER_VIEW.replace('data: T.handle("float32")', 'B: T.Buffer((1,), "float32")')
+    owned = owned.replace("data=data", "data=B.data")
+    line = line_of(owned, "view[i] = view[i]")
+    assert (line, "bounds/out-of-bounds") in codes(check(owned))
+
+
+POOL_VIEW = """
+@T.prim_func
+def pool_view(A: T.Buffer((512,), "float16"), B: T.Buffer((512,), "float16")):
+    pool = T.alloc_buffer((1024,), "uint8")
+    half = T.decl_buffer((256,), "float16", data=pool.data)
+    for i in range(256):
+        half[i + OFFSET] = A[i]
+    for i in range(256):
+        B[i] = half[i + OFFSET]
+"""
+
+
+def test_view_over_a_pool_is_bounded_by_the_pool():
+    assert codes(check(POOL_VIEW.replace("OFFSET", "256"))) == []
+    bad = POOL_VIEW.replace("OFFSET", "300")
+    got = check(bad)
+    line = line_of(bad, "half[i + 300] = A[i]")
+    assert (line, "bounds/out-of-bounds") in codes(got)
+    msg = next(d.message for d in got if d.span.line == line and d.code == "bounds/out-of-bounds")
+    assert "extent 512 (elements of its storage)" in msg
+
+
+PTX_SCALAR = '''from tvm.script import tirx as T
+
+
+@T.prim_func
+def ptx_scalar(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"),
+               C: T.Buffer((32,), "float32")):
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(tx, 32)
+    with T.sblock():
+        T.reads(A[0:32], B[0:32])
+        T.writes(C[0:32])
+        T.ptx.add.rn.f32(C[tx], A[tx], B[tx])
+'''
+
+
+def test_ptx_operands_are_addresses_not_reads():
+    diags = tirkit.check(PTX_SCALAR, "p.py")
+    assert [d for d in diags if d.severity == "error"] == []

@@ -22,7 +22,7 @@ from ..ir import stmt as S
 
 
 # intrinsics whose buffer operands are addresses (read and/or written by the intrinsic)
-_POINTER_OPS = ("tvm_", "ptx_", "mma_", "address_of", "access_ptr", "call_packed",
+_POINTER_OPS = ("tvm_", "ptx_", "ptx.", "mma_", "address_of", "access_ptr", "call_packed",
                 "call_extern", "call_intrin", "call_pure_extern", "call_llvm")
 
 

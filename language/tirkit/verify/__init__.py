@@ -7,8 +7,11 @@ internal note and the others still run.
 """
 from __future__ import annotations
 
+import copy
 import importlib
 import pkgutil
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
@@ -48,6 +51,39 @@ def register(name: str, codes=(), fast: bool = False):
 
 _loaded = False
 
+# Rule results per function.  Lowered kernels are cached by text and place (script/parse.py),
+# so an unchanged kernel comes back as the very same PrimFunc object: its diagnostics are taken
+# from here instead of running every rule again.  The key is the object's id plus everything
+# else a rule reads (target, the file's target pragma, the path, whether lowering reported an
+# error inside it, the rule selection); the entry keeps the function alive, so its id cannot be
+# reused by another object while the entry exists.  Bounded (least recently used goes first)
+# and guarded by a lock: the language server checks documents from a thread pool.
+_RESULT_CACHE_SIZE = 1024
+_results: "OrderedDict[tuple, tuple]" = OrderedDict()
+_results_lock = threading.Lock()
+
+
+def clear_result_cache():
+    with _results_lock:
+        _results.clear()
+
+
+def _cached_results(key, func):
+    with _results_lock:
+        hit = _results.get(key)
+        if hit is None or hit[0] is not func:
+            return None
+        _results.move_to_end(key)
+        return hit[1]
+
+
+def _store_results(key, func, diags):
+    with _results_lock:
+        _results[key] = (func, tuple(diags))
+        _results.move_to_end(key)
+        while len(_results) > _RESULT_CACHE_SIZE:
+            _results.popitem(last=False)
+
 
 def load_rules():
     global _loaded
@@ -72,9 +108,20 @@ def run_rules(result, target=None, rules=None, fast_only=False) -> list:
         sp = getattr(f, "span", None)
         if sp is not None and any(sp.line <= ln <= sp.end_line for ln in err_lines):
             ctx.lowering_errors.add(id(f))
+    from ..target import from_pragma
+    pragma = from_pragma(result.text) if result.text else None
+    selection = (tuple(sorted(rules)) if rules is not None else None, bool(fast_only),
+                 len(RULES))
     for name, f in result.module.functions:
         if not isinstance(f, PrimFunc) or id(f) in syntax_bad:
             continue
+        key = (id(f), name, str(target) if target is not None else None, pragma, result.path,
+               ctx.incomplete(f), selection)
+        cached = _cached_results(key, f)
+        if cached is not None:
+            diags.extend(copy.copy(d) for d in cached)
+            continue
+        fdiags = []
         for rule in RULES.values():
             if rules is not None and rule.name not in rules:
                 continue
@@ -94,7 +141,9 @@ def run_rules(result, target=None, rules=None, fast_only=False) -> list:
             for d in out:
                 if d.span is not None and d.span.file is None and result.path:
                     d.span = d.span._replace(file=result.path)
-            diags.extend(out)
+            fdiags.extend(out)
+        _store_results(key, f, [copy.copy(d) for d in fdiags])
+        diags.extend(fdiags)
     seen = set()
     unique = []
     for d in sorted(diags, key=Diagnostic.sort_key):

@@ -17,6 +17,11 @@ def _relax_thread(lp):
     return is_thread(lp) and (tag.startswith("threadIdx") or tag.startswith("vthread"))
 
 
+def _single(lp):
+    """A loop of one iteration: its variable is a constant, not a symbol to keep."""
+    return isinstance(lp.extent, E.IntImm) and lp.extent.value == 1
+
+
 def _box(fa, a, keep):
     env = dict(fa.env)
     env.update(fa.lets)
@@ -73,6 +78,11 @@ def _opaque_buffers(fa):
                 used.add(x)
             return True
         walk(call.args, f)
+    # a buffer matched into a block (`T.match_buffer(X[...])`) is accessed through the alias:
+    # its accesses are the alias's, which the analysis does not map back onto X
+    for r in fa.realizes:
+        for m in r.block.match_buffers:
+            used.add(m.source.buffer.data)
     return used
 
 
@@ -118,7 +128,8 @@ def uncovered(func, ctx):
                 while common < len(first) and all(len(p.loops) > common and p.loops[common]
                                                   is first[common] for p in prods):
                     common += 1
-                keep = frozenset(lp.var for lp in first[:common] if not _relax_thread(lp))
+                keep = frozenset(lp.var for lp in first[:common] if not _relax_thread(lp)
+                                 and not _single(lp))
             rbox = _box(fa, a, keep)
             wbox = _merge([_box(fa, p, keep) for p in prods])
             if wbox is None or len(wbox) != len(rbox):

@@ -5,6 +5,12 @@ the loops inside that block, under the guards that enclose it (`T.where`, `if`,
 `T.if_then_else`).  Only what is certain is reported: the index's extreme value over those
 ranges must fall outside the dimension, and no guard the analysis cannot read may mention
 the index's variables.
+
+A buffer declared over storage it does not own (`T.decl_buffer(..., data=X.data)`, as TVM's
+merged shared-memory pools and flattened views write it) is checked against that storage:
+a 1-d view may use every element the owner's bytes hold; a multi-d view is not checked.  A
+view over a bare pointer parameter (`data: T.handle("float32")`) has no known size: TVM uses
+a nominal shape such as `(1,)` there, so it is not checked either.
 """
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ from ..analysis.regions import analyzer_for, index_range
 from ..arith.affine import Atom
 from ..diagnostics import error
 from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.dtype import bytes_of
 from ..ir.visit import walk
 from . import register
 from ._common import func_accesses, text
@@ -29,11 +37,19 @@ def check_bounds(func, ctx):
     fa = func_accesses(func, ctx)
     out = []
     seen = set()
+    owners = _owners(func, fa)
+    params = set(func.params)
+    views = {}
     for a in fa.accesses:
         if a.opaque or a.span is None or not a.indices:
             continue
         buf = a.buffer
         if len(a.indices) != len(buf.shape):
+            continue
+        if id(buf) not in views:
+            views[id(buf)] = _view_shape(buf, owners, params)
+        shape = views[id(buf)]
+        if shape is None:
             continue
         x = len(a.blocks) - 1
         while x > 0 and not a.blocks[x].block.iter_vars:
@@ -61,7 +77,7 @@ def check_bounds(func, ctx):
             aff = an.to_aff(base, env)
             if not _exact(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
                 continue
-            dim = an.to_aff(buf.shape[d])
+            dim = an.to_aff(shape[d])
             rng = index_range(an, idx, env)
             bad = _outside(an, rng, dim)
             if bad is None:
@@ -82,9 +98,54 @@ def check_bounds(func, ctx):
             out.append(error(
                 "bounds/out-of-bounds",
                 f"{what} `{buf.name}` out of bounds: index `{text(idx)}` of dimension {d} "
-                f"{bad}, but the dimension has extent {text(buf.shape[d])}",
+                f"{bad}, but the dimension has extent {text(shape[d])}"
+                f"{'' if shape is buf.shape else ' (elements of its storage)'}",
                 a.span))
     return out
+
+
+def _owners(func, fa):
+    """data Var -> (shape, dtype, Buffer or None) of what owns that storage: parameters'
+    buffers, allocations, and the first buffer declared over a fresh data Var."""
+    params = set(func.params)
+    own = {b.data: (b.shape, b.dtype, b) for _, b in func.buffer_map}
+    for b, _ in fa.allocs:
+        own.setdefault(b.data, (b.shape, b.dtype, b))
+
+    def f(x):
+        if isinstance(x, S.Allocate):
+            own.setdefault(x.buffer_var, (x.extents, x.dtype, None))
+        elif isinstance(x, S.DeclBuffer) and x.buffer.data not in params:
+            b = x.buffer
+            own.setdefault(b.data, (b.shape, b.dtype, b))
+        return True
+    walk(func.body, f)
+    return own
+
+
+def _const_size(shape):
+    n = 1
+    for e in shape:
+        if not isinstance(e, E.IntImm):
+            return None
+        n *= e.value
+    return n
+
+
+def _view_shape(buf, owners, params):
+    """The shape an access to buf is checked against, or None to leave it alone."""
+    owner = owners.get(buf.data)
+    if owner is None:
+        return None if buf.data in params else buf.shape
+    shape, dtype, ob = owner
+    if ob is buf or (shape == buf.shape and dtype == buf.dtype):
+        return buf.shape
+    if len(buf.shape) != 1:
+        return None
+    n = _const_size(shape)
+    if n is None:
+        return None
+    return (E.IntImm("int32", n * bytes_of(dtype) // max(1, bytes_of(buf.dtype))),)
 
 
 def _outside(an, rng, dim):

@@ -6,7 +6,11 @@ A warp-level MMA must be executed by every thread of a full warp, together:
   intrinsic's implementation, meant to be inlined by tensorize);
 - with threadIdx.x a multiple of the warp size (error otherwise: partial warps);
 - not under a guard that depends on threadIdx (error: a divergent warp deadlocks or
-  computes garbage)."""
+  computes garbage).
+
+A block annotated `warp_execution` (as meta-schedule's tensor-core schedules write it) states
+that its body runs once per warp, with the warp's lanes implicit: the whole-warp count is not
+checked inside it."""
 from __future__ import annotations
 
 from ..diagnostics import error, warning
@@ -20,6 +24,26 @@ WARP_OPS = frozenset({
     "tvm_fill_fragment", "ptx_mma", "ptx_mma_sp", "ptx_ldmatrix", "mma_store", "mma_fill",
     "ptx_wgmma_ss", "ptx_wgmma_rs",
 })
+
+
+def _truthy(v):
+    v = getattr(v, "value", v)
+    return v not in (False, 0, None, "0", "false", "False")
+
+
+def _warp_executed_calls(fa):
+    """ids of the calls inside a block annotated `warp_execution`."""
+    out = set()
+    for r in fa.realizes:
+        if not any(k == "warp_execution" and _truthy(v) for k, v in r.block.annotations):
+            continue
+
+        def f(x):
+            if isinstance(x, E.Call):
+                out.add(id(x))
+            return True
+        walk(r.block, f)
+    return out
 
 
 def _vars(e):
@@ -43,6 +67,7 @@ def check_execution_scope(func, ctx):
     t = target_for(func, ctx, fa)
     warp = t.warp_size or 32
     out = []
+    warp_blocks = _warp_executed_calls(fa)
     for call, loops, conds in calls:
         span = call.span
         if span is None:
@@ -63,7 +88,7 @@ def check_execution_scope(func, ctx):
         tx = [lp for lp in tloops if lp.thread_tag == "threadIdx.x"]
         unknown = any(lp.thread_tag == "env_thread" for lp in tloops)
         n = const_int(tx[0].extent) if tx else (None if unknown else 1)
-        if n is not None and n % warp != 0:
+        if n is not None and n % warp != 0 and id(call) not in warp_blocks:
             rel = [(tx[0].span, f"threadIdx.x = {n}")] if tx and tx[0].span else []
             out.append(error("thread/execution-scope",
                              f"`T.{call.op}` needs whole warps, but threadIdx.x has {n} "

@@ -1,0 +1,106 @@
+"""Code generation: TensorIR -> flat loops -> LLVM (llvmlite) -> native code for the host CPU.
+
+    kernel = tirkit.codegen.build(func, module)     # compiled, cached by structural hash
+    kernel(A, B, C)                                 # numpy arrays, outputs written in place
+    tirkit.codegen.interp.run_reference(func, [A, B, C], module=module)   # the oracle
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+from ..ir import stmt as S
+from .errors import ARGUMENT, THREAD_BINDING, UNSUPPORTED
+from .hash import structural_hash
+
+_MEMORY: dict = {}
+_VERSION = []
+
+
+def version() -> str:
+    """A digest of the code generator's own sources: a cached kernel from another version of
+    the compiler is never reused."""
+    if not _VERSION:
+        import hashlib
+        from pathlib import Path
+        h = hashlib.sha256()
+        here = Path(__file__).resolve().parent
+        for p in sorted(here.rglob("*.py")):
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+        _VERSION.append(h.hexdigest()[:16])
+    return _VERSION[0]
+
+
+def cache_dir() -> str:
+    d = os.environ.get("TIRKIT_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tirkit", "kernels")
+    return d
+
+
+def _read_cache(key):
+    path = os.path.join(cache_dir(), key + ".o")
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _write_cache(key, obj):
+    d = cache_dir()
+    try:
+        os.makedirs(d, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(obj)
+        os.replace(tmp, os.path.join(d, key + ".o"))
+    except OSError:
+        pass
+
+
+def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None) -> str:
+    """The (unoptimized) LLVM IR text of func."""
+    from .llvm.function import build_module
+    from .passes import lower
+    from .llvm.stmts import loop_metadata
+    mod, _ = build_module(lower(func, module))
+    return loop_metadata(str(mod))
+
+
+def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True,
+          keep_ir: bool = False):
+    """Compile func for the host CPU; a second build of the same structure is not recompiled
+    (in memory, and across processes through the on-disk cache)."""
+    from .llvm import engine
+    from .llvm.function import build_module
+    from .llvm.stmts import loop_metadata
+    from .passes import check_cpu, lower, signature
+    from .runtime import Kernel
+    check_cpu(func)
+    cpu, features = engine.host_cpu()
+    key = structural_hash(func, module.constants if module is not None else None,
+                          f"{version()}|{cpu}|{features}")
+    buffers, scalars, sources = signature(func)
+    entry_name = f"tirkit_{func.name}"
+    t0 = time.perf_counter()
+    obj, cached, ir_text = None, False, None
+    if cache:
+        obj = _MEMORY.get(key) or _read_cache(key)
+        cached = obj is not None
+    if obj is None:
+        lowered = lower(func, module)
+        mod, entry_name = build_module(lowered)
+        obj, ir_text = engine.compile_ir(loop_metadata(str(mod)))
+        if cache:
+            _write_cache(key, obj)
+    _MEMORY[key] = obj
+    loaded = engine.Loaded(obj)
+    seconds = time.perf_counter() - t0
+    return Kernel(func.name, buffers, scalars, sources, loaded, entry_name, seconds, cached,
+                  key, ir_text if keep_ir else None)
+
+
+__all__ = ["build", "emit_llvm", "structural_hash", "ARGUMENT", "THREAD_BINDING",
+           "UNSUPPORTED"]

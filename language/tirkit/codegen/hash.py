@@ -1,0 +1,70 @@
+"""Structural hash of a PrimFunc: node kinds, dtypes and values, variables numbered by first
+occurrence (so renaming does not change it), spans and comments ignored."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import numpy as np
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.stmt import TRIVIA_FIELDS
+
+
+def structural_hash(func: S.PrimFunc, constants=None, extra: str = "") -> str:
+    h = hashlib.sha256()
+    up = h.update
+    ids: dict = {}
+    bufs: dict = {}
+    used_consts = []
+
+    def visit(x):
+        if x is None:
+            up(b"~")
+        elif isinstance(x, E.Var):
+            n = ids.get(id(x))
+            if n is None:
+                n = ids[id(x)] = len(ids)
+                up(f"V{n}:{x.dtype}:{type(x).__name__}".encode())
+                visit(x.type_annotation)
+            else:
+                up(f"v{n}".encode())
+        elif isinstance(x, S.Buffer):
+            n = bufs.get(id(x))
+            if n is not None:
+                up(f"b{n}".encode())
+                return
+            bufs[id(x)] = len(bufs)
+            up(b"B")
+            for f in dataclasses.fields(x):
+                if f.name not in ("name", "span"):
+                    visit(getattr(x, f.name))
+        elif isinstance(x, (tuple, list)):
+            up(b"(")
+            for y in x:
+                visit(y)
+            up(b")")
+        elif dataclasses.is_dataclass(x):
+            up(type(x).__name__.encode())
+            if isinstance(x, S.AllocateConst):
+                used_consts.append(x.const_name)
+            for f in dataclasses.fields(x):
+                if f.name in TRIVIA_FIELDS or f.name == "name_hint":
+                    continue
+                up(f.name.encode())
+                visit(getattr(x, f.name))
+        else:
+            up(f"{type(x).__name__}:{x!r};".encode())
+
+    up(func.name.encode())
+    visit(func.params)
+    visit(func.buffer_map)
+    visit(func.body)
+    for name in used_consts:
+        if constants is not None and name in constants:
+            arr = constants[name].array()
+            if arr is not None:
+                up(np.ascontiguousarray(arr).tobytes())
+    up(extra.encode())
+    return h.hexdigest()[:32]

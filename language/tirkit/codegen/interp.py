@@ -1,0 +1,373 @@
+"""Reference interpreter: executes TensorIR (blocks included) exactly with numpy.
+
+It is the oracle for the code generator and for schedule primitives, meant for small
+shapes.  Semantics are TensorIR's: a block binds its iterators, runs its init when every
+reduction iterator is at the start of its domain, then its body; `T.where` masks it.
+
+To stay usable beyond toy sizes, a loop whose iterations provably touch disjoint memory is
+run in lockstep ("lanes"): every variable that varies across lanes holds a numpy array, and
+conditions compress the lanes.  Whether a loop may run in lanes is decided per loop from its
+accesses (`_lane_safe`); everything else runs one iteration at a time, in program order.
+Every value keeps its exact dtype (numpy scalars and arrays, ml_dtypes for bfloat16).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..diagnostics import TirkitError
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.dtype import is_float, parse_dtype
+from ..ir.visit import walk
+from .arith import separates
+from .errors import ARGUMENT, UNSUPPORTED, fail
+from .interp_exprs import _BIN, _LANES, _MATH, ExprEval, _as, _const, _np_dtype
+
+MAX_LANES = 1 << 22      # more iterations than this in lockstep would not fit in memory
+
+
+def _elements(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d.value if isinstance(d, E.IntImm) else 1 << 20     # symbolic: assume large
+    return n
+
+
+class _Storage:
+    __slots__ = ("array", "lane_key")
+
+    def __init__(self, array, lane_key=None):
+        self.array, self.lane_key = array, lane_key
+
+
+class Interpreter(ExprEval):
+    """Run one PrimFunc: `Interpreter(func, module).run(arrays, scalars)`."""
+
+    def __init__(self, func: S.PrimFunc, module: S.IRModule | None = None, lanes=True):
+        self.func, self.module = func, module
+        self.storage: dict = {}
+        self.lanes_enabled = lanes
+        self._safe_cache: dict = {}
+        self._keep: list = []
+        self._strides: dict = {}
+        self._lane_counter = 0
+
+    # ---- entry --------------------------------------------------------------------
+    def run(self, arrays, scalars=None):
+        f = self.func
+        env = {_LANES: None}
+        bufs = [f.buffer_of(p) for p in f.params if f.buffer_of(p) is not None]
+        if len(arrays) != len(bufs):
+            fail(ARGUMENT, f"'{f.name}' takes {len(bufs)} arrays, got {len(arrays)}", f)
+        scalar_params = [p for p in f.params if f.buffer_of(p) is None]
+        for p, v in zip(scalar_params, scalars or ()):
+            env[id(p)] = _const(p.dtype, v)
+        for b, a in zip(bufs, arrays):
+            if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
+                fail(ARGUMENT, f"buffer '{b.name}' needs a C-contiguous numpy array", b)
+            if a.dtype != _np_dtype(b.dtype):
+                fail(ARGUMENT, f"buffer '{b.name}' is {b.dtype}, got an array of {a.dtype}", b)
+            if a.ndim != len(b.shape):
+                fail(ARGUMENT, f"buffer '{b.name}' has {len(b.shape)} dimensions, got "
+                     f"{a.ndim}", b)
+            for d, s in enumerate(b.shape):
+                if isinstance(s, E.Var) and id(s) not in env:
+                    env[id(s)] = _const(s.dtype, a.shape[d])
+            for d, s in enumerate(b.shape):
+                if int(self.eval(s, env)) != a.shape[d]:
+                    fail(ARGUMENT, f"buffer '{b.name}' dimension {d} is "
+                         f"{int(self.eval(s, env))}, got {a.shape[d]}", b)
+            self.storage[id(b.data)] = _Storage(a.reshape(-1))
+        self.exec(f.body, env)
+        return arrays
+
+    # ---- lanes --------------------------------------------------------------------
+    def _compress(self, env, mask):
+        if not isinstance(mask, np.ndarray):
+            return env if bool(mask) else None
+        if mask.all():
+            return env
+        if not mask.any():
+            return None
+        out = {}
+        for k, v in env.items():
+            out[k] = v[mask] if isinstance(v, np.ndarray) else v
+        out[_LANES] = int(mask.sum())
+        return out
+
+    def _widen(self, env, var, lo, n):
+        """A new env where var takes n values per existing lane."""
+        L = env[_LANES]
+        out = {}
+        if L is None:
+            out.update(env)
+            out[id(var)] = (np.arange(n, dtype=np.int64) + int(lo)).astype(_np_dtype(var.dtype))
+            out[_LANES] = n
+            return out
+        for k, v in env.items():
+            out[k] = np.repeat(v, n) if isinstance(v, np.ndarray) else v
+        out[id(var)] = np.tile((np.arange(n, dtype=np.int64) + int(lo)).astype(
+            _np_dtype(var.dtype)), L)
+        out[_LANES] = L * n
+        return out
+
+    def _lane_safe(self, loop: S.For) -> bool:
+        """May the iterations of `loop` run in lockstep?  True when every buffer the body
+        writes (and did not allocate itself) is accessed at one index tuple only, and some
+        dimension of it separates the iterations whatever the inner loops do."""
+        key = id(loop)
+        if key in self._safe_cache:
+            return self._safe_cache[key]
+        ok = self._lane_safe_uncached(loop)
+        self._safe_cache[key] = ok
+        return ok
+
+    def _lane_safe_uncached(self, loop):
+        from .passes.blocks import blocks_to_loops, predicates_to_conditions
+        from .passes.compact import _skey
+        if not self.lanes_enabled:
+            return False
+        try:
+            body = blocks_to_loops(predicates_to_conditions(loop.body))
+        except TirkitError:
+            return False
+        bad, private, ranges = [], set(), {}
+        acc: dict = {}
+        written = set()
+
+        def fn(x):
+            t = type(x)
+            if t in (S.While, E.Ramp, E.Broadcast, S.AssertStmt):
+                bad.append(x)
+            elif t is S.Allocate or t is S.AllocateConst:
+                private.add(id(x.buffer_var))
+            elif t is S.For:
+                if isinstance(x.min, E.IntImm) and isinstance(x.extent, E.IntImm):
+                    ranges[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
+                else:
+                    bad.append(x)
+            elif t is E.BufferLoad or t is S.BufferStore:
+                if parse_dtype(x.buffer.dtype).lanes != 1:
+                    bad.append(x)
+                acc.setdefault(id(x.buffer.data), []).append(x)
+                if t is S.BufferStore:
+                    written.add(id(x.buffer.data))
+            elif t is E.Call and x.op not in _MATH and x.op not in _BIN and x.op not in (
+                    "if_then_else", "min_value", "max_value", "reinterpret", "likely",
+                    "ceildiv"):
+                bad.append(x)
+        walk(body, fn)
+        if bad:
+            return False
+        v = id(loop.loop_var)
+        for data in written:
+            if data in private:
+                continue
+            accs = acc[data]
+            if len({id(a.buffer) for a in accs}) != 1:
+                return False
+            if not separates([a.indices for a in accs], v, ranges, _skey):
+                return False
+        return True
+
+    def _private_elements(self, loop) -> int:
+        """Elements allocated inside the loop body (each lane gets its own copy)."""
+        key = ("alloc", id(loop))
+        n = self._safe_cache.get(key)
+        if n is None:
+            sizes = []
+
+            def fn(x):
+                shape = x.extents if isinstance(x, S.Allocate) else None
+                if isinstance(x, S.Block):
+                    for b in x.alloc_buffers:
+                        sizes.append(_elements(b.shape))
+                elif shape is not None:
+                    sizes.append(_elements(shape))
+            walk(loop.body, fn)
+            n = self._safe_cache[key] = sum(sizes)
+        return n
+
+    def _interchanged(self, s):
+        """`for a: for b: body` as `for b: for a: body` when b may run in lanes around a
+        (its iterations touch disjoint memory whatever a is), else None."""
+        key = ("swap", id(s))
+        if key in self._safe_cache:
+            return self._safe_cache[key]
+        out = None
+        m = s.body
+        if isinstance(m, S.For) and isinstance(m.min, E.IntImm) and \
+                isinstance(m.extent, E.IntImm) and m.extent.value > 1 and \
+                m.kind != "thread_binding" and s.kind != "thread_binding":
+            inner = S.For(s.loop_var, s.min, s.extent, s.kind, m.body, s.thread_tag,
+                          s.annotations, span=s.span)
+            cand = S.For(m.loop_var, m.min, m.extent, m.kind, inner, m.thread_tag,
+                         m.annotations, span=m.span)
+            if self._lane_safe(cand):
+                out = cand
+                self._keep.append(cand)      # ids in the caches stay valid
+        self._safe_cache[key] = out
+        return out
+
+    # ---- statements ---------------------------------------------------------------
+    def exec(self, s, env):
+        if env is None:
+            return
+        m = getattr(self, "_s_" + type(s).__name__, None)
+        if m is None:
+            fail(UNSUPPORTED, f"the interpreter cannot run {type(s).__name__}", s)
+        m(s, env)
+
+    def _s_SeqStmt(self, s, env):
+        for x in s.seq:
+            self.exec(x, env)
+
+    def _s_Evaluate(self, s, env):
+        if isinstance(s.value, E.Call):
+            self.eval(s.value, env)
+
+    def _s_For(self, s, env):
+        lo = self.eval(s.min, env)
+        ext = self.eval(s.extent, env)
+        if s.kind == "thread_binding":
+            fail(UNSUPPORTED, "the interpreter runs CPU kernels only (thread binding)", s)
+        uniform = not isinstance(lo, np.ndarray) and not isinstance(ext, np.ndarray)
+        lanes = (env[_LANES] or 1) * int(ext) if uniform else 0
+        fits = uniform and lanes <= MAX_LANES and \
+            lanes * self._private_elements(s) <= MAX_LANES * 16
+        if fits and int(ext) > 1 and self._lane_safe(s):
+            self.exec(s.body, self._widen(env, s.loop_var, lo, int(ext)))
+            return
+        swapped = self._interchanged(s) if fits else None
+        if swapped is not None:
+            self.exec(swapped, env)
+            return
+        dt = _np_dtype(s.loop_var.dtype)
+        if uniform:
+            lo_i = int(lo)
+            for i in range(lo_i, lo_i + int(ext)):
+                e2 = dict(env)
+                e2[id(s.loop_var)] = dt.type(i)
+                self.exec(s.body, e2)
+            return
+        lo_a = np.broadcast_to(lo, (env[_LANES],)).astype(np.int64)
+        end_a = lo_a + np.broadcast_to(ext, (env[_LANES],)).astype(np.int64)
+        for i in range(int(lo_a.min()), int(end_a.max()) if env[_LANES] else 0):
+            e2 = self._compress(env, (lo_a <= i) & (i < end_a))
+            if e2 is None:
+                continue
+            e2 = dict(e2)
+            e2[id(s.loop_var)] = dt.type(i)
+            self.exec(s.body, e2)
+
+    def _s_While(self, s, env):
+        if env[_LANES] is not None:
+            fail(UNSUPPORTED, "the interpreter runs while loops one iteration at a time", s)
+        while bool(self.eval(s.condition, env)):
+            self.exec(s.body, env)
+
+    def _s_IfThenElse(self, s, env):
+        c = self.eval(s.condition, env)
+        if isinstance(c, np.ndarray):
+            c = c.astype(bool)
+            self.exec(s.then_case, self._compress(env, c))
+            if s.else_case is not None:
+                self.exec(s.else_case, self._compress(env, ~c))
+        elif bool(c):
+            self.exec(s.then_case, env)
+        elif s.else_case is not None:
+            self.exec(s.else_case, env)
+
+    def _s_LetStmt(self, s, env):
+        e2 = dict(env)
+        e2[id(s.var)] = self.eval(s.value, env)
+        self.exec(s.body, e2)
+
+    def _s_AssertStmt(self, s, env):
+        if not np.all(self.eval(s.condition, env)):
+            fail(UNSUPPORTED, "assertion failed in the kernel", s)
+        self.exec(s.body, env)
+
+    def _s_AttrStmt(self, s, env):
+        self.exec(s.body, env)
+
+    def _s_DeclBuffer(self, s, env):
+        if id(s.buffer.data) not in self.storage:
+            self._alloc(s.buffer.data, s.buffer.dtype, s.buffer.shape, env)
+        self.exec(s.body, env)
+
+    def _s_Allocate(self, s, env):
+        self._alloc(s.buffer_var, s.dtype, s.extents, env)
+        self.exec(s.body, env)
+
+    def _s_AllocateConst(self, s, env):
+        table = self.module.constants if self.module is not None else None
+        if table is None or s.const_name not in table:
+            fail(UNSUPPORTED, f"constant '{s.const_name}' is not in the constant table", s)
+        arr = np.array(table[s.const_name].array(), dtype=_np_dtype(s.dtype)).reshape(-1)
+        self.storage[id(s.buffer_var)] = _Storage(arr)
+        self.exec(s.body, env)
+
+    def _alloc(self, data_var, dtype, shape, env):
+        n = 1
+        for d in shape:
+            n *= int(self.eval(d, env))
+        nd = _np_dtype(dtype)
+        fill = np.nan if nd.kind == "f" or is_float(dtype) else 0x5A
+        L = env[_LANES]
+        if L is None:
+            self.storage[id(data_var)] = _Storage(np.full(n, fill, dtype=nd))
+        else:
+            self._lane_counter += 1
+            key = ("lane", self._lane_counter)
+            env[key] = np.arange(L)
+            self.storage[id(data_var)] = _Storage(np.full((L, n), fill, dtype=nd), key)
+
+    def _s_BufferStore(self, s, env):
+        st, flat = self._address(s.buffer, s.indices, env, s)
+        val = _as(self.eval(s.value, env), s.buffer.dtype)
+        if st.lane_key is not None:
+            st.array[env[st.lane_key], flat] = val
+        else:
+            st.array[flat] = val
+
+    def _s_BlockRealize(self, s, env):
+        p = self.eval(s.predicate, env)
+        env = self._compress(env, p.astype(bool) if isinstance(p, np.ndarray) else p)
+        if env is None:
+            return
+        b = s.block
+        if b.match_buffers:
+            key = ("match", id(b))
+            if key not in self._safe_cache:
+                from .passes.blocks import inline_match_buffers
+                nb, ni = inline_match_buffers(b)
+                self._safe_cache[key] = dataclasses.replace(b, body=nb, init=ni,
+                                                            match_buffers=())
+                self._keep.append(b)
+            b = self._safe_cache[key]
+        vals = [self.eval(v, env) for v in s.iter_values]
+        e2 = dict(env)
+        for iv, v in zip(b.iter_vars, vals):
+            e2[id(iv.var)] = _as(v, iv.var.dtype)
+        for buf in b.alloc_buffers:
+            self._alloc(buf.data, buf.dtype, buf.shape, e2)
+        if b.init is not None:
+            first = True
+            for iv in b.iter_vars:
+                if iv.kind == "R":
+                    c = e2[id(iv.var)] == self.eval(iv.dom.min, e2)
+                    first = c if first is True else (first & c)
+            self.exec(b.init, self._compress(e2, first))
+        self.exec(b.body, e2)
+
+    def _s_Block(self, s, env):
+        self.exec(S.BlockRealize((), E.IntImm("bool", 1), s), env)
+
+    # ---- expressions --------------------------------------------------------------
+def run_reference(func: S.PrimFunc, arrays, scalars=None, module=None, lanes=True):
+    """Run func on numpy arrays in place (outputs are written into them)."""
+    Interpreter(func, module, lanes=lanes).run(arrays, scalars)
+    return arrays

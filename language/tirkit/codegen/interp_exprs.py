@@ -1,0 +1,258 @@
+"""Expression evaluation of the reference interpreter: exact dtypes with numpy (ml_dtypes for
+bfloat16); a value is a numpy scalar, or an array with one element per lane."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import expr as E
+from ..ir.constants import numpy_dtype
+from ..ir.dtype import is_float, is_int, parse_dtype
+from .errors import OUT_OF_BOUNDS, UNSUPPORTED, fail
+
+_LANES = "lanes"         # env key: number of lanes (None when running one iteration)
+
+_ND: dict = {}
+_LIMITS: dict = {}
+
+
+def _np_dtype(dtype):
+    nd = _ND.get(dtype)
+    if nd is None:
+        from ..ir.dtype import element_of            # a vector holds its elements' dtype
+        nd = _ND[dtype] = np.dtype(np.int64) if dtype == "handle" else \
+            numpy_dtype(element_of(dtype))
+    return nd
+
+
+def _const(dtype, value):
+    nd = _np_dtype(dtype)
+    if nd == np.bool_:
+        return np.bool_(bool(value))
+    if nd.kind in "iu":
+        lim = _LIMITS.get(nd)
+        if lim is None:
+            lim = _LIMITS[nd] = (int(np.iinfo(nd).min), int(np.iinfo(nd).max))
+        lo, hi = lim
+        value = (int(value) - lo) % (hi - lo + 1) + lo
+    return nd.type(value)
+
+
+def _as(x, dtype):
+    nd = _np_dtype(dtype)
+    if isinstance(x, np.ndarray):
+        return x if x.dtype == nd else x.astype(nd)
+    if isinstance(x, np.generic) and x.dtype == nd:
+        return x
+    return np.asarray(x).astype(nd)[()]
+
+
+_MATH = {
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "log10": np.log10,
+    "log1p": np.log1p, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+    "round": np.rint, "nearbyint": np.rint, "fabs": np.abs, "abs": np.abs,
+    "exp10": lambda x: np.power(_as(10, x.dtype.name), x),
+    "rsqrt": lambda x: _as(1, x.dtype.name) / np.sqrt(x),
+    "sigmoid": lambda x: _as(1, x.dtype.name) / (_as(1, x.dtype.name) + np.exp(-x)),
+    "erf": lambda x: np.vectorize(math.erf, otypes=[x.dtype])(x),
+    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "bitwise_not": np.invert,
+}
+_BIN = {
+    "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "hypot": np.hypot,
+    "copysign": np.copysign, "nextafter": np.nextafter,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor, "shift_left": np.left_shift,
+    "shift_right": np.right_shift,
+}
+
+
+def _truncdiv(a, b):
+    q = np.floor_divide(a, b)
+    r = a - q * b
+    fix = (r != 0) & ((a < 0) != (b < 0))
+    return np.where(fix, q + 1, q).astype(np.result_type(a, b))
+
+
+
+class ExprEval:
+    """Mixin of `Interpreter`: addresses and expressions."""
+
+    def _address(self, buf, indices, env, node):
+        st = self.storage.get(id(buf.data))
+        if st is None:
+            fail(UNSUPPORTED, f"buffer '{buf.name}' has no storage", node)
+        strides = self._strides.get(id(buf))
+        if strides is None:
+            if buf.strides:
+                strides = [int(self.eval(x, env)) for x in buf.strides]
+            else:
+                strides, acc = [], 1
+                for d in reversed(buf.shape):
+                    strides.append(acc)
+                    acc *= int(self.eval(d, env))
+                strides.reverse()
+            if all(isinstance(x, E.IntImm) for x in tuple(buf.strides) + tuple(buf.shape)):
+                self._strides[id(buf)] = strides
+                self._keep.append(buf)
+        flat = 0
+        if len(indices) == 1 and isinstance(indices[0], E.ArrayExpr) and \
+                not indices[0].elements:
+            indices = ()              # A[()]: zero-dimensional
+        for i, sd in zip(indices, strides):
+            v = self.eval(i, env)
+            v = v.astype(np.int64) if isinstance(v, np.ndarray) else int(v)
+            flat = flat + v * sd
+        if buf.elem_offset is not None:
+            flat = flat + int(self.eval(buf.elem_offset, env))
+        size = st.array.shape[-1]
+        lo = flat.min() if isinstance(flat, np.ndarray) and flat.size else flat
+        hi = flat.max() if isinstance(flat, np.ndarray) and flat.size else flat
+        if isinstance(flat, np.ndarray) and not flat.size:
+            return st, flat
+        if lo < 0 or hi >= size:
+            fail(OUT_OF_BOUNDS, f"access to '{buf.name}' outside its {size} elements "
+                 f"(flat index {lo if lo < 0 else hi})", node)
+        return st, flat
+
+    def eval(self, e, env):
+        m = getattr(self, "_e_" + type(e).__name__, None)
+        if m is None:
+            if isinstance(e, E.BinaryOp):
+                return self._binary(e, env)
+            fail(UNSUPPORTED, f"the interpreter cannot evaluate {type(e).__name__}", e)
+        return m(e, env)
+
+    def _e_IntImm(self, e, env):
+        return _const(e.dtype, e.value)
+
+    def _e_FloatImm(self, e, env):
+        return _const(e.dtype, e.value)
+
+    def _e_StringImm(self, e, env):
+        return e.value
+
+    def _e_Var(self, e, env):
+        try:
+            return env[id(e)]
+        except KeyError:
+            fail(UNSUPPORTED, f"variable '{e.name}' has no value", e)
+
+    _e_SizeVar = _e_Var
+
+    def _e_Cast(self, e, env):
+        v = self.eval(e.value, env)
+        if e.dtype == "bool":
+            return v != 0
+        return _as(v, e.dtype)
+
+    def _e_Not(self, e, env):
+        return np.logical_not(self.eval(e.a, env))
+
+    def _e_Select(self, e, env):
+        c = self.eval(e.condition, env)
+        a, b = self.eval(e.true_value, env), self.eval(e.false_value, env)
+        return _as(np.where(c, a, b), e.dtype) if isinstance(c, np.ndarray) or \
+            isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else (a if c else b)
+
+    def _e_BufferLoad(self, e, env):
+        if parse_dtype(e.dtype).lanes != 1 or any(isinstance(i, E.Ramp) for i in e.indices):
+            return self._vector_load(e, env)
+        st, flat = self._address(e.buffer, e.indices, env, e)
+        if st.lane_key is not None:
+            return st.array[env[st.lane_key], flat]
+        return st.array[flat]
+
+    def _vector_load(self, e, env):
+        if env[_LANES] is not None:
+            fail(UNSUPPORTED, "vector loads run one iteration at a time", e)
+        st, flat = self._address(e.buffer, e.indices, env, e)
+        return st.array[flat]
+
+    def _e_Ramp(self, e, env):
+        base, stride = self.eval(e.base, env), self.eval(e.stride, env)
+        return (np.arange(e.lanes) * stride + base).astype(_np_dtype(e.base.dtype))
+
+    def _e_Broadcast(self, e, env):
+        return np.full(e.lanes, self.eval(e.value, env))
+
+    def _e_Let(self, e, env):
+        e2 = dict(env)
+        e2[id(e.var)] = self.eval(e.value, env)
+        return self.eval(e.body, e2)
+
+    def _binary(self, e, env):
+        a, b = self.eval(e.a, env), self.eval(e.b, env)
+        t = type(e)
+        if t in (E.And, E.Or):
+            return (np.logical_and if t is E.And else np.logical_or)(a, b)
+        if t in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE):
+            b = _as(b, e.a.dtype)
+            return {E.EQ: np.equal, E.NE: np.not_equal, E.LT: np.less, E.LE: np.less_equal,
+                    E.GT: np.greater, E.GE: np.greater_equal}[t](a, b)
+        dt = e.dtype
+        a, b = _as(a, dt), _as(b, dt)
+        with np.errstate(all="ignore"):
+            if t is E.Add:
+                r = a + b
+            elif t is E.Sub:
+                r = a - b
+            elif t is E.Mul:
+                r = a * b
+            elif t is E.Div:
+                r = _truncdiv(a, b) if is_int(dt) else a / b
+            elif t is E.Mod:
+                r = np.fmod(a, b)
+            elif t is E.FloorDiv:
+                r = np.floor_divide(a, b) if is_int(dt) else np.floor(a / b)
+            elif t is E.FloorMod:
+                r = np.mod(a, b) if is_int(dt) else a - np.floor(a / b) * b
+            elif t is E.Min:
+                r = np.where(a < b, a, b)
+            elif t is E.Max:
+                r = np.where(a > b, a, b)
+            else:
+                fail(UNSUPPORTED, f"the interpreter cannot evaluate {t.__name__}", e)
+        return _as(r, dt)
+
+    def _e_Call(self, e, env):
+        op = e.op
+        if op == "if_then_else":
+            return self._if_then_else(e, env)
+        if op in ("min_value", "max_value"):
+            nd = _np_dtype(e.dtype)
+            info = np.finfo(nd) if is_float(e.dtype) else np.iinfo(nd)
+            return nd.type(info.min if op == "min_value" else info.max)
+        if op == "likely":
+            return self.eval(e.args[0], env)
+        if op == "reinterpret":
+            v = self.eval(e.args[0], env)
+            return np.asarray(v).view(_np_dtype(e.dtype))[()]
+        args = [self.eval(a, env) for a in e.args]
+        with np.errstate(all="ignore"):
+            if op == "ceildiv":
+                dt = e.args[0].dtype
+                a, b = _as(args[0], dt), _as(args[1], dt)
+                return _as(-np.floor_divide(-a, b), dt)
+            elif op in _MATH:
+                r = _MATH[op](args[0])
+            elif op in _BIN:
+                r = _BIN[op](args[0], _as(args[1], e.args[0].dtype))
+            else:
+                fail(UNSUPPORTED, f"the interpreter has no implementation of T.{op}", e)
+        return _as(r, e.dtype)
+
+    def _if_then_else(self, e, env):
+        c = self.eval(e.args[0], env)
+        if not isinstance(c, np.ndarray):
+            return _as(self.eval(e.args[1] if bool(c) else e.args[2], env), e.dtype)
+        c = c.astype(bool)
+        out = np.empty(c.shape, dtype=_np_dtype(e.dtype))
+        for mask, arg in ((c, e.args[1]), (~c, e.args[2])):
+            sub = self._compress(env, mask)
+            if sub is not None:
+                out[mask] = _as(self.eval(arg, sub), e.dtype)
+        return out

@@ -1,0 +1,1 @@
+"""The LLVM backend (llvmlite): IR emission, target machine, execution engine."""

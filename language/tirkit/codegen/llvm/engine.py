@@ -1,0 +1,89 @@
+"""Target and execution: host CPU target machine (name and features from LLVM), optimization,
+object code, and one MCJIT engine per compiled kernel (each engine owns its own target
+machine: sharing one between engines crashed)."""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+
+import llvmlite.binding as llvm
+
+_LOCK = threading.Lock()
+_READY = False
+
+
+def init():
+    global _READY
+    with _LOCK:
+        if _READY:
+            return
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        for lib in ("c", "m"):
+            path = ctypes.util.find_library(lib)
+            if path:
+                llvm.load_library_permanently(path)
+        _READY = True
+
+
+def host_cpu():
+    """(cpu name, feature string) of this machine, as LLVM sees it."""
+    init()
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+def target_machine(opt=3):
+    init()
+    cpu, features = host_cpu()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="pic",
+                                        codemodel="jitdefault")
+
+
+def optimize(mod, tm, level=3):
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pto.loop_unrolling = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pm = pb.getModulePassManager()
+    pm.run(mod, pb)
+
+
+def compile_ir(text: str, opt=3) -> bytes:
+    """LLVM IR text -> optimized native object code for the host CPU."""
+    init()
+    tm = target_machine(opt)
+    mod = llvm.parse_assembly(text)
+    mod.triple = llvm.get_process_triple()
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    optimize(mod, tm, opt)
+    return tm.emit_object(mod), str(mod)
+
+
+def assembly(text: str, opt=3) -> str:
+    init()
+    tm = target_machine(opt)
+    mod = llvm.parse_assembly(text)
+    mod.triple = llvm.get_process_triple()
+    mod.data_layout = str(tm.target_data)
+    optimize(mod, tm, opt)
+    return tm.emit_assembly(mod)
+
+
+class Loaded:
+    """An execution engine holding one kernel's object code; keep it alive while calling."""
+
+    def __init__(self, obj: bytes):
+        init()
+        self.tm = target_machine()
+        empty = llvm.parse_assembly("")
+        empty.triple = llvm.get_process_triple()
+        self.engine = llvm.create_mcjit_compiler(empty, self.tm)
+        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        self.engine.finalize_object()
+
+    def address(self, name: str) -> int:
+        return self.engine.get_function_address(name)

@@ -1,0 +1,420 @@
+"""Expressions -> LLVM values.  A value is scalar or, inside a vectorized loop, a vector; mixing
+the two broadcasts the scalar.  Integer and float arithmetic of every supported dtype,
+bfloat16 through float32, casts, select, math calls, intrinsics."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+import numpy as np
+
+from ...ir import expr as E
+from ...ir.dtype import is_float, parse_dtype
+from ..errors import UNSUPPORTED, fail
+from . import types as T
+
+# math calls: name -> (LLVM intrinsic stem or None, libm float32 name, libm float64 name)
+MATH = {
+    "exp": ("llvm.exp", "expf", "exp"), "exp2": ("llvm.exp2", "exp2f", "exp2"),
+    "log": ("llvm.log", "logf", "log"), "log2": ("llvm.log2", "log2f", "log2"),
+    "log10": ("llvm.log10", "log10f", "log10"), "sqrt": ("llvm.sqrt", "sqrtf", "sqrt"),
+    "sin": ("llvm.sin", "sinf", "sin"), "cos": ("llvm.cos", "cosf", "cos"),
+    "floor": ("llvm.floor", None, None), "ceil": ("llvm.ceil", None, None),
+    "trunc": ("llvm.trunc", None, None), "round": ("llvm.roundeven", None, None),
+    "nearbyint": ("llvm.roundeven", None, None), "fabs": ("llvm.fabs", None, None),
+    "tan": (None, "tanf", "tan"), "tanh": (None, "tanhf", "tanh"),
+    "sinh": (None, "sinhf", "sinh"), "cosh": (None, "coshf", "cosh"),
+    "asin": (None, "asinf", "asin"), "acos": (None, "acosf", "acos"),
+    "atan": (None, "atanf", "atan"), "erf": (None, "erff", "erf"),
+    "log1p": (None, "log1pf", "log1p"),
+    "pow": ("llvm.pow", "powf", "pow"), "atan2": (None, "atan2f", "atan2"),
+    "fmod": (None, "fmodf", "fmod"), "hypot": (None, "hypotf", "hypot"),
+    "copysign": ("llvm.copysign", None, None), "nextafter": (None, "nextafterf", "nextafter"),
+}
+_ICMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
+_FCMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
+
+
+class ExprMixin:
+    # ---- helpers ------------------------------------------------------------------
+    def splat(self, v, n):
+        if n == 1 or isinstance(v.type, ir.VectorType):
+            return v
+        vt = ir.VectorType(v.type, n)
+        if isinstance(v, ir.Constant):
+            return ir.Constant(vt, [v] * n)
+        b = self.b
+        x = b.insert_element(ir.Constant(vt, ir.Undefined), v, T.I32(0))
+        return b.shuffle_vector(x, ir.Constant(vt, ir.Undefined),
+                                ir.Constant(ir.VectorType(T.I32, n), [0] * n))
+
+    def match(self, a, b):
+        la, lb = T.lanes(a.type), T.lanes(b.type)
+        if la == lb:
+            return a, b
+        n = max(la, lb)
+        return self.splat(a, n), self.splat(b, n)
+
+    def intrinsic(self, stem, ret, args, arg_types=None):
+        name = f"{stem}.{T.mangle(ret)}" if stem.count(".") == 1 else stem
+        return self.call_named(name, ret, args, arg_types)
+
+    def call_named(self, name, ret, args, arg_types=None):
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, arg_types or [a.type for a in args]),
+                             name)
+        return self.b.call(fn, args)
+
+    def bf16_to_f32(self, v):
+        n = T.lanes(v.type)
+        b = self.b
+        x = b.shl(b.zext(v, T.with_lanes(T.I32, n)), T.const(T.with_lanes(T.I32, n), 16))
+        return b.bitcast(x, T.with_lanes(T.F32, n))
+
+    def f32_to_bf16(self, v):
+        n = T.lanes(v.type)
+        b = self.b
+        i32 = T.with_lanes(T.I32, n)
+        u = b.bitcast(v, i32)
+        lsb = b.and_(b.lshr(u, T.const(i32, 16)), T.const(i32, 1))
+        r = b.lshr(b.add(b.add(u, T.const(i32, 0x7FFF)), lsb), T.const(i32, 16))
+        r = b.trunc(r, T.with_lanes(T.I16, n))
+        nan = b.fcmp_unordered("uno", v, v)
+        return b.select(nan, T.const(T.with_lanes(T.I16, n), 0x7FC0), r)
+
+    def to_f32ish(self, v, dtype):
+        """(value, compute dtype): bfloat16 computes in float32."""
+        if parse_dtype(dtype).kind == "bfloat":
+            return self.bf16_to_f32(v), "float32"
+        return v, dtype
+
+    def from_f32ish(self, v, dtype):
+        if parse_dtype(dtype).kind == "bfloat":
+            return self.f32_to_bf16(v)
+        return v
+
+    # ---- dispatch -----------------------------------------------------------------
+    def expr(self, e):
+        m = getattr(self, "_x_" + type(e).__name__, None)
+        if m is not None:
+            return m(e)
+        if isinstance(e, E.BinaryOp):
+            return self.binary(e)
+        fail(UNSUPPORTED, f"the CPU backend cannot compile {type(e).__name__}", e)
+
+    def _x_IntImm(self, e):
+        return T.const(T.value_type(e.dtype), e.value)
+
+    def _x_FloatImm(self, e):
+        d = parse_dtype(e.dtype)
+        if d.kind == "bfloat":
+            return T.const(T.I16, T.bf16_bits(e.value))
+        return T.const(T.value_type(e.dtype), e.value)
+
+    def _x_Var(self, e):
+        v = self.vars.get(id(e))
+        if v is None:
+            fail(UNSUPPORTED, f"variable '{e.name}' is not defined here", e)
+        return v
+
+    _x_SizeVar = _x_Var
+
+    def _x_Let(self, e):
+        self.vars[id(e.var)] = self.expr(e.value)
+        if T.lanes(self.vars[id(e.var)].type) > 1:
+            self.varying.add(id(e.var))
+        return self.expr(e.body)
+
+    def _x_Ramp(self, e):
+        base, stride = self.expr(e.base), self.expr(e.stride)
+        t = base.type
+        steps = ir.Constant(ir.VectorType(t, e.lanes), [ir.Constant(t, i) for i in range(e.lanes)])
+        return self.b.add(self.splat(base, e.lanes), self.b.mul(steps, self.splat(stride, e.lanes)))
+
+    def _x_Broadcast(self, e):
+        return self.splat(self.expr(e.value), e.lanes)
+
+    def _x_Not(self, e):
+        v = self.expr(e.a)
+        return self.b.xor(v, T.const(v.type, 1))
+
+    def _x_Select(self, e):
+        c, a, b = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
+        n = max(T.lanes(c.type), T.lanes(a.type), T.lanes(b.type))
+        return self.b.select(self.splat(c, n), self.splat(a, n), self.splat(b, n))
+
+    def condition(self, e):
+        """A branch or mask condition as i1 (a non-bool value is compared with zero)."""
+        v = self.expr(e)
+        if T.element(v.type) == T.I1:
+            return v
+        if T.is_fp(v.type):
+            return self.b.fcmp_unordered("!=", v, T.const(v.type, 0.0))
+        return self.b.icmp_unsigned("!=", v, T.const(v.type, 0))
+
+    def _x_Cast(self, e):
+        return self.cast(self.expr(e.value), e.value.dtype, e.dtype)
+
+    def cast(self, v, src, dst):
+        ds, dd = parse_dtype(src), parse_dtype(dst)
+        n = T.lanes(v.type)
+        b = self.b
+        if src == dst or (ds.kind, ds.bits) == (dd.kind, dd.bits):
+            return v
+        if ds.kind == "bfloat":
+            return self.cast(self.bf16_to_f32(v), "float32", dst)
+        if dd.kind == "bfloat":
+            f = self.cast(v, src, "float32") if src != "float32" else v
+            return self.f32_to_bf16(f)
+        tt = T.with_lanes(T.value_type(dd.element()), n)
+        if dd.kind == "bool":
+            if ds.is_float:
+                return b.fcmp_unordered("!=", v, T.const(v.type, 0.0))
+            return b.icmp_unsigned("!=", v, T.const(v.type, 0))
+        if ds.kind == "bool":
+            return b.uitofp(v, tt) if dd.is_float else b.zext(v, tt)
+        if ds.is_int and dd.is_int:
+            if dd.bits < ds.bits:
+                return b.trunc(v, tt)
+            if dd.bits == ds.bits:
+                return v
+            return b.sext(v, tt) if ds.kind == "int" else b.zext(v, tt)
+        if ds.is_int and dd.is_float:
+            return b.sitofp(v, tt) if ds.kind == "int" else b.uitofp(v, tt)
+        if ds.is_float and dd.is_int:
+            return b.fptosi(v, tt) if dd.kind == "int" else b.fptoui(v, tt)
+        if ds.is_float and dd.is_float:
+            return b.fpext(v, tt) if dd.bits > ds.bits else b.fptrunc(v, tt)
+        fail(UNSUPPORTED, f"cannot cast {src} to {dst}", None)
+
+    # ---- arithmetic ---------------------------------------------------------------
+    def binary(self, e):
+        t = type(e)
+        if t is E.Add and is_float(e.dtype) and parse_dtype(e.dtype).bits >= 32 and \
+                parse_dtype(e.dtype).kind == "float":
+            for m, c in ((e.a, e.b), (e.b, e.a)):
+                if type(m) is E.Mul:         # a * b + c may fuse (llvm.fmuladd)
+                    x, y, z = self.expr(m.a), self.expr(m.b), self.expr(c)
+                    n = max(T.lanes(x.type), T.lanes(y.type), T.lanes(z.type))
+                    x, y, z = self.splat(x, n), self.splat(y, n), self.splat(z, n)
+                    return self.intrinsic("llvm.fmuladd", x.type, [x, y, z])
+        a, b = self.match(self.expr(e.a), self.expr(e.b))
+        dtype = e.a.dtype
+        if t in (E.And, E.Or):
+            return (self.b.and_ if t is E.And else self.b.or_)(a, b)
+        if t in _ICMP:
+            a, dt = self.to_f32ish(a, dtype)
+            b, _ = self.to_f32ish(b, dtype)
+            d = parse_dtype(dt)
+            if d.is_float:
+                op = _FCMP[t]
+                return self.b.fcmp_unordered(op, a, b) if t is E.NE else \
+                    self.b.fcmp_ordered(op, a, b)
+            if d.kind == "uint" or d.kind == "bool":
+                return self.b.icmp_unsigned(_ICMP[t], a, b)
+            return self.b.icmp_signed(_ICMP[t], a, b)
+        dtype = e.dtype
+        a, dt = self.to_f32ish(a, dtype)
+        b, _ = self.to_f32ish(b, dtype)
+        return self.from_f32ish(self.arith(t, a, b, dt), dtype)
+
+    def arith(self, t, a, b, dtype):
+        d = parse_dtype(dtype)
+        bl = self.b
+        flags = ["nsw"] if self.index_mode and d.kind == "int" else []
+        if d.is_float:
+            if t is E.Add:
+                return bl.fadd(a, b)
+            if t is E.Sub:
+                return bl.fsub(a, b)
+            if t is E.Mul:
+                return bl.fmul(a, b)
+            if t is E.Div:
+                return bl.fdiv(a, b)
+            if t is E.Mod:
+                return bl.frem(a, b)
+            if t is E.FloorDiv:
+                return self.intrinsic("llvm.floor", a.type, [bl.fdiv(a, b)])
+            if t is E.FloorMod:
+                q = self.intrinsic("llvm.floor", a.type, [bl.fdiv(a, b)])
+                return bl.fsub(a, bl.fmul(q, b))
+            if t is E.Min:
+                return bl.select(bl.fcmp_ordered("<", a, b), a, b)
+            if t is E.Max:
+                return bl.select(bl.fcmp_ordered(">", a, b), a, b)
+        else:
+            signed = d.kind == "int"
+            if t in (E.Add, E.Sub, E.Mul):
+                r = {E.Add: bl.add, E.Sub: bl.sub, E.Mul: bl.mul}[t](a, b)
+                if flags and not isinstance(r, ir.Constant):
+                    r.flags.extend(flags)
+                return r
+            if t is E.Div:
+                return bl.sdiv(a, b) if signed else bl.udiv(a, b)
+            if t is E.Mod:
+                return bl.srem(a, b) if signed else bl.urem(a, b)
+            if t is E.FloorDiv:
+                if not signed:
+                    return bl.udiv(a, b)
+                q, r = bl.sdiv(a, b), bl.srem(a, b)
+                zero = T.const(a.type, 0)
+                adj = bl.and_(bl.icmp_signed("!=", r, zero),
+                              bl.xor(bl.icmp_signed("<", r, zero), bl.icmp_signed("<", b, zero)))
+                return bl.sub(q, bl.zext(adj, a.type))
+            if t is E.FloorMod:
+                if not signed:
+                    return bl.urem(a, b)
+                r = bl.srem(a, b)
+                zero = T.const(a.type, 0)
+                adj = bl.and_(bl.icmp_signed("!=", r, zero),
+                              bl.xor(bl.icmp_signed("<", r, zero), bl.icmp_signed("<", b, zero)))
+                return bl.select(adj, bl.add(r, b), r)
+            if t is E.Min:
+                c = bl.icmp_signed("<", a, b) if signed else bl.icmp_unsigned("<", a, b)
+                return bl.select(c, a, b)
+            if t is E.Max:
+                c = bl.icmp_signed(">", a, b) if signed else bl.icmp_unsigned(">", a, b)
+                return bl.select(c, a, b)
+        fail(UNSUPPORTED, f"{t.__name__} on {dtype} is not supported", None)
+
+    # ---- calls --------------------------------------------------------------------
+    def _x_Call(self, e):
+        op = e.op
+        if op == "if_then_else":
+            return self.if_then_else(e)
+        if op in ("likely", "assume"):
+            return self.expr(e.args[0]) if op == "likely" else T.const(T.I32, 0)
+        if op in ("min_value", "max_value"):
+            return self.limit(e.dtype, op == "min_value")
+        if op == "reinterpret":
+            v = self.expr(e.args[0])
+            return self.b.bitcast(v, T.value_type(e.dtype))
+        if op in ("call_llvm_pure_intrin", "call_llvm_intrin", "call_extern",
+                  "call_pure_extern"):
+            return self.extern_call(e)
+        args = [self.expr(a) for a in e.args]
+        dtype = e.args[0].dtype if e.args else e.dtype
+        if op in ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"):
+            a, b = self.match(args[0], args[1])
+            d = parse_dtype(dtype)
+            f = {"bitwise_and": self.b.and_, "bitwise_or": self.b.or_,
+                 "bitwise_xor": self.b.xor, "shift_left": self.b.shl,
+                 "shift_right": self.b.ashr if d.kind == "int" else self.b.lshr}[op]
+            return f(a, b)
+        if op == "bitwise_not":
+            return self.b.xor(args[0], T.const(args[0].type, -1))
+        if op == "popcount":
+            return self.intrinsic("llvm.ctpop", args[0].type, [args[0]])
+        if op == "abs" and not is_float(dtype):
+            v = args[0]
+            if parse_dtype(dtype).kind == "uint":
+                return v
+            neg = self.b.icmp_signed("<", v, T.const(v.type, 0))
+            return self.b.select(neg, self.b.neg(v), v)
+        if op in ("isnan", "isinf", "isfinite"):
+            v, _ = self.to_f32ish(args[0], dtype)
+            if op == "isnan":
+                return self.b.fcmp_unordered("uno", v, v)
+            a = self.intrinsic("llvm.fabs", v.type, [v])
+            inf = T.const(v.type, float("inf"))
+            return self.b.fcmp_ordered("==" if op == "isinf" else "<", a, inf)
+        if not is_float(dtype):
+            fail(UNSUPPORTED, f"T.{op} of {dtype} is not supported by the CPU backend", e)
+        d = parse_dtype(dtype)
+        vals = [self.to_f32ish(a, dtype)[0] for a in args]
+        if d.kind == "float" and d.bits == 16:        # half computes in float32
+            vals = [self.b.fpext(v, T.with_lanes(T.F32, T.lanes(v.type))) for v in vals]
+        if len(vals) == 2:
+            vals = list(self.match(*vals))
+        r = self.math(op, vals, e)
+        if d.kind == "float" and d.bits == 16:
+            r = self.b.fptrunc(r, T.with_lanes(T.F16, T.lanes(r.type)))
+        return self.from_f32ish(r, dtype)
+
+    def math(self, op, vals, e):
+        t = vals[0].type
+        one = T.const(t, 1.0)
+        if op == "abs":
+            op = "fabs"
+        if op == "sigmoid":
+            ex = self.math("exp", [self.b.fneg(vals[0])], e)
+            return self.b.fdiv(one, self.b.fadd(one, ex))
+        if op == "rsqrt":
+            return self.b.fdiv(one, self.math("sqrt", vals, e))
+        if op == "exp10":
+            ln10 = T.const(t, float(np.log(10.0)))
+            return self.math("exp", [self.b.fmul(vals[0], ln10)], e)
+        spec = MATH.get(op)
+        if spec is None:
+            fail(UNSUPPORTED, f"T.{op} is not supported by the CPU backend", e)
+        stem, f32name, f64name = spec
+        if stem is not None:
+            return self.intrinsic(stem, t, vals)
+        name = f32name if isinstance(T.element(t), ir.FloatType) else f64name
+        n = T.lanes(t)
+        if n == 1:
+            return self.call_named(name, t, vals)
+        out = ir.Constant(t, ir.Undefined)
+        for i in range(n):
+            xs = [self.b.extract_element(v, T.I32(i)) for v in vals]
+            out = self.b.insert_element(out, self.call_named(name, T.element(t), xs), T.I32(i))
+        return out
+
+    def limit(self, dtype, lo):
+        d = parse_dtype(dtype)
+        if d.kind == "bfloat":
+            return T.const(T.I16, 0xFF7F if lo else 0x7F7F)
+        if d.is_float:
+            v = float(np.finfo({16: np.float16, 32: np.float32, 64: np.float64}[d.bits]).max)
+            return T.const(T.value_type(dtype), -v if lo else v)
+        if d.kind == "uint":
+            return T.const(T.value_type(dtype), 0 if lo else (1 << d.bits) - 1)
+        return T.const(T.value_type(dtype), -(1 << (d.bits - 1)) if lo else
+                       (1 << (d.bits - 1)) - 1)
+
+    def extern_call(self, e):
+        args = list(e.args)
+        if args and isinstance(args[0], E.StringImm):
+            args = args[1:]                             # the result dtype
+        if not args or not isinstance(args[0], E.StringImm):
+            fail(UNSUPPORTED, f"T.{e.op} needs a function name", e)
+        name = args[0].value
+        rest = args[1:]
+        if e.op.startswith("call_llvm") and rest and isinstance(rest[0], E.IntImm) and \
+                rest[0].value == len(rest) - 1 and parse_dtype(rest[0].dtype).kind == "uint":
+            rest = rest[1:]                             # TVM's signature-count argument
+        vals = [self.expr(a) for a in rest]
+        ret = T.value_type(e.dtype) if e.dtype not in ("void", "handle") else T.VOID
+        return self.call_named(name, ret, vals)
+
+    def if_then_else(self, e):
+        cond = self.condition(e.args[0])
+        if T.lanes(cond.type) > 1:
+            with self.masked(cond):
+                a = self.expr(e.args[1])
+            with self.masked(self.b.not_(cond)):
+                b = self.expr(e.args[2])
+            n = max(T.lanes(cond.type), T.lanes(a.type), T.lanes(b.type))
+            return self.b.select(self.splat(cond, n), self.splat(a, n), self.splat(b, n))
+        bl = self.b
+        then_bb = bl.append_basic_block("ite.then")
+        else_bb = bl.append_basic_block("ite.else")
+        end_bb = bl.append_basic_block("ite.end")
+        bl.cbranch(cond, then_bb, else_bb)
+        bl.position_at_end(then_bb)
+        a = self.expr(e.args[1])
+        a_end = bl.block
+        bl.position_at_end(else_bb)
+        b = self.expr(e.args[2])
+        b_end = bl.block
+        n = max(T.lanes(a.type), T.lanes(b.type))
+        bl.position_at_end(a_end)
+        a = self.splat(a, n)
+        bl.branch(end_bb)
+        bl.position_at_end(b_end)
+        b = self.splat(b, n)
+        bl.branch(end_bb)
+        bl.position_at_end(end_bb)
+        phi = bl.phi(a.type)
+        phi.add_incoming(a, a_end)
+        phi.add_incoming(b, b_end)
+        return phi

@@ -1,0 +1,87 @@
+"""The lowering pipeline: TensorIR with blocks -> flat loops over one-dimensional buffers.
+
+Each step is a small function taking and returning a statement; `PIPELINE` lists them in
+the order they run.  `lower(func, module)` runs them all and returns a `LoweredFunc`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.visit import walk
+from ..errors import THREAD_BINDING, UNSUPPORTED, fail
+from .blocks import blocks_to_loops, predicates_to_conditions
+from .compact import compact_regions
+from .constants import collect_constants
+from .flatten import flatten_buffers
+from .simplify import simplify
+from .unroll import unroll_loops
+
+PIPELINE = (
+    ("predicates_to_conditions", predicates_to_conditions),
+    ("blocks_to_loops", blocks_to_loops),
+    ("compact_regions", compact_regions),
+    ("flatten_buffers", flatten_buffers),
+    ("unroll_loops", unroll_loops),
+    ("simplify", simplify),
+)
+
+
+@dataclass
+class LoweredFunc:
+    name: str
+    buffers: list                 # param buffers, in parameter order (original shapes)
+    scalars: list                 # scalar Vars passed by value (explicit params, shape vars)
+    scalar_sources: list          # per scalar: None (explicit) or (buffer index, dim)
+    body: S.Stmt
+    constants: dict = field(default_factory=dict)   # const_name -> flat numpy array
+
+
+def check_cpu(func: S.PrimFunc):
+    """GPU-only constructs get a diagnostic naming the loop, never a crash later."""
+    def fn(x):
+        if isinstance(x, S.For) and x.kind == "thread_binding":
+            fail(THREAD_BINDING, f"loop '{x.loop_var.name}' is bound to GPU thread "
+                 f"'{x.thread_tag}': the CPU backend cannot run it (compile for a GPU target, "
+                 "or replace the binding with a serial or parallel loop)", x)
+        if isinstance(x, S.AttrStmt) and x.attr_key in ("thread_extent", "virtual_thread"):
+            fail(THREAD_BINDING, "a GPU thread extent cannot run on the CPU backend", x)
+        if isinstance(x, S.IterVar) and x.thread_tag:
+            fail(THREAD_BINDING, f"iterator bound to GPU thread '{x.thread_tag}': the CPU "
+                 "backend cannot run it", x)
+    walk(func.body, fn)
+
+
+def signature(func: S.PrimFunc):
+    buffers, scalars, sources = [], [], []
+    seen = set()
+    for p in func.params:
+        b = func.buffer_of(p)
+        if b is not None:
+            buffers.append(b)
+        elif p.dtype != "handle":
+            scalars.append(p)
+            sources.append(None)
+            seen.add(id(p))
+        else:
+            fail(UNSUPPORTED, f"parameter '{p.name}' is a handle without a buffer", p)
+    for bi, b in enumerate(buffers):
+        for d, s in enumerate(b.shape):
+            if isinstance(s, E.Var) and id(s) not in seen:
+                seen.add(id(s))
+                scalars.append(s)
+                sources.append((bi, d))
+    return buffers, scalars, sources
+
+
+def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None) -> LoweredFunc:
+    check_cpu(func)
+    buffers, scalars, sources = signature(func)
+    body = func.body
+    for name, step in PIPELINE:
+        body = step(body)
+        if trace is not None:
+            trace.append((name, body))
+    consts = collect_constants(body, module.constants if module is not None else None)
+    return LoweredFunc(func.name, buffers, scalars, sources, body, consts)

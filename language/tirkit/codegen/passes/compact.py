@@ -1,0 +1,234 @@
+"""Pass 3: region compaction of intermediate buffers.
+
+First each allocation sinks to the innermost statement that holds all of its accesses,
+entering a loop only when every iteration of that loop touches its own slice of the buffer
+(so a per-iteration allocation keeps the program's meaning).  Then the buffer shrinks to
+the box its accesses cover inside that statement, indices shifted to the box's origin.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.dtype import is_int
+from ...ir.visit import walk
+from ..arith import affine, bound, separates
+from .blocks import allocate
+from .rewrite import transform
+
+
+def _skey(e):
+    """A structural key of an expression (variables by identity)."""
+    if isinstance(e, E.Var):
+        return ("v", id(e))
+    if isinstance(e, (E.IntImm, E.FloatImm)):
+        return (type(e).__name__, e.dtype, e.value)
+    if isinstance(e, E.BufferLoad):
+        return ("load", id(e.buffer), tuple(_skey(i) for i in e.indices))
+    if dataclasses.is_dataclass(e):
+        out = [type(e).__name__]
+        for f in dataclasses.fields(e):
+            if f.name == "span":
+                continue
+            v = getattr(e, f.name)
+            out.append(tuple(_skey(x) for x in v) if isinstance(v, tuple) else _skey(v)
+                       if dataclasses.is_dataclass(v) else v)
+        return tuple(out)
+    return e
+
+
+def accesses(stmt, buf):
+    """Index tuples of every load/store of buf under stmt; None when buf escapes (used by
+    data pointer, aliased, or indexed with vectors)."""
+    out, bad = [], []
+
+    def fn(x):
+        if isinstance(x, (E.BufferLoad, S.BufferStore)):
+            if x.buffer is buf:
+                if any(not is_int(i.dtype) or isinstance(i, E.Ramp) for i in x.indices):
+                    bad.append(x)
+                out.append(x.indices)
+            elif x.buffer.data is buf.data:
+                bad.append(x)
+        elif isinstance(x, E.BufferRef) and x.buffer.data is buf.data:
+            bad.append(x)
+        elif x is buf.data:
+            bad.append(x)
+        return None if not isinstance(x, S.Buffer) else False
+    walk(stmt, fn)
+    # data var occurrences inside loads/stores are not escapes: walk skips Buffer fields
+    return None if bad else out
+
+
+def _loop_ranges(stmt):
+    ranges = {}
+
+    def fn(x):
+        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and isinstance(x.extent, E.IntImm):
+            ranges[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
+    walk(stmt, fn)
+    return ranges
+
+
+def _split(index, ranges):
+    """(inner terms, inner const-span (lo, hi), outer key, outer terms) of one index."""
+    coeffs, const, terms = affine(index)
+    inner, outer = {}, {}
+    lo = hi = const
+    for k, c in coeffs.items():
+        r = ranges.get(k) if not isinstance(k, tuple) else bound(terms[k], ranges)
+        if r is None:
+            outer[k] = c
+            continue
+        inner[k] = c
+        a, b = c * r[0], c * r[1]
+        lo += min(a, b)
+        hi += max(a, b)
+    okey = tuple(sorted((_skey(terms[k]), c) for k, c in outer.items()))
+    return inner, (lo, hi), okey, outer, terms, const
+
+
+def _box(idx_list, ranges, ndim):
+    """Per dimension (lo, hi, outer key) covering all accesses, or None where unknown."""
+    box = []
+    for d in range(ndim):
+        parts = [_split(ix[d], ranges) for ix in idx_list]
+        keys = {p[2] for p in parts}
+        if len(keys) != 1:
+            box.append(None)
+            continue
+        lo = min(p[1][0] for p in parts)
+        hi = max(p[1][1] for p in parts)
+        box.append((lo, hi, parts[0]))
+    return box
+
+
+def _private_to_iteration(stmt: S.For, buf) -> bool:
+    """Every iteration of loop `stmt` touches a slice of buf no other iteration touches."""
+    acc = accesses(stmt.body, buf)
+    if not acc:
+        return False
+    return separates(acc, id(stmt.loop_var), _loop_ranges(stmt.body), _skey)
+
+
+def _uses(stmt, buf) -> bool:
+    found = []
+
+    def fn(x):
+        if found:
+            return False
+        if isinstance(x, (E.BufferLoad, S.BufferStore, E.BufferRef)) and \
+                x.buffer.data is buf.data:
+            found.append(x)
+        if x is buf.data:
+            found.append(x)
+        return not isinstance(x, S.Buffer)
+    walk(stmt, fn)
+    return bool(found)
+
+
+def _sink(stmt, buf, wrap):
+    t = type(stmt)
+    if t is S.For and stmt.kind in ("serial", "parallel", "unrolled") and \
+            _private_to_iteration(stmt, buf):
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
+    if t is S.SeqStmt:
+        users = [i for i, s in enumerate(stmt.seq) if _uses(s, buf)]
+        if len(users) == 1:
+            i = users[0]
+            seq = list(stmt.seq)
+            seq[i] = _sink(seq[i], buf, wrap)
+            return dataclasses.replace(stmt, seq=tuple(seq))
+        return wrap(stmt)
+    if t in (S.Allocate, S.DeclBuffer, S.AttrStmt, S.AllocateConst):
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
+    if t is S.LetStmt and not _uses(stmt.value, buf):
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
+    return wrap(stmt)
+
+
+def _compact(buf, body):
+    """(new buffer, index rewriter) for buf allocated around body, or None."""
+    acc = accesses(body, buf)
+    if not acc:
+        return None
+    ranges = _loop_ranges(body)
+    box = _box(acc, ranges, buf.ndim)
+    shape, offsets, changed = [], [], False
+    for d, b in enumerate(box):
+        old = buf.shape[d]
+        if b is None or not isinstance(old, E.IntImm):
+            shape.append(old)
+            offsets.append(None)
+            continue
+        lo, hi, part = b
+        ext = hi - lo + 1
+        if ext >= old.value or lo < 0 and not part[3]:
+            shape.append(old)
+            offsets.append(None)
+            continue
+        shape.append(E.IntImm(old.dtype, ext))
+        offsets.append(lo)
+        changed = True
+    if not changed:
+        return None
+    new_buf = dataclasses.replace(buf, shape=tuple(shape))
+
+    def reindex(indices):
+        out = []
+        for d, ix in enumerate(indices):
+            if offsets[d] is None:
+                out.append(ix)
+                continue
+            inner, _, _, _, terms, const = _split(ix, ranges)
+            e = None
+            for k, c in inner.items():
+                term = terms[k]
+                t = term if c == 1 else E.Mul(term, E.IntImm(ix.dtype, c), ix.dtype)
+                e = t if e is None else E.Add(e, t, ix.dtype)
+            k0 = const - offsets[d]
+            if e is None:
+                e = E.IntImm(ix.dtype, k0)
+            elif k0:
+                e = E.Add(e, E.IntImm(ix.dtype, k0), ix.dtype)
+            out.append(e)
+        return tuple(out)
+    return new_buf, reindex
+
+
+def compact_regions(body: S.Stmt, params=()) -> S.Stmt:
+    def fn(x):
+        if not (isinstance(x, S.Allocate) and isinstance(x.body, S.DeclBuffer)):
+            return None
+        buf = x.body.buffer
+        inner = x.body.body
+        if buf.strides or buf.elem_offset is not None or buf.axis_separators:
+            return None                      # an explicit layout stays as written
+        placed = []
+
+        def wrap(s):
+            placed.append(s)
+            return _Marker(s)
+        sunk = _sink(inner, buf, wrap)
+        if not placed:
+            return None
+        res = _compact(buf, placed[0])
+        new_buf, reindex = res if res else (buf, None)
+
+        def fix(s):
+            if reindex is None:                  # moved, not shrunk: the allocation as it was
+                return dataclasses.replace(x, body=dataclasses.replace(x.body, body=s))
+
+            def rb(y):
+                if isinstance(y, (E.BufferLoad, S.BufferStore)) and y.buffer is buf:
+                    return dataclasses.replace(y, buffer=new_buf, indices=reindex(y.indices))
+                return None
+            return allocate(new_buf, transform(s, rb), x.span)
+        return transform(sunk, lambda y: fix(y.stmt) if isinstance(y, _Marker) else None)
+    return transform(body, fn)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Marker(S.Stmt):
+    stmt: S.Stmt

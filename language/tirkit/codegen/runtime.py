@@ -1,0 +1,169 @@
+"""Calling compiled kernels: argument checks, the thread pool behind parallel loops, timing.
+
+The kernel is called through ctypes, which releases the GIL for the whole call; a parallel
+loop calls back into `ThreadPool.launch`, which splits [0, n) into one contiguous chunk per
+thread and runs the chunks on worker threads (each chunk again a ctypes call, GIL released).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..ir import expr as E
+from ..ir.constants import numpy_dtype
+from ..ir.dtype import is_float
+from .errors import ARGUMENT, fail
+
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_CHUNK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+_TLS = threading.local()
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+class ThreadPool:
+    def __init__(self, threads: int):
+        self.threads = max(1, int(threads))
+        self.executor = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 else None
+        self.errors = []
+        self.callback = _LAUNCH(self._launch)
+
+    def _chunk(self, fn, closure, begin, end):
+        _TLS.busy = True
+        try:
+            fn(closure, begin, end)
+        finally:
+            _TLS.busy = False
+
+    def _launch(self, fn_addr, closure, n):
+        try:
+            fn = _CHUNK(fn_addr)
+            k = min(self.threads, n)
+            if k <= 1 or getattr(_TLS, "busy", False):
+                fn(closure, 0, n)          # nested parallel loops run in their caller's chunk
+                return
+            bounds = [n * i // k for i in range(k + 1)]
+            futs = [self.executor.submit(self._chunk, fn, closure, bounds[i], bounds[i + 1])
+                    for i in range(1, k)]
+            self._chunk(fn, closure, bounds[0], bounds[1])
+            for f in futs:
+                f.result()
+        except BaseException as e:      # never unwind through C frames
+            self.errors.append(e)
+
+
+_POOLS: dict = {}
+
+
+def pool(threads=None) -> ThreadPool:
+    n = threads or cpu_count()
+    p = _POOLS.get(n)
+    if p is None:
+        p = _POOLS[n] = ThreadPool(n)
+    return p
+
+
+class Kernel:
+    """A compiled PrimFunc: `kernel(A, B, C)` runs it on numpy arrays (outputs in place)."""
+
+    def __init__(self, name, buffers, scalars, sources, loaded, entry_name, compile_seconds,
+                 cached, key, llvm_ir=None):
+        self.name = name
+        self.buffers, self.scalars, self.sources = buffers, scalars, sources
+        self.loaded = loaded
+        self.entry = _ENTRY(loaded.address(entry_name))
+        self.compile_seconds = compile_seconds
+        self.from_cache = cached
+        self.key = key
+        self.llvm_ir = llvm_ir
+        self.threads = None
+
+    def pack(self, arrays, scalars=()):
+        if len(arrays) != len(self.buffers):
+            fail(ARGUMENT, f"'{self.name}' takes {len(self.buffers)} arrays, got {len(arrays)}")
+        env = {}
+        explicit = [v for v, src in zip(self.scalars, self.sources) if src is None]
+        if len(scalars) != len(explicit):
+            fail(ARGUMENT, f"'{self.name}' takes {len(explicit)} scalar arguments, "
+                 f"got {len(scalars)}")
+        for v, x in zip(explicit, scalars):
+            env[id(v)] = x
+        for b, a in zip(self.buffers, arrays):
+            if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
+                fail(ARGUMENT, f"buffer '{b.name}' needs a C-contiguous numpy array", b)
+            try:
+                want_dtype = numpy_dtype(b.dtype)
+            except ValueError:
+                fail(ARGUMENT, f"buffer '{b.name}' of dtype {b.dtype} has no numpy equivalent", b)
+            if a.dtype != want_dtype:
+                fail(ARGUMENT, f"buffer '{b.name}' is {b.dtype}, got an array of {a.dtype}", b)
+            if a.ndim != len(b.shape):
+                fail(ARGUMENT, f"buffer '{b.name}' has {len(b.shape)} dimensions, got "
+                     f"{a.ndim}", b)
+            for d, s in enumerate(b.shape):
+                if isinstance(s, E.IntImm):
+                    want = s.value
+                elif isinstance(s, E.Var):
+                    want = env.setdefault(id(s), a.shape[d])
+                else:
+                    continue
+                if want != a.shape[d]:
+                    fail(ARGUMENT, f"buffer '{b.name}' dimension {d} is {want}, got "
+                         f"{a.shape[d]}", b)
+        for i in range(len(arrays)):
+            for j in range(i):
+                if arrays[i].size and arrays[j].size and \
+                        np.may_share_memory(arrays[i], arrays[j]):
+                    fail(ARGUMENT, f"buffers '{self.buffers[j].name}' and "
+                         f"'{self.buffers[i].name}' share memory", self.buffers[i])
+        ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
+        vals = []
+        for v in self.scalars:
+            x = env[id(v)]
+            if is_float(v.dtype):
+                vals.append(struct.unpack("q", struct.pack("d", float(x)))[0])
+            else:
+                vals.append(int(x))
+        svals = (ctypes.c_int64 * max(1, len(vals)))(*vals)
+        return ptrs, svals
+
+    def __call__(self, *arrays, scalars=(), threads=None):
+        ptrs, svals = self.pack(arrays, scalars)
+        p = pool(threads or self.threads)
+        self.entry(ptrs, svals, ctypes.cast(p.callback, ctypes.c_void_p))
+        if p.errors:
+            err = p.errors[:]
+            p.errors.clear()
+            raise err[0]
+        return arrays
+
+    def time(self, *arrays, scalars=(), threads=None, repeat=10, min_seconds=0.2):
+        """Median seconds per call over `repeat` measurements (each at least a few calls)."""
+        import time
+        ptrs, svals = self.pack(arrays, scalars)
+        p = pool(threads or self.threads)
+        cb = ctypes.cast(p.callback, ctypes.c_void_p)
+        self.entry(ptrs, svals, cb)                       # warm up
+        t0 = time.perf_counter()
+        self.entry(ptrs, svals, cb)
+        one = max(time.perf_counter() - t0, 1e-7)
+        number = max(1, int(min_seconds / repeat / one))
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                self.entry(ptrs, svals, cb)
+            times.append((time.perf_counter() - t0) / number)
+        times.sort()
+        return times[len(times) // 2]

@@ -1,0 +1,75 @@
+"""`tirkit run` and `tirkit bench` end to end, in fresh processes (the cache crosses them)."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from codegen_helpers import EXAMPLES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tirkit(*args, cache):
+    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'language'}{os.pathsep}{ROOT / 'server'}",
+               TIRKIT_CACHE_DIR=str(cache))
+    return subprocess.run([sys.executable, "-m", "tirkit.cli", *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_run_check_compares_and_second_run_is_cached(tmp_path):
+    path = str(EXAMPLES / "valid" / "softmax.py")
+    first = _tirkit("run", path, "--check", cache=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "compiled in" in first.stdout
+    assert re.search(r"S: ok \(rel err [0-9.e-]+\)", first.stdout)
+    second = _tirkit("run", path, cache=tmp_path)
+    assert second.returncode == 0
+    assert "(cached)" in second.stdout
+
+
+def test_run_reports_gpu_kernel_with_code_and_line(tmp_path):
+    res = _tirkit("run", str(EXAMPLES / "valid" / "gpu_matmul_shared.py"), cache=tmp_path)
+    assert res.returncode == 1
+    assert "gpu_matmul_shared.py:13:5: error:" in res.stderr
+    assert "[codegen/thread-binding]" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_run_stops_on_script_errors(tmp_path):
+    res = _tirkit("run", str(EXAMPLES / "invalid" / "syntax_recovery.py"), cache=tmp_path)
+    assert res.returncode == 1
+    assert "[syntax]" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_bench_prints_median_gflops_and_peak_share(tmp_path):
+    res = _tirkit("bench", str(EXAMPLES / "valid" / "scheduled_matmul_cpu.py"), "--threads", "1",
+                  "--repeat", "3", cache=tmp_path)
+    assert res.returncode == 0, res.stderr
+    m = re.search(r"matmul_tiled: median ([0-9.]+) ms on 1 thread, ([0-9.]+) GFLOP/s, "
+                  r"(\d+)% of fp32 peak \(116 GFLOP/s\)", res.stdout)
+    assert m, res.stdout
+    assert float(m.group(1)) > 0 and float(m.group(2)) > 0
+
+
+def test_run_selects_one_function_of_a_module(tmp_path):
+    res = _tirkit("run", str(EXAMPLES / "valid" / "module_two_funcs.py"), "--func", "scale",
+                  "--check", cache=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "scale: ran" in res.stdout and "add_one" not in res.stdout
+
+
+def test_run_check_stops_before_an_out_of_bounds_kernel_runs(tmp_path):
+    src = tmp_path / "oob.py"
+    src.write_text('''from tvm.script import tir as T
+
+
+@T.prim_func
+def shift(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = A[i + 1]
+''')
+    res = _tirkit("run", str(src), "--check", cache=tmp_path / "cache")
+    assert res.returncode == 1
+    assert "[bounds/out-of-bounds]" in res.stderr and "Traceback" not in res.stderr
+    assert "ran in" not in res.stdout
