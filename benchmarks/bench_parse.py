@@ -30,102 +30,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "language"))
 
-HEADER = "from tvm.script import tirx as T\n\n\n"
+sys.path.insert(0, HERE)
+from kernels import HEADERS, generate as generate_kernels  # noqa: E402
 
-
-def elementwise(name, rng):
-    n, m = rng.choice([64, 128, 256]), rng.choice([32, 64, 128])
-    op = rng.choice(["A[vi, vj] * T.float32(2)", "A[vi, vj] + T.float32(1)",
-                     "T.max(A[vi, vj], T.float32(0))", "T.exp(A[vi, vj])"])
-    return f'''@T.prim_func(s_tir=True)
-def {name}(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n}, {m}), "float32")):
-    T.func_attr({{"global_symbol": "{name}", "tir.noalias": True}})
-    for i, j in T.grid({n}, {m}):
-        with T.sblock("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(B[vi, vj])
-            B[vi, vj] = {op}
-'''
-
-
-def reduction(name, rng):
-    n, k = rng.choice([32, 64, 128]), rng.choice([64, 256, 512])
-    return f'''@T.prim_func(s_tir=True)
-def {name}(A: T.Buffer(({n}, {k}), "float32"), B: T.Buffer(({n},), "float32")):
-    T.func_attr({{"global_symbol": "{name}", "tir.noalias": True}})
-    for i, k in T.grid({n}, {k}):
-        with T.sblock("sum"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            T.reads(A[vi, vk])
-            T.writes(B[vi])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-'''
-
-
-def tiled_matmul(name, rng):
-    t = rng.choice([8, 16, 32])
-    n = t * rng.choice([4, 8])
-    return f'''@T.prim_func(s_tir=True)
-def {name}(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"), C: T.Buffer(({n}, {n}), "float32")):
-    T.func_attr({{"global_symbol": "{name}", "tir.noalias": True}})
-    for i0, j0, k0, i1, j1, k1 in T.grid({n // t}, {n // t}, {n // t}, {t}, {t}, {t}):
-        with T.sblock("C"):
-            vi = T.axis.spatial({n}, i0 * {t} + i1)
-            vj = T.axis.spatial({n}, j0 * {t} + j1)
-            vk = T.axis.reduce({n}, k0 * {t} + k1)
-            T.reads(A[vi, vk], B[vk, vj])
-            T.writes(C[vi, vj])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
-
-
-def gpu_add(name, rng):
-    n = rng.choice([1024, 4096, 16384])
-    t = rng.choice([64, 128, 256])
-    return f'''@T.prim_func(s_tir=True)
-def {name}(A: T.Buffer(({n},), "float32"), B: T.Buffer(({n},), "float32"), C: T.Buffer(({n},), "float32")):
-    T.func_attr({{"global_symbol": "{name}", "tir.noalias": True}})
-    for bx in T.thread_binding({n // t}, thread="blockIdx.x"):
-        for tx in T.thread_binding({t}, thread="threadIdx.x"):
-            with T.sblock("C"):
-                vi = T.axis.spatial({n}, bx * {t} + tx)
-                T.reads(A[vi], B[vi])
-                T.writes(C[vi])
-                C[vi] = A[vi] + B[vi]
-'''
-
-
-MAKERS = [elementwise, reduction, tiled_matmul, gpu_add]
+HEADER = HEADERS["tirx"]
 
 
 def generate(n_kernels=60, seed=0):
-    """(file text, [kernel texts]) with about 1,000 lines for 60 kernels."""
-    rng = random.Random(seed)
-    kernels = []
-    for i in range(n_kernels):
-        maker = MAKERS[i % len(MAKERS)]
-        body = maker(f"k{i:03d}", rng).split("\n")
-        # a comment above the kernel and one in its body, as real files have them
-        body.insert(0, f"# k{i:03d}: {maker.__name__.replace('_', ' ')} kernel, generated")
-        body.insert(1, "# (the shapes vary from kernel to kernel)")
-        body.insert(4, "    # loop nest and block")
-        body.insert(6, "    # iterate over the whole domain")
-        kernels.append("\n".join(body))
-    text = HEADER + "\n\n".join(kernels)
-    return text, kernels
+    """The benchmark file in the tirx spelling, so TVM reads exactly the same kernels."""
+    return generate_kernels(n_kernels, seed, "tirx")
 
 
 def clear_caches():
-    from tirkit.script import parse as P
-    P._parse_cache.clear()
-    P._kernel_cache.clear()
-    from tirkit import verify
-    verify.clear_result_cache()
+    import tirkit
+    tirkit.clear_caches()
 
 
 def median_ms(samples):

@@ -23,5 +23,14 @@ def check(text, path=None, target=None, rules=None):
     return run_rules(result, target=target, rules=rules)
 
 
+def clear_caches():
+    """Forget every cached parse, lowering and rule result (benchmarks measure cold runs)."""
+    from .script import parse as _p
+    from . import verify as _v
+    _p._parse_cache.clear()
+    _p._kernel_cache.clear()
+    _v.clear_result_cache()
+
+
 __all__ = ["parse", "to_script", "structural_equal", "check", "Diagnostic", "Span",
            "ParseResult", "TirkitError"]
