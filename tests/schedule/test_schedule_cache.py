@@ -107,3 +107,58 @@ def test_cache_read_in_an_inner_scope_is_compacted():
     assert "B[vi, vj] = A_shared[vi - i * 16, vj - j * 16] + T.float32(1)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+SPLIT_READERS = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def split_readers(A: T.Buffer((64,), "float32"), C: T.Buffer((32,), "float32"),
+                  D: T.Buffer((32,), "float32")):
+    B = T.alloc_buffer((64,), "float32")
+    for i in range(64):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * 3.0
+    for i in range(32):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi] + 1.0
+    for i in range(32):
+        with T.block("D"):
+            vi = T.axis.remap("S", [i])
+            D[vi] = B[vi + 32] - 2.0
+'''
+
+
+def test_cache_read_copies_what_the_writer_writes():
+    # both readers read the copy, so it must hold all 64 elements, not only C's half
+    sch = sched(SPLIT_READERS)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert "for ax0 in range(64):" in text
+    assert "D[vi] = B_shared[vi + 32] - T.float32(2)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+SHIFTED_INPUT = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def shifted(A: T.Buffer((40,), "float32"), B: T.Buffer((39,), "float32")):
+    for i in range(39):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi + 1] * 2.0
+'''
+
+
+def test_cache_read_of_function_input_copies_the_whole_buffer():
+    sch = sched(SHIFTED_INPUT)
+    sch.cache_read(sch.get_block("B"), 0, "shared")
+    text = body_text(sch)
+    assert "for ax0 in range(40):" in text
+    assert "A_shared[v0] = A[v0]" in text
+    check_result(sch)
+    check_same_results(sch)

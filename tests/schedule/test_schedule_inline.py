@@ -156,3 +156,28 @@ def test_reverse_compute_inline_into_an_expression_indexed_producer():
     assert "C[vi * 2 + vj] = (A[vi, vj] + T.float32(1)) * T.float32(3)" in body_text(sch)
     check_result(sch)
     check_same_results(sch)
+
+
+CONST_INDEX = HEAD + '''@T.prim_func
+def const_index(A: T.Buffer((1, 12, 8), "float32"), C: T.Buffer((1, 12, 8), "float32")):
+    B = T.alloc_buffer((1, 12, 8), "float32")
+    for i_0, i_1, j in T.grid(3, 4, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(12, i_0 * 4 + i_1)
+            vj = T.axis.spatial(8, j)
+            B[0, vi, vj] = A[0, vi, vj] * T.float32(3)
+    for i, j in T.grid(12, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[0, vi, vj] = B[0, vi, vj] - T.float32(1)
+'''
+
+
+def test_compute_inline_store_at_a_constant_index():
+    sch = sched(CONST_INDEX)
+    sch.compute_inline(sch.get_block("B"))
+    text = body_text(sch)
+    assert 'with T.block("B")' not in text
+    assert "C[0, vi, vj] = A[0, vi, vj] * T.float32(3) - T.float32(1)" in text
+    check_result(sch)
+    check_same_results(sch)

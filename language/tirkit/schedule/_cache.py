@@ -12,7 +12,7 @@ from ..ir import stmt as S
 from . import _arith as A
 from . import _common as C
 from . import _ir
-from .analysis import region_of_indices
+from .analysis import infer_regions, region_of_indices
 
 SCOPES = ("global", "shared", "shared.dyn", "local", "warp", "global.texture", "wmma.matrix_a",
           "wmma.matrix_b", "wmma.accumulator", "m16n8k8.matrixA", "m16n8k8.matrixB",
@@ -124,6 +124,24 @@ def relaxed_region(sch, info, region, loc, storage="global"):
             mn, ext = C.int32(lo, mn.dtype), hi - lo + 1
         out.append((mn, ext))
     return out, outer
+
+
+def input_region(sch, func, scope, buf):
+    """The region of `buf` a cache of an input of `scope` holds: the scope block's read
+    region of it (declared or inferred), the whole buffer in the root scope."""
+    whole = [(C.int32(0, d.dtype) if isinstance(d, E.IntImm) else C.int32(0),
+              d.value if isinstance(d, E.IntImm) else None) for d in buf.shape]
+    if is_root_scope(sch, func, scope):
+        return whole
+    reads = scope.reads if scope.reads is not None else infer_regions(scope)[0]
+    reg = next((r for r in reads if r.buffer is buf), None)
+    if reg is None:
+        return whole
+    out = []
+    for r in reg.region:
+        ext = r.extent.value if isinstance(r.extent, E.IntImm) else None
+        out.append((r.min, ext))
+    return out
 
 
 def copy_nest(sch, src, dst, name, region, outer_loops):

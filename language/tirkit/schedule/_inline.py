@@ -18,10 +18,14 @@ def single_store(sch, block, what):
     return body
 
 
-def distinct_iter_indices(block, indices):
+def distinct_iter_indices(block, indices, allow_const=False):
+    """Every index is a distinct iterator of the block (or, with allow_const, a constant:
+    the block writes one position of that dimension)."""
     ivs = {id(iv.var) for iv in block.iter_vars}
     seen = set()
     for i in indices:
+        if allow_const and isinstance(i, E.IntImm):
+            continue
         if not isinstance(i, E.Var) or id(i) not in ivs or id(i) in seen:
             return False
         seen.add(id(i))

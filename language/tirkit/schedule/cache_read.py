@@ -5,7 +5,8 @@
 A new buffer `<name>_<scope>` and a copy block of the same name are added; the consumers
 (all readers in the scope, or `consumer_blocks`) read the copy instead. The copy goes right
 after the buffer's writer, in the innermost loop that holds the writer and the first
-consumer (first in the scope for an input) and copies the region the block reads there.
+consumer (first in the scope for an input) and copies the region the writer writes there
+(for an input of the scope: the region the scope block reads, the whole buffer at the root).
 Refused: an index outside the block's reads, an unknown scope, a buffer read opaquely or
 written by several blocks."""
 from __future__ import annotations
@@ -48,7 +49,15 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
                         f"{len(writers)} blocks", writers[1].block)
     writer = writers[0].realize if writers else None
     loc, pos = K.locate(scope, writer, [c.realize for c in cons])
-    rel, outer = K.relaxed_region(sch, info, region, loc, storage_scope)
+    if writers:
+        # the copy holds what the writer produces there (so every consumer finds its part)
+        w = writers[0]
+        wregs = w.block.writes if w.block.writes is not None else infer_regions(w.block)[1]
+        wreg = next(r for r in wregs if r.buffer is buf)
+        rel, outer = K.relaxed_region(sch, w, wreg, loc, storage_scope)
+    else:
+        # an input of the scope: what the scope block reads of it, else the whole buffer
+        rel, outer = K.input_region(sch, block.func, scope, buf), []
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
     if K.is_root_scope(sch, block.func, scope):
         cbuf = K.cache_buffer(buf, storage_scope, name)

@@ -1,8 +1,8 @@
 """compute_inline: inline a block that computes `B[v...] = f(v...)` into every load of B.
 
 Refused: a block that writes an output of the function, has an init (a reduction), is not
-a single store with distinct iterators as indices, reads what it writes, or whose buffer is
-used opaquely by another block (intrinsic argument, match_buffer, pointer)."""
+a single store whose indices are distinct iterators or constants, reads what it writes, or
+whose buffer is used opaquely by another block (intrinsic argument, match_buffer, pointer)."""
 from __future__ import annotations
 
 import dataclasses
@@ -28,7 +28,7 @@ def compute_inline(sch, block):
     if any(buf is o for o in output_buffers(func)):
         raise sch.error("compute_inline/writes-output", f"block '{blk.name_hint}' writes "
                         f"'{buf.name}', an output of the function", blk)
-    if not I.distinct_iter_indices(blk, store.indices):
+    if not I.distinct_iter_indices(blk, store.indices, allow_const=True):
         raise sch.error("compute_inline/not-injective", f"block '{blk.name_hint}' does not "
                         f"store into '{buf.name}' at its iterators", blk)
     if any(ld.buffer is buf for ld in _ir.buffer_loads(store.value)):
@@ -43,7 +43,7 @@ def compute_inline(sch, block):
         if opaque_uses(other.block, buf):
             raise sch.error("compute_inline/opaque-access", f"block '{other.block.name_hint}' "
                             f"reads '{buf.name}' opaquely", other.block, [(blk, "inlined block")])
-    pos = {id(v): k for k, v in enumerate(store.indices)}
+    pos = {id(v): k for k, v in enumerate(store.indices) if isinstance(v, E.Var)}
     params = [iv.var for iv in blk.iter_vars if id(iv.var) in pos]
     value = store.value
     for iv in blk.iter_vars:
