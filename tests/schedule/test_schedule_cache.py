@@ -162,3 +162,58 @@ def test_cache_read_of_function_input_copies_the_whole_buffer():
     assert "A_shared[v0] = A[v0]" in text
     check_result(sch)
     check_same_results(sch)
+
+
+GUARDED = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def guarded(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((16, 8), "float32")
+    for i, j in T.grid(16, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(B[i, j] < 0.5)
+            C[vi, vj] = B[vi, vj] + 1.0
+'''
+
+
+def test_cache_read_rewrites_the_consumer_predicate():
+    sch = sched(GUARDED)
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    text = body_text(sch)
+    assert "T.where(B_local[i, j] < T.float32(0.5))" in text
+    assert "C[vi, vj] = B_local[vi, vj] + T.float32(1)" in text
+    check_result(sch)
+
+
+PER_THREAD = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def per_thread(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32", scope="local")
+    for t in T.thread_binding(4, thread="threadIdx.x"):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(16, t * 4 + i)
+                B[vi] = A[vi] * 2.0
+        for i in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(16, t * 4 + i)
+                C[vi] = B[vi] + 1.0
+'''
+
+
+def test_cache_read_of_a_local_result_is_copied_by_its_own_thread():
+    # B is per-thread storage: the copy under threadIdx.x holds this thread's 4 elements
+    sch = sched(PER_THREAD)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert "for ax0 in range(4):" in text
+    assert "v0 = T.axis.spatial(16, t * 4 + ax0)" in text
+    check_result(sch)

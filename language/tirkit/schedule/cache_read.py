@@ -3,9 +3,9 @@
     A_shared = sch.cache_read(block, read_buffer_index=0, storage_scope="shared")
 
 A new buffer `<name>_<scope>` and a copy block of the same name are added; the consumers
-(all readers in the scope, or `consumer_blocks`) read the copy instead. The copy goes right
-after the buffer's writer, in the innermost loop that holds the writer and the first
-consumer (first in the scope for an input) and copies the region the writer writes there
+(all readers in the scope, or `consumer_blocks`) read the copy instead, in their
+predicates too. The copy goes right after the buffer's writer, in the innermost loop that
+holds the writer and the first consumer (first in the scope for an input) and copies the region the writer writes there
 (for an input of the scope: the region the scope block reads, the whole buffer at the root).
 Refused: an index outside the block's reads, an unknown scope, a buffer read opaquely or
 written by several blocks."""
@@ -54,7 +54,9 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
         w = writers[0]
         wregs = w.block.writes if w.block.writes is not None else infer_regions(w.block)[1]
         wreg = next(r for r in wregs if r.buffer is buf)
-        rel, outer = K.relaxed_region(sch, w, wreg, loc, storage_scope)
+        # over thread loops only where threads share the *original* buffer (a thread's
+        # local result is copied by that thread)
+        rel, outer = K.relaxed_region(sch, w, wreg, loc, buf.scope or "global")
     else:
         # an input of the scope: what the scope block reads of it, else the whole buffer
         rel, outer = K.input_region(sch, block.func, scope, buf), []
@@ -62,10 +64,10 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     if K.is_root_scope(sch, block.func, scope):
         cbuf = K.cache_buffer(buf, storage_scope, name)
         nest = K.copy_nest(sch, buf, cbuf, name, rel, outer)
-        mapping = {id(c.block): _ir.replace_buffer(c.block, buf, cbuf) for c in cons}
+        mapping = {id(c.realize): _ir.replace_buffer(c.realize, buf, cbuf) for c in cons}
     else:
         cbuf = K.compact_buffer(buf, storage_scope, name, rel)
         nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
-        mapping = {id(c.block): K.shift_buffer(c.block, buf, cbuf, rel) for c in cons}
+        mapping = {id(c.realize): K.shift_buffer(c.realize, buf, cbuf, rel) for c in cons}
     K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
     return sch.block_of(block.func, name)
