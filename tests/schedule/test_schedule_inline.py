@@ -181,3 +181,31 @@ def test_compute_inline_store_at_a_constant_index():
     assert "C[0, vi, vj] = A[0, vi, vj] * T.float32(3) - T.float32(1)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+POINTER_READ = HEAD + '''@T.prim_func
+def pointer_read(T_: T.Buffer((64,), "int8"), X: T.Buffer((8,), "float32"),
+                 Y: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.reads(X[vi])
+            T.writes(B[vi])
+            B[vi] = X[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            T.reads(T_[0:64], B[vi])
+            T.writes(Y[vi])
+            T.evaluate(T_.access_ptr("r"))
+            Y[vi] = B[vi] + T.float32(1)
+'''
+
+
+def test_compute_inline_keeps_a_read_made_through_a_pointer():
+    sch = sched(POINTER_READ)
+    sch.compute_inline(sch.get_block("B"))
+    text = body_text(sch)
+    assert "T.reads(T_[0:64], X[vi])" in text
+    assert "Y[vi] = X[vi] * T.float32(2) + T.float32(1)" in text

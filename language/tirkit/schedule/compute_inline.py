@@ -67,11 +67,21 @@ def compute_inline(sch, block):
         # only the outermost blocks: nested ones were rebuilt with their parent
         if _nested_in_others(other, others):
             continue
-        nb = refresh_regions(nb)
-        mapping[id(other.block)] = nb
+        mapping[id(other.block)] = _keep_opaque_reads(other.block, refresh_regions(nb))
     I.rewrite_scope(sch, block.func, scope, mapping, drop=buf)
 
 
 def _nested_in_others(info, infos):
     return any(isinstance(a, S.Block) and any(a is o.block for o in infos)
                for a in info.ancestors)
+
+
+def _keep_opaque_reads(old, new):
+    """Declared reads of buffers the body still uses opaquely (a pointer, an intrinsic
+    argument) are kept: inference from loads alone does not see them."""
+    if old.reads is None or new.reads is None:
+        return new
+    seen = [r.buffer for r in new.reads]
+    kept = tuple(r for r in old.reads if not any(r.buffer is b for b in seen)
+                 and opaque_uses(new, r.buffer))
+    return dataclasses.replace(new, reads=kept + new.reads) if kept else new
