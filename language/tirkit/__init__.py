@@ -11,6 +11,7 @@ from .diagnostics import Diagnostic, Span, TirkitError
 from .ir.equality import structural_equal
 from .script.parse import ParseResult, parse
 from .script.printer import to_script
+from .schedule import Schedule, ScheduleError
 
 __version__ = "0.1.0"
 

@@ -20,6 +20,7 @@ FEATURES = (
     "code_lens",          # per kernel: FLOPs and estimated time
     "completion",         # the `T.` namespace with its documentation
     "canonical_form",     # command tirkit.canonicalForm: the canonical text of a kernel
+    "code_actions",       # schedule primitives at a loop or a block; the trace as Python
 )
 
 

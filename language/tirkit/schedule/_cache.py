@@ -1,0 +1,258 @@
+"""What cache_read and cache_write share: the cache buffer, where the copy goes (TVM's rule:
+in the innermost statement list that holds the writer before the first related block, right
+before that block's statement; at the start of the scope for an input, at its end when
+nothing reads the result) and the region it copies (the block's region relaxed over the
+loops under that place)."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from . import _arith as A
+from . import _common as C
+from . import _ir
+from .analysis import region_of_indices
+
+SCOPES = ("global", "shared", "shared.dyn", "local", "warp", "global.texture", "wmma.matrix_a",
+          "wmma.matrix_b", "wmma.accumulator", "m16n8k8.matrixA", "m16n8k8.matrixB",
+          "m16n8k8.matrixC")
+
+
+def check_scope(sch, scope, node):
+    if not isinstance(scope, str) or not (scope in SCOPES or scope.startswith(
+            ("global.", "shared.", "local.", "wmma.", "metal."))):
+        raise sch.error(f"{sch._current}/bad-scope", f"'{scope}' is not a storage scope", node)
+
+
+def cache_buffer(buf, scope, name):
+    data = E.Var(name, "handle", E.PointerType(buf.dtype, scope))
+    return S.Buffer(name, buf.shape, buf.dtype, data, scope=scope)
+
+
+def locate(scope, writer, related):
+    """(loc, pos): loc is the scope block or a For; pos an index in its body's statements."""
+    if writer is None:
+        return scope, 0
+    if not related:
+        return scope, len(_ir.child_stmts(scope))
+    rel = {id(r) for r in related}
+    found = [None]
+
+    def contains(s):
+        seen_w = seen_r = False
+        for x in _ir.stmts(s):
+            if x is writer:
+                seen_w = True
+            elif id(x) in rel:
+                seen_r = True
+        return seen_w, seen_r
+
+    def visit(owner):
+        kids = _ir.child_stmts(owner)
+        seen_w = False
+        for i, k in enumerate(kids):
+            w, r = contains(k)
+            if w and r:
+                inner = _descend(k)
+                if inner is not None and visit(inner):
+                    return True
+            if (seen_w or w) and r:
+                found[0] = (owner, i)
+                return True
+            if r:
+                return False
+            seen_w = seen_w or w
+        return False
+
+    def _descend(k):
+        # the statement whose body is the next statement list (through single nestings)
+        while True:
+            if isinstance(k, S.For):
+                if isinstance(k.body, S.SeqStmt):
+                    return k
+                k = k.body
+            elif isinstance(k, S.BlockRealize):
+                return None
+            elif hasattr(k, "body") and isinstance(k, S.Stmt):
+                k = k.body
+            else:
+                return None
+
+    visit(scope)
+    if found[0] is None:
+        return scope, len(_ir.child_stmts(scope))
+    return found[0]
+
+
+def _relaxed_by_threads(f, storage):
+    """Loops above the copy that the copy still spans: threads sharing the storage."""
+    if f.kind != "thread_binding" or not f.thread_tag:
+        return False
+    rank = storage.split(".")[0]
+    if rank == "global":
+        return f.thread_tag.startswith(("blockIdx", "threadIdx"))
+    if rank in ("shared", "warp"):
+        return f.thread_tag.startswith("threadIdx")
+    return False
+
+
+def relaxed_region(sch, info, region, loc, storage="global"):
+    """A block's region (of one buffer) over the loops under `loc` (and the thread loops
+    above it that share the storage), in outer terms."""
+    ivmap = {id(iv.var): v for iv, v in zip(info.block.iter_vars, info.realize.iter_values)}
+    lo = tuple(_ir.substitute(r.min, ivmap) for r in region.region)
+    hi = tuple(_ir.substitute(E.Sub(E.Add(r.min, r.extent, "int32"), C.int32(1), "int32"),
+                              ivmap) for r in region.region)
+    loops = info.loops
+    if isinstance(loc, S.For):
+        k = next((i for i, f in enumerate(loops) if f is loc), None)
+        inner, outer = (loops[k + 1:], loops[:k + 1]) if k is not None else (loops, [])
+    else:
+        inner, outer = loops, []
+    inner = inner + [f for f in outer if _relaxed_by_threads(f, storage)]
+    outer = [f for f in outer if not _relaxed_by_threads(f, storage)]
+    reg = region_of_indices([lo, hi], {}, C.loop_bounds(inner), C.loop_bounds(outer),
+                            region.buffer.shape)
+    if reg is None:
+        return [(C.int32(0), d.value if isinstance(d, E.IntImm) else None)
+                for d in region.buffer.shape], outer
+    out = []
+    for (mn, ext), d in zip(reg, region.buffer.shape):
+        if isinstance(mn, E.IntImm) and isinstance(d, E.IntImm):
+            lo, hi = max(mn.value, 0), min(mn.value + ext - 1, d.value - 1)
+            mn, ext = C.int32(lo, mn.dtype), hi - lo + 1
+        out.append((mn, ext))
+    return out, outer
+
+
+def copy_nest(sch, src, dst, name, region, outer_loops):
+    """`for ax...: with block(name): dst[v...] = src[v...]` over `region`."""
+    loops, ivs, values, idx = [], [], [], []
+    bounds = C.loop_bounds(outer_loops)
+    for k, ((mn, ext), d) in enumerate(zip(region, src.shape)):
+        if ext is None or not isinstance(d, E.IntImm):
+            raise sch.error(f"{sch._current}/symbolic-shape", f"buffer '{src.name}' has a "
+                            "non-constant shape")
+        lv = E.Var(f"ax{k}", d.dtype)
+        v = E.Var(f"v{k}", d.dtype)
+        loops.append(C.new_loop(lv, ext))
+        bounds[id(lv)] = (0, ext - 1)
+        ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), d), "S"))
+        values.append(A.simplify(E.Add(mn, lv, d.dtype), bounds, binding=True))
+        idx.append(v)
+    point = tuple(E.Range(v, E.IntImm("int32", 1)) for v in idx)
+    store = S.BufferStore(dst, E.BufferLoad(src, tuple(idx), src.dtype), tuple(idx))
+    block = S.Block(name, tuple(ivs), (S.BufferRegion(src, point),),
+                    (S.BufferRegion(dst, point),), store)
+    realize = S.BlockRealize(tuple(values), C.TRUE, block)
+    return C.nest(loops, realize)
+
+
+def insert(sch, func, scope, loc, pos, nest, mapping, cbuf):
+    """One replace of the scope: blocks swapped per mapping, the copy nest inserted at
+    (loc, pos), the cache buffer allocated in the scope."""
+    if loc is scope:
+        new = _ir.replace_nodes(scope, mapping)
+        kids = _ir.child_stmts(new)
+        kids.insert(pos, nest)
+        new = dataclasses.replace(new, body=S.SeqStmt(tuple(kids)))
+    else:
+        new_loc = _ir.replace_nodes(loc, mapping)
+        kids = _ir.child_stmts(new_loc)
+        kids.insert(pos, nest)
+        new_loc = dataclasses.replace(new_loc, body=S.SeqStmt(tuple(kids)))
+        new = _ir.replace_nodes(scope, {**mapping, id(loc): new_loc})
+    new = dataclasses.replace(new, alloc_buffers=new.alloc_buffers + (cbuf,))
+    sch.replace(func, scope, new)
+
+
+def top_stmt(info, scope):
+    """The statement directly in the scope body that holds the block."""
+    chain = info.ancestors
+    k = next(i for i, a in enumerate(chain) if a is scope)
+    rest = [a for a in chain[k + 1:] if not isinstance(a, S.SeqStmt)]
+    return rest[0] if rest else info.realize
+
+
+def position(scope, stmt, after=False) -> int:
+    """Index of `stmt` among the statements of the scope body (+1 when after)."""
+    kids = list(scope.body.seq) if isinstance(scope.body, S.SeqStmt) else [scope.body]
+    return next(i for i, k in enumerate(kids) if k is stmt) + int(after)
+
+
+def insert_in_scope(scope, new, pos):
+    kids = list(scope.body.seq) if isinstance(scope.body, S.SeqStmt) else [scope.body]
+    kids.insert(pos, new)
+    return dataclasses.replace(scope, body=S.SeqStmt(tuple(kids)))
+
+
+# ---- caches inside a non-root scope are compacted to the region they hold (as TVM does) ----
+def is_root_scope(sch, func, scope) -> bool:
+    body = sch.func(func).body
+    return isinstance(body, S.BlockRealize) and body.block is scope
+
+
+def compact_buffer(buf, scope, name, region):
+    data = E.Var(name, "handle", E.PointerType(buf.dtype, scope))
+    shape = tuple(E.IntImm(d.dtype, ext) for (_, ext), d in zip(region, buf.shape))
+    return S.Buffer(name, shape, buf.dtype, data, scope=scope)
+
+
+def compact_copy_nest(sch, orig, cache, name, region, reading):
+    """Copy between `orig[min + v]` and `cache[v]` for v over the region's extents."""
+    loops, ivs, vals, cidx, oidx = [], [], [], [], []
+    for k, ((mn, ext), d) in enumerate(zip(region, orig.shape)):
+        if ext is None:
+            raise sch.error(f"{sch._current}/symbolic-shape", f"buffer '{orig.name}' has a "
+                            "non-constant region")
+        lv = E.Var(f"ax{k}", d.dtype)
+        v = E.Var(f"v{k}", d.dtype)
+        loops.append(C.new_loop(lv, ext))
+        ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), E.IntImm(d.dtype, ext)), "S"))
+        vals.append(lv)
+        cidx.append(v)
+        oidx.append(v if _zero(mn) else E.Add(mn, v, d.dtype))
+    cpoint = tuple(E.Range(v, E.IntImm("int32", 1)) for v in cidx)
+    opoint = tuple(E.Range(x, E.IntImm("int32", 1)) for x in oidx)
+    if reading:
+        store = S.BufferStore(cache, E.BufferLoad(orig, tuple(oidx), orig.dtype), tuple(cidx))
+        reads, writes = (S.BufferRegion(orig, opoint),), (S.BufferRegion(cache, cpoint),)
+    else:
+        store = S.BufferStore(orig, E.BufferLoad(cache, tuple(cidx), orig.dtype), tuple(oidx))
+        reads, writes = (S.BufferRegion(cache, cpoint),), (S.BufferRegion(orig, opoint),)
+    block = S.Block(name, tuple(ivs), reads, writes, store)
+    return C.nest(loops, S.BlockRealize(tuple(vals), C.TRUE, block))
+
+
+def shift_buffer(node, old, new, region):
+    """Accesses of `old` become accesses of `new` at index - region min."""
+    mins = [mn for mn, _ in region]
+
+    def one(i, m):
+        if _zero(m):
+            return i
+        li, lm = A.to_lin(i, {}), A.to_lin(m, {})
+        keys = {A._akey(a) for a, _ in lm.terms}
+        if any(A._akey(a) in keys for a, _ in li.terms):       # terms cancel: simplify
+            return A.simplify(E.Sub(i, m, i.dtype))
+        return E.Sub(i, m, i.dtype)
+
+    def sh(idx):
+        return tuple(one(i, m) for i, m in zip(idx, mins))
+
+    def fn(y, x):
+        if isinstance(y, E.BufferLoad) and y.buffer is old:
+            return E.BufferLoad(new, sh(y.indices), y.dtype, y.span)
+        if isinstance(y, S.BufferStore) and y.buffer is old:
+            return dataclasses.replace(y, buffer=new, indices=sh(y.indices))
+        if isinstance(y, S.BufferRegion) and y.buffer is old:
+            return S.BufferRegion(new, tuple(E.Range(m, r.extent) for m, r in
+                                             zip(sh(tuple(r.min for r in y.region)),
+                                                 y.region)))
+        return None
+    return _ir.rebuild(node, fn)
+
+
+def _zero(e):
+    return isinstance(e, E.IntImm) and e.value == 0

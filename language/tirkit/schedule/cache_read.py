@@ -1,0 +1,62 @@
+"""cache_read: read a buffer through a copy in another storage scope.
+
+    A_shared = sch.cache_read(block, read_buffer_index=0, storage_scope="shared")
+
+A new buffer `<name>_<scope>` and a copy block of the same name are added; the consumers
+(all readers in the scope, or `consumer_blocks`) read the copy instead. The copy goes right
+after the buffer's writer, in the innermost loop that holds the writer and the first
+consumer (first in the scope for an input) and copies the region the block reads there.
+Refused: an index outside the block's reads, an unknown scope, a buffer read opaquely or
+written by several blocks."""
+from __future__ import annotations
+
+from ..ir import stmt as S
+from . import _cache as K
+from . import _inline as I
+from . import _ir
+from .analysis import infer_regions, opaque_uses, read_buffers, write_buffers
+from .registry import primitive
+
+
+@primitive("cache_read")
+def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=None):
+    info = sch.block_info(block)
+    blk = info.block
+    K.check_scope(sch, storage_scope, blk)
+    reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
+    if not isinstance(read_buffer_index, int) or not 0 <= read_buffer_index < len(reads):
+        raise sch.error("cache_read/bad-index", f"block '{blk.name_hint}' reads "
+                        f"{len(reads)} buffers; index {read_buffer_index} is out of range", blk)
+    region = reads[read_buffer_index]
+    buf = region.buffer
+    scope = I.scope_of(sch, block.func, info)
+    infos = [i for i in sch.index(block.func).order if i.scope is scope]
+    if consumer_blocks is None:
+        cons = [i for i in infos if any(b is buf for b in read_buffers(i.block)) and
+                not any(b is buf for b in write_buffers(i.block))]
+    else:
+        cons = [sch.block_info(rv) for rv in consumer_blocks]
+        if not any(c.block is blk for c in cons):
+            cons.append(info)
+    for c in cons:
+        if opaque_uses(c.block, buf):
+            raise sch.error("cache_read/opaque-access", f"block '{c.block.name_hint}' uses "
+                            f"'{buf.name}' opaquely", c.block)
+    writers = [i for i in infos if any(b is buf for b in write_buffers(i.block))]
+    if len(writers) > 1:
+        raise sch.error("cache_read/several-writers", f"'{buf.name}' is written by "
+                        f"{len(writers)} blocks", writers[1].block)
+    writer = writers[0].realize if writers else None
+    loc, pos = K.locate(scope, writer, [c.realize for c in cons])
+    rel, outer = K.relaxed_region(sch, info, region, loc, storage_scope)
+    name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
+    if K.is_root_scope(sch, block.func, scope):
+        cbuf = K.cache_buffer(buf, storage_scope, name)
+        nest = K.copy_nest(sch, buf, cbuf, name, rel, outer)
+        mapping = {id(c.block): _ir.replace_buffer(c.block, buf, cbuf) for c in cons}
+    else:
+        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
+        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
+        mapping = {id(c.block): K.shift_buffer(c.block, buf, cbuf, rel) for c in cons}
+    K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
+    return sch.block_of(block.func, name)

@@ -1,0 +1,56 @@
+"""cache_write: write a buffer through a copy in another storage scope.
+
+    C_local = sch.cache_write(block, write_buffer_index=0, storage_scope="local")
+
+The block writes (and reads, for a reduction) a new buffer `<name>_<scope>`; a copy block of
+the same name writes the original buffer, right before the first consumer in the innermost
+loop that holds both (at the end of the scope when nothing in it reads the buffer), over the
+region the block writes there. Refused: an index outside the block's writes, an unknown
+scope, a buffer written by several blocks or used opaquely."""
+from __future__ import annotations
+
+from . import _cache as K
+from . import _inline as I
+from . import _ir
+from .analysis import consumers, infer_regions, opaque_uses, write_buffers
+from .registry import primitive
+
+
+@primitive("cache_write")
+def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=None):
+    info = sch.block_info(block)
+    blk = info.block
+    K.check_scope(sch, storage_scope, blk)
+    writes = blk.writes if blk.writes is not None else infer_regions(blk)[1]
+    if not isinstance(write_buffer_index, int) or not 0 <= write_buffer_index < len(writes):
+        raise sch.error("cache_write/bad-index", f"block '{blk.name_hint}' writes "
+                        f"{len(writes)} buffers; index {write_buffer_index} is out of range",
+                        blk)
+    region = writes[write_buffer_index]
+    buf = region.buffer
+    if opaque_uses(blk, buf):
+        raise sch.error("cache_write/opaque-access", f"block '{blk.name_hint}' uses "
+                        f"'{buf.name}' opaquely", blk)
+    scope = I.scope_of(sch, block.func, info)
+    for other in sch.index(block.func).order:
+        if other.block is not blk and other.scope is scope and \
+                any(b is buf for b in write_buffers(other.block)):
+            raise sch.error("cache_write/several-writers", f"block '{other.block.name_hint}' "
+                            f"also writes '{buf.name}'", other.block, [(blk, "block")])
+    if consumer_blocks is not None:
+        related = [sch.block_info(rv).realize for rv in consumer_blocks]
+    else:
+        related = [c.realize for c in consumers(sch, block.func, info)]
+    loc, pos = K.locate(scope, info.realize, related)
+    rel, outer = K.relaxed_region(sch, info, region, loc, storage_scope)
+    name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
+    if K.is_root_scope(sch, block.func, scope):
+        cbuf = K.cache_buffer(buf, storage_scope, name)
+        nest = K.copy_nest(sch, cbuf, buf, name, rel, outer)
+        nb = _ir.replace_buffer(blk, buf, cbuf)
+    else:
+        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
+        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=False)
+        nb = K.shift_buffer(blk, buf, cbuf, rel)
+    K.insert(sch, block.func, scope, loc, pos, nest, {id(blk): nb}, cbuf)
+    return sch.block_of(block.func, name)

@@ -1,0 +1,49 @@
+"""The registry of schedule primitives: one module per primitive registers its function.
+
+    @primitive("split")
+    def split(sch, loop, factors, preserve_unit_iters=True): ...
+
+`Schedule.<name>(...)` calls the function and records it in the trace."""
+from __future__ import annotations
+
+import importlib
+import inspect
+
+PRIMITIVES: dict = {}
+
+MODULES = ("split", "fuse", "reorder", "loop_kind", "bind", "annotate", "compute_inline",
+           "reverse_compute_inline", "compute_at", "reverse_compute_at", "cache_read",
+           "cache_write", "decompose_reduction", "blockize", "set_scope", "rfactor", "reindex", "pad_einsum")
+
+
+class Primitive:
+    def __init__(self, name, fn):
+        self.name = name
+        self.fn = fn
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters)[1:]
+        self.varargs = next((n for n, q in self.signature.parameters.items()
+                             if q.kind is q.VAR_POSITIONAL), None)
+
+
+def primitive(name):
+    def deco(fn):
+        PRIMITIVES[name] = Primitive(name, fn)
+        return fn
+    return deco
+
+
+_loaded = False
+
+
+def load():
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for m in MODULES:
+            try:
+                importlib.import_module(f"{__package__}.{m}")
+            except ModuleNotFoundError as e:
+                if e.name != f"{__package__}.{m}":
+                    raise
+    return PRIMITIVES

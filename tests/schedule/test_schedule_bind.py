@@ -1,0 +1,50 @@
+import pytest
+
+import tirkit
+from sched_util import MATMUL, body_text, check_result, sched
+
+
+def test_bind_block_and_thread():
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.bind(i, "blockIdx.x")
+    sch.bind(j, "threadIdx.x")
+    text = body_text(sch)
+    assert 'for i in T.thread_binding(16, thread="blockIdx.x"):' in text
+    assert 'for j in T.thread_binding(16, thread="threadIdx.x"):' in text
+    check_result(sch)
+
+
+def test_bind_reduction_loop_to_block_index_is_refused():
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.bind(k, "blockIdx.y")
+    assert e.value.kind == "bind/feeds-reduction" and e.value.node_name == "k"
+
+
+def test_bind_reduction_loop_to_thread_is_a_cross_thread_reduction():
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.bind(k, "threadIdx.x")
+    assert sch.get(k).thread_tag == "threadIdx.x"
+
+
+def test_bind_unknown_axis():
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.bind(i, "warpIdx.x")
+    assert e.value.kind == "bind/unknown-axis" and e.value.node_name == "i"
+
+
+def test_split_of_bound_loop_is_refused():
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.bind(i, "blockIdx.x")
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.split(i, [2, 8])
+    assert e.value.kind == "split/annotated-loop" and e.value.node_name == "i"
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.fuse(i, j)
+    assert e.value.kind == "fuse/annotated-loop"

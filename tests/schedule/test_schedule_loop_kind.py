@@ -1,0 +1,60 @@
+import pytest
+
+import tirkit
+from sched_util import MATMUL, ROWSUM, body_text, check_result, check_same_results, sched
+
+
+def test_parallel_vectorize_unroll():
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.parallel(i)
+    sch.vectorize(j)
+    k0, k1 = sch.split(k, [None, 4])
+    sch.unroll(k1)
+    text = body_text(sch)
+    assert "for i in T.parallel(16):" in text
+    assert "for j in T.vectorized(16):" in text
+    assert "for k_1 in T.unroll(4):" in text
+    assert [sch.get(x).kind for x in (i, j, k1)] == ["parallel", "vectorized", "unrolled"]
+    check_result(sch)
+    check_same_results(sch)
+
+
+@pytest.mark.parametrize("prim", ["parallel", "vectorize"])
+def test_loop_feeding_reduction_is_refused(prim):
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        getattr(sch, prim)(k)
+    assert e.value.kind == f"{prim}/feeds-reduction"
+    assert e.value.node_name == "k" and e.value.span.line == 7
+    assert e.value.related and e.value.related[0][0].line == 8     # the block
+
+
+def test_parallel_on_inferred_regions():
+    sch = sched(ROWSUM)
+    i, k = sch.get_loops(sch.get_block("B"))
+    sch.parallel(i)
+    with pytest.raises(tirkit.ScheduleError):
+        sch.parallel(k)
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_unroll_of_reduction_loop_is_fine():
+    sch = sched(ROWSUM)
+    i, k = sch.get_loops(sch.get_block("B"))
+    sch.unroll(k)
+    assert "for k in T.unroll(24):" in body_text(sch)
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_serial_undoes_parallel():
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.parallel(i)
+    sch.serial(i)
+    assert sch.get(i).kind == "serial"
+    assert tirkit.structural_equal(sch.mod, sch.original)
+    assert "sch.serial(loop=l1)" in sch.trace.as_python()

@@ -1,0 +1,140 @@
+"""Schedule code actions end to end over stdio: what is offered at a loop and at a block,
+resolving and applying edits, and the trace command."""
+from __future__ import annotations
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as T
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+import tirkit
+from lsp_helpers import SERVER_COMMAND, example, open_doc, replace_all, server_env
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+MATMUL = example("valid/matmul.py")
+LOOP_LINE = 10          # `    for i, j, k in T.grid(128, 128, 128):` (0-based)
+BLOCK_LINE = 11         # `        with T.block("C"):`
+
+
+@pytest_lsp.fixture(scope="module",
+                    config=ClientServerConfig(server_command=SERVER_COMMAND,
+                                              server_env=server_env()))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(T.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code")))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _apply(text: str, edits) -> str:
+    lines = text.split("\n")
+
+    def offset(p):
+        return sum(len(x) + 1 for x in lines[:p.line]) + p.character
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                    reverse=True):
+        text = text[:offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+    return text
+
+
+async def _actions(client, uri, line, col):
+    return await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri),
+        range=T.Range(T.Position(line, col), T.Position(line, col)),
+        context=T.CodeActionContext(diagnostics=[])))
+
+
+async def test_actions_at_loop_and_block(client):
+    uri = MATMUL.as_uri()
+    open_doc(client, uri, MATMUL.read_text())
+    titles = [a.title for a in await _actions(client, uri, LOOP_LINE, 8)]
+    for t in ("Split loop 'i' into 32 x 4", "Fuse loop 'i' with 'j'",
+              "Reorder loop 'i' with 'j'", "Parallelize loop 'i'", "Unroll loop 'i'"):
+        assert t in titles
+    assert not any(t.startswith("Bind") for t in titles)          # a CPU kernel
+    k_titles = [a.title for a in await _actions(client, uri, LOOP_LINE, 14)]
+    assert "Parallelize loop 'k'" not in k_titles                  # k feeds a reduction
+    assert "rfactor loop 'k' of 'C'" in k_titles
+    b_titles = [a.title for a in await _actions(client, uri, BLOCK_LINE, 12)]
+    assert "Cache read of 'A' in global memory" in b_titles
+    assert "Decompose reduction 'C' at loop 'k'" in b_titles
+    assert "Inline block 'C' into its consumers" not in b_titles   # C is an output
+
+
+async def test_every_offered_action_resolves(client):
+    uri = MATMUL.as_uri()
+    open_doc(client, uri, MATMUL.read_text())
+    for line, col in ((LOOP_LINE, 8), (BLOCK_LINE, 12)):
+        for ca in await _actions(client, uri, line, col):
+            r = await client.code_action_resolve_async(ca)
+            assert r.edit is not None and r.edit.changes[uri], ca.title
+
+
+async def test_split_then_reorder_matches_the_api(client):
+    path = example("valid/matmul.py")
+    uri = path.as_uri().replace("matmul.py", "matmul_copy.py")
+    text = path.read_text()
+    open_doc(client, uri, text)
+    ca = next(a for a in await _actions(client, uri, LOOP_LINE, 8)
+              if a.title == "Split loop 'i' into 32 x 4")
+    ca = await client.code_action_resolve_async(ca)
+    text2 = _apply(text, ca.edit.changes[uri])
+    assert all(e.range.start.line >= 10 for e in ca.edit.changes[uri])   # header untouched
+    await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command=ca.command.command, arguments=ca.command.arguments))
+    replace_all(client, uri, text2, 2, text)
+    ca2 = next(a for a in await _actions(client, uri, LOOP_LINE, 8)
+               if a.title == "Reorder loop 'i_0' with 'i_1'")
+    ca2 = await client.code_action_resolve_async(ca2)
+    text3 = _apply(text2, ca2.edit.changes[uri])
+    await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command=ca2.command.command, arguments=ca2.command.arguments))
+    r = tirkit.parse(text3)
+    assert not r.diagnostics
+    assert not [d for d in tirkit.check(text3) if d.severity == "error"]
+    sch = tirkit.Schedule(tirkit.parse(text).module)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 4])
+    sch.reorder(i1, i0)
+    assert tirkit.structural_equal(r.module, sch.mod)
+    py = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="tirkit.showTrace", arguments=[uri]))
+    assert "sch.split(loop=l1, factors=[None, 4], preserve_unit_iters=True)" in py
+    assert "sch.reorder(" in py
+    ns = {"sch": tirkit.Schedule(tirkit.parse(text).module)}
+    exec(py, ns)
+    assert tirkit.structural_equal(ns["sch"].mod, sch.mod)
+
+
+RACY = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        for k in T.parallel(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+async def test_quick_fix_makes_the_racy_loop_serial(client):
+    from lsp_helpers import wait_diagnostics
+    uri = MATMUL.as_uri().replace("matmul.py", "racy_rowsum.py")
+    open_doc(client, uri, RACY)
+    diags = await wait_diagnostics(
+        client, uri, lambda ds: any(d.code == "loop-nest/reduction-on-parallel" for d in ds))
+    d = next(d for d in diags if d.code == "loop-nest/reduction-on-parallel")
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    assert [a.title for a in acts] == ["Make loop 'k' serial"]
+    assert acts[0].kind == T.CodeActionKind.QuickFix and acts[0].diagnostics
+    ca = await client.code_action_resolve_async(acts[0])
+    fixed = _apply(RACY, ca.edit.changes[uri])
+    assert "T.parallel" not in fixed
+    assert not [x for x in tirkit.check(fixed) if x.severity == "error"]
