@@ -10,7 +10,7 @@ from ...ir.constants import Constant, ConstantTable, numpy_dtype
 from ...syntax import cst as C
 from ...syntax.chunks import kernel_kind
 from .context import BlockFrame, LowerError
-from .exprs import ParamRef, _Subscripted
+from .values import ParamRef, _Namespace, _Subscripted
 
 
 class ConstantsBuilder:
@@ -152,7 +152,6 @@ class FuncMixin:
         elif isinstance(v, _Subscripted):
             var = E.Var(p.name, "handle", None, span)
         else:
-            from .exprs import _Namespace
             if isinstance(v, _Namespace):
                 var = E.Var(p.name, "handle", None, span)
             else:
