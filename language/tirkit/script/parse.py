@@ -9,7 +9,7 @@ from ..diagnostics import Diagnostic, Span
 from ..ir.constants import ConstantTable
 from ..ir.stmt import IRModule, PrimFunc
 from ..syntax import cst as C
-from ..syntax.chunks import Chunk, find_chunks, kernel_kind, top_level_constants
+from ..syntax.chunks import Chunk, find_chunks, top_level_constants
 from ..syntax.parser import parse_chunk
 from .lower import Lowerer, LowerError
 

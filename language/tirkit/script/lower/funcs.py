@@ -1,7 +1,6 @@
 """Functions and modules: `@T.prim_func` definitions and `@I.ir_module` classes."""
 from __future__ import annotations
 
-import numpy as np
 
 from ...ir import dtype as D
 from ...ir import expr as E
