@@ -32,7 +32,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "language"))
 
 import tirkit  # noqa: E402
-from tirkit.ir import stmt as S  # noqa: E402
 from tirkit.schedule import Schedule, ScheduleError  # noqa: E402
 
 PRIMS = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "bind", "compute_at",

@@ -132,7 +132,7 @@ def damaged():
                                   b"\x01\x00\x00\x00\x00\x00\x00\x00a", 1),
                         "constants/duplicate-name")
     code = _tensor_header(d, 1) + 28
-    out["float6"] = (d[:code] + bytes([15, 6]) + d[code + 2:], "constants/unsupported-dtype")
+    out["unknown type"] = (d[:code] + bytes([15, 7]) + d[code + 2:], "constants/unsupported-dtype")
     out["counts differ"] = (d[:42] + struct.pack("<Q", 1) + d[50:], "constants/corrupt")
     return out
 

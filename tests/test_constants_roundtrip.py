@@ -174,17 +174,20 @@ def test_file_constants_and_a_new_file_get_distinct_names(tmp_path):
     assert tirkit.structural_equal(parse_file(tmp_path / "k2.py", text), mod)
 
 
-def test_float6_stays_inline_whatever_its_size(tmp_path):
+def test_packed_float6_goes_to_the_file_and_reads_back_exactly(tmp_path):
     import ml_dtypes
     arr = np.arange(64, dtype=np.uint8).view(ml_dtypes.float6_e2m3fn)
     table = ConstantTable()
     mod = parse_file(tmp_path / "k.py", SCRIPT.split("P = ")[0] + "\n\n" + '''
 @T.prim_func
 def f():
-    c = T.allocate_const([0.0], "float6_e2m3fn", [1])
+    c = T.allocate_const([''' + ", ".join(["0.5"] * 64) + '''], "float6_e2m3fn", [64])
     T.evaluate(0)
 ''')
     table.items["c"] = Constant("c", "float6_e2m3fn", (64,), inline=arr)
     mod = IRModule(mod.functions, mod.name, table, mod.attrs, None, mod.spelling)
     text = tirkit.to_script(mod, params=tmp_path / "x.params", inline_threshold=4)
-    assert "P[" not in text and not (tmp_path / "x.params").exists()
+    assert 'P["c"]' in text
+    got = P.open_index(tmp_path / "x.params").get("c").load()
+    assert got.dtype == arr.dtype and got.tobytes() == arr.tobytes()
+    assert tirkit.structural_equal(parse_file(tmp_path / "k2.py", text), mod)

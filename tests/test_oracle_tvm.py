@@ -15,7 +15,7 @@ IMPORTS = re.compile(r"^(from tvm\.script import .*|import tvm)\n", re.M)
 
 @pytest.fixture(scope="module")
 def tvm_parse():
-    tvm = pytest.importorskip("tvm")
+    pytest.importorskip("tvm")
     import tvm.script
     import tvm_ffi
     from tvm.script.parser import ir as ir_parser

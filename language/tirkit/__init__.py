@@ -32,5 +32,5 @@ def clear_caches():
     _v.clear_result_cache()
 
 
-__all__ = ["parse", "to_script", "structural_equal", "check", "Diagnostic", "Span",
-           "ParseResult", "TirkitError"]
+__all__ = ["parse", "to_script", "structural_equal", "check", "clear_caches", "Diagnostic",
+           "Span", "ParseResult", "TirkitError", "Schedule", "ScheduleError"]

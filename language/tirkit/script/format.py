@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ir.stmt import PrimFunc
 from .parse import parse
-from .printer import Printer, print_module_class, print_prim_func
+from .printer import print_module_class, print_prim_func
 
 
 def format_kernel(kernel, result, tir="T", ir="I", params=None) -> str | None:

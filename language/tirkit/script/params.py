@@ -41,13 +41,16 @@ _CODES = {
     "float8_e3m4": (7, 8), "float8_e4m3": (8, 8), "float8_e4m3b11fnuz": (9, 8),
     "float8_e4m3fn": (10, 8), "float8_e4m3fnuz": (11, 8), "float8_e5m2": (12, 8),
     "float8_e5m2fnuz": (13, 8), "float8_e8m0fnu": (14, 8),
-    # float4_e2m1fn: see _pack_float4
-    "float4_e2m1fn": (17, 4),
+    # packed sub-byte types: see _pack
+    "float4_e2m1fn": (17, 4), "float6_e2m3fn": (15, 6), "float6_e3m2fn": (16, 6),
+    "int4": (0, 4), "uint4": (1, 4), "int2": (0, 2), "uint2": (1, 2), "int1": (0, 1),
 }
+# dtype -> bits of the types TVM keeps packed (ml_dtypes holds them one value a byte)
+_SUBBYTE = {k: bits for k, (_, bits) in _CODES.items() if bits < 8}
 _FROM_CODE = {v: k for k, v in _CODES.items()}
-_FROM_CODE[(1, 1)] = "bool"               # older TVM wrote bool as a 1-bit uint, a byte a value
-# TVM packs float6 values (6 bits each), which no numpy dtype holds: not supported in files.
-_PACKED = {(15, 6): "float6_e2m3fn", (16, 6): "float6_e3m2fn"}
+# Older TVM wrote bool as a 1-bit uint, a byte a value; TVM 0.27 writes uint1 with the same
+# header (packed), so (1, 1) stays bool and uint1 cannot be stored.
+_FROM_CODE[(1, 1)] = "bool"
 
 _HEAD = struct.Struct("<QQQ")
 _U64 = struct.Struct("<Q")
@@ -131,9 +134,10 @@ class Entry:
         return self.index.view(self.offset, self.nbytes)
 
     def load(self) -> np.ndarray:
-        """The tensor as a read-only array over the memory map (no copy; float4 unpacked)."""
-        if self.dtype == "float4_e2m1fn":
-            return _unpack_float4(self.raw(), self.size).reshape(self.shape)
+        """The tensor as a read-only array over the memory map (no copy; packed sub-byte
+        types unpacked into a new array)."""
+        if self.dtype in _SUBBYTE:
+            return _unpack(self.raw(), self.size, self.dtype).reshape(self.shape)
         arr = np.frombuffer(self.raw(), dtype=numpy_dtype(self.dtype), count=self.size)
         return arr.reshape(self.shape)
 
@@ -224,7 +228,7 @@ def _parse(path: str, buf) -> ParamsIndex:
             raise ParamsError("constants/corrupt", f"tensor '{name}' has shape {list(shape)}")
         dtype = _FROM_CODE.get((code, bits))
         if dtype is None or lanes != 1:
-            what = _PACKED.get((code, bits)) or f"type code {code}, {bits} bits"
+            what = f"type code {code}, {bits} bits"
             if lanes != 1:
                 what += f" x{lanes}"
             raise ParamsError("constants/unsupported-dtype",
@@ -293,25 +297,28 @@ def loads(data: bytes) -> dict:
     return {e.name: np.array(e.load()) for e in index}
 
 
-# ---- float4 ---------------------------------------------------------------------------------
-# TVM keeps float4_e2m1fn tensors packed, two values a byte, the first in the high nibble (an
-# odd count pads the last low nibble with 0); its files declare one byte per value and hold the
-# ceil(n / 2) packed bytes followed by n // 2 bytes that mean nothing (written here as zeros).
-def _pack_float4(arr: np.ndarray) -> np.ndarray:
-    u = np.ascontiguousarray(arr).reshape(-1).view(np.uint8) & 0x0F
+# ---- packed sub-byte types ----------------------------------------------------------------
+# TVM keeps tensors of fewer than 8 bits a value packed: n values of b bits take
+# ceil(n * b / 8) bytes, a big-endian bit stream (the first value in the most significant bits
+# of the first byte, so 4-bit types hold the first value in the high nibble; the last byte is
+# padded with 0 bits).  Its files declare one byte per value and hold the packed bytes followed
+# by bytes that mean nothing (written here as zeros).
+def _pack(arr: np.ndarray, dtype: str) -> np.ndarray:
+    b = _SUBBYTE[dtype]
+    u = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
     n = u.size
-    if n % 2:
-        u = np.concatenate([u, np.zeros(1, np.uint8)])
-    packed = (u[0::2] << 4) | u[1::2]
+    bits = np.unpackbits(u[:, None], axis=1)[:, 8 - b:]
+    packed = np.packbits(bits.reshape(-1))
     return np.concatenate([packed, np.zeros(n - packed.size, np.uint8)])
 
 
-def _unpack_float4(raw, n: int) -> np.ndarray:
-    packed = np.frombuffer(raw, dtype=np.uint8, count=(n + 1) // 2)
-    u = np.empty(packed.size * 2, np.uint8)
-    u[0::2] = packed >> 4
-    u[1::2] = packed & 0x0F
-    out = u[:n].view(numpy_dtype("float4_e2m1fn"))
+def _unpack(raw, n: int, dtype: str) -> np.ndarray:
+    b = _SUBBYTE[dtype]
+    packed = np.frombuffer(raw, dtype=np.uint8, count=(n * b + 7) // 8)
+    bits = np.unpackbits(packed)[:n * b].reshape(n, b)
+    full = np.zeros((n, 8), np.uint8)
+    full[:, 8 - b:] = bits
+    out = np.packbits(full, axis=1).reshape(n).view(numpy_dtype(dtype))
     out.flags.writeable = False
     return out
 
@@ -335,8 +342,8 @@ def _items(arrays) -> list:
         dtype = tvm_dtype(arr.dtype)
         shape = arr.shape
         arr = np.ascontiguousarray(arr).reshape(-1)      # (a 0-d array comes back 1-d)
-        if dtype == "float4_e2m1fn":
-            arr = _pack_float4(arr)
+        if dtype in _SUBBYTE:
+            arr = _pack(arr, dtype)
         out.append((name, dtype, shape, memoryview(arr.view(np.uint8))))
     return out
 
@@ -355,7 +362,8 @@ def _chunks(items) -> Iterable:
 
 
 def dumps(arrays) -> bytes:
-    """The param-dict bytes of name -> array (numpy; ml_dtypes for bfloat16 and float8)."""
+    """The param-dict bytes of name -> array (numpy; ml_dtypes for bfloat16, float8/6/4 and
+    int4/uint4/int2/uint2/int1)."""
     return b"".join(bytes(c) for c in _chunks(_items(arrays)))
 
 

@@ -122,7 +122,7 @@ class ParamsSink:
 
 
 def storable(dtype) -> bool:
-    """Whether a .params file can hold the dtype (float6 cannot: TVM packs it)."""
+    """Whether a .params file can hold the dtype (every type TVM saves that ml_dtypes holds)."""
     from .params import _CODES
     return dtype in _CODES
 

@@ -17,7 +17,7 @@ from ..syntax.chunks import find_params_loads
 def param_tables(lines, aliases, path=None):
     """({name: _ParamTable}, diagnostics) for the `NAME = params.load(...)` lines."""
     from . import params as P
-    from .lower.exprs import _ParamTable
+    from .lower.values import _ParamTable
     base_dir = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
     tables, diags = {}, []
     for ld in find_params_loads(lines, aliases):

@@ -9,7 +9,7 @@ from ..diagnostics import Diagnostic, Span
 from ..ir.constants import ConstantTable
 from ..ir.stmt import IRModule, PrimFunc
 from ..syntax import cst as C
-from ..syntax.chunks import Chunk, find_chunks, kernel_kind, top_level_constants
+from ..syntax.chunks import Chunk, find_chunks, top_level_constants
 from ..syntax.parser import parse_chunk
 from .lower import Lowerer, LowerError
 
@@ -135,6 +135,7 @@ def _lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None
 def parse(text, path=None) -> ParseResult:
     """Parse every kernel of a Python file; never raises on bad input."""
     text, diags = decode(text)
+    bad_bytes = list(diags)
     chunks, aliases = find_chunks(text)
     py_constants = top_level_constants(text) if chunks else {}
     if chunks and aliases.params:
@@ -156,6 +157,11 @@ def parse(text, path=None) -> ParseResult:
             module_name = k.module_name
         spelling = chunk.spelling
     module = IRModule(tuple(functions), module_name, constants, (), None, spelling)
+    if bad_bytes:
+        # the decoding error already names the bad byte: no second error on the same spot
+        spots = {(d.span.line, d.span.column) for d in bad_bytes}
+        diags = bad_bytes + [d for d in diags[len(bad_bytes):]
+                             if not (d.code == "syntax" and (d.span.line, d.span.column) in spots)]
     diags.sort(key=Diagnostic.sort_key)
     return ParseResult(module, diags, kernels, text, path)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import cst as C
 from .builder import CSTBuilder
@@ -177,6 +177,19 @@ def _is_header(lines, i) -> bool:
     return False
 
 
+def _enclosing_indent(lines, i) -> str:
+    """The indentation of the nearest code line above line i that is not deeper than it:
+    a badly dedented line is re-read at a level that exists."""
+    width = len(_indent_of(lines[i]).expandtabs(8))
+    for j in range(i - 1, -1, -1):
+        s = lines[j].strip()
+        if s and not s.startswith("#"):
+            ind = _indent_of(lines[j])
+            if len(ind.expandtabs(8)) <= width:
+                return ind
+    return ""
+
+
 def parse_chunk(text: str) -> ChunkParse:
     """Parse a kernel chunk (dedented, ending in a newline); never raises."""
     parser = get_parser()
@@ -196,7 +209,9 @@ def parse_chunk(text: str) -> ChunkParse:
             if state is not None and not comments:
                 comments = list(state.comments)
             issue = _error_issue(e, state, lines)
-            if issue.line not in errored and len(errors) < MAX_ERRORS:
+            # an error on a line we replaced is an artifact of recovery, not the user's
+            if issue.line not in errored and issue.line not in patched and \
+                    len(errors) < MAX_ERRORS:
                 errors.append(issue)
                 errored.add(issue.line)
             tok = getattr(e, "token", None)
@@ -223,6 +238,8 @@ def parse_chunk(text: str) -> ChunkParse:
             last = max(first, min(err_line, len(lines)))
             header = _is_header(lines, last - 1)
             ind = _indent_of(lines[first - 1])
+            if isinstance(e, IndentationError_):
+                ind = _enclosing_indent(lines, first - 1)
             lines[first - 1] = ind + ("if 0:" if header else "pass")
             patched.add(first)
             for k in range(first + 1, last + 1):

@@ -6,7 +6,7 @@ from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
 from .context import ERROR_DTYPE
-from .exprs import _SliceVal, _Starred
+from .values import _SliceVal, _Starred
 from .fold import slice_extent
 
 

@@ -7,7 +7,8 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
 from .context import BlockFrame
-from .exprs import _SliceVal, slice_extent
+from .exprs import slice_extent
+from .values import _SliceVal
 from .stmts import Wrap
 
 AXIS_KINDS = {"axis.spatial": "S", "axis.S": "S", "axis.reduce": "R", "axis.R": "R",

@@ -6,7 +6,7 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
-from .exprs import ParamRef
+from .values import ParamRef
 from .stmts import Wrap
 
 BUFFER_ARGS = ("shape", "dtype", "data", "strides", "elem_offset", "scope", "align",

@@ -8,7 +8,7 @@ from ...ir import expr as E
 from ...syntax import cst as C
 from ..namespace import FAMILIES, NAMES
 from .context import ERROR_DTYPE
-from .exprs import _BufferMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace, _Starred
+from .values import _BufferMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace, _Starred
 
 # math calls whose result has the dtype of their first argument
 UNARY_MATH = {

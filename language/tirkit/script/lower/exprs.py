@@ -7,6 +7,9 @@ from ...ir.stmt import Buffer
 from ...syntax import cst as C
 from .context import ERROR_DTYPE, MISSING, LoopInfo, LowerError, error_expr
 from .fold import fold_int, slice_extent  # noqa: F401  (slice_extent: used by other mixins)
+# the value classes live in values.py; imported here too for the mixins that take them from exprs
+from .values import (ParamRef, _BufferMethod, _GlobalFunc, _is_literal, _Lambda,  # noqa: F401
+                     _ModuleRef, _Namespace, _ParamTable, _SliceVal, _Starred, _Subscripted)
 
 _BIN = {
     "+": E.Add, "-": E.Sub, "*": E.Mul, "/": E.Div, "//": E.FloorDiv, "%": E.FloorMod,
@@ -362,89 +365,4 @@ class ExprMixin:
         self.fail("type/mismatch", "this value cannot be indexed", n)
 
 
-def _is_literal(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-class _Namespace:
-    """A module alias (`T`, `I`) or a dotted part of it used as a value."""
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-
-class _Starred:
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-
-class _Subscripted:
-    __slots__ = ("base", "items")
-
-    def __init__(self, base, items):
-        self.base, self.items = base, items
-
-
-class _SliceVal:
-    __slots__ = ("lo", "hi", "step", "node")
-
-    def __init__(self, lo, hi, step, node):
-        self.lo, self.hi, self.step, self.node = lo, hi, step, node
-
-
-class _BufferMethod:
-    __slots__ = ("buffer", "name")
-
-    def __init__(self, buffer, name):
-        self.buffer, self.name = buffer, name
-
-
-class _Lambda:
-    __slots__ = ("node",)
-
-    def __init__(self, node):
-        self.node = node
-
-
-class _ParamTable:
-    """`P = params.load("x.params")`: indexing gives a reference into the file."""
-
-    def __init__(self, path, span):
-        self.path, self.span = path, span
-
-    def get(self, ctx, n):
-        if len(n.indices) != 1:
-            ctx.fail("type/mismatch", "a params table takes one name", n)
-        key = ctx.value(n.indices[0])
-        if not isinstance(key, str):
-            ctx.fail("type/mismatch", "a params table is indexed by a constant's name", n)
-        return ParamRef(self, key, ctx.span(n))
-
-
-class ParamRef:
-    __slots__ = ("table", "name", "span")
-
-    def __init__(self, table, name, span):
-        self.table, self.name, self.span = table, name, span
-
-
 __all__ = ["ExprMixin", "LoopInfo", "LowerError", "error_expr", "PY_BUILTINS"]
-
-
-class _ModuleRef:
-    """The class name of the enclosing `@I.ir_module`, used to call its functions."""
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-
-class _GlobalFunc:
-    """`Module.func`: a function of the enclosing module (called as `Module.func(...)`)."""
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name

@@ -1,7 +1,6 @@
 """Functions and modules: `@T.prim_func` definitions and `@I.ir_module` classes."""
 from __future__ import annotations
 
-import numpy as np
 
 from ...ir import dtype as D
 from ...ir import expr as E
@@ -10,7 +9,7 @@ from ...ir.constants import Constant, ConstantTable, numpy_dtype
 from ...syntax import cst as C
 from ...syntax.chunks import kernel_kind
 from .context import BlockFrame, LowerError
-from .exprs import ParamRef, _Subscripted
+from .values import ParamRef, _Namespace, _Subscripted
 
 
 class ConstantsBuilder:
@@ -152,7 +151,6 @@ class FuncMixin:
         elif isinstance(v, _Subscripted):
             var = E.Var(p.name, "handle", None, span)
         else:
-            from .exprs import _Namespace
             if isinstance(v, _Namespace):
                 var = E.Var(p.name, "handle", None, span)
             else:

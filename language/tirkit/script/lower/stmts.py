@@ -10,7 +10,8 @@ from ...ir import stmt as S
 from ...syntax import cst as C
 from .calls import _FreshVar
 from .context import ERROR_DTYPE, LowerError
-from .exprs import ParamRef, _is_literal, _Subscripted, slice_extent
+from .exprs import slice_extent
+from .values import ParamRef, _is_literal, _SliceVal, _Subscripted
 
 _EVAL0 = None
 
@@ -300,7 +301,6 @@ class StmtMixin:
         raw = self.buffer_indices(buf, target)
         ok = self.check_index_count(buf, raw, target)
         indices, lanes = [], 1
-        from .exprs import _SliceVal
         for r in raw:
             if isinstance(r, _SliceVal):
                 ext = slice_extent(r.lo, r.hi) if r.hi is not None else None
