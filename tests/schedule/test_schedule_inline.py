@@ -209,3 +209,34 @@ def test_compute_inline_keeps_a_read_made_through_a_pointer():
     text = body_text(sch)
     assert "T.reads(T_[0:64], X[vi])" in text
     assert "Y[vi] = X[vi] * T.float32(2) + T.float32(1)" in text
+
+
+NESTED_CONSUMER = HEAD + '''@T.prim_func
+def nested_consumer(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    B = T.alloc_buffer((8, 4), "float32")
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(5)
+    for i in range(8):
+        with T.block("C_o"):
+            vi = T.axis.spatial(8, i)
+            T.reads(B[vi, 0:4])
+            T.writes(C[vi, 0:4])
+            for j in range(4):
+                with T.block("C"):
+                    vj = T.axis.spatial(4, j)
+                    T.reads(B[vi, vj])
+                    T.writes(C[vi, vj])
+                    C[vi, vj] = B[vi, vj] * T.float32(2)
+'''
+
+
+def test_compute_inline_into_a_nested_block_updates_both_regions():
+    sch = sched(NESTED_CONSUMER)
+    sch.compute_inline(sch.get_block("B"))
+    text = body_text(sch)
+    assert "B[" not in text
+    assert "T.reads(A[vi, 0:4])" in text and "T.reads(A[vi, vj])" in text
+    check_result(sch)
+    check_same_results(sch)

@@ -56,6 +56,9 @@ def compute_inline(sch, block):
         if isinstance(y, E.BufferLoad) and y.buffer is buf:
             vmap = {id(p): y.indices[pos[id(p)]] for p in params}
             return _ir.substitute(value, vmap)
+        if isinstance(y, S.Block) and y is not x and x is not None:
+            # a nested block whose body changed: its declared regions follow the body
+            return _keep_opaque_reads(x, refresh_regions(y))
         return None
 
     mapping = {}
