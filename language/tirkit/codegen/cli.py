@@ -136,9 +136,8 @@ def _report(path, text, err: TirkitError):
         print(render_text(path, text, d), file=sys.stderr)
 
 
-def cmd_run(args) -> int:
-    from . import build
-    from .interp import run_reference
+def _selected_kernels(args):
+    """(module, text, [(name, func)]) of the file, or the exit status when there are none."""
     try:
         module, text, bad = _load(args.file)
     except OSError as e:
@@ -151,6 +150,16 @@ def cmd_run(args) -> int:
         print(f"{args.file}: no kernel{' named ' + args.func if args.func else ''}",
               file=sys.stderr)
         return 1
+    return module, text, funcs
+
+
+def cmd_run(args) -> int:
+    from . import build
+    from .interp import run_reference
+    loaded = _selected_kernels(args)
+    if isinstance(loaded, int):
+        return loaded
+    module, text, funcs = loaded
     status = 0
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
@@ -192,18 +201,10 @@ def cmd_bench(args) -> int:
     from .flops import count_ops
     from .passes import lower
     from .runtime import cpu_count
-    try:
-        module, text, bad = _load(args.file)
-    except OSError as e:
-        print(f"{args.file}: {e.strerror}", file=sys.stderr)
-        return 2
-    if bad:
-        return 1
-    funcs = _funcs(module, args.func)
-    if not funcs:
-        print(f"{args.file}: no kernel{' named ' + args.func if args.func else ''}",
-              file=sys.stderr)
-        return 1
+    loaded = _selected_kernels(args)
+    if isinstance(loaded, int):
+        return loaded
+    module, text, funcs = loaded
     threads = args.threads or cpu_count()
     status = 0
     for name, func in funcs:

@@ -39,6 +39,54 @@ def walk(node, fn):
         stack.extend(reversed(kids))
 
 
+REMOVE = object()          # a replacement that drops the node from the tuple holding it
+
+
+def rebuild(node, fn):
+    """Post-order rebuild of an IR tree.  `fn(new_node, old_node)` returns a replacement,
+    None to keep the node, or REMOVE (dropped from the tuple that holds it).  Buffers are
+    leaves; unchanged subtrees are returned as they are, so identity is kept."""
+    memo = {}
+
+    def go(x):
+        if isinstance(x, tuple):
+            items = [go(y) for y in x]
+            kept = [y for y in items if y is not REMOVE]
+            if len(kept) == len(x) and all(a is b for a, b in zip(kept, x)):
+                return x
+            return tuple(kept)
+        if x is None or not dataclasses.is_dataclass(x) or isinstance(x, (type, S.Buffer)):
+            return x
+        key = id(x)
+        if key in memo:
+            return memo[key]
+        changes = {}
+        for f in child_fields(type(x)):
+            v = getattr(x, f)
+            nv = go(v)
+            if nv is not v:
+                changes[f] = nv
+        y = dataclasses.replace(x, **changes) if changes else x
+        r = fn(y, x)
+        out = y if r is None else r
+        memo[key] = out
+        return out
+
+    return go(node)
+
+
+def substitute(node, vmap: dict):
+    """Replace variables (keyed by id) with expressions."""
+    if not vmap:
+        return node
+
+    def fn(new, old):
+        if isinstance(old, E.Var):
+            return vmap.get(id(old))
+        return None
+    return rebuild(node, fn)
+
+
 def free_variables(s) -> list:
     """Variables used under s that nothing under s defines, in order of appearance."""
     defined, used, order = set(), set(), []

@@ -7,53 +7,7 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import child_fields
-
-REMOVE = object()          # a replacement that drops the statement
-
-
-def rebuild(node, fn):
-    """Post-order rebuild: `fn(new_node, old_node)` may return a replacement (or None to keep).
-    Buffers are leaves. Unchanged subtrees are returned as they are (identity kept)."""
-    memo = {}
-
-    def go(x):
-        if isinstance(x, tuple):
-            items = [go(y) for y in x]
-            items = [y for y in items if y is not REMOVE]
-            if len(items) == len(x) and all(a is b for a, b in zip(items, x)):
-                return x
-            return tuple(items)
-        if x is None or not dataclasses.is_dataclass(x) or isinstance(x, (type, S.Buffer)):
-            return x
-        key = id(x)
-        if key in memo:
-            return memo[key]
-        changes = {}
-        for f in child_fields(type(x)):
-            v = getattr(x, f)
-            nv = go(v)
-            if nv is not v:
-                changes[f] = nv
-        y = dataclasses.replace(x, **changes) if changes else x
-        r = fn(y, x)
-        out = y if r is None else r
-        memo[key] = out
-        return out
-
-    return go(node)
-
-
-def substitute(node, vmap: dict):
-    """Replace variables (by id) with expressions; vmap: id(Var) -> PrimExpr."""
-    if not vmap:
-        return node
-
-    def fn(y, x):
-        if isinstance(x, E.Var) and id(x) in vmap:
-            return vmap[id(x)]
-        return None
-    return rebuild(node, fn)
+from ..ir.visit import REMOVE, child_fields, rebuild, substitute  # noqa: F401  (used across schedule/)
 
 
 def replace_nodes(root, mapping: dict):
