@@ -57,7 +57,7 @@ def replace_all(client, uri: str, text: str, version: int, old_text: str) -> Non
         content_changes=[T.TextDocumentContentChangePartial(range=rng, text=text)]))
 
 
-async def wait_diagnostics(client, uri: str, predicate=lambda d: True, timeout=10.0):
+async def wait_diagnostics(client, uri: str, predicate=lambda d: True, timeout=30.0):
     """Wait until the diagnostics published for uri satisfy predicate; return them."""
     async def loop():
         while True:
