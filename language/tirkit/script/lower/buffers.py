@@ -6,7 +6,6 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
-from .values import ParamRef
 from .stmts import Wrap
 
 BUFFER_ARGS = ("shape", "dtype", "data", "strides", "elem_offset", "scope", "align",
@@ -172,6 +171,3 @@ class BufferMixin:
         span = self.span(s)
         return Wrap(lambda rest: S.AllocateConst(var, dtype, ext_exprs, const_name, rest,
                                                  tuple(ann.items()), span), s)
-
-    def is_param_reference(self, v):
-        return isinstance(v, ParamRef)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ...diagnostics import Diagnostic, Span
-from ...ir import expr as E
 from ...syntax import cst as C
 
 
@@ -132,7 +131,3 @@ MISSING = _MISSING
 
 ERROR_DTYPE = "unknown"
 
-
-def error_expr(span=None) -> E.PrimExpr:
-    """A placeholder for an expression that failed to lower (already diagnosed)."""
-    return E.Var("<error>", ERROR_DTYPE, None, span)

@@ -5,7 +5,7 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
-from .context import ERROR_DTYPE, MISSING, LoopInfo, LowerError, error_expr
+from .context import ERROR_DTYPE, MISSING, LoopInfo, LowerError
 from .fold import fold_int, slice_extent  # noqa: F401  (slice_extent: used by other mixins)
 # the value classes live in values.py; imported here too for the mixins that take them from exprs
 from .values import (ParamRef, _BufferMethod, _GlobalFunc, _is_literal, _Lambda,  # noqa: F401
@@ -18,8 +18,6 @@ _CMP = {"==": E.EQ, "!=": E.NE, "<": E.LT, "<=": E.LE, ">": E.GT, ">=": E.GE}
 _BITWISE = {"&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor", "<<": "shift_left",
             ">>": "shift_right"}
 
-PY_BUILTINS = {"range", "len", "int", "float", "bool", "str", "print", "min", "max", "abs",
-               "tuple", "list", "dict", "zip", "enumerate", "isinstance", "type", "slice"}
 
 
 def _bool_of(dtype: str) -> str:
@@ -365,4 +363,4 @@ class ExprMixin:
         self.fail("type/mismatch", "this value cannot be indexed", n)
 
 
-__all__ = ["ExprMixin", "LoopInfo", "LowerError", "error_expr", "PY_BUILTINS"]
+__all__ = ["ExprMixin", "LoopInfo", "LowerError"]

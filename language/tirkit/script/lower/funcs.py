@@ -42,16 +42,6 @@ class ConstantsBuilder:
         return self.table.add(Constant(name, dtype, tuple(extents), inline=arr))
 
 
-def _py_value(v):
-    if isinstance(v, E.FloatImm):
-        return v.value
-    if isinstance(v, E.IntImm):
-        return v.value
-    if isinstance(v, E.Call) and v.op == "reinterpret":
-        return v
-    return v
-
-
 def _flatten(data):
     out = []
     for x in data:

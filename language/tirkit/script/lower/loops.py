@@ -35,8 +35,8 @@ class LoopMixin:
             if len(names) != len(args):
                 self.fail("type/mismatch", f"T.grid has {len(args)} extents but the loop "
                           f"defines {len(names)} variables", s.target)
-            ranges = [(E.IntImm(self._expr_of(a, it).dtype, 0), self._expr_of(a, it))
-                      for a in args]
+            extents = [self._as_expr(a, it) for a in args]
+            ranges = [(E.IntImm(ext.dtype, 0), ext) for ext in extents]
             kinds = ["serial"] * len(args)
             thread = None
             annotations = ()
@@ -65,11 +65,11 @@ class LoopMixin:
             ann = kwargs.pop("annotations", None) or {}
             annotations = tuple((k, v) for k, v in ann.items()) if isinstance(ann, dict) else ()
             if stop is None:
-                ext = self._expr_of(start, it)
+                ext = self._as_expr(start, it)
                 mn = E.IntImm(ext.dtype, 0)
             else:
-                mn = self._expr_of(start, it)
-                hi = self._expr_of(stop, it)
+                mn = self._as_expr(start, it)
+                hi = self._as_expr(stop, it)
                 mn, hi = self.match_types(mn, hi, isinstance(start, int), isinstance(stop, int), it)
                 if isinstance(mn, E.IntImm) and isinstance(hi, E.IntImm):
                     ext = E.IntImm(hi.dtype, hi.value - mn.value)
@@ -99,7 +99,3 @@ class LoopMixin:
             body = S.For(var, mn, ext, k, body, thread if k == "thread_binding" else None,
                          annotations if k != "serial" or kind != "grid" else (), span)
         return body
-
-    def _expr_of(self, v, node):
-        e = self._as_expr(v, node)
-        return e

@@ -11,10 +11,7 @@ from ...syntax import cst as C
 from .calls import _FreshVar
 from .context import ERROR_DTYPE, LowerError
 from .exprs import slice_extent
-from .values import ParamRef, _is_literal, _SliceVal, _Subscripted
-
-_EVAL0 = None
-
+from .values import _is_literal, _SliceVal, _Subscripted
 
 def evaluate_zero(span=None):
     return S.Evaluate(E.IntImm("int32", 0), span)
@@ -335,7 +332,3 @@ class StmtMixin:
                               f"storing a {value.dtype} value into {buf.dtype} buffer "
                               f"'{buf.name}' (add T.Cast(\"{buf.dtype}\", ...))", value_node)
         return S.BufferStore(buf, value, tuple(indices), self.span(s))
-
-    # ---- values from `.params` files ------------------------------------------------------
-    def is_param_ref(self, v):
-        return isinstance(v, ParamRef)
