@@ -15,7 +15,12 @@ result is printed in tirx spelling and parsed by TVM; the two are compared with
 `tvm.ir.structural_equal`. A call that both refuse counts as agreement.
 
     python benchmarks/schedule_oracle.py [--corpus /work/corpus/classic] [--limit N]
-        [--out benchmarks/results/schedule.md]
+        [--out benchmarks/results/schedule.md] [--prims split,fuse] [--jobs 2]
+        [--records FILE.jsonl] [--files FILE] [--diffs DIR]
+
+`--records` writes one JSON line per call that is not `equal` or refused by both (program,
+call, outcome, detail); `--files` runs only the programs listed in a file (one path per line,
+e.g. taken from a records file), to iterate on the calls that differ.
 """
 from __future__ import annotations
 
@@ -243,6 +248,17 @@ def _isolated(path, blocks, only):
     return out
 
 
+def _run_all(programs, blocks, only, jobs):
+    """(path, result) for each program, `jobs` programs at a time, in order."""
+    if jobs <= 1:
+        for path in programs:
+            yield path, _isolated(path, blocks, only)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(jobs) as pool:     # each task forks its own child process
+        yield from zip(programs, pool.map(lambda p: _isolated(p, blocks, only), programs))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=None)
@@ -251,16 +267,24 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "schedule.md"))
     ap.add_argument("--diffs", default=None, help="write differing pairs to this folder")
     ap.add_argument("--prims", default=None, help="comma-separated primitives (default: all)")
+    ap.add_argument("--jobs", type=int, default=1, help="programs run at once")
+    ap.add_argument("--records", default=None, help="write non-equal calls as JSON lines")
+    ap.add_argument("--files", default=None, help="run only the programs listed in this file")
     args = ap.parse_args(argv)
     only = set(args.prims.split(",")) if args.prims else None
     stats = {p: collections.Counter() for p in PRIMS}
     examples = collections.defaultdict(list)
     programs = load_programs(args.corpus, args.limit)
+    if args.files:
+        wanted = {os.path.realpath(line.strip()) for line in open(args.files) if line.strip()}
+        programs = [p for p in programs if os.path.realpath(p) in wanted]
     used = 0
     lost = []
+    rec_fh = open(args.records, "w") if args.records else None
+    import tvm  # noqa: F401 - loaded once here, inherited by every forked child
+    from tvm import s_tir  # noqa: F401
     t0 = time.perf_counter()
-    for path in programs:
-        res = _isolated(path, args.blocks, only)
+    for path, res in _run_all(programs, args.blocks, only, args.jobs):
         if res is None:
             lost.append(path)
             continue
@@ -277,11 +301,16 @@ def main(argv=None):
                 st["tvm_ok"] += 1
             if outcome not in ("equal", "both_refuse"):
                 examples[(prim, outcome)].append((path, None, detail))
+                if rec_fh:
+                    rec_fh.write(json.dumps({"program": path, "prim": prim, "outcome": outcome,
+                                             "detail": detail, "diff": diff}) + "\n")
             if outcome == "different" and args.diffs:
                 os.makedirs(args.diffs, exist_ok=True)
                 with open(os.path.join(args.diffs, f"{prim}_{st['different']}.txt"), "w") as fh:
                     fh.write(diff)
     secs = time.perf_counter() - t0
+    if rec_fh:
+        rec_fh.close()
     write_report(args.out, stats, examples, used, len(programs), secs, args.corpus, lost)
     print(open(args.out).read())
 
