@@ -109,6 +109,14 @@ def f(A: T.Buffer((16,), "float32"), n: T.int64):
 ''', ['S = T.sblock_alloc_buffer((16,), "float32", scope="shared")',
       '        tmp = T.alloc_buffer((1,), "float32", scope="local")',
       "k: T.let[T.int64] = T.ceildiv(n, T.int64(2))", "v = T.bind(A[i] * T.float32(2))"]),
+    "zero_dim_regions": ('''
+@T.prim_func
+def f(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):
+    with T.block("C"):
+        T.reads(A[()])
+        T.writes(C[()])
+        C[()] = A[()] + 1
+''', ["T.reads(A[()])", "T.writes(C[()])"]),
 }
 
 

@@ -212,7 +212,7 @@ class ExprPrinter:
                 parts.append(self.expr(rg.min))
             else:
                 parts.append(f"{self.expr(rg.min)}:{self.expr(_add(rg.min, rg.extent))}")
-        return f"{self.name_of(r.buffer)}[{', '.join(parts)}]"
+        return f"{self.name_of(r.buffer)}[{', '.join(parts) or '()'}]"
 
 
 def _float_imm_text(value, dtype) -> str:
