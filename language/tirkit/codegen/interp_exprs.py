@@ -99,9 +99,6 @@ class ExprEval:
                 self._strides[id(buf)] = strides
                 self._keep.append(buf)
         flat = 0
-        if len(indices) == 1 and isinstance(indices[0], E.ArrayExpr) and \
-                not indices[0].elements:
-            indices = ()              # A[()]: zero-dimensional
         for i, sd in zip(indices, strides):
             v = self.eval(i, env)
             v = v.astype(np.int64) if isinstance(v, np.ndarray) else int(v)

@@ -38,13 +38,6 @@ def predicates_to_conditions(body: S.Stmt) -> S.Stmt:
     return transform(body, fn)
 
 
-def index_tuple(indices) -> tuple:
-    """`A[()]` (a zero-dimensional access) as no indices."""
-    if len(indices) == 1 and isinstance(indices[0], E.ArrayExpr) and not indices[0].elements:
-        return ()
-    return tuple(indices)
-
-
 def inline_match_buffers(b: S.Block):
     """(body, init) of block b with every `T.match_buffer` view replaced by accesses to its
     source: the view's dimensions are the trailing dimensions of the source region."""
@@ -60,7 +53,7 @@ def inline_match_buffers(b: S.Block):
     def fn(x):
         if isinstance(x, (E.BufferLoad, S.BufferStore)) and id(x.buffer) in views:
             src, region, lead = views[id(x.buffer)]
-            idx = index_tuple(x.indices)
+            idx = tuple(x.indices)
             new = [rg.min for rg in region[:lead]]
             for rg, i in zip(region[lead:], idx):
                 new.append(i if E.is_const_int(rg.min, 0) else E.Add(rg.min, i, i.dtype))

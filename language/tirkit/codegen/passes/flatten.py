@@ -40,8 +40,7 @@ def size_of(buf: S.Buffer):
 
 
 def flat_index(buf: S.Buffer, indices):
-    from .blocks import index_tuple
-    indices = index_tuple(indices)
+    indices = tuple(indices)
     if len(indices) == 1 and not buf.strides and buf.elem_offset is None:
         return indices[0]
     strides = strides_of(buf)

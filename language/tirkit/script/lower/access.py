@@ -12,7 +12,11 @@ from .fold import slice_extent
 
 class AccessMixin:
     def buffer_indices(self, buf: Buffer, n, allow_slices=True):
-        """Lower `buf[...]` indices; slices become Ramps (or ranges in regions)."""
+        """Lower `buf[...]` indices; slices become Ramps (or ranges in regions). `A[()]`
+        (a zero-dimensional buffer) has no indices, as in TVM."""
+        if len(n.indices) == 1 and isinstance(C.unparen(n.indices[0]), C.TupleExpr) \
+                and not C.unparen(n.indices[0]).elts:
+            return []
         out = []
         for idx in n.indices:
             if isinstance(idx, C.Slice):

@@ -135,7 +135,7 @@ class ExprPrinter:
                 out.append(f"{self.expr(i.base)}:{self.expr(stop)}")
             else:
                 out.append(self.expr(i))
-        return ", ".join(out)
+        return ", ".join(out) or "()"              # a zero-dimensional buffer: A[()]
 
     def pyvalue(self, v) -> str:
         if type(v) is E.IntImm and v.dtype == "int32":
