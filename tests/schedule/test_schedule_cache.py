@@ -217,3 +217,122 @@ def test_cache_read_of_a_local_result_is_copied_by_its_own_thread():
     assert "for ax0 in range(4):" in text
     assert "v0 = T.axis.spatial(16, t * 4 + ax0)" in text
     check_result(sch)
+
+
+# ---- symbolic shapes: the cache is shaped (and copied) by the symbolic extents ----
+
+def _same_results_symbolic(sch, shapes, seed=3):
+    """Original and scheduled function on the same random arrays of the given shapes (the
+    symbolic extents are read off the arrays)."""
+    import numpy as np
+    interp = pytest.importorskip("tirkit.codegen.interp")
+    rng = np.random.default_rng(seed)
+    a0 = [rng.standard_normal(s).astype("float32") for s in shapes]
+    a1 = [x.copy() for x in a0]
+    interp.run_reference(sch.original[sch._default], a0, module=sch.original)
+    interp.run_reference(sch.mod[sch._default], a1, module=sch.mod)
+    for x, y in zip(a0, a1):
+        assert np.abs(x).sum() > 0
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+
+
+SYMBOLIC = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def symbolic(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, 8), "float32")
+    C = T.match_buffer(c, (n, 8), "float32")
+    B = T.alloc_buffer((n, 8), "float32")
+    for i, j in T.grid(n, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(n, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+'''
+
+
+def test_cache_read_of_a_symbolic_buffer():
+    sch = sched(SYMBOLIC)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert 'B_shared = T.alloc_buffer((n, 8), "float32", scope="shared")' in text
+    assert "for ax0, ax1 in T.grid(n, 8):" in text
+    assert "C[vi, vj] = B_shared[vi, vj] + T.float32(1)" in text
+    assert text.index('T.block("B")') < text.index('T.block("B_shared")') < \
+        text.index('T.block("C")')
+    check_result(sch)
+    _same_results_symbolic(sch, [(5, 8), (5, 8)])
+
+
+def test_cache_write_of_a_symbolic_buffer():
+    sch = sched(SYMBOLIC)
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    text = body_text(sch)
+    assert 'C_local = T.alloc_buffer((n, 8), "float32", scope="local")' in text
+    assert "C_local[vi, vj] = B[vi, vj] + T.float32(1)" in text
+    assert "C[v0, v1] = C_local[v0, v1]" in text
+    check_result(sch)
+    _same_results_symbolic(sch, [(7, 8), (7, 8)])
+
+
+GUARDED_SPLIT = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def guarded_split(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i0, i1 in T.grid((n + 3) // 4, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i0 * 4 + i1)
+            T.where(i0 * 4 + i1 < n)
+            B[vi] = A[vi] * 3.0
+'''
+
+
+def test_cache_write_region_ends_where_the_predicate_does():
+    # the loops run to (n + 3) // 4 * 4; the predicate stops the writes at n, so does the copy
+    sch = sched(GUARDED_SPLIT)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    text = body_text(sch)
+    assert "for ax0 in range(n):" in text
+    check_result(sch)
+    _same_results_symbolic(sch, [(10,), (10,)])
+
+
+SYMBOLIC_INNER = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def symbolic_inner(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (4, n), "float32")
+    C = T.match_buffer(c, (4, n), "float32")
+    B = T.alloc_buffer((4, n), "float32")
+    for i in range(4):
+        for j in range(n):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * 2.0
+        for j in range(n):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + 1.0
+'''
+
+
+def test_cache_read_relaxes_a_symbolic_inner_loop():
+    # the copy sits under loop i and must hold the whole row B[i, 0:n], not one element
+    sch = sched(SYMBOLIC_INNER)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert "for ax0, ax1 in T.grid(1, n):" in text
+    assert "v0 = T.axis.spatial(4, i + ax0)" in text
+    check_result(sch)
+    _same_results_symbolic(sch, [(4, 6), (4, 6)])

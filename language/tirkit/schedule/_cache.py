@@ -112,10 +112,14 @@ def relaxed_region(sch, info, region, loc, storage="global"):
         inner, outer = loops, []
     inner = inner + [f for f in outer if _relaxed_by_threads(f, storage)]
     outer = [f for f in outer if not _relaxed_by_threads(f, storage)]
+    if not all(isinstance(f.min, E.IntImm) and isinstance(f.extent, E.IntImm)
+               for f in inner):
+        return symbolic_region(lo, hi, inner, region.buffer.shape,
+                               info.realize.predicate), outer
     reg = region_of_indices([lo, hi], {}, C.loop_bounds(inner), C.loop_bounds(outer),
                             region.buffer.shape)
     if reg is None:
-        return [(C.int32(0), d.value if isinstance(d, E.IntImm) else None)
+        return [(C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d)
                 for d in region.buffer.shape], outer
     out = []
     for (mn, ext), d in zip(reg, region.buffer.shape):
@@ -126,11 +130,80 @@ def relaxed_region(sch, info, region, loc, storage="global"):
     return out, outer
 
 
+def symbolic_region(lo, hi, inner, shape, predicate=None):
+    """The region [lo, hi] (index tuples) spans when the variables of the `inner` loops run
+    over their ranges, some of which are symbolic: [(min expr, extent int or expr)]. A
+    dimension we cannot bound (an index that is not affine in those variables) is the whole
+    dimension; a point index the predicate bounds (`index < e`) ends at e - 1."""
+    limits = {}
+    for c in _conjuncts(predicate):
+        if isinstance(c, E.LT):
+            limits[A.to_lin(c.a, {}).key()] = A.to_lin(c.b, {})
+    rng = {}
+    for f in inner:
+        mn = A.to_lin(f.min, {})
+        rng[id(f.loop_var)] = (mn, mn.add(A.to_lin(f.extent, {})).add(
+            A.Lin([], -1, mn.dtype)))
+    out = []
+    for a, b, d in zip(lo, hi, shape):
+        la = _lin_bound(A.to_lin(a, {}), rng, low=True)
+        hb = _lin_bound(A.to_lin(b, {}), rng, low=False)
+        cap = limits.get(A.to_lin(a, {}).key())
+        if cap is not None and A.to_lin(a, {}).key() == A.to_lin(b, {}).key():
+            hb = cap.add(A.Lin([], -1, cap.dtype))
+        if la is None or hb is None:
+            out.append((E.IntImm(d.dtype, 0), d.value if isinstance(d, E.IntImm) else d))
+            continue
+        ext = hb.add(la, -1).add(A.Lin([], 1, la.dtype))
+        ext = ext.const if ext.is_const() else A.simplify(A.to_expr(ext))
+        out.append((A.simplify(A.to_expr(la)), ext))
+    return out
+
+
+def _conjuncts(e):
+    if isinstance(e, E.And):
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    return [] if e is None else [e]
+
+
+def _lin_bound(lin, rng, low):
+    """A lower (low) or upper bound of `lin` as a linear form when the variables of `rng`
+    (id -> (lo Lin, hi Lin)) run over their ranges; None when it is not affine in them."""
+    out = A.Lin([], lin.const, lin.dtype)
+    for atom, coef in lin.terms:
+        vs = A._atom_vars(atom) if atom[0] != "opaque" else None
+        if vs is None:
+            if _ir_uses_any(atom[1], rng):
+                return None
+            out._add_term(atom, coef)
+            continue
+        if not any(id(v) in rng for v in vs):
+            out._add_term(atom, coef)
+            continue
+        pick_low = low if coef > 0 else not low
+        if atom[0] == "var":
+            b = rng[id(atom[1])][0 if pick_low else 1]
+        elif atom[0] == "div":
+            inner = _lin_bound(atom[1], rng, pick_low)
+            if inner is None:
+                return None
+            b = A._divmod(inner, atom[2], True, {})
+        else:                                   # a remainder: somewhere in [0, c - 1]
+            b = A.Lin([], 0 if pick_low else atom[2] - 1, lin.dtype)
+        out = out.add(b, coef)
+    return out
+
+
+def _ir_uses_any(e, rng):
+    from ..ir.visit import free_variables
+    return any(id(v) in rng for v in free_variables(e))
+
+
 def input_region(sch, func, scope, buf):
     """The region of `buf` a cache of an input of `scope` holds: the scope block's read
     region of it (declared or inferred), the whole buffer in the root scope."""
-    whole = [(C.int32(0, d.dtype) if isinstance(d, E.IntImm) else C.int32(0),
-              d.value if isinstance(d, E.IntImm) else None) for d in buf.shape]
+    whole = [(C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d)
+             for d in buf.shape]
     if is_root_scope(sch, func, scope):
         return whole
     reads = scope.reads if scope.reads is not None else infer_regions(scope)[0]
@@ -139,7 +212,7 @@ def input_region(sch, func, scope, buf):
         return whole
     out = []
     for r in reg.region:
-        ext = r.extent.value if isinstance(r.extent, E.IntImm) else None
+        ext = r.extent.value if isinstance(r.extent, E.IntImm) else r.extent
         out.append((r.min, ext))
     return out
 
@@ -147,15 +220,16 @@ def input_region(sch, func, scope, buf):
 def copy_nest(sch, src, dst, name, region, outer_loops):
     """`for ax...: with block(name): dst[v...] = src[v...]` over `region`."""
     loops, ivs, values, idx = [], [], [], []
-    bounds = C.loop_bounds(outer_loops)
+    bounds = _loop_bounds(outer_loops)
     for k, ((mn, ext), d) in enumerate(zip(region, src.shape)):
-        if ext is None or not isinstance(d, E.IntImm):
+        if ext is None:
             raise sch.error(f"{sch._current}/symbolic-shape", f"buffer '{src.name}' has a "
                             "non-constant shape")
         lv = E.Var(f"ax{k}", d.dtype)
         v = E.Var(f"v{k}", d.dtype)
         loops.append(C.new_loop(lv, ext))
-        bounds[id(lv)] = (0, ext - 1)
+        if isinstance(ext, int):
+            bounds[id(lv)] = (0, ext - 1)
         ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), d), "S"))
         values.append(A.simplify(E.Add(mn, lv, d.dtype), bounds, binding=True))
         idx.append(v)
@@ -165,6 +239,17 @@ def copy_nest(sch, src, dst, name, region, outer_loops):
                     (S.BufferRegion(dst, point),), store)
     realize = S.BlockRealize(tuple(values), C.TRUE, block)
     return C.nest(loops, realize)
+
+
+def _loop_bounds(loops):
+    """Loop variable bounds; a loop of symbolic extent from a constant start is bounded by
+    the largest value of its type (so that its variable still counts as a loop variable)."""
+    out = C.loop_bounds(loops)
+    for f in loops:
+        if id(f.loop_var) not in out and isinstance(f.min, E.IntImm):
+            bits = 63 if f.loop_var.dtype == "int64" else 31
+            out[id(f.loop_var)] = (f.min.value, 2 ** bits - 1)
+    return out
 
 
 def insert(sch, func, scope, loc, pos, nest, mapping, cbuf):
@@ -213,7 +298,8 @@ def is_root_scope(sch, func, scope) -> bool:
 
 def compact_buffer(buf, scope, name, region):
     data = E.Var(name, "handle", E.PointerType(buf.dtype, scope))
-    shape = tuple(E.IntImm(d.dtype, ext) for (_, ext), d in zip(region, buf.shape))
+    shape = tuple(E.IntImm(d.dtype, ext) if isinstance(ext, int) else ext
+                  for (_, ext), d in zip(region, buf.shape))
     return S.Buffer(name, shape, buf.dtype, data, scope=scope)
 
 
@@ -227,7 +313,8 @@ def compact_copy_nest(sch, orig, cache, name, region, reading):
         lv = E.Var(f"ax{k}", d.dtype)
         v = E.Var(f"v{k}", d.dtype)
         loops.append(C.new_loop(lv, ext))
-        ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), E.IntImm(d.dtype, ext)), "S"))
+        dom = E.IntImm(d.dtype, ext) if isinstance(ext, int) else ext
+        ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), dom), "S"))
         vals.append(lv)
         cidx.append(v)
         oidx.append(v if _zero(mn) else E.Add(mn, v, d.dtype))
