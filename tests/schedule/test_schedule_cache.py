@@ -336,3 +336,75 @@ def test_cache_read_relaxes_a_symbolic_inner_loop():
     assert "v0 = T.axis.spatial(4, i + ax0)" in text
     check_result(sch)
     _same_results_symbolic(sch, [(4, 6), (4, 6)])
+
+
+# ---- a copy at the scope's top level holds only its region (compacted, indices shifted) ----
+
+SHIFTED_WRITER = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def shifted_writer(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi + 1] = A[vi] * 2.0
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi + 1] + 1.0
+'''
+
+
+def test_cache_read_at_the_root_is_sized_to_the_copied_region():
+    sch = sched(SHIFTED_WRITER)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert 'B_shared = T.alloc_buffer((8,), "float32", scope="shared")' in text
+    assert "B_shared[v0] = B[1 + v0]" in text
+    assert "C[vi] = B_shared[vi] + T.float32(1)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_cache_write_at_the_root_is_sized_to_the_copied_region():
+    sch = sched(SHIFTED_WRITER)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    text = body_text(sch)
+    assert 'B_local = T.alloc_buffer((8,), "float32", scope="local")' in text
+    assert "B_local[vi] = A[vi] * T.float32(2)" in text
+    assert "B[1 + v0] = B_local[v0]" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+TRIANGLE = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def triangle(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i in range(8):
+        for j in range(i):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * 2.0
+    for i in range(8):
+        for j in range(i):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + 1.0
+'''
+
+
+def test_cache_read_relaxes_a_loop_bounded_by_another_loop():
+    # j < i < 8: B is written in columns 0..6, so the copy is 8 x 7 (not one column by i)
+    sch = sched(TRIANGLE)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert 'B_shared = T.alloc_buffer((8, 7), "float32", scope="shared")' in text
+    assert "for ax0, ax1 in T.grid(8, 7):" in text
+    assert "C[vi, vj] = B_shared[vi, vj] + T.float32(1)" in text
+    check_result(sch)
+    check_same_results(sch)

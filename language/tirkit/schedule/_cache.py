@@ -146,8 +146,8 @@ def symbolic_region(lo, hi, inner, shape, predicate=None):
             A.Lin([], -1, mn.dtype)))
     out = []
     for a, b, d in zip(lo, hi, shape):
-        la = _lin_bound(A.to_lin(a, {}), rng, low=True)
-        hb = _lin_bound(A.to_lin(b, {}), rng, low=False)
+        la = _bound_all(A.to_lin(a, {}), rng, low=True)
+        hb = _bound_all(A.to_lin(b, {}), rng, low=False)
         cap = limits.get(A.to_lin(a, {}).key())
         if cap is not None and A.to_lin(a, {}).key() == A.to_lin(b, {}).key():
             hb = cap.add(A.Lin([], -1, cap.dtype))
@@ -164,6 +164,17 @@ def _conjuncts(e):
     if isinstance(e, E.And):
         return _conjuncts(e.a) + _conjuncts(e.b)
     return [] if e is None else [e]
+
+
+def _bound_all(lin, rng, low):
+    """_lin_bound until no relaxed variable is left (a loop whose extent is another relaxed
+    loop's variable: `for k in range(i)`)."""
+    for _ in range(len(rng) + 1):
+        if lin is None or not any(_ir_uses_any(A.atom_expr(a, lin.dtype), rng)
+                                  for a, _ in lin.terms):
+            return lin
+        lin = _lin_bound(lin, rng, low)
+    return None
 
 
 def _lin_bound(lin, rng, low):
@@ -339,7 +350,8 @@ def shift_buffer(node, old, new, region):
             return i
         li, lm = A.to_lin(i, {}), A.to_lin(m, {})
         keys = {A._akey(a) for a, _ in lm.terms}
-        if any(A._akey(a) in keys for a, _ in li.terms):       # terms cancel: simplify
+        if any(A._akey(a) in keys for a, _ in li.terms) or li.const and lm.const:
+            # terms or constants cancel: simplify
             return A.simplify(E.Sub(i, m, i.dtype))
         return E.Sub(i, m, i.dtype)
 

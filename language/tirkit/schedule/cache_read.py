@@ -61,7 +61,7 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
         # an input of the scope: what the scope block reads of it, else the whole buffer
         rel, outer = K.input_region(sch, block.func, scope, buf), []
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
-    if K.is_root_scope(sch, block.func, scope):
+    if loc is not scope:        # a copy inside a loop: the cache has the buffer's shape
         cbuf = K.cache_buffer(buf, storage_scope, name)
         nest = K.copy_nest(sch, buf, cbuf, name, rel, outer)
         mapping = {id(c.realize): _ir.replace_buffer(c.realize, buf, cbuf) for c in cons}

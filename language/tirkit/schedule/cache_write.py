@@ -44,7 +44,7 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
     loc, pos = K.locate(scope, info.realize, related)
     rel, outer = K.relaxed_region(sch, info, region, loc, storage_scope)
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
-    if K.is_root_scope(sch, block.func, scope):
+    if loc is not scope:        # a copy inside a loop: the cache has the buffer's shape
         cbuf = K.cache_buffer(buf, storage_scope, name)
         nest = K.copy_nest(sch, cbuf, buf, name, rel, outer)
         nb = _ir.replace_buffer(blk, buf, cbuf)
