@@ -408,3 +408,46 @@ def test_cache_read_relaxes_a_loop_bounded_by_another_loop():
     assert "C[vi, vj] = B_shared[vi, vj] + T.float32(1)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+VTHREADS = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def vthreads(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    B = T.alloc_buffer((64,), "float32", scope="shared")
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for v in T.thread_binding(2, thread="vthread.x"):
+            for t in T.thread_binding(4, thread="threadIdx.x"):
+                for i in range(4):
+                    with T.block("B"):
+                        vi = T.axis.spatial(64, bx * 32 + v * 16 + t * 4 + i)
+                        B[vi] = A[vi] * 2.0
+                for i in range(4):
+                    with T.block("C"):
+                        vi = T.axis.spatial(64, bx * 32 + v * 16 + t * 4 + i)
+                        C[vi] = B[vi] + 1.0
+'''
+
+
+def test_cache_write_of_shared_memory_spans_the_threads_of_the_block():
+    # B is shared by the threads (and virtual threads) of a block: the copy back into it
+    # covers the block's 32 elements, not this thread's 4 (the rank of B decides, not of
+    # the local cache)
+    sch = sched(VTHREADS)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    text = body_text(sch)
+    assert "for ax0 in range(32):" in text
+    assert "v0 = T.axis.spatial(64, bx * 32 + ax0)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_cache_read_of_shared_memory_spans_virtual_threads():
+    sch = sched(VTHREADS)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert "for ax0 in range(32):" in text
+    assert "B_shared[v0] = B[v0]" in text
+    check_result(sch)
+    check_same_results(sch)

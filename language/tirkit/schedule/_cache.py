@@ -89,11 +89,16 @@ def _relaxed_by_threads(f, storage):
     """Loops above the copy that the copy still spans: threads sharing the storage."""
     if f.kind != "thread_binding" or not f.thread_tag:
         return False
+    # TVM's storage and thread ranks: global 0, shared 1; blockIdx 0, threadIdx and vthread
+    # 1; a buffer is shared by the threads of its rank and below, warp memory by threadIdx.x
     rank = storage.split(".")[0]
+    tag = f.thread_tag
+    if rank == "warp":
+        return tag == "threadIdx.x"
     if rank == "global":
-        return f.thread_tag.startswith(("blockIdx", "threadIdx"))
-    if rank in ("shared", "warp"):
-        return f.thread_tag.startswith("threadIdx")
+        return tag.startswith(("blockIdx", "threadIdx", "vthread", "cthread"))
+    if rank == "shared":
+        return tag.startswith(("threadIdx", "vthread", "cthread"))
     return False
 
 

@@ -42,7 +42,8 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
     else:
         related = [c.realize for c in consumers(sch, block.func, info)]
     loc, pos = K.locate(scope, info.realize, related)
-    rel, outer = K.relaxed_region(sch, info, region, loc, storage_scope)
+    # over the thread loops that share the *original* buffer (as for cache_read)
+    rel, outer = K.relaxed_region(sch, info, region, loc, buf.scope or "global")
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
     if loc is not scope:        # a copy inside a loop: the cache has the buffer's shape
         cbuf = K.cache_buffer(buf, storage_scope, name)
