@@ -472,3 +472,34 @@ def test_cache_read_of_shared_memory_spans_virtual_threads():
     assert "B_shared[v0] = B[v0]" in text
     check_result(sch)
     _same_results_threads_serial(sch)
+
+
+RING = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def ring(A: T.Buffer((4, 8), "int32"), C: T.Buffer((4, 8), "int32")):
+    B = T.alloc_buffer((4, 6), "int32")
+    for c, i0 in T.grid(4, 2):
+        for i1 in range(4):
+            with T.block("B"):
+                vc = T.axis.spatial(4, c)
+                vi = T.axis.opaque(8, i0 * 4 + i1)
+                B[vc, vi % 6] = A[vc, vi] * 2
+        for i1 in range(4):
+            with T.block("C"):
+                vc = T.axis.spatial(4, c)
+                vi = T.axis.opaque(8, i0 * 4 + i1)
+                C[vc, vi] = B[vc, vi % 6] + 1
+'''
+
+
+def test_cache_write_bounds_each_dimension_on_its_own():
+    # the ring index `vi % 6` spans the whole row, but the row is still the one of `c`
+    sch = sched(RING)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    text = body_text(sch)
+    assert "for ax0, ax1 in T.grid(1, 6):" in text
+    assert "v0 = T.axis.spatial(4, c + ax0)" in text
+    check_result(sch)
+    check_same_results(sch)

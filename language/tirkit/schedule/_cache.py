@@ -124,8 +124,13 @@ def relaxed_region(sch, info, region, loc, storage="global"):
     reg = region_of_indices([lo, hi], {}, C.loop_bounds(inner), C.loop_bounds(outer),
                             region.buffer.shape)
     if reg is None:
-        return [(C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d)
-                for d in region.buffer.shape], outer
+        # dimension by dimension: the ones we cannot bound are whole (as in TVM)
+        reg = []
+        for a, b, d in zip(lo, hi, region.buffer.shape):
+            one = region_of_indices([(a,), (b,)], {}, C.loop_bounds(inner),
+                                    C.loop_bounds(outer), (d,))
+            reg.append(one[0] if one else
+                       (C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d))
     out = []
     for (mn, ext), d in zip(reg, region.buffer.shape):
         if isinstance(mn, E.IntImm) and isinstance(d, E.IntImm):
