@@ -503,3 +503,43 @@ def test_cache_write_bounds_each_dimension_on_its_own():
     assert "v0 = T.axis.spatial(4, c + ax0)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+HALO = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def halo(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for io in range(4):
+        for ii in range(6):
+            with T.block("B"):
+                vi = T.axis.spatial(16, io * 4 - 1 + ii)
+                T.where(0 <= io * 4 - 1 + ii and io * 4 - 1 + ii < 16)
+                B[vi] = A[vi] * 2.0
+        for ii in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(16, io * 4 + ii)
+                C[vi] = B[T.max(vi - 1, 0)] + B[T.min(vi + 1, 15)]
+'''
+
+
+def test_cache_write_window_is_cut_at_the_buffer_edges():
+    # the window io * 4 - 1 .. io * 4 + 4 leaves B at both ends: the copy starts at 0 for
+    # io = 0 and stops at 15 for io = 3 (TVM's form), never touching B[-1] or B[16]
+    sch = sched(HALO)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    text = body_text(sch)
+    assert "for ax0 in range(17 - T.max(io * 4, 11) - T.max(1 - io * 4, 0)):" in text
+    assert "v0 = T.axis.spatial(16, T.max(io * 4 - 1, 0) + ax0)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_cache_read_window_is_cut_at_the_buffer_edges():
+    sch = sched(HALO)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert "for ax0 in range(17 - T.max(io * 4, 11) - T.max(1 - io * 4, 0)):" in text
+    check_result(sch)
+    check_same_results(sch)

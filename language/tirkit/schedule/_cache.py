@@ -132,12 +132,44 @@ def relaxed_region(sch, info, region, loc, storage="global"):
             reg.append(one[0] if one else
                        (C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d))
     out = []
+    obounds = C.loop_bounds(outer)
     for (mn, ext), d in zip(reg, region.buffer.shape):
         if isinstance(mn, E.IntImm) and isinstance(d, E.IntImm):
             lo, hi = max(mn.value, 0), min(mn.value + ext - 1, d.value - 1)
             mn, ext = C.int32(lo, mn.dtype), hi - lo + 1
+        elif isinstance(ext, int) and isinstance(d, E.IntImm):
+            mn, ext = _clamped(mn, ext, d, obounds)
         out.append((mn, ext))
     return out, outer
+
+
+def _clamped(mn, ext, d, bounds):
+    """A window [mn, mn + ext) whose start moves with outer loops, cut at the buffer's edges
+    where it can cross them (as TVM does, in TVM's canonical form: `max(mn, 0)` and an
+    extent `d - c - max(L, d - ext - c) - max(-c - L, 0)` for mn = L + c)."""
+    b = A.bound_of(mn, bounds)
+    if b is None:
+        return mn, ext
+    under, over = b[0] < 0, b[1] + ext > d.value
+    if not under and not over:
+        return mn, ext
+    lin = A.to_lin(mn, bounds)
+    dt = lin.dtype
+    c = lin.const
+    L = A.Lin(lin.terms, 0, dt)
+    zero = E.IntImm(dt, 0)
+    neg = A.to_expr(A.Lin([[a, -k] for a, k in lin.terms], -c, dt))
+    if under and over:
+        size = E.Sub(E.Sub(E.IntImm(dt, d.value - c),
+                           E.Max(A.to_expr(L), E.IntImm(dt, d.value - ext - c), dt), dt),
+                     E.Max(neg, zero, dt), dt)
+    elif over:
+        size = E.Sub(E.IntImm(dt, d.value - c),
+                     E.Max(A.to_expr(L), E.IntImm(dt, d.value - ext - c), dt), dt)
+    else:
+        size = E.Sub(E.IntImm(dt, ext), E.Max(neg, zero, dt), dt)
+    start = E.Max(mn, zero, dt) if under else mn
+    return start, size
 
 
 def symbolic_region(lo, hi, inner, shape, predicate=None):
@@ -252,7 +284,8 @@ def copy_nest(sch, src, dst, name, region, outer_loops):
         if isinstance(ext, int):
             bounds[id(lv)] = (0, ext - 1)
         ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), d), "S"))
-        values.append(A.simplify(E.Add(mn, lv, d.dtype), bounds, binding=True))
+        # TVM binds `min + ax` as it is (the region's min is already simple)
+        values.append(lv if _zero(mn) else E.Add(mn, lv, d.dtype))
         idx.append(v)
     point = tuple(E.Range(v, E.IntImm("int32", 1)) for v in idx)
     store = S.BufferStore(dst, E.BufferLoad(src, tuple(idx), src.dtype), tuple(idx))
