@@ -431,6 +431,28 @@ def _same_results_threads_serial(sch):
     check_same_results(ser)
 
 
+def _same_results_without_pointers(sch):
+    """check_same_results with the `T.evaluate(X.access_ptr(...))` statements (which compute
+    nothing) left out, as the interpreter does not take pointers."""
+    import dataclasses
+
+    from tirkit.ir import expr as E
+    from tirkit.ir import stmt as S
+    from tirkit.schedule import Schedule, _ir
+
+    def strip(mod):
+        def fn(y, x):
+            if isinstance(y, S.Evaluate) and isinstance(y.value, E.Call):
+                return dataclasses.replace(y, value=E.IntImm("int32", 0))
+            return None
+        funcs = tuple((n, dataclasses.replace(f, body=_ir.rebuild(f.body, fn)))
+                      for n, f in mod.functions)
+        return dataclasses.replace(mod, functions=funcs)
+    plain = Schedule(strip(sch.original))
+    plain._mod = strip(sch.mod)
+    check_same_results(plain)
+
+
 VTHREADS = '''from tvm.script import tir as T
 
 
@@ -543,3 +565,53 @@ def test_cache_read_window_is_cut_at_the_buffer_edges():
     assert "for ax0 in range(17 - T.max(io * 4, 11) - T.max(1 - io * 4, 0)):" in text
     check_result(sch)
     check_same_results(sch)
+
+
+POINTER = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def pointer(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    B = T.alloc_buffer((8, 4), "float32")
+    with T.block("B"):
+        T.reads(A[0:4, 0:4])
+        T.writes(B[0:4, 0:4])
+        T.evaluate(B.access_ptr("w", extent=16))
+        for i, j in T.grid(4, 4):
+            B[i, j] = A[i, j] * 2.0
+    for i, j in T.grid(4, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+'''
+
+
+def test_cache_write_moves_a_pointer_when_the_cache_keeps_the_layout():
+    # rows 0..3 of an 8 x 4 buffer: the 4 x 4 cache has every element at the same offset
+    sch = sched(POINTER)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    text = body_text(sch)
+    assert 'B_local = T.alloc_buffer((4, 4), "float32", scope="local")' in text
+    assert 'B_local.access_ptr("w", extent=16)' in text
+    assert "B_local[i, j] = A[i, j] * T.float32(2)" in text
+    check_result(sch)
+    _same_results_without_pointers(sch)
+
+
+def test_cache_write_refuses_a_pointer_when_the_cache_changes_the_layout():
+    # columns 0..1 of each row: the cache's offsets differ from the buffer's
+    sch = sched(POINTER.replace("T.writes(B[0:4, 0:4])", "T.writes(B[0:4, 0:2])")
+                .replace("T.grid(4, 4):\\n            B[i, j]", "T.grid(4, 2):\\n            B[i, j]"))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.cache_write(sch.get_block("B"), 0, "local")
+    assert e.value.kind == "cache_write/opaque-access" and e.value.node_name == "B"
+
+
+def test_cache_read_moves_a_pointer_when_the_cache_keeps_the_layout():
+    sch = sched(POINTER.replace('B.access_ptr("w", extent=16)', 'A.access_ptr("r", extent=16)'))
+    sch.cache_read(sch.get_block("B"), 0, "shared")
+    text = body_text(sch)
+    assert 'A_shared = T.alloc_buffer((8, 4), "float32", scope="shared")' in text
+    assert 'A_shared.access_ptr("r", extent=16)' in text
+    check_result(sch)
+    _same_results_without_pointers(sch)

@@ -350,6 +350,24 @@ def is_root_scope(sch, func, scope) -> bool:
     return isinstance(body, S.BlockRealize) and body.block is scope
 
 
+def whole(region, buf) -> bool:
+    """A cache compacted to the region keeps the buffer's layout (row-major): the region
+    starts at 0 and is whole in every dimension but the first, so an element sits at the same
+    offset in both (a pointer into the buffer may move to the cache)."""
+    from ..ir.equality import structural_equal
+    for k, ((mn, ext), d) in enumerate(zip(region, buf.shape)):
+        if not _zero(mn):
+            return False
+        if k == 0:
+            continue
+        if isinstance(ext, int):
+            if not (isinstance(d, E.IntImm) and d.value == ext):
+                return False
+        elif not structural_equal(ext, d):
+            return False
+    return True
+
+
 def compact_buffer(buf, scope, name, region):
     data = E.Var(name, "handle", E.PointerType(buf.dtype, scope))
     shape = tuple(E.IntImm(d.dtype, ext) if isinstance(ext, int) else ext

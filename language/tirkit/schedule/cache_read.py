@@ -7,8 +7,9 @@ A new buffer `<name>_<scope>` and a copy block of the same name are added; the c
 predicates too. The copy goes right after the buffer's writer, in the innermost loop that
 holds the writer and the first consumer (first in the scope for an input) and copies the region the writer writes there
 (for an input of the scope: the region the scope block reads, the whole buffer at the root).
-Refused: an index outside the block's reads, an unknown scope, a buffer read opaquely or
-written by several blocks."""
+Refused: an index outside the block's reads, an unknown scope, a buffer written by several
+blocks, or read opaquely (through its pointer) where the cache would not be the whole
+buffer."""
 from __future__ import annotations
 
 from ..ir import stmt as S
@@ -39,10 +40,6 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
         cons = [sch.block_info(rv) for rv in consumer_blocks]
         if not any(c.block is blk for c in cons):
             cons.append(info)
-    for c in cons:
-        if opaque_uses(c.block, buf):
-            raise sch.error("cache_read/opaque-access", f"block '{c.block.name_hint}' uses "
-                            f"'{buf.name}' opaquely", c.block)
     writers = [i for i in infos if any(b is buf for b in write_buffers(i.block))]
     if len(writers) > 1:
         raise sch.error("cache_read/several-writers", f"'{buf.name}' is written by "
@@ -60,10 +57,20 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     else:
         # an input of the scope: what the scope block reads of it, else the whole buffer
         rel, outer = K.input_region(sch, block.func, scope, buf), []
+    same_layout = loc is not scope or K.whole(rel, buf)
+    for c in cons:
+        if opaque_uses(c.block, buf) and not same_layout:
+            # a pointer into the buffer cannot be moved into a smaller cache
+            raise sch.error("cache_read/opaque-access", f"block '{c.block.name_hint}' uses "
+                            f"'{buf.name}' opaquely", c.block)
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
     if loc is not scope:        # a copy inside a loop: the cache has the buffer's shape
         cbuf = K.cache_buffer(buf, storage_scope, name)
         nest = K.copy_nest(sch, buf, cbuf, name, rel, outer)
+        mapping = {id(c.realize): _ir.replace_buffer(c.realize, buf, cbuf) for c in cons}
+    elif same_layout:           # the cache is the whole buffer: accesses keep their indices
+        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
+        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
         mapping = {id(c.realize): _ir.replace_buffer(c.realize, buf, cbuf) for c in cons}
     else:
         cbuf = K.compact_buffer(buf, storage_scope, name, rel)

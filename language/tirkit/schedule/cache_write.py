@@ -6,7 +6,8 @@ The block writes (and reads, for a reduction) a new buffer `<name>_<scope>`; a c
 the same name writes the original buffer, right before the first consumer in the innermost
 loop that holds both (at the end of the scope when nothing in it reads the buffer), over the
 region the block writes there. Refused: an index outside the block's writes, an unknown
-scope, a buffer written by several blocks or used opaquely."""
+scope, a buffer written by several blocks, or used opaquely (through its pointer) where
+the cache would not be the whole buffer."""
 from __future__ import annotations
 
 from . import _cache as K
@@ -28,9 +29,6 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
                         blk)
     region = writes[write_buffer_index]
     buf = region.buffer
-    if opaque_uses(blk, buf):
-        raise sch.error("cache_write/opaque-access", f"block '{blk.name_hint}' uses "
-                        f"'{buf.name}' opaquely", blk)
     scope = I.scope_of(sch, block.func, info)
     for other in sch.index(block.func).order:
         if other.block is not blk and other.scope is scope and \
@@ -44,10 +42,19 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
     loc, pos = K.locate(scope, info.realize, related)
     # over the thread loops that share the *original* buffer (as for cache_read)
     rel, outer = K.relaxed_region(sch, info, region, loc, buf.scope or "global")
+    same_layout = loc is not scope or K.whole(rel, buf)
+    if opaque_uses(blk, buf) and not same_layout:
+        # a pointer into the buffer cannot be moved into a smaller cache
+        raise sch.error("cache_write/opaque-access", f"block '{blk.name_hint}' uses "
+                        f"'{buf.name}' opaquely", blk)
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
     if loc is not scope:        # a copy inside a loop: the cache has the buffer's shape
         cbuf = K.cache_buffer(buf, storage_scope, name)
         nest = K.copy_nest(sch, cbuf, buf, name, rel, outer)
+        nb = _ir.replace_buffer(blk, buf, cbuf)
+    elif same_layout:           # the cache is the whole buffer: accesses keep their indices
+        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
+        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=False)
         nb = _ir.replace_buffer(blk, buf, cbuf)
     else:
         cbuf = K.compact_buffer(buf, storage_scope, name, rel)
