@@ -615,3 +615,45 @@ def test_cache_read_moves_a_pointer_when_the_cache_keeps_the_layout():
     assert 'A_shared.access_ptr("r", extent=16)' in text
     check_result(sch)
     _same_results_without_pointers(sch)
+
+
+SUMMATION = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def summation(A: T.Buffer((8, 4), "float32"), B: T.Buffer((1,), "float32")):
+    B[0] = T.float32(0)
+    for i, j in T.grid(8, 4):
+        with T.block("sum"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[0] = B[0] + A[vi, vj]
+'''
+
+
+def test_cache_write_moves_an_initial_store_outside_the_blocks():
+    # `B[0] = 0` sets up what the block accumulates: it must go to the cache too, or the
+    # cache would start from garbage
+    sch = sched(SUMMATION)
+    sch.cache_write(sch.get_block("sum"), 0, "local")
+    text = body_text(sch)
+    assert "B_local[0] = T.float32(0)" in text
+    assert "B_local[0] = B_local[0] + A[vi, vj]" in text
+    assert "B[v0] = B_local[v0]" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_cache_write_refuses_a_read_outside_the_blocks():
+    sch = sched(SUMMATION.replace("B[0] = T.float32(0)", "B[0] = B[0] * T.float32(0.5)"))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.cache_write(sch.get_block("sum"), 0, "local")
+    assert e.value.kind == "cache_write/loose-access" and e.value.node_name == "sum"
+
+
+def test_cache_read_refuses_a_store_outside_the_blocks_after_the_copy():
+    # the copy of the input A goes first; the later store to A would make it stale
+    sch = sched(SUMMATION.replace("    B[0] = T.float32(0)\n", "").replace(
+        'B[0] = B[0] + A[vi, vj]\n', 'B[0] = B[0] + A[vi, vj]\n    A[0, 0] = T.float32(1)\n'))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.cache_read(sch.get_block("sum"), 1, "shared")
+    assert e.value.kind == "cache_read/loose-access" and e.value.node_name == "sum"

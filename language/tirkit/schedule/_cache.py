@@ -368,6 +368,23 @@ def whole(region, buf) -> bool:
     return True
 
 
+def loose_accesses(scope, buf):
+    """(index in the scope's statement list, node) for each load or store of `buf` (or use of
+    its data) outside every block of the scope."""
+    from ..ir.visit import walk
+    out = []
+    for k, top in enumerate(_ir.child_stmts(scope)):
+        def v(x, k=k):
+            if isinstance(x, S.BlockRealize):
+                return False
+            if isinstance(x, (E.BufferLoad, S.BufferStore)) and x.buffer is buf or \
+                    x is buf.data:
+                out.append((k, x))
+            return True
+        walk(top, v)
+    return out
+
+
 def compact_buffer(buf, scope, name, region):
     data = E.Var(name, "handle", E.PointerType(buf.dtype, scope))
     shape = tuple(E.IntImm(d.dtype, ext) if isinstance(ext, int) else ext

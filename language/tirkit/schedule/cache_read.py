@@ -8,10 +8,11 @@ predicates too. The copy goes right after the buffer's writer, in the innermost 
 holds the writer and the first consumer (first in the scope for an input) and copies the region the writer writes there
 (for an input of the scope: the region the scope block reads, the whole buffer at the root).
 Refused: an index outside the block's reads, an unknown scope, a buffer written by several
-blocks, or read opaquely (through its pointer) where the cache would not be the whole
+blocks or outside the blocks after the copy, or read opaquely (through its pointer) where the cache would not be the whole
 buffer."""
 from __future__ import annotations
 
+from ..ir import expr as E
 from ..ir import stmt as S
 from . import _cache as K
 from . import _inline as I
@@ -57,6 +58,15 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     else:
         # an input of the scope: what the scope block reads of it, else the whole buffer
         rel, outer = K.input_region(sch, block.func, scope, buf), []
+    # a store outside the blocks after the copy would leave the copy stale
+    at = pos if loc is scope else next(
+        (k for k, top in enumerate(_ir.child_stmts(scope))
+         if any(x is loc for x in _ir.stmts(top))), 0)
+    late = [x for k, x in K.loose_accesses(scope, buf)
+            if k >= at and not isinstance(x, E.BufferLoad)]
+    if late:
+        raise sch.error("cache_read/loose-access", f"'{buf.name}' is written outside the "
+                        "blocks of the scope after the copy", blk)
     same_layout = loc is not scope or K.whole(rel, buf)
     for c in cons:
         if opaque_uses(c.block, buf) and not same_layout:

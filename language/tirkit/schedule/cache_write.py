@@ -6,10 +6,13 @@ The block writes (and reads, for a reduction) a new buffer `<name>_<scope>`; a c
 the same name writes the original buffer, right before the first consumer in the innermost
 loop that holds both (at the end of the scope when nothing in it reads the buffer), over the
 region the block writes there. Refused: an index outside the block's writes, an unknown
-scope, a buffer written by several blocks, or used opaquely (through its pointer) where
-the cache would not be the whole buffer."""
+scope, a buffer written by several blocks or accessed outside the blocks of the scope
+(except stores of an initial value before the block, which move to the cache), or used
+opaquely (through its pointer) where the cache would not be the whole buffer."""
 from __future__ import annotations
 
+from ..ir import expr as E
+from ..ir import stmt as S
 from . import _cache as K
 from . import _inline as I
 from . import _ir
@@ -42,6 +45,16 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
     loc, pos = K.locate(scope, info.realize, related)
     # over the thread loops that share the *original* buffer (as for cache_read)
     rel, outer = K.relaxed_region(sch, info, region, loc, buf.scope or "global")
+    loose = K.loose_accesses(scope, buf)
+    if loose:
+        # statements outside the blocks: stores that set up what the block goes on writing
+        # (an initial value) move to the cache with it; anything else would see the wrong
+        # buffer
+        first = K.position(scope, K.top_stmt(info, scope)) if loc is scope else -1
+        if not all(k < first and isinstance(x, S.BufferStore) and
+                   _inside(x.indices, rel) for k, x in loose):
+            raise sch.error("cache_write/loose-access", f"'{buf.name}' is also accessed "
+                            "outside the blocks of the scope", blk)
     same_layout = loc is not scope or K.whole(rel, buf)
     if opaque_uses(blk, buf) and not same_layout:
         # a pointer into the buffer cannot be moved into a smaller cache
@@ -60,5 +73,18 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
         cbuf = K.compact_buffer(buf, storage_scope, name, rel)
         nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=False)
         nb = K.shift_buffer(blk, buf, cbuf, rel)
-    K.insert(sch, block.func, scope, loc, pos, nest, {id(blk): nb}, cbuf)
+    mapping = {id(blk): nb}
+    for _, x in loose:
+        mapping[id(x)] = _ir.replace_buffer(x, buf, cbuf) if loc is not scope or same_layout \
+            else K.shift_buffer(x, buf, cbuf, rel)
+    K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
     return sch.block_of(block.func, name)
+
+
+def _inside(indices, region) -> bool:
+    """Constant indices inside a constant region."""
+    for i, (mn, ext) in zip(indices, region):
+        if not (isinstance(i, E.IntImm) and isinstance(mn, E.IntImm) and isinstance(ext, int)
+                and mn.value <= i.value < mn.value + ext):
+            return False
+    return True
