@@ -657,3 +657,48 @@ def test_cache_read_refuses_a_store_outside_the_blocks_after_the_copy():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.cache_read(sch.get_block("sum"), 1, "shared")
     assert e.value.kind == "cache_read/loose-access" and e.value.node_name == "sum"
+
+
+SUBREGION = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def subregion(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B_sub0 = T.match_buffer(B[vi, vj], (), offset_factor=1)
+            B_sub0[()] = A[vi, vj] * 2.0
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B_sub1 = T.match_buffer(B[vi, vj], (), offset_factor=1)
+            C[vi, vj] = B_sub1[()] + 1.0
+'''
+
+
+def test_cache_write_refuses_a_view_the_block_declares():
+    # B_sub0 exists only inside block B: no copy outside it can name it
+    sch = sched(SUBREGION)
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.cache_write(sch.get_block("B"), 0, "local")
+    assert e.value.kind == "cache_write/match-buffer" and e.value.node_name == "B"
+
+
+def test_cache_read_refuses_a_buffer_viewed_through_a_match_buffer():
+    # B and C use B through views: their accesses would escape the cache
+    text = SUBREGION.replace("C: T.Buffer((8, 8), \"float32\")",
+                             "C: T.Buffer((8, 8), \"float32\"), D: T.Buffer((8, 8), \"float32\")")
+    text += '''    for i, j in T.grid(8, 8):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vi, vj] * 3.0
+'''
+    sch = sched(text)
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.cache_read(sch.get_block("D"), 0, "shared")
+    assert e.value.kind == "cache_read/match-buffer" and e.value.node_name == "B"
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.cache_read(sch.get_block("C"), 0, "shared")
+    assert e.value.kind == "cache_read/match-buffer" and e.value.node_name == "C"

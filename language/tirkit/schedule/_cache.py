@@ -368,6 +368,27 @@ def whole(region, buf) -> bool:
     return True
 
 
+def check_matches(sch, node, buf, block):
+    """A block that views `buf` through a match_buffer reads or writes it behind the view:
+    refused (TVM refuses a view of another scope than the cache's; one of the same scope
+    would need the view's accesses counted as the block's own)."""
+    from ..ir.visit import walk
+    bad = []
+    walk(node, lambda x: bad.append(x) if isinstance(x, S.MatchBufferRegion) and
+         x.source.buffer is buf else True)
+    if bad:
+        raise sch.error(f"{sch._current}/match-buffer", f"'{bad[0].buffer.name}' views "
+                        f"'{buf.name}' in block '{block.name_hint}'", block)
+
+
+def check_own_view(sch, blk, buf):
+    """A buffer the block declares as a match_buffer view exists only inside it: nothing
+    outside can copy it."""
+    if any(m.buffer is buf for m in blk.match_buffers):
+        raise sch.error(f"{sch._current}/match-buffer", f"'{buf.name}' is a view declared "
+                        f"by block '{blk.name_hint}'", blk)
+
+
 def loose_accesses(scope, buf):
     """(index in the scope's statement list, node) for each load or store of `buf` (or use of
     its data) outside every block of the scope."""

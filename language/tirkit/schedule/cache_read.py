@@ -9,7 +9,7 @@ holds the writer and the first consumer (first in the scope for an input) and co
 (for an input of the scope: the region the scope block reads, the whole buffer at the root).
 Refused: an index outside the block's reads, an unknown scope, a buffer written by several
 blocks or outside the blocks after the copy, or read opaquely (through its pointer) where the cache would not be the whole
-buffer."""
+buffer, or viewed by a match_buffer in the scope."""
 from __future__ import annotations
 
 from ..ir import expr as E
@@ -67,6 +67,9 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     if late:
         raise sch.error("cache_read/loose-access", f"'{buf.name}' is written outside the "
                         "blocks of the scope after the copy", blk)
+    K.check_own_view(sch, blk, buf)
+    for c in infos:
+        K.check_matches(sch, c.block, buf, c.block)
     same_layout = loc is not scope or K.whole(rel, buf)
     for c in cons:
         if opaque_uses(c.block, buf) and not same_layout:

@@ -8,7 +8,8 @@ loop that holds both (at the end of the scope when nothing in it reads the buffe
 region the block writes there. Refused: an index outside the block's writes, an unknown
 scope, a buffer written by several blocks or accessed outside the blocks of the scope
 (except stores of an initial value before the block, which move to the cache), or used
-opaquely (through its pointer) where the cache would not be the whole buffer."""
+opaquely (through its pointer) where the cache would not be the whole buffer, or viewed by a
+match_buffer in the scope."""
 from __future__ import annotations
 
 from ..ir import expr as E
@@ -45,6 +46,10 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
     loc, pos = K.locate(scope, info.realize, related)
     # over the thread loops that share the *original* buffer (as for cache_read)
     rel, outer = K.relaxed_region(sch, info, region, loc, buf.scope or "global")
+    K.check_own_view(sch, blk, buf)
+    for other in sch.index(block.func).order:
+        if other.scope is scope:
+            K.check_matches(sch, other.block, buf, other.block)
     loose = K.loose_accesses(scope, buf)
     if loose:
         # statements outside the blocks: stores that set up what the block goes on writing
