@@ -547,8 +547,9 @@ def halo(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
 
 
 def test_cache_write_window_is_cut_at_the_buffer_edges():
-    # the window io * 4 - 1 .. io * 4 + 4 leaves B at both ends: the copy starts at 0 for
-    # io = 0 and stops at 15 for io = 3 (TVM's form), never touching B[-1] or B[16]
+    # the window io * 4 - 1 .. io * 4 + 4 leaves B at both ends, where the predicate stops
+    # the block: the copy starts at 0 for io = 0 and stops at 15 for io = 3 (TVM's form),
+    # never touching B[-1] or B[16]
     sch = sched(HALO)
     sch.cache_write(sch.get_block("B"), 0, "local")
     text = body_text(sch)
@@ -702,3 +703,16 @@ def test_cache_read_refuses_a_buffer_viewed_through_a_match_buffer():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.cache_read(sch.get_block("C"), 0, "shared")
     assert e.value.kind == "cache_read/match-buffer" and e.value.node_name == "C"
+
+
+def test_cache_write_window_without_a_predicate_is_not_cut():
+    # every index is in bounds: the loops alone bound the window
+    sch = sched(HALO.replace("T.where(0 <= io * 4 - 1 + ii and io * 4 - 1 + ii < 16)\n", "")
+                .replace("for ii in range(6):", "for ii in range(4):")
+                .replace("io * 4 - 1 + ii", "io * 4 + ii"))
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    text = body_text(sch)
+    assert "for ax0 in range(4):" in text
+    assert "v0 = T.axis.spatial(16, io * 4 + ax0)" in text
+    check_result(sch)
+    check_same_results(sch)

@@ -133,24 +133,54 @@ def relaxed_region(sch, info, region, loc, storage="global"):
                        (C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d))
     out = []
     obounds = C.loop_bounds(outer)
-    for (mn, ext), d in zip(reg, region.buffer.shape):
+    # a predicate of plain comparisons bounds the indices it names (TVM reads such a
+    # predicate as bounds of the iterators; anything else it leaves aside)
+    conj = _conjuncts(info.realize.predicate)
+    if not all(isinstance(c, (E.LT, E.LE, E.GE)) for c in conj):
+        conj = []
+    relaxed = {id(f.loop_var) for f in inner}
+    for (mn, ext), d, a, b in zip(reg, region.buffer.shape, lo, hi):
         if isinstance(mn, E.IntImm) and isinstance(d, E.IntImm):
-            lo, hi = max(mn.value, 0), min(mn.value + ext - 1, d.value - 1)
-            mn, ext = C.int32(lo, mn.dtype), hi - lo + 1
-        elif isinstance(ext, int) and isinstance(d, E.IntImm):
-            mn, ext = _clamped(mn, ext, d, obounds)
+            lo_, hi_ = max(mn.value, 0), min(mn.value + ext - 1, d.value - 1)
+            mn, ext = C.int32(lo_, mn.dtype), hi_ - lo_ + 1
+        elif isinstance(ext, int) and conj and any(id(v) in relaxed for v in _ir.vars_in(a)):
+            mn, ext = _clamped(mn, ext, _predicate_bounds(a, b, conj), obounds)
         out.append((mn, ext))
     return out, outer
 
 
-def _clamped(mn, ext, d, bounds):
-    """A window [mn, mn + ext) whose start moves with outer loops, cut at the buffer's edges
-    where it can cross them (as TVM does, in TVM's canonical form: `max(mn, 0)` and an
-    extent `d - c - max(L, d - ext - c) - max(-c - L, 0)` for mn = L + c)."""
+def _predicate_bounds(a, b, conj):
+    """(lowest, end) the predicate allows a point index (a == b) to take, each None when
+    it says nothing: `c <= e`, `e >= c`, `e < c` with e the index plus a constant."""
+    la, lb = A.to_lin(a, {}), A.to_lin(b, {})
+    if la.add(lb, -1).terms or la.const != lb.const:
+        return None, None
+    low = end = None
+    for c in conj:
+        if isinstance(c, (E.LE, E.GE)):
+            e, k = (c.b, c.a) if isinstance(c, E.LE) else (c.a, c.b)
+            if isinstance(k, E.IntImm):
+                diff = la.add(A.to_lin(e, {}), -1)
+                if not diff.terms:
+                    low = k.value + diff.const if low is None else max(low, k.value + diff.const)
+        elif isinstance(c, E.LT) and isinstance(c.b, E.IntImm):
+            diff = la.add(A.to_lin(c.a, {}), -1)
+            if not diff.terms:
+                end = c.b.value + diff.const if end is None else min(end, c.b.value + diff.const)
+    return low, end
+
+
+def _clamped(mn, ext, limits, bounds):
+    """A window [mn, mn + ext) whose start moves with outer loops, cut where the block's
+    predicate stops the index (limits: lowest, end), as TVM does and in TVM's canonical
+    form: `max(mn, lo)` and an extent `end - c - max(L, end - ext - c) - max(lo - c - L, 0)`
+    for mn = L + c."""
+    low, end = limits
     b = A.bound_of(mn, bounds)
     if b is None:
         return mn, ext
-    under, over = b[0] < 0, b[1] + ext > d.value
+    under = low is not None and b[0] < low
+    over = end is not None and b[1] + ext > end
     if not under and not over:
         return mn, ext
     lin = A.to_lin(mn, bounds)
@@ -158,17 +188,17 @@ def _clamped(mn, ext, d, bounds):
     c = lin.const
     L = A.Lin(lin.terms, 0, dt)
     zero = E.IntImm(dt, 0)
-    neg = A.to_expr(A.Lin([[a, -k] for a, k in lin.terms], -c, dt))
+    neg = A.to_expr(A.Lin([[a, -k] for a, k in lin.terms], (low or 0) - c, dt))
     if under and over:
-        size = E.Sub(E.Sub(E.IntImm(dt, d.value - c),
-                           E.Max(A.to_expr(L), E.IntImm(dt, d.value - ext - c), dt), dt),
+        size = E.Sub(E.Sub(E.IntImm(dt, end - c),
+                           E.Max(A.to_expr(L), E.IntImm(dt, end - ext - c), dt), dt),
                      E.Max(neg, zero, dt), dt)
     elif over:
-        size = E.Sub(E.IntImm(dt, d.value - c),
-                     E.Max(A.to_expr(L), E.IntImm(dt, d.value - ext - c), dt), dt)
+        size = E.Sub(E.IntImm(dt, end - c),
+                     E.Max(A.to_expr(L), E.IntImm(dt, end - ext - c), dt), dt)
     else:
         size = E.Sub(E.IntImm(dt, ext), E.Max(neg, zero, dt), dt)
-    start = E.Max(mn, zero, dt) if under else mn
+    start = E.Max(mn, E.IntImm(dt, low), dt) if under else mn
     return start, size
 
 
