@@ -707,7 +707,8 @@ def test_cache_read_refuses_a_buffer_viewed_through_a_match_buffer():
 
 def test_cache_write_window_without_a_predicate_is_not_cut():
     # every index is in bounds: the loops alone bound the window
-    sch = sched(HALO.replace("T.where(0 <= io * 4 - 1 + ii and io * 4 - 1 + ii < 16)\n", "")
+    sch = sched(HALO.replace("                T.where(0 <= io * 4 - 1 + ii and io * 4 - 1 + ii < 16)\n",
+                             "")
                 .replace("for ii in range(6):", "for ii in range(4):")
                 .replace("io * 4 - 1 + ii", "io * 4 + ii"))
     sch.cache_write(sch.get_block("B"), 0, "local")
