@@ -231,20 +231,21 @@ def _substitute(node, vmap, bounds):
 
 def _simp(e, bounds):
     t = type(e)
-    if t is E.GE:
-        return _simp(E.LE(e.b, e.a, e.dtype), bounds)
-    if t is E.GT:
-        return _simp(E.LT(e.b, e.a, e.dtype), bounds)
-    if t in (E.LE, E.LT) and A._is_int(e.a) and A._is_int(e.b) and _affine(e.a) and \
-            _affine(e.b):
-        d = A.to_lin(e.a, bounds).add(A.to_lin(e.b, bounds), -1)
-        bd = A.bound_lin(d, bounds)
-        if bd is not None:
-            lo, hi = bd
-            if t is E.LE and (hi <= 0 or lo > 0):
-                return E.IntImm("bool", int(hi <= 0))
-            if t is E.LT and (hi < 0 or lo >= 0):
-                return E.IntImm("bool", int(hi < 0))
+    if t is E.GE or t is E.GT:
+        flip = (E.LE if t is E.GE else E.LT)(e.b, e.a, e.dtype)
+        out = _simp(flip, bounds)
+        return flip if out is None else out
+    if t in (E.LE, E.LT) and A._is_int(e.a) and A._is_int(e.b):
+        a, b = _fold_casts(e.a), _fold_casts(e.b)
+        if _affine(a) and _affine(b):
+            d = A.to_lin(a, bounds).add(A.to_lin(b, bounds), -1)
+            bd = A.bound_lin(d, bounds)
+            if bd is not None:
+                lo, hi = bd
+                if t is E.LE and (hi <= 0 or lo > 0):
+                    return E.IntImm("bool", int(hi <= 0))
+                if t is E.LT and (hi < 0 or lo >= 0):
+                    return E.IntImm("bool", int(hi < 0))
         return None
     if t is E.And:
         if C.is_true(e.a):
@@ -253,19 +254,75 @@ def _simp(e, bounds):
             return e.a
         return None
     if t is E.Cast:
-        v = e.value
-        if v.dtype == e.dtype:
-            return v
-        if A._is_int(e) and isinstance(v, (E.IntImm, E.FloatImm)) and math.isfinite(v.value):
-            return E.IntImm(e.dtype, int(v.value))
-        return None
-    if t in _ARITH and A._is_int(e) and _affine(e):
-        if t in (E.FloorDiv, E.FloorMod):
-            d = _divmod_scaled(e, bounds)
-            if d is not None:
-                return d
-        return A.to_expr(A._merge(A.to_lin(e, bounds)))
+        return _cast(e)
+    if t in _ARITH and A._is_int(e):
+        e = _fold_casts(e)
+        if _affine(e):
+            return _index(e, bounds)
+        return e
     return None
+
+
+def _cast(e):
+    v = e.value
+    if v.dtype == e.dtype:
+        return v
+    if A._is_int(e) and isinstance(v, (E.IntImm, E.FloatImm)) and math.isfinite(v.value):
+        return E.IntImm(e.dtype, int(v.value))
+    return None
+
+
+def _fold_casts(e):
+    """Casts of constants folded (TVM's simplifier folds them under what it rewrites)."""
+    def fn(new, old):
+        return _cast(new) if isinstance(new, E.Cast) else None
+    return _ir.rebuild(e, fn)
+
+
+def _bounded(atom, bounds):
+    return all(id(v) in bounds for v in _vars(atom))
+
+
+def _index(e, bounds):
+    """An index expression simplified the way TVM's simplifier writes it, knowing the bounds
+    of the inner iterators: multiples of the divisor leave a division, `(x * g + y) // c`
+    with a single unbounded term x and 0 <= y < g divides x alone, `x // a % b` is
+    `x % (a * b) // a`."""
+    t = type(e)
+    if t in (E.FloorDiv, E.FloorMod) and isinstance(e.b, E.IntImm) and e.b.value > 0:
+        c = e.b.value
+        lin = A.to_lin(e.a, bounds)
+        dt = lin.dtype
+        q = A.Lin([], 0, dt)
+        r = A.Lin([], lin.const, dt)
+        for a, k in lin.terms:
+            if k % c == 0 and not _bounded(a, bounds):
+                q._add_term(a, k // c)
+            else:
+                r._add_term(a, k)
+        if q.terms:
+            if t is E.FloorMod:
+                return _index(E.FloorMod(A.to_expr(A._merge(r)), e.b, dt), bounds)
+            rest = _index(E.FloorDiv(A.to_expr(A._merge(r)), e.b, dt), bounds)
+            qe = A.to_expr(A._merge(q))
+            if isinstance(rest, E.IntImm) and rest.value == 0:
+                return qe
+            return _norm(E.Add(qe, rest, dt), bounds)
+        d = _divmod_scaled(lin, t is E.FloorDiv, c, bounds)
+        if d is not None:
+            return d
+        if t is E.FloorMod and isinstance(e.a, E.FloorDiv) and isinstance(e.a.b, E.IntImm) \
+                and len(lin.terms) == 1 and lin.terms[0][0][0] == "div" and not lin.const:
+            x, k = e.a.a, e.a.b.value
+            bd = A.bound_of(x, bounds)
+            if bd is None or bd[0] < 0 or bd[1] >= k * c:
+                return E.FloorDiv(E.FloorMod(x, C.int32(k * c, dt), dt), e.a.b, dt)
+    return _norm(e, bounds)
+
+
+def _norm(e, bounds):
+    """A sum in TVM's order: larger scale first, then a division by more first."""
+    return A.to_expr(A._order(A._merge(A.to_lin(e, bounds)), {}))
 
 
 def _affine(e) -> bool:
@@ -278,26 +335,20 @@ def _affine(e) -> bool:
     return False
 
 
-def _divmod_scaled(e, bounds):
+def _divmod_scaled(lin, is_div, c, bounds):
     """`(x * g + y) // c` with g dividing c and 0 <= y < g is `x // (c / g)`; the remainder
-    `(x * g + y) % c` is `x % (c / g) * g + y`."""
-    if not isinstance(e.b, E.IntImm) or e.b.value <= 0:
+    `(x * g + y) % c` is `x % (c / g) * g + y` (x the only unbounded term)."""
+    free = [(a, k) for a, k in lin.terms if not _bounded(a, bounds)]
+    if len(free) != 1:
         return None
-    c = e.b.value
-    lin = A.to_lin(e.a, bounds)
-    free = [(a, k) for a, k in lin.terms if not all(id(v) in bounds for v in _vars(a))]
-    if not free:
-        return None
-    g = c
-    for _, k in free:
-        g = math.gcd(g, k)
+    g = math.gcd(c, free[0][1])
     if g <= 1:
         return None
     dt = lin.dtype
     q = A.Lin([], lin.const // g, dt)
     rest = A.Lin([], lin.const % g, dt)
     for a, k in lin.terms:
-        if k % g == 0 and not all(id(v) in bounds for v in _vars(a)):
+        if k % g == 0 and not _bounded(a, bounds):
             q._add_term(a, k // g)
         else:
             rest._add_term(a, k)
@@ -306,7 +357,7 @@ def _divmod_scaled(e, bounds):
         return None
     n = c // g
     qe = A.to_expr(A._merge(q))
-    if isinstance(e, E.FloorDiv):
+    if is_div:
         return qe if n == 1 else E.FloorDiv(qe, C.int32(n, dt), dt)
     head = None if n == 1 else E.Mul(E.FloorMod(qe, C.int32(n, dt), dt), C.int32(g, dt), dt)
     re = A.to_expr(rest) if rest.terms or rest.const else None
@@ -368,27 +419,50 @@ def _dt(e):
 
 
 def _relax_dim(rg, bounds, doms):
+    """The range of one dimension with the inner iterators relaxed: affine terms over them
+    widen it; a division or remainder whose inner part cannot carry past a multiple of the
+    divisor keeps its outer part (as TVM's interval analysis finds)."""
     if not _affine(rg.min) or not isinstance(rg.extent, E.IntImm):
         return None
     lin = A.to_lin(rg.min, bounds)
-    inner = A.Lin([], 0, lin.dtype)
-    outer = A.Lin([], lin.const, lin.dtype)
+    width = A.Lin([], 0, lin.dtype)
     for atom, coef in lin.terms:
         vs = _vars(atom)
-        if any(id(v) in doms for v in vs):
-            if not all(id(v) in doms for v in vs):
+        if not any(id(v) in doms for v in vs):
+            continue
+        if any(id(v) not in bounds for v in vs):
+            return None     # an iterator of symbolic extent: the whole dimension (as TVM)
+        if all(id(v) in bounds for v in vs):
+            width._add_term(atom, coef)
+            continue
+        if atom[0] not in ("div", "mod"):
+            return None
+        c = atom[2]
+        g = math.gcd(c, atom[1].const)
+        inner = A.Lin([], 0, lin.dtype)
+        for a, k in atom[1].terms:
+            avs = _vars(a)
+            if all(id(v) in bounds for v in avs):
+                inner._add_term(a, k)
+            elif any(id(v) in doms for v in avs):
                 return None
-            inner._add_term(atom, coef)
-        else:
-            outer._add_term(atom, coef)
-    if any(id(v) not in bounds for a, _ in inner.terms for v in _vars(a)):
-        return None         # an iterator of symbolic extent: the whole dimension (as TVM)
-    bd = A.bound_lin(inner, bounds)
-    if bd is None:
+            else:
+                g = math.gcd(g, k)
+        bd = A.bound_lin(inner, bounds)
+        if bd is None or bd[0] < 0 or bd[1] >= g:
+            return None
+        if atom[0] == "mod":
+            width = width.add(inner, coef)
+    bd = A.bound_lin(width, bounds)
+    zero = {k: (0, 0) for k in bounds}
+    z = A.bound_lin(width, zero)
+    if bd is None or z is None:
         return None
-    lo, hi = bd[0], bd[1] + rg.extent.value - 1
-    return E.Range(A.to_expr(A._merge(outer.add(A.Lin([], lo, lin.dtype)))),
-                   C.int32(hi - lo + 1, rg.extent.dtype))
+    at_zero = _substitute(rg.min, {k: C.int32(0, _dt(rg.min)) for k in bounds}, {})
+    lo = bd[0] - z[0]
+    if lo:
+        at_zero = _norm(E.Add(at_zero, C.int32(lo, _dt(rg.min)), _dt(rg.min)), {})
+    return E.Range(at_zero, C.int32(bd[1] - bd[0] + rg.extent.value, rg.extent.dtype))
 
 
 def _is_zero(e):
