@@ -59,9 +59,30 @@ def blockize(sch, target, preserve_unit_iters=True):
         return sch.error(kind, msg, blk, [(f, "loop")])
 
     o_ivs, i_ivs, o_vals, i_vals, vmap = [], [], [], [], {}
+    alldoms = {**odoms, **idoms}
+    # TVM divides bindings that are fusions of loops; when one is not (`l * 16`), each
+    # binding over the inner (outer) loops alone keeps its domain as the inner (outer) one
+    trivial = not all(_exact(A.to_lin(v, {**ob, **ib}), alldoms) for v in r.iter_values)
+    conds = _conjuncts(r.predicate)
     for iv, v in zip(blk.iter_vars, r.iter_values):
         dt = iv.var.dtype
         lin = A.to_lin(v, {**ob, **ib})
+        vs = _ir.vars_in(v)
+        if trivial and _is_zero(iv.dom.min) and any(id(x) in alldoms for x in vs) and (
+                all(id(x) in idoms for x in vs) or not any(id(x) in idoms for x in vs)):
+            vo = E.Var(iv.var.name + "_o", dt)
+            vi = E.Var(iv.var.name + "_i", dt)
+            if all(id(x) in idoms for x in vs):
+                o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), C.int32(1, dt)), iv.kind))
+                o_vals.append(C.int32(0, dt))
+                i_ivs.append(dataclasses.replace(iv, var=vi))
+                i_vals.append(v)
+                vmap[id(iv.var)] = vi
+            else:
+                o_ivs.append(dataclasses.replace(iv, var=vo))
+                o_vals.append(v)
+                vmap[id(iv.var)] = vo
+            continue
         inner = A.Lin([], 0, lin.dtype)
         outer = A.Lin([], 0, lin.dtype)
         for atom, coef in lin.terms:
@@ -105,9 +126,22 @@ def blockize(sch, target, preserve_unit_iters=True):
                 ext_o = bd[1] + 1
             else:
                 ext_o = _extent(o_lin, ob, odoms) if o_lin.const == 0 else None
+                dom = iv.dom.extent
+                if ext_o is None and isinstance(dom, E.IntImm) and isinstance(ext_i, int) \
+                        and dom.value % ext_i == 0:
+                    # over symbols of an enclosing block: the tiles of the domain
+                    ext_o = dom.value // ext_i
                 if ext_o is None:
                     raise refuse("blockize/not-divisible", f"the outer part of "
                                  f"'{iv.var.name}' has no extent")
+        if isinstance(ext_o, int):
+            # a predicate `binding < c` bounds the outer iterator (as TVM's division finds)
+            for cond in conds:
+                if isinstance(cond, E.LT) and isinstance(cond.b, E.IntImm) and \
+                        cond.b.value < ext_o and \
+                        A.to_lin(cond.a, {}).key() == A.Lin(o_lin.terms, 0, dt).key() and \
+                        o_lin.const == 0:
+                    ext_o = cond.b.value
         vo = E.Var(iv.var.name + "_o", dt)
         vi = E.Var(iv.var.name + "_i", dt)
         o_val = A.to_expr(A._merge(o_lin), neg_add=True)
@@ -189,6 +223,20 @@ def _extent(lin, bounds, doms):
         else:
             scale = E.Mul(ext, C.int32(scale, ext.dtype), ext.dtype)
     return scale
+
+
+def _exact(lin, doms) -> bool:
+    """Whether the loop-variable terms of a binding fuse its loops exactly (scales 1,
+    e1, e1*e2...); other symbols count as a base."""
+    vts = sorted(((a, c) for a, c in lin.terms if a[0] == "var" and id(a[1]) in doms),
+                 key=lambda t: abs(t[1]))
+    scale = 1
+    for a, c in vts:
+        if not isinstance(scale, int) or c != scale:
+            return False
+        ext = doms[id(a[1])].extent
+        scale = scale * ext.value if isinstance(ext, E.IntImm) else None
+    return True
 
 
 def _split_predicate(pred, idoms, odoms, refuse):
@@ -426,12 +474,17 @@ def _relax_dim(rg, bounds, doms):
         return None
     lin = A.to_lin(rg.min, bounds)
     width = A.Lin([], 0, lin.dtype)
+    sym = None
     for atom, coef in lin.terms:
         vs = _vars(atom)
         if not any(id(v) in doms for v in vs):
             continue
         if any(id(v) not in bounds for v in vs):
-            return None     # an iterator of symbolic extent: the whole dimension (as TVM)
+            # an iterator of symbolic extent n stepping over tiles of its step k: k * n
+            if atom[0] != "var" or coef != rg.extent.value or sym is not None:
+                return None
+            sym = (atom[1], coef)
+            continue
         if all(id(v) in bounds for v in vs):
             width._add_term(atom, coef)
             continue
@@ -458,7 +511,13 @@ def _relax_dim(rg, bounds, doms):
     z = A.bound_lin(width, zero)
     if bd is None or z is None:
         return None
-    at_zero = _substitute(rg.min, {k: C.int32(0, _dt(rg.min)) for k in bounds}, {})
+    at_zero = _substitute(rg.min, {k: C.int32(0, _dt(rg.min)) for k in doms}, {})
+    if sym is not None:
+        if width.terms:
+            return None
+        n = doms[id(sym[0])]
+        return E.Range(at_zero, n if sym[1] == 1 else
+                       E.Mul(n, C.int32(sym[1], n.dtype), n.dtype))
     lo = bd[0] - z[0]
     if lo:
         at_zero = _norm(E.Add(at_zero, C.int32(lo, _dt(rg.min)), _dt(rg.min)), {})
