@@ -66,13 +66,22 @@ def blockize(sch, target, preserve_unit_iters=True):
     conds = _conjuncts(r.predicate)
     for iv, v in zip(blk.iter_vars, r.iter_values):
         dt = iv.var.dtype
-        lin = A.to_lin(v, {**ob, **ib})
         vs = _ir.vars_in(v)
-        if trivial and _is_zero(iv.dom.min) and any(id(x) in alldoms for x in vs) and (
-                all(id(x) in idoms for x in vs) or not any(id(x) in idoms for x in vs)):
-            vo = E.Var(iv.var.name + "_o", dt)
-            vi = E.Var(iv.var.name + "_i", dt)
-            if all(id(x) in idoms for x in vs):
+        has_in = any(id(x) in idoms for x in vs)
+        has_out = any(id(x) in odoms for x in vs)
+        one_sided = has_in != has_out and _is_zero(iv.dom.min)
+        split = None
+        if not (trivial and one_sided):
+            try:
+                split = _divide(iv, v, ob, ib, odoms, idoms, conds, refuse,
+                                f.loop_var.name)
+            except Exception as e:
+                if not one_sided or not hasattr(e, "kind"):
+                    raise
+        vo = E.Var(iv.var.name + "_o", dt)
+        vi = E.Var(iv.var.name + "_i", dt)
+        if split is None:
+            if has_in:
                 o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), C.int32(1, dt)), iv.kind))
                 o_vals.append(C.int32(0, dt))
                 i_ivs.append(dataclasses.replace(iv, var=vi))
@@ -83,75 +92,14 @@ def blockize(sch, target, preserve_unit_iters=True):
                 o_vals.append(v)
                 vmap[id(iv.var)] = vo
             continue
-        inner = A.Lin([], 0, lin.dtype)
-        outer = A.Lin([], 0, lin.dtype)
-        for atom, coef in lin.terms:
-            vs = _vars(atom)
-            if any(id(x) in idoms for x in vs):
-                if not all(id(x) in idoms for x in vs):
-                    raise refuse("blockize/mixed-binding", f"the binding of '{iv.var.name}'"
-                                 f" mixes loops inside and outside loop '{f.loop_var.name}'")
-                inner._add_term(atom, coef)
-            else:
-                outer._add_term(atom, coef)
-        if not _is_zero(iv.dom.min):
-            raise refuse("blockize/not-divisible", f"the domain of '{iv.var.name}' does not "
-                         "start at zero")
-        ext_i = _extent(inner, ib, idoms)
-        if ext_i is None:
-            raise refuse("blockize/not-divisible", f"the inner part of '{iv.var.name}' does "
-                         "not start at zero")
-        const = lin.const
-        if isinstance(ext_i, int):
-            if any(c % ext_i for _, c in outer.terms) or const % ext_i:
-                raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
-                             f"does not split into tiles of {ext_i}")
-            o_lin = A.Lin([[a, c // ext_i] for a, c in outer.terms], const // ext_i, dt)
-        else:
-            if outer.terms or const:
-                raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
-                             "does not split into tiles of a symbolic extent")
-            o_lin = A.Lin([], 0, dt)
-        if not o_lin.terms:
-            if o_lin.const == 0:
-                ext_o = 1
-            elif isinstance(iv.dom.extent, E.IntImm) and isinstance(ext_i, int):
-                ext_o = iv.dom.extent.value // ext_i
-            else:
-                raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
-                             "has no extent")
-        else:
-            bd = A.bound_lin(o_lin, ob)
-            if bd is not None and bd[0] >= 0:
-                ext_o = bd[1] + 1
-            else:
-                ext_o = _extent(o_lin, ob, odoms) if o_lin.const == 0 else None
-                dom = iv.dom.extent
-                if ext_o is None and isinstance(dom, E.IntImm) and isinstance(ext_i, int) \
-                        and dom.value % ext_i == 0:
-                    # over symbols of an enclosing block: the tiles of the domain
-                    ext_o = dom.value // ext_i
-                if ext_o is None:
-                    raise refuse("blockize/not-divisible", f"the outer part of "
-                                 f"'{iv.var.name}' has no extent")
-        if isinstance(ext_o, int):
-            # a predicate `binding < c` bounds the outer iterator (as TVM's division finds)
-            for cond in conds:
-                if isinstance(cond, E.LT) and isinstance(cond.b, E.IntImm) and \
-                        cond.b.value < ext_o and \
-                        A.to_lin(cond.a, {}).key() == A.Lin(o_lin.terms, 0, dt).key() and \
-                        o_lin.const == 0:
-                    ext_o = cond.b.value
-        vo = E.Var(iv.var.name + "_o", dt)
-        vi = E.Var(iv.var.name + "_i", dt)
-        o_val = A.to_expr(A._merge(o_lin), neg_add=True)
+        ext_o, o_val, ext_i, i_val = split
         one_o = isinstance(ext_o, int) and ext_o == 1
         one_i = isinstance(ext_i, int) and ext_i == 1
         o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), _ex(ext_o, dt)), iv.kind))
         o_vals.append(o_val)
         if not one_i:
             i_ivs.append(S.IterVar(vi, E.Range(C.int32(0, dt), _ex(ext_i, dt)), iv.kind))
-            i_vals.append(A.to_expr(inner, neg_add=True))
+            i_vals.append(i_val)
         if one_i:
             vmap[id(iv.var)] = C.int32(0, dt) if one_o and not preserve_unit_iters else vo
         elif one_o:
@@ -171,6 +119,11 @@ def blockize(sch, target, preserve_unit_iters=True):
         r2, w2 = infer_regions(blk)
         reads = reads if reads is not None else r2
         writes = writes if writes is not None else w2
+    if blk.match_buffers:
+        # an access through a matched buffer is one of the region it matches
+        src = {id(m.buffer): m.source for m in blk.match_buffers}
+        reads = tuple(src.get(id(x.buffer), x) for x in reads)
+        writes = tuple(src.get(id(x.buffer), x) for x in writes)
     sub = dataclasses.replace(blk, reads=tuple(reads), writes=tuple(writes))
     sub = _substitute(sub, vmap, bounds)
     outer_reduction = sub.init is not None and any(iv.kind == "R" for iv in o_ivs)
@@ -180,16 +133,89 @@ def blockize(sch, target, preserve_unit_iters=True):
     new_f = _ir.replace_nodes(f, {id(r): new_r})
     # the outer block: the regions of the inner one over the inner iterators
     doms = {id(iv.var): iv.dom.extent for iv in i_ivs}
-    o_reads = _relax(sub.reads, bounds, doms)
-    o_writes = _relax(sub.writes, bounds, doms)
+    # (loops inside show in the regions of an opaque block: relaxed too)
+    rbounds = {**ib, **bounds}
+    doms.update({k: lp.extent for k, lp in idoms.items() if _is_zero(lp.min) or k in ib})
+    o_reads = _relax(sub.reads, rbounds, doms)
+    o_writes = _relax(sub.writes, rbounds, doms)
     name = sch.fresh_block_name(target.func, blk.name_hint + "_o")
     init = None
     if sub.init is not None:
+        if any(iv.kind != "S" and _ir.uses_var(sub.init, iv.var) for iv in i_ivs):
+            raise refuse("blockize/init", "the init of the block uses a reduction iterator")
         init = _outer_init(sch, target.func, new_f, new_r, sub.init)
     outer_blk = S.Block(name, tuple(o_ivs), o_reads, o_writes, new_f, init)
     outer_r = S.BlockRealize(tuple(o_vals), o_pred, outer_blk)
     sch.replace(target.func, f, outer_r)
     return sch.block_of(target.func, name)
+
+
+def _divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
+    """(outer extent, outer binding, inner extent, inner binding) of one binding written as
+    `outer * inner_extent + inner`; extents are ints or expressions."""
+    dt = iv.var.dtype
+    lin = A.to_lin(v, {**ob, **ib})
+    inner = A.Lin([], 0, lin.dtype)
+    outer = A.Lin([], 0, lin.dtype)
+    for atom, coef in lin.terms:
+        vs = _vars(atom)
+        if any(id(x) in idoms for x in vs):
+            if any(id(x) in odoms for x in vs):
+                raise refuse("blockize/mixed-binding", f"the binding of '{iv.var.name}'"
+                             f" mixes loops inside and outside loop '{loop_name}'")
+            inner._add_term(atom, coef)
+        else:
+            outer._add_term(atom, coef)
+    if not _is_zero(iv.dom.min):
+        raise refuse("blockize/not-divisible", f"the domain of '{iv.var.name}' does not "
+                     "start at zero")
+    ext_i = _extent(inner, ib, idoms)
+    if ext_i is None:
+        raise refuse("blockize/not-divisible", f"the inner part of '{iv.var.name}' does "
+                     "not start at zero")
+    const = lin.const
+    if isinstance(ext_i, int):
+        if any(c % ext_i for _, c in outer.terms) or const % ext_i:
+            raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
+                         f"does not split into tiles of {ext_i}")
+        o_lin = A.Lin([[a, c // ext_i] for a, c in outer.terms], const // ext_i, dt)
+    else:
+        if outer.terms or const:
+            raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
+                         "does not split into tiles of a symbolic extent")
+        o_lin = A.Lin([], 0, dt)
+    if not o_lin.terms:
+        if o_lin.const == 0:
+            ext_o = 1
+        elif isinstance(iv.dom.extent, E.IntImm) and isinstance(ext_i, int):
+            ext_o = iv.dom.extent.value // ext_i
+        else:
+            raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
+                         "has no extent")
+    else:
+        bd = A.bound_lin(o_lin, ob)
+        if bd is not None and bd[0] >= 0:
+            ext_o = bd[1] + 1
+        else:
+            ext_o = _extent(o_lin, ob, odoms) if o_lin.const == 0 else None
+            dom = iv.dom.extent
+            if ext_o is None and isinstance(dom, E.IntImm) and isinstance(ext_i, int) \
+                    and dom.value % ext_i == 0:
+                # over symbols of an enclosing block: the tiles of the domain
+                ext_o = dom.value // ext_i
+            if ext_o is None:
+                raise refuse("blockize/not-divisible", f"the outer part of "
+                             f"'{iv.var.name}' has no extent")
+    if isinstance(ext_o, int):
+        # a predicate `binding < c` bounds the outer iterator (as TVM's division finds)
+        for cond in conds:
+            if isinstance(cond, E.LT) and isinstance(cond.b, E.IntImm) and \
+                    cond.b.value < ext_o and \
+                    A.to_lin(cond.a, {}).key() == A.Lin(o_lin.terms, 0, dt).key() and \
+                    o_lin.const == 0:
+                ext_o = cond.b.value
+    o_val = A.to_expr(A._merge(o_lin), neg_add=True)
+    return ext_o, o_val, ext_i, A.to_expr(inner, neg_add=True)
 
 
 def _ex(x, dt):
