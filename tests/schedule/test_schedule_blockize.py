@@ -1,7 +1,8 @@
 import pytest
 
 import tirkit
-from sched_util import CHAIN, MATMUL, body_text, check_result, check_same_results, sched
+from sched_util import (CHAIN, HEAD, MATMUL, body_text, check_result, check_same_results,
+                        sched)
 
 
 def test_blockize_tile_of_elementwise():
@@ -50,3 +51,208 @@ def test_blockize_not_divisible():
         sch.blockize(b)
     assert e.value.kind in ("blockize/mixed-binding", "blockize/not-divisible")
     assert e.value.node_name == "B"
+
+
+# -- kernels of the subspace-division tests ---------------------------------------------------
+
+REGROUP = HEAD + '''@T.prim_func
+def regroup(A: T.Buffer((128,), "float32"), B: T.Buffer((4, 32), "float32")):
+    for i in range(128):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i)
+            B[vi // 32, vi % 32] = A[vi] * T.float32(2)
+'''
+
+HALF = HEAD + '''@T.prim_func
+def half(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vj = T.axis.spatial(16, j)
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+ROWSUM = HEAD + '''@T.prim_func
+def rowsum(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+'''
+
+PAD = HEAD + '''@T.prim_func
+def pad(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 12), "float32")):
+    for i, j in T.grid(8, 12):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = T.if_then_else(vj >= 2 and vj < 10 and vj >= 0, A[vi, vj - 2],
+                                       T.float32(0))
+'''
+
+STRIDED = HEAD + '''@T.prim_func
+def strided(A: T.Buffer((4, 128), "float32"), B: T.Buffer((4, 128), "float32")):
+    for i, l in T.grid(4, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            vl = T.axis.spatial(128, l * 16)
+            B[vi, vl] = A[vi, vl] * T.float32(3)
+'''
+
+TAIL = HEAD + '''@T.prim_func
+def tail(A: T.Buffer((10, 8), "float32"), B: T.Buffer((10, 8), "float32")):
+    for i0, i1, j in T.grid(3, 4, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i0 * 4 + i1)
+            vj = T.axis.spatial(8, j)
+            T.where(i0 * 4 + i1 < 10)
+            B[vi, vj] = A[vi, vj] - T.float32(1)
+'''
+
+MATCHED = HEAD + '''@T.prim_func
+def matched(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Bs = T.match_buffer(B[vi, vj], (), offset_factor=1)
+            Bs[()] = A[vi, vj] * T.float32(2)
+'''
+
+OPAQUE = HEAD + '''@T.prim_func
+def opaque(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    for i, j in T.grid(4, 8):
+        with T.block("B"):
+            T.reads(A[i, j])
+            T.writes(B[i, j])
+            B[i, j] = A[i, j] + T.float32(5)
+'''
+
+SYMBOLIC = HEAD + '''@T.prim_func
+def sym(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n, 16), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i, k in T.grid(n, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+def _blockized(text, pick=lambda sch, loops: loops[-1]):
+    sch = sched(text)
+    loops = sch.get_loops(sch.get_block("B"))
+    before = body_text(sch)
+    sch.blockize(pick(sch, loops))
+    assert body_text(sch) != before
+    return sch, body_text(sch)
+
+
+def test_blockize_divisions_simplified_with_the_inner_range():
+    sch, text = _blockized(REGROUP, lambda sch, loops: sch.split(loops[0], [None, 16])[1])
+    assert "vi_o = T.axis.spatial(8, i_0)" in text
+    # (vi_o * 16 + vi_i) // 32 and % 32, knowing 0 <= vi_i < 16
+    assert "B[vi_o // 2, vi_o % 2 * 16 + vi_i] = A[vi_o * 16 + vi_i] * T.float32(2)" in text
+    assert "T.writes(B[vi_o // 2, vi_o % 2 * 16:vi_o % 2 * 16 + 16])" in text
+    assert "T.reads(A[vi_o * 16:vi_o * 16 + 16])" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_outer_extent_is_the_range_of_its_binding():
+    sch, text = _blockized(HALF)
+    # the loops cover half of vj's domain: one tile of 8, not two
+    assert "vj_o = T.axis.spatial(1, 0)" in text
+    assert "vj_i = T.axis.spatial(8, j)" in text
+    assert "T.writes(B[vi_o, 0:8])" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_reduction_without_declared_regions():
+    sch, text = _blockized(ROWSUM)
+    assert "vk_o = T.axis.reduce(1, 0)" in text
+    assert 'with T.block("B_init"):' in text
+    # the inner block reads what it writes (the outer reduction), then its own reads
+    assert "T.reads(B[vi_o], A[vi_o, vk_i])" in text
+    assert "T.reads(A[vi_o, 0:16])" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_conditions_rewritten_and_decided_by_the_inner_range():
+    sch, text = _blockized(PAD)
+    # `vj >= 2` is written `2 <= vj_i`; `vj >= 0` holds for 0 <= vj_i < 12 and goes
+    assert "2 <= vj_i and vj_i < 10," in text
+    assert ">=" not in text
+    assert "T.reads(A[vi_o, -2:10])" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_binding_that_is_not_a_fusion_keeps_its_domain():
+    sch, text = _blockized(STRIDED)
+    assert "vl_i = T.axis.spatial(128, l * 16)" in text
+    assert "vl_o = T.axis.spatial(1, 0)" in text
+    assert "T.writes(B[vi_o, 0:128])" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_predicate_on_outer_loops_moves_to_the_outer_block():
+    sch, text = _blockized(TAIL)
+    head, inner = text.split('with T.block("B"):')
+    assert "vi_o = T.axis.spatial(10, i0 * 4 + i1)" in head
+    assert "T.where(i0 * 4 + i1 < 10)" in head and "T.where" not in inner
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_predicate_mixing_loops_is_refused():
+    sch = sched(TAIL)
+    i0, i1, j = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.blockize(i1)
+    assert e.value.kind == "blockize/predicate"
+
+
+def test_blockize_matched_buffer_regions_name_the_source():
+    sch, text = _blockized(MATCHED)
+    head = text.split('with T.block("B"):')[0]
+    assert "T.writes(B[vi_o, 0:8])" in head and "Bs" not in head
+    assert "Bs = T.match_buffer(B[vi_o, vj_i], ()" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_opaque_block_regions_relaxed_over_inner_loops():
+    sch, text = _blockized(OPAQUE, lambda sch, loops: loops[1])
+    head = text.split('with T.block("B"):')[0]
+    assert "T.reads(A[i, 0:8])" in head and "T.writes(B[i, 0:8])" in head
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_symbolic_extent():
+    sch, text = _blockized(SYMBOLIC)
+    assert "vi_o = T.axis.spatial(n, i)" in text
+    assert "vk_i = T.axis.reduce(16, k)" in text
+    check_result(sch)
+
+
+def test_blockize_init_over_a_reduction_iterator_is_refused():
+    sch = sched(HEAD + '''@T.prim_func
+def bad(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, k in T.grid(8, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi, vk] = T.float32(0)
+            B[vi, vk] = B[vi, vk] + A[vi, vk]
+''')
+    i, k = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.blockize(k)
+    assert e.value.kind == "blockize/init"
