@@ -256,3 +256,20 @@ def bad(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.blockize(k)
     assert e.value.kind == "blockize/init"
+
+
+def test_blockize_trivial_division_drops_unit_inner_iterators():
+    sch, text = _blockized(HEAD + '''@T.prim_func
+def unit(A: T.Buffer((4, 128, 1), "float32"), B: T.Buffer((4, 128, 1), "float32")):
+    for i, l, u in T.grid(4, 8, 1):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            vl = T.axis.spatial(128, l * 16)
+            vu = T.axis.spatial(1, u)
+            B[vi, vl, vu] = A[vi, vl, vu] + T.float32(2)
+''', lambda sch, loops: loops[1])
+    assert "vu_o = T.axis.spatial(1, 0)" in text and "vu_i" not in text
+    assert "vl_i = T.axis.spatial(128, l * 16)" in text
+    assert "B[vi_o, vl_i, vu_o] = A[vi_o, vl_i, vu_o] + T.float32(2)" in text
+    check_result(sch)
+    check_same_results(sch)

@@ -80,6 +80,9 @@ def blockize(sch, target, preserve_unit_iters=True):
                     raise
         vo = E.Var(iv.var.name + "_o", dt)
         vi = E.Var(iv.var.name + "_i", dt)
+        if split is None and has_in and _is_one(iv.dom.extent):
+            # an inner part of extent 1 is no iterator of its own (as TVM)
+            split = (1, C.int32(0, dt), 1, None)
         if split is None:
             if has_in:
                 o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), C.int32(1, dt)), iv.kind))
