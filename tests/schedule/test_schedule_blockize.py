@@ -273,3 +273,25 @@ def unit(A: T.Buffer((4, 128, 1), "float32"), B: T.Buffer((4, 128, 1), "float32"
     assert "B[vi_o, vl_i, vu_o] = A[vi_o, vl_i, vu_o] + T.float32(2)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+def test_blockize_block_whose_init_holds_a_block():
+    sch, text = _blockized(HEAD + '''@T.prim_func
+def nested(A: T.Buffer((4, 6, 5), "float32"), B: T.Buffer((4, 6), "float32")):
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            with T.init():
+                for j in range(6):
+                    with T.block("zero"):
+                        vj = T.axis.spatial(6, j)
+                        B[vi, vj] = T.float32(0)
+            for k, j in T.grid(5, 6):
+                with T.block("acc"):
+                    vj, vk = T.axis.remap("SR", [j, k])
+                    B[vi, vj] = B[vi, vj] + A[vi, vj, vk]
+''', lambda sch, loops: loops[0])
+    assert "vi_o = T.axis.spatial(1, 0)" in text
+    assert 'with T.block("B_init"):' in text and "vi_i_init = T.axis.spatial(4, i)" in text
+    check_result(sch)
+    check_same_results(sch)

@@ -570,4 +570,6 @@ def _vars(atom):
 
 
 def _inside(r, o):
-    return any(x is r for x in _ir.stmts(o.block.body))
+    """Whether realize r is under block realize o (its body or its init)."""
+    return any(x is r for part in (o.block.body, o.block.init) if part is not None
+               for x in _ir.stmts(part))
