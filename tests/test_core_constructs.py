@@ -109,6 +109,12 @@ def f(A: T.Buffer((16,), "float32"), n: T.int64):
 ''', ['S = T.sblock_alloc_buffer((16,), "float32", scope="shared")',
       '        tmp = T.alloc_buffer((1,), "float32", scope="local")',
       "k: T.let[T.int64] = T.ceildiv(n, T.int64(2))", "v = T.bind(A[i] * T.float32(2))"]),
+    "call_extern_dtype_keyword": ('''
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    T.evaluate(T.call_extern("call_impl", A.data, dtype=""))
+    T.evaluate(T.call_extern("g", A.data, dtype="int32"))
+''', ['T.call_extern("void", "call_impl", A.data)', 'T.call_extern("int32", "g", A.data)']),
     "zero_dim_regions": ('''
 @T.prim_func
 def f(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):
