@@ -196,3 +196,6 @@ def test_store_of_another_type_converts_like_tvm():
     errs = [(d.span.line, d.code) for d in tirkit.parse(lossy).diagnostics
             if d.severity == "error"]
     assert errs == [(8, "type/mismatch")]
+    # a constant is converted on the spot, as tvm::cast folds it
+    folded = tirkit.parse(STORE_CONVERTS.replace("C[i] = B[i]", "C[i] = T.float32(0.5)"))
+    assert "C[i] = T.float16(0.5)" in tirkit.to_script(folded.module)

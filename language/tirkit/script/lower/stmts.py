@@ -338,9 +338,23 @@ class StmtMixin:
                               f"'{buf.name}' converts it{' and drops its fraction' if lossy else ''}"
                               f" (write T.Cast(\"{buf.dtype}\", ...) to say so)", value_node,
                               severity="error" if lossy else "warning")
-                    value = E.Cast(want, value, value.span)
+                    value = _cast_folded(want, value)
                 else:
                     self.diag("type/mismatch",
                               f"storing a {value.dtype} value into {buf.dtype} buffer "
                               f"'{buf.name}' (add T.Cast(\"{buf.dtype}\", ...))", value_node)
         return S.BufferStore(buf, value, tuple(indices), self.span(s))
+
+
+def _cast_folded(dtype, value):
+    """The Cast TVM's `tvm::cast` makes: a constant becomes a constant of the new type."""
+    d = D.parse_dtype(dtype)
+    if isinstance(value, (E.IntImm, E.FloatImm)) and d is not None and d.lanes == 1:
+        v = value.value
+        if d.is_float:
+            return E.FloatImm(dtype, float(v), value.span)
+        if d.kind == "bool":
+            return E.IntImm(dtype, int(bool(v)), value.span)
+        if d.is_int:
+            return E.IntImm(dtype, int(v), value.span)
+    return E.Cast(dtype, value, value.span)
