@@ -206,6 +206,7 @@ class _Sum:
 def _detect(indices, ext):
     """Each index as a _Sum over the iterators (ext: id(var) -> extent), or None."""
     marks = {}
+    mark_lins = []
 
     def mark(lin):
         if lin.const != 0 or not lin.terms:
@@ -225,8 +226,21 @@ def _detect(indices, ext):
                 return None
         m = _Sum([_Split(a[1], 1, ext[id(a[1])], c) for a, c in terms], 0)
         marks[key] = m
+        mark_lins.append((lin, m))
         return m
 
+    def within(inner, m):
+        """A fused group whose value modulo m is inner's (`(i*2048 + j*64) % 128` is
+        `(j*64) % 128`, as the simplifier writes it)."""
+        have = {id(a[1]): c for a, c in inner.terms if a[0] == "var"}
+        if inner.const or len(have) != len(inner.terms):
+            return None
+        for lin, mk in mark_lins:
+            coefs = {id(a[1]): c for a, c in lin.terms}
+            if all(coefs.get(k) == c for k, c in have.items()) and \
+                    all(c % m == 0 for k, c in coefs.items() if k not in have):
+                return mk
+        return None
     def mark_ext(src):
         if isinstance(src, _Sum):
             return src.args[0].scale * src.args[0].extent
@@ -254,15 +268,19 @@ def _detect(indices, ext):
                 src = mark(inner.terms[0][0][1])
                 lower = inner.terms[0][0][2]
             else:
-                src, lower = mark(inner), 1
+                src, lower = within(inner, m) or mark(inner), 1
             if src is None:
                 return None
             return _Split(src, lower, min(m, -(-mark_ext(src) // lower)), coef)
         return None
 
+    lins = [A.to_lin(e, {}) for e in indices]
+    for lin in lins:
+        for atom, _ in lin.terms:
+            if atom[0] == "div":
+                mark(atom[1])
     out = []
-    for e in indices:
-        lin = A.to_lin(e, {})
+    for lin in lins:
         args = []
         for atom, coef in lin.terms:
             s = split(atom, coef)
@@ -485,16 +503,38 @@ def _predicate(blk, sub, pb, realize, pbounds):
         if not (b is not None and isinstance(hi, E.IntImm) and b[1] < hi.value):
             conds.append(A.simplify(E.LT(e, hi, "bool"), pbounds))
     binding = {id(iv.var): v for iv, v in zip(pb.iter_vars, realize.iter_values)}
-    out = realize.predicate
+    new = []
     for c in conds:
         c = _ir.substitute(c, binding)
-        c = E.LE(c.a, A.simplify(c.b), "bool") if isinstance(c, E.LE) else A.simplify(c)
-        if C.is_true(c):
-            continue
+        c = E.LE(c.a, A.simplify(c.b), "bool") if isinstance(c, E.LE) else _lt_div(A.simplify(c))
+        if not C.is_true(c):
+            new.append(c)
+    if len(new) >= 2:
+        new[0] = _lt_and_mod(new[0], new[1])
+    out = realize.predicate
+    for c in new:
         if any(_same(c, x) for x in _conjuncts(out)):
             continue
         out = C.and_(out, c)
     return out
+
+
+def _lt_div(c):
+    """`x // a < b` is `x < a * b` (a > 0)."""
+    if isinstance(c, E.LT) and isinstance(c.a, E.FloorDiv) and isinstance(c.b, E.IntImm) \
+            and isinstance(c.a.b, E.IntImm) and c.a.b.value > 0:
+        return E.LT(A.simplify(c.a.a), _c(c.a.b.value * c.b.value, c.b), "bool")
+    return c
+
+
+def _lt_and_mod(c, d):
+    """`x < a and x % b < r` with b dividing a: x < a - b + r (the largest x has x % b = b - 1)."""
+    if isinstance(c, E.LT) and isinstance(d, E.LT) and isinstance(c.b, E.IntImm) and \
+            isinstance(d.b, E.IntImm) and isinstance(d.a, E.FloorMod) and \
+            isinstance(d.a.b, E.IntImm) and d.a.b.value > 0 and _same(d.a.a, c.a) and \
+            c.b.value % d.a.b.value == 0:
+        return E.LT(c.a, _c(c.b.value - d.a.b.value + d.b.value, c.b), "bool")
+    return c
 
 
 def _conjuncts(e):
