@@ -79,7 +79,7 @@ def reverse_compute_inline(sch, block):
         if any(iv.kind != "S" for iv in b.iter_vars):
             raise sch.error("reverse_compute_inline/not-complete", f"the {what} "
                             f"'{b.name_hint}' has iterators that are not spatial", b)
-    sub = _invert(sch, blk, idx, pstore.indices, pb, buf)
+    sub, extra = _invert(sch, blk, idx, pstore.indices, pb, buf)
     pbounds = _dom_bounds(pb)
     outer = {}
     for a in prod.ancestors:
@@ -107,7 +107,7 @@ def reverse_compute_inline(sch, block):
                                if isinstance(y, S.BufferStore) and y.buffer is buf else None)
     nb = dataclasses.replace(pb, body=inlined(pstore), init=new_init)
     nb = refresh_regions(nb)
-    pred = _predicate(blk, sub, pb, prod.realize, pbounds)
+    pred = _predicate(blk, sub, pb, prod.realize, pbounds, extra)
     new_realize = dataclasses.replace(prod.realize, block=nb, predicate=pred)
     mapping = {}
     I.removal(info, mapping)
@@ -274,7 +274,9 @@ def _detect(indices, ext):
             return _Split(src, lower, min(m, -(-mark_ext(src) // lower)), coef)
         return None
 
-    lins = [A.to_lin(e, {}) for e in indices]
+    # divisions that cannot carry are dropped first (`v // 8` is 0 when v < 8)
+    bounds = {k: (0, n - 1) for k, n in ext.items() if n is not None and n > 1}
+    lins = [A.to_lin(e, bounds) for e in indices]
     for lin in lins:
         for atom, _ in lin.terms:
             if atom[0] == "div":
@@ -335,6 +337,9 @@ def _invert(sch, blk, idx, outputs, pb, buf):
         ps = sorted(pieces[key], key=lambda a: a.lower)
         low = 1
         for a in ps:
+            if low is not None and mark_ext(src) is not None and low >= mark_ext(src) and \
+                    a.lower >= low:
+                continue            # a part that is always 0
             if a.lower != low or a.extent is None and len(ps) > 1:
                 raise refuse("an iterator is read in overlapping or missing parts")
             low = None if a.extent is None else low * a.extent
@@ -351,6 +356,7 @@ def _invert(sch, blk, idx, outputs, pb, buf):
     # a store index outside what the index can express must not wrap into another part
     pb_bounds = _dom_bounds(pb)
     tops = {key: max(ps, key=lambda a: a.lower) for key, ps in pieces.items()}
+    extra = []
     for s, out in zip(sums, outputs):
         span = s.args[0].scale * s.args[0].extent if s.args and s.args[0].extent else 1
         b = A.bound_of(out, pb_bounds)
@@ -359,7 +365,10 @@ def _invert(sch, blk, idx, outputs, pb, buf):
             continue
         if s.args and tops[id(s.args[0].source)] is s.args[0]:
             continue
-        raise refuse(f"the producer stores outside the part of '{buf.name}' it reads")
+        if s.args and not s.args[0].extent:
+            raise refuse(f"the producer stores outside the part of '{buf.name}' it reads")
+        # the producer also writes positions the consumer never reads: predicated away
+        extra.append((out, s.base, span))
     inv = _inverse(sums, outputs)
     sub = {}
     for iv in blk.iter_vars:
@@ -367,7 +376,7 @@ def _invert(sch, blk, idx, outputs, pb, buf):
             sub[id(iv.var)] = inv[id(iv.var)]
         elif _int(iv.dom.extent, 1):
             sub[id(iv.var)] = iv.dom.min
-    return sub
+    return sub, extra
 
 
 def _lin_vars(atom):
@@ -483,13 +492,14 @@ def _check_covered(sch, blk, pb, sub, pbounds):
                             f"'{blk.name_hint}' reads", pb, [(blk, "consumer")])
 
 
-def _predicate(blk, sub, pb, realize, pbounds):
-    """The producer's predicate: its instances whose consumer iterators are in range."""
+def _predicate(blk, sub, pb, realize, pbounds, extra=()):
+    """The producer's predicate: its instances whose consumer iterators are in range (and,
+    from `extra`, whose store indices are within what the consumer's read can reach)."""
     conds = []
     pdoms = {id(iv.var): iv.dom for iv in pb.iter_vars}
-    for iv in blk.iter_vars:
-        e = sub[id(iv.var)]
-        lo, ext = iv.dom.min, iv.dom.extent
+    ranges = [(sub[id(iv.var)], iv.dom.min, iv.dom.extent) for iv in blk.iter_vars]
+    ranges += [(e, _c(base, e), _c(span, e)) for e, base, span in extra]
+    for e, lo, ext in ranges:
         if isinstance(e, E.Var) and id(e) in pdoms and _same(pdoms[id(e)].min, lo) and \
                 _same(pdoms[id(e)].extent, ext):
             continue                # the producer's iterator over the same domain
