@@ -7,11 +7,13 @@ forming a mixed radix number. Each consumer iterator is then an expression of th
 producer's store indices; the producer stores `D[g(inv(s))] = f(its value)` and is
 predicated to the instances whose consumer iterators lie in the consumer's domain.
 
-Refused: a consumer that has an init or a predicate, is not a single store, reads B at
-several different indices or at a map that is not invertible, or whose iterators are not
-all determined; several producers, a producer (the innermost block that writes B) that is
-not a single store (a reduction only when the consumer copies B unchanged); a buffer B that
-is an output of the function, has other readers or is read opaquely."""
+Refused: a consumer that has an init, a predicate or a non-spatial iterator, is not a
+single store, reads B at several different indices or at a map that is not invertible, or
+whose iterators are not all determined; several producers, a producer (the innermost block
+that writes B) that is not a single store, has a non-spatial iterator, or does not cover
+what the consumer reads, a producer with an init unless the consumer copies B unchanged; a
+buffer B that is an output of the function, has other readers (they would be left reading a
+buffer nothing writes) or is read opaquely."""
 from __future__ import annotations
 
 import dataclasses
