@@ -327,6 +327,18 @@ class StmtMixin:
                 vd, bd = D.parse_dtype(value.dtype), D.parse_dtype(want)
                 if vd is not None and bd is not None and vd.lanes == 1 and bd.lanes > 1:
                     value = E.Broadcast(value, bd.lanes, want)
+                elif vd is not None and bd is not None and vd.lanes == bd.lanes:
+                    # TVM converts the value to the buffer's type; a float stored into an
+                    # integer buffer loses its fraction (an error), any other conversion is
+                    # legal but worth seeing (a warning); the IR holds the Cast TVM makes
+                    lossy = vd.is_float and not bd.is_float
+                    art = "an" if value.dtype.startswith("int") else "a"
+                    self.diag("type/mismatch",
+                              f"storing {art} {value.dtype} value into {buf.dtype} buffer "
+                              f"'{buf.name}' converts it{' and drops its fraction' if lossy else ''}"
+                              f" (write T.Cast(\"{buf.dtype}\", ...) to say so)", value_node,
+                              severity="error" if lossy else "warning")
+                    value = E.Cast(want, value, value.span)
                 else:
                     self.diag("type/mismatch",
                               f"storing a {value.dtype} value into {buf.dtype} buffer "
