@@ -123,7 +123,8 @@ class CallMixin:
         dtype_kw = kwargs.get("dtype")
         if "dtype" in kwargs:
             if name in DTYPE_FORWARD:     # TVMScript moves `dtype=` to the front
-                args = [kwargs.pop("dtype")] + args
+                dt = kwargs.pop("dtype")
+                args = ["void" if dt == "" else dt] + args      # `dtype=""`: no result
             elif name in DTYPE_IGNORED and name in _TYPED:   # and drops it from these
                 kwargs.pop("dtype")
         if name == "Let" and "where" in kwargs and len(args) == 1:
