@@ -210,11 +210,29 @@ def test_blockize_predicate_on_outer_loops_moves_to_the_outer_block():
     check_same_results(sch)
 
 
-def test_blockize_predicate_mixing_loops_is_refused():
-    sch = sched(TAIL)
+def test_blockize_predicate_over_both_sides_stays_inside():
+    sch, text = _blockized(TAIL, lambda sch, loops: loops[1])
+    head, inner = text.split('with T.block("B"):')
+    assert "vi_o = T.axis.spatial(3, i0)" in head and "T.where" not in head
+    # the outer loop i0 is the outer iterator vi_o inside the new block
+    assert "T.where(vi_o * 4 + i1 < 10)" in inner
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_predicate_over_an_unbound_outer_loop_is_refused():
+    sch = sched(HEAD + '''@T.prim_func
+def mixed(A: T.Buffer((12, 8), "float32"), B: T.Buffer((12, 8), "float32")):
+    for i0, i1, j in T.grid(3, 4, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(12, i0 * 4 + i1)
+            vj = T.axis.spatial(8, j)
+            T.where(i1 + j < 9)
+            B[vi, vj] = A[vi, vj] - T.float32(1)
+''')
     i0, i1, j = sch.get_loops(sch.get_block("B"))
     with pytest.raises(tirkit.ScheduleError) as e:
-        sch.blockize(i1)
+        sch.blockize(j)
     assert e.value.kind == "blockize/predicate"
 
 

@@ -113,7 +113,10 @@ def blockize(sch, target, preserve_unit_iters=True):
         keep = [k for k, iv in enumerate(o_ivs) if not _is_one(iv.dom.extent)]
         o_ivs = [o_ivs[k] for k in keep]
         o_vals = [o_vals[k] for k in keep]
-    o_pred, i_pred = _split_predicate(r.predicate, idoms, odoms, refuse)
+    # an outer loop bound as it is to an outer iterator is that iterator inside the block
+    lmap = {id(val): iv.var for iv, val in zip(o_ivs, o_vals)
+            if isinstance(val, E.Var) and id(val) in odoms}
+    o_pred, i_pred = _split_predicate(r.predicate, idoms, odoms, lmap, refuse)
     # the inner block: the original one with its regions written out, substituted
     bounds = {id(iv.var): (0, iv.dom.extent.value - 1) for iv in i_ivs
               if isinstance(iv.dom.extent, E.IntImm)}
@@ -268,18 +271,20 @@ def _exact(lin, doms) -> bool:
     return True
 
 
-def _split_predicate(pred, idoms, odoms, refuse):
-    """(outer, inner) predicates: each condition goes where its loops are."""
+def _split_predicate(pred, idoms, odoms, lmap, refuse):
+    """(outer, inner) predicates: each condition goes where its loops are; one over loops
+    on both sides goes inside, its outer loops written as the outer iterators bound to
+    them (`lmap`)."""
     if C.is_true(pred):
         return C.TRUE, C.TRUE
     outer, inner = C.TRUE, C.TRUE
     for cond in _conjuncts(pred):
         vs = _ir.vars_in(cond)
         if any(id(v) in idoms for v in vs):
-            if any(id(v) in odoms for v in vs):
+            if any(id(v) in odoms and id(v) not in lmap for v in vs):
                 raise refuse("blockize/predicate", "the predicate mixes loops inside and "
                              "outside the blockized loop")
-            inner = C.and_(inner, cond)
+            inner = C.and_(inner, _ir.substitute(cond, lmap))
         else:
             outer = C.and_(outer, cond)
     return outer, inner
