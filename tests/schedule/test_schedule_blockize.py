@@ -313,3 +313,27 @@ def nested(A: T.Buffer((4, 6, 5), "float32"), B: T.Buffer((4, 6), "float32")):
     assert 'with T.block("B_init"):' in text and "vi_i_init = T.axis.spatial(4, i)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+def test_blockize_keeps_a_constant_outer_offset():
+    sch, text = _blockized(HEAD + '''@T.prim_func
+def upper(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i + 8)
+            B[vi] = A[vi] * T.float32(4)
+''')
+    assert "vi_o = T.axis.spatial(2, 1)" in text
+    assert "B[vi_o * 8 + vi_i] = A[vi_o * 8 + vi_i] * T.float32(4)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_blockize_without_unit_iterators():
+    sch = sched(HALF)
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.blockize(j, preserve_unit_iters=False)
+    text = body_text(sch)
+    assert "vj_o" not in text and "vi_o = T.axis.spatial(16, i)" in text
+    check_result(sch)
+    check_same_results(sch)

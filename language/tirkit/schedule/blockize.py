@@ -96,7 +96,8 @@ def blockize(sch, target, preserve_unit_iters=True):
                 vmap[id(iv.var)] = vo
             continue
         ext_o, o_val, ext_i, i_val = split
-        one_o = isinstance(ext_o, int) and ext_o == 1
+        # (a unit outer iterator stands for zero only when its binding is zero)
+        one_o = isinstance(ext_o, int) and ext_o == 1 and _is_zero(o_val)
         one_i = isinstance(ext_i, int) and ext_i == 1
         o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), _ex(ext_o, dt)), iv.kind))
         o_vals.append(o_val)
@@ -111,6 +112,9 @@ def blockize(sch, target, preserve_unit_iters=True):
             vmap[id(iv.var)] = E.Add(E.Mul(vo, _ex(ext_i, dt), dt), vi, dt)
     if not preserve_unit_iters:
         keep = [k for k, iv in enumerate(o_ivs) if not _is_one(iv.dom.extent)]
+        gone = {id(iv.var): val for k, (iv, val) in enumerate(zip(o_ivs, o_vals))
+                if k not in keep}
+        vmap = {k: _ir.substitute(e, gone) for k, e in vmap.items()}
         o_ivs = [o_ivs[k] for k in keep]
         o_vals = [o_vals[k] for k in keep]
     # an outer loop bound as it is to an outer iterator is that iterator inside the block
@@ -194,7 +198,7 @@ def _divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
         if o_lin.const == 0:
             ext_o = 1
         elif isinstance(iv.dom.extent, E.IntImm) and isinstance(ext_i, int):
-            ext_o = iv.dom.extent.value // ext_i
+            ext_o = max(iv.dom.extent.value // ext_i, o_lin.const + 1)
         else:
             raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
                          "has no extent")
