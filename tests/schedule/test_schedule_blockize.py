@@ -337,3 +337,19 @@ def test_blockize_without_unit_iterators():
     assert "vj_o" not in text and "vi_o = T.axis.spatial(16, i)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+def test_blockize_division_over_several_outer_terms_relaxes_to_a_point():
+    sch, text = _blockized(HEAD + '''@T.prim_func
+def flat(B: T.Buffer((4, 32), "float32"), C: T.Buffer((2, 4, 2, 8), "float32")):
+    for i, j, k, l in T.grid(2, 4, 2, 8):
+        with T.block("B"):
+            vi, vj, vk, vl = T.axis.remap("SSSS", [i, j, k, l])
+            C[vi, vj, vk, vl] = B[(vi * 64 + vj * 16 + vk * 8 + vl) // 32,
+                                  (vi * 64 + vj * 16 + vk * 8 + vl) % 32]
+''')
+    head = text.split('with T.block("B"):')[0]
+    assert ("T.reads(B[vi_o * 2 + (vj_o * 16 + vk_o * 8) // 32, (vj_o * 16 + vk_o * 8) % 32:"
+            "(vj_o * 16 + vk_o * 8) % 32 + 8])") in head
+    check_result(sch)
+    check_same_results(sch)

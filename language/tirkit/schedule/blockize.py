@@ -517,7 +517,7 @@ def _relax_dim(rg, bounds, doms):
         vs = _vars(atom)
         if not any(id(v) in doms for v in vs):
             continue
-        if any(id(v) not in bounds for v in vs):
+        if any(id(v) in doms and id(v) not in bounds for v in vs):
             # an iterator of symbolic extent n stepping over tiles of its step k: k * n
             if atom[0] != "var" or coef != rg.extent.value or sym is not None:
                 return None
