@@ -353,3 +353,21 @@ def flat(B: T.Buffer((4, 32), "float32"), C: T.Buffer((2, 4, 2, 8), "float32")):
             "(vj_o * 16 + vk_o * 8) % 32 + 8])") in head
     check_result(sch)
     check_same_results(sch)
+
+
+def test_blockize_init_under_a_predicate_over_reduction_loops_is_refused():
+    sch = sched(HEAD + '''@T.prim_func
+def tailsum(A: T.Buffer((4, 20), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k0, k1 in T.grid(4, 3, 8):
+        with T.block("B"):
+            T.where(k0 * 8 + k1 < 20)
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(20, k0 * 8 + k1)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+''')
+    i, k0, k1 = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.blockize(k1)
+    assert e.value.kind == "blockize/init"

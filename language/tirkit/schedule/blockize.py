@@ -154,6 +154,9 @@ def blockize(sch, target, preserve_unit_iters=True):
         if any(iv.kind != "S" and _ir.uses_var(sub.init, iv.var) for iv in i_ivs):
             raise refuse("blockize/init", "the init of the block uses a reduction iterator")
         init = _outer_init(sch, target.func, new_f, new_r, sub.init)
+        if init is None:
+            raise refuse("blockize/init", "the predicate of the block is over loops that its "
+                         "init would not run over")
     outer_blk = S.Block(name, tuple(o_ivs), o_reads, o_writes, new_f, init)
     outer_r = S.BlockRealize(tuple(o_vals), o_pred, outer_blk)
     sch.replace(target.func, f, outer_r)
@@ -474,6 +477,9 @@ def _outer_init(sch, func, new_f, inner_r, init_body):
             lmap[id(lp.loop_var)] = nv
             new_loops.append(dataclasses.replace(lp, loop_var=nv, body=None, comments=(),
                                                  trailing=None))
+    if any(id(v) in {id(lp.loop_var) for lp in loops} and id(v) not in lmap
+           for v in _ir.vars_in(inner_r.predicate)):
+        return None     # the predicate holds loops the init does not run over
     name = sch.fresh_block_name(func, blk.name_hint + "_init")
     init_blk = S.Block(name, tuple(new_ivs), (), _ir.substitute(blk.writes, ivmap),
                        _ir.substitute(init_body, ivmap))
