@@ -115,6 +115,15 @@ def f(A: T.Buffer((4,), "float32")):
     T.evaluate(T.call_extern("call_impl", A.data, dtype=""))
     T.evaluate(T.call_extern("g", A.data, dtype="int32"))
 ''', ['T.call_extern("void", "call_impl", A.data)', 'T.call_extern("int32", "g", A.data)']),
+    "folded_min_max_and_clz": ('''
+@T.prim_func
+def f(A: T.Buffer((2,), "float32"), B: T.Buffer((4,), "int32")):
+    B[0] = T.min(1, 2)
+    B[1] = T.max(T.int32(3), 7)
+    A[0] = T.min(T.float32(1), T.float32(2))
+    for i in range(T.int64(2)):
+        B[i + T.int64(2)] = T.clz(i)
+''', ["B[0] = 1", "B[1] = 7", "A[0] = T.float32(1)", "B[i + T.int64(2)] = T.clz(i)"]),
     "zero_dim_regions": ('''
 @T.prim_func
 def f(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):

@@ -61,6 +61,24 @@ def test_predicate_keeps_split_in_bounds():
     assert codes(check(bad)) == [(line_of(bad, "vi = T.axis"), "loop-nest/domain-mismatch")]
 
 
+def test_predicate_on_a_fused_index_keeps_its_digits_in_bounds():
+    # 3 x 8 iterations guarded to the first 18 positions, read as (row, col) of a 6 x 3
+    # buffer: in bounds only because of the predicate on the joined index
+    body = """
+    @T.prim_func
+    def f(A: T.Buffer((6, 3), "float32"), C: T.Buffer((6, 3), "float32")):
+        for i, j in T.grid(3, 8):
+            with T.block("C"):
+                vi = T.axis.spatial(3, i)
+                vj = T.axis.spatial(8, j)
+                T.where(i * 6 + j < LIMIT)
+                C[(vj + vi * 6) // 3, (vj + vi * 6) % 3] = A[(vj + vi * 6) // 3, (vj + vi * 6) % 3]
+    """
+    assert codes(check(body.replace("LIMIT", "18"))) == []
+    bad = body.replace("LIMIT", "19")          # position 18 is row 6
+    assert codes(check(bad)) == [(line_of(bad, "C[(vj"), "bounds/out-of-bounds")] * 2
+
+
 def test_symbolic_out_of_bounds():
     body = """
     @T.prim_func
