@@ -371,3 +371,15 @@ def tailsum(A: T.Buffer((4, 20), "float32"), B: T.Buffer((4,), "float32")):
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.blockize(k1)
     assert e.value.kind == "blockize/init"
+
+
+def test_blockize_unit_outer_loop_leaves_the_inner_iterator_alone():
+    sch = sched(HALF)
+    i, j = sch.get_loops(sch.get_block("B"))
+    j0, j1 = sch.split(j, [1, 8])
+    sch.blockize(j1)
+    text = body_text(sch)
+    assert "vi_o, vj_o = T.axis.remap(\"SS\", [i, j_0])" in text
+    assert "B[vi_o, vj_i] = A[vi_o, vj_i] + T.float32(1)" in text
+    check_result(sch)
+    check_same_results(sch)

@@ -97,7 +97,8 @@ def blockize(sch, target, preserve_unit_iters=True):
             continue
         ext_o, o_val, ext_i, i_val = split
         # (a unit outer iterator stands for zero only when its binding is zero)
-        one_o = isinstance(ext_o, int) and ext_o == 1 and _is_zero(o_val)
+        one_o = isinstance(ext_o, int) and ext_o == 1 and (
+            _is_zero(o_val) or A.bound_of(o_val, ob) == (0, 0))
         one_i = isinstance(ext_i, int) and ext_i == 1
         o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), _ex(ext_o, dt)), iv.kind))
         o_vals.append(o_val)
