@@ -1,8 +1,14 @@
 import pytest
-
 import tirkit
-from sched_util import (CHAIN, HEAD, MATMUL, body_text, check_result, check_same_results,
-                        sched)
+from sched_util import (
+    CHAIN,
+    HEAD,
+    MATMUL,
+    body_text,
+    check_result,
+    check_same_results,
+    sched,
+)
 
 
 def test_blockize_tile_of_elementwise():
