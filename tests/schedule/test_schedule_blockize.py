@@ -389,3 +389,19 @@ def test_blockize_unit_outer_loop_leaves_the_inner_iterator_alone():
     assert "B[vi_o, vj_i] = A[vi_o, vj_i] + T.float32(1)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+def test_blockize_symbolic_division_over_a_unit_inner_loop():
+    sch, text = _blockized(HEAD + '''@T.prim_func
+def symmod(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (4, n), "float32")
+    B = T.match_buffer(b, (4, n), "float32")
+    for f, u in T.grid(4 * n, 1):
+        with T.block("B"):
+            vi = T.axis.spatial(4, f // n)
+            vj = T.axis.spatial(n, f % n + u)
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+''')
+    assert "vj_o = T.axis.spatial(n, f % n)" in text
+    assert "B[vi_o, vj_o] = A[vi_o, vj_o] + T.float32(1)" in text
+    check_result(sch)

@@ -217,6 +217,8 @@ def _divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
                     and dom.value % ext_i == 0:
                 # over symbols of an enclosing block: the tiles of the domain
                 ext_o = dom.value // ext_i
+            elif ext_o is None and ext_i == 1:
+                ext_o = dom         # the binding itself, within its domain
             if ext_o is None:
                 raise refuse("blockize/not-divisible", f"the outer part of "
                              f"'{iv.var.name}' has no extent")
