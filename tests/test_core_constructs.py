@@ -208,3 +208,39 @@ def test_store_of_another_type_converts_like_tvm():
     # a constant is converted on the spot, as tvm::cast folds it
     folded = tirkit.parse(STORE_CONVERTS.replace("C[i] = B[i]", "C[i] = T.float32(0.5)"))
     assert "C[i] = T.float16(0.5)" in tirkit.to_script(folded.module)
+
+
+def test_a_lone_block_without_iterators_is_the_root():
+    # TVM's rule: a function body that is one block without iterators is the root itself;
+    # an explicit `T.block("root")` around it stays in the text, so it reads back the same
+    text = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    with T.block("ext"):
+        T.reads(A[0:4])
+        T.writes(A[0:4])
+        T.evaluate(T.call_extern("void", "g", A.data))
+
+
+@T.prim_func
+def g(A: T.Buffer((4,), "float32")):
+    with T.block("root"):
+        with T.block("ext"):
+            T.reads(A[0:4])
+            T.writes(A[0:4])
+            T.evaluate(T.call_extern("void", "g", A.data))
+'''
+    r = tirkit.parse(text)
+    chains = {}
+    for name, f in r.module.functions:
+        b, chain = f.body, []
+        while hasattr(b, "block"):
+            chain.append(b.block.name_hint)
+            b = b.block.body
+        chains[name] = chain
+    assert chains == {"f": ["ext"], "g": ["root", "ext"]}
+    printed = tirkit.to_script(r.module)
+    assert '    with T.block("root"):\n        with T.block("ext"):' in printed
+    assert tirkit.structural_equal(tirkit.parse(printed).module, r.module)
