@@ -11,7 +11,7 @@ from . import _common as C
 from . import _inline as I
 from . import _ir
 from .analysis import (consumers, infer_regions, output_buffers, producers, read_buffers,
-                       region_of_indices, write_buffers)
+                       write_buffers)
 
 
 def _regions(block):
@@ -95,56 +95,209 @@ def _contains(s, node):
 
 
 def _needed_region(sch, blk, deps, f, reverse, what):
-    """{buffer dim -> (min expr, extent)} keyed by the block's iterator that indexes it."""
+    """{id(iterator) -> (min expr, extent)} for the block's iterators that the region the
+    blocks under the loop exchange with it pins down; the extent is an int, or an expression
+    over shape symbols. Solved one buffer dimension at a time from how the block itself
+    accesses the buffer (an iterator, an iterator times a constant, an iterator divided by a
+    constant, a constant); an iterator taken modulo a constant is left free."""
     bufs = read_buffers(blk) if reverse else write_buffers(blk)
     own_r, own_w = _regions(blk)
     own = own_r if reverse else own_w
+    ivs = {id(iv.var): iv for iv in blk.iter_vars}
     result = {}
     for buf in bufs:
-        corners = []
-        for d in deps:
-            r, w = _regions(d.block)
-            ivmap = {id(iv.var): v for iv, v in zip(d.block.iter_vars, d.realize.iter_values)}
-            for reg in (w if reverse else r):
-                if reg.buffer is not buf:
-                    continue
-                lo = tuple(_ir.substitute(x.min, ivmap) for x in reg.region)
-                hi = tuple(_ir.substitute(E.Sub(E.Add(x.min, x.extent, "int32"),
-                                                C.int32(1), "int32"), ivmap) for x in reg.region)
-                inner = [a for a in d.ancestors if isinstance(a, S.For)]
-                k = next(i for i, a in enumerate(inner) if a is f)
-                corners.append((lo, hi, inner[k + 1:]))
-        if not corners:
-            continue
-        inner_b = {}
-        for _, _, loops in corners:
-            inner_b.update(C.loop_bounds(loops))
-        reg = region_of_indices([c for lo, hi, _ in corners for c in (lo, hi)], {}, inner_b, {})
-        if reg is None:
-            raise sch.error(f"{what}/region", f"the region of '{buf.name}' that block "
-                            f"'{blk.name_hint}' must cover is not a box of constant size",
-                            blk, [(f, "loop")])
         mine = [r for r in own if r.buffer is buf]
         if not mine:
             continue
-        for dim, (x, (mn, ext)) in enumerate(zip(mine[0].region, reg)):
-            if not (isinstance(x.extent, E.IntImm) and x.extent.value == 1 and
-                    isinstance(x.min, E.Var)):
+        req = _required(sch, blk, buf, deps, f, reverse, what)
+        if req is None:
+            continue
+        pairs = _solve_split(mine[0].region, req, ivs)
+        for dim, (x, (lo, hi)) in enumerate(zip(mine[0].region, req)):
+            solved = pairs[dim] if dim in pairs else _solve_dim(x, lo, hi, ivs)
+            if solved is None:
                 raise sch.error(f"{what}/not-iterator-indexed", f"block '{blk.name_hint}' "
-                                f"does not access '{buf.name}' at one iterator per dimension",
-                                blk)
-            prev = result.get(id(x.min))
-            if prev is not None and not (A.to_lin(prev[0], {}).key() ==
-                                         A.to_lin(mn, {}).key() and prev[1] == ext):
-                raise sch.error(f"{what}/region", f"block '{blk.name_hint}' would need two "
-                                f"different ranges for iterator '{x.min.name}'", blk)
-            result[id(x.min)] = (mn, ext)
-        if result:
-            break
-    if not result:
+                                f"accesses dimension {dim} of '{buf.name}' in a way whose "
+                                "iterator range cannot be solved", blk)
+            if solved == "const":
+                if not (A.to_lin(x.min, {}).key() == lo.key() == hi.key()):
+                    raise sch.error(f"{what}/region", f"block '{blk.name_hint}' provides one "
+                                    f"point of dimension {dim} of '{buf.name}', but more is "
+                                    "needed", blk)
+                continue
+            if solved == "free":
+                continue
+            var, vlo, vhi = solved
+            prev = result.get(id(var))
+            if prev is not None:
+                vlo, vhi = _hull(prev[0], vlo, min), _hull(prev[1], vhi, max)
+                if vlo is None or vhi is None:
+                    raise sch.error(f"{what}/region", f"block '{blk.name_hint}' would need "
+                                    f"two different ranges for iterator '{var.name}'", blk)
+            result[id(var)] = (vlo, vhi)
+    if not result and not any(r.buffer is b for b in bufs for r in own):
         raise sch.error(f"{what}/region", f"no buffer links block '{blk.name_hint}' to the "
                         f"blocks under loop '{f.loop_var.name}'", blk)
-    return result
+    out = {}
+    for k, (lo, hi) in result.items():
+        ext = hi.add(lo, -1)
+        ext.const += 1
+        out[k] = (A.to_expr(lo), ext.const if ext.is_const() else A.to_expr(ext))
+    return out
+
+
+def _hull(a, b, pick):
+    d = b.add(a, -1)
+    if not d.is_const():
+        return None
+    return b if pick(0, d.const) == d.const and d.const != 0 else a
+
+
+def _solve_dim(x, lo, hi, ivs):
+    """How one dimension of the block's own access `x` (a Range) pins an iterator, given the
+    needed range [lo, hi] (linear forms): (var, lo, hi), "const", "free" or None."""
+    m = x.min
+    unit = isinstance(x.extent, E.IntImm) and x.extent.value == 1
+    if isinstance(m, E.IntImm):
+        return "const" if unit else None
+    if isinstance(m, E.Var) and id(m) in ivs:
+        return m, lo, hi
+    if isinstance(m, E.Mul):
+        v, c = (m.a, m.b) if isinstance(m.b, E.IntImm) else (m.b, m.a)
+        if isinstance(v, E.Var) and id(v) in ivs and isinstance(c, E.IntImm) and c.value > 0:
+            return v, _div_lin(lo, c.value), _div_lin(hi, c.value)
+        return None
+    if unit and isinstance(m, E.FloorDiv) and isinstance(m.a, E.Var) and id(m.a) in ivs \
+            and isinstance(m.b, E.IntImm) and m.b.value > 0:
+        c = m.b.value
+        h = hi.scale(c)
+        h.const += c - 1
+        return m.a, lo.scale(c), h
+    if unit and isinstance(m, E.FloorMod) and isinstance(m.a, E.Var) and id(m.a) in ivs:
+        return "free"
+    return None
+
+
+def _solve_split(region, req, ivs):
+    """Dimensions indexed `v // c` and `v % c` (v an iterator whose domain c divides) pin v
+    together: from the needed corners (a, b) and (a', b'), v runs over [a*c + b, a'*c + b'].
+    {dim: (var, lo, hi) or "free"}."""
+    div, mod = {}, {}
+    for dim, x in enumerate(region):
+        m = x.min
+        if not (isinstance(x.extent, E.IntImm) and x.extent.value == 1):
+            return {}
+        if isinstance(m, (E.FloorDiv, E.FloorMod)) and isinstance(m.a, E.Var) and \
+                id(m.a) in ivs and isinstance(m.b, E.IntImm) and m.b.value > 0:
+            (div if isinstance(m, E.FloorDiv) else mod).setdefault(
+                (id(m.a), m.b.value), []).append(dim)
+    out = {}
+    for key, dd in div.items():
+        md = mod.get(key)
+        if len(dd) != 1 or not md or len(md) != 1:
+            continue
+        (d,), (r,), c = dd, md, key[1]
+        iv = ivs[key[0]]
+        if not (isinstance(iv.dom.extent, E.IntImm) and iv.dom.extent.value % c == 0):
+            continue
+        (qa, qb), (ra, rb) = req[d], req[r]
+        out[d] = (iv.var, qa.scale(c).add(ra), qb.scale(c).add(rb))
+        out[r] = "free"
+    return out
+
+
+def _div_lin(lin, c):
+    return A.to_lin(E.FloorDiv(A.to_expr(lin), E.IntImm(lin.dtype, c), lin.dtype), {})
+
+
+def _required(sch, blk, buf, deps, f, reverse, what):
+    """[(lo, hi)] per dimension of `buf`: the hull of what the blocks under `f` read (or, in
+    reverse, write) of it, their loops under `f` relaxed over their ranges (a loop of symbolic
+    extent too), as linear forms over the loops at and above `f` and shape symbols."""
+    out = None
+    for d in deps:
+        r, w = _regions(d.block)
+        ivmap = {id(iv.var): v for iv, v in zip(d.block.iter_vars, d.realize.iter_values)}
+        inner = [a for a in d.ancestors if isinstance(a, S.For)]
+        k = next(i for i, a in enumerate(inner) if a is f)
+        loops = inner[k + 1:]
+        cb = C.loop_bounds(loops)
+        sym = {id(a.loop_var): a for a in loops if id(a.loop_var) not in cb}
+        for reg in (w if reverse else r):
+            if reg.buffer is not buf:
+                continue
+            lo = [_ir.substitute(x.min, ivmap) for x in reg.region]
+            hi = [_ir.substitute(E.Sub(E.Add(x.min, x.extent, x.min.dtype),
+                                       E.IntImm(x.min.dtype, 1), x.min.dtype), ivmap)
+                  for x in reg.region]
+            dims = []
+            for a, b in zip(lo, hi):
+                ra, rb = _relax(a, cb, sym), _relax(b, cb, sym)
+                if ra is None or rb is None:
+                    raise sch.error(f"{what}/region", f"the region of '{buf.name}' that block "
+                                    f"'{blk.name_hint}' must cover is not a box",
+                                    blk, [(f, "loop")])
+                dims.append((ra[0], rb[1]))
+            if out is None:
+                out = dims
+                continue
+            merged = []
+            for (a0, b0), (a1, b1) in zip(out, dims):
+                a, b = _hull(a0, a1, min), _hull(b0, b1, max)
+                if a is None or b is None:
+                    raise sch.error(f"{what}/region", f"the region of '{buf.name}' that block "
+                                    f"'{blk.name_hint}' must cover is not a box of known "
+                                    "size", blk, [(f, "loop")])
+                merged.append((a, b))
+            out = merged
+    return out
+
+
+def _relax(e, cb, sym):
+    """(lo, hi) linear forms of `e` with the loop variables of cb (constant bounds) and of
+    sym (loops of symbolic extent) ranging over their loops; None when not affine in them."""
+    lin = A.to_lin(e, cb)
+    lo = A.Lin([], lin.const, lin.dtype)
+    hi = A.Lin([], lin.const, lin.dtype)
+    for atom, coef in lin.terms:
+        vs = _atom_vars(atom)
+        if atom[0] == "var" and id(atom[1]) in sym:
+            loop = sym[id(atom[1])]
+            m = A.to_lin(loop.min, {})
+            top = A.to_lin(loop.extent, {}).add(m)
+            top.const -= 1
+            if any(id(v) in cb or id(v) in sym for v in _lin_vars(m) + _lin_vars(top)):
+                return None
+            a, b = (m, top) if coef > 0 else (top, m)
+            lo = lo.add(a, coef)
+            hi = hi.add(b, coef)
+        elif any(id(v) in cb for v in vs) and not any(id(v) in sym for v in vs):
+            if not all(id(v) in cb for v in vs):
+                return None
+            bd = A.bound_atom(atom, cb)
+            if bd is None:
+                return None
+            x, y = bd[0] * coef, bd[1] * coef
+            lo.const += min(x, y)
+            hi.const += max(x, y)
+        elif any(id(v) in sym for v in vs):
+            return None
+        else:
+            lo._add_term(atom, coef)
+            hi._add_term(atom, coef)
+    return lo, hi
+
+
+def _atom_vars(atom):
+    if atom[0] == "var":
+        return [atom[1]]
+    if atom[0] in ("div", "mod"):
+        return _lin_vars(atom[1])
+    return _ir.vars_in(atom[1])
+
+
+def _lin_vars(lin):
+    return [v for a, _ in lin.terms for v in _atom_vars(a)]
 
 
 def _make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
@@ -172,25 +325,35 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
             isinstance(iv.dom.extent, E.IntImm) else None
         if id(iv.var) in region:
             mn, ext = region[id(iv.var)]
-            if dom_hi is not None:
+            if isinstance(mn, E.IntImm) and mn.dtype != dt:
+                mn = C.int32(mn.value, dt)
+            if not isinstance(ext, int):
+                # a symbolic extent: only when it provably stays inside the domain
+                if not _inside(mn, ext, iv.dom, bounds):
+                    raise sch.error(f"{what}/symbolic-extent", f"the range of iterator "
+                                    f"'{iv.var.name}' of block '{blk.name_hint}' is not "
+                                    "provably inside its domain", blk)
+            elif dom_hi is not None:
                 # the producer computes no more than its domain
                 if isinstance(mn, E.IntImm):
                     lo, hi = max(mn.value, dom_lo), min(mn.value + ext, dom_hi)
                     mn, ext = C.int32(lo, dt), max(hi - lo, 1)
                 else:
                     ext = min(ext, dom_hi - dom_lo)
-        else:
-            if not isinstance(iv.dom.extent, E.IntImm):
-                raise sch.error(f"{what}/symbolic-extent", f"iterator '{iv.var.name}' of "
-                                f"block '{blk.name_hint}' has a non-constant domain", blk)
+        elif isinstance(iv.dom.extent, E.IntImm):
             mn, ext = iv.dom.min, iv.dom.extent.value
-        if ext == 1 and not preserve_unit_loops:
+        else:
+            mn, ext = iv.dom.min, iv.dom.extent
+        if isinstance(ext, int) and ext == 1 and not preserve_unit_loops:
             val = A.simplify(mn, bounds, binding=True)
         else:
             v = E.Var(f"ax{n}", dt)
             n += 1
-            loops.append(C.new_loop(v, ext))
-            bounds[id(v)] = (0, ext - 1)
+            if isinstance(ext, int):
+                loops.append(C.new_loop(v, ext))
+                bounds[id(v)] = (0, ext - 1)
+            else:
+                loops.append(C.new_loop(v, ext if ext.dtype == dt else E.Cast(dt, ext)))
             val = A.simplify(E.Add(mn, v, dt), bounds, binding=True)
         values.append(val)
         if dom_hi is not None and not isinstance(val, E.IntImm):
@@ -204,3 +367,28 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
         pred = C.and_(pred, p)
     realize = dataclasses.replace(info.realize, iter_values=tuple(values), predicate=pred)
     return realize, loops
+
+
+def _inside(mn, ext, dom, bounds):
+    """mn >= dom.min and mn + ext <= dom.min + dom.extent, for the loops' bounds."""
+    m = A.to_lin(mn, bounds)
+    d0 = A.to_lin(dom.min, bounds)
+    top = A.to_lin(dom.extent, bounds).add(d0).add(m, -1).add(A.to_lin(ext, bounds), -1)
+    low, high = _lower(m.add(d0, -1), bounds), _lower(top, bounds)
+    return low is not None and low >= 0 and high is not None and high >= 0
+
+
+def _lower(lin, bounds):
+    """A lower bound of a linear form: `k*c * (x // c)` is at least `k * (x - c + 1)` and
+    `-k*c * (x // c)` at least `-k * x`, which may cancel symbols; None when unbounded."""
+    out = A.Lin([], lin.const, lin.dtype)
+    for atom, coef in lin.terms:
+        if atom[0] == "div" and coef % atom[2] == 0:
+            k = coef // atom[2]
+            out = out.add(atom[1], k)
+            if k > 0:
+                out.const -= k * (atom[2] - 1)
+        else:
+            out._add_term(atom, coef)
+    b = A.bound_lin(out, bounds)
+    return None if b is None else b[0]
