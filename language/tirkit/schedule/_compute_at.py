@@ -44,8 +44,6 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     if not reverse and any(b is o for o in output_buffers(func) for b in write_buffers(blk)):
         raise sch.error("compute_at/output-block", f"block '{blk.name_hint}' writes an output "
                         "of the function", blk)
-    if not (isinstance(info.realize.predicate, E.IntImm) and info.realize.predicate.value):
-        raise sch.error(f"{what}/predicate", f"block '{blk.name_hint}' has a predicate", blk)
     deps = producers(sch, block.func, info) if reverse else consumers(sch, block.func, info)
     role = "producer" if reverse else "consumer"
     if not deps:
@@ -309,8 +307,12 @@ def _make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
     fold = {k: True for k, (lo, hi) in bounds.items() if lo == hi}
     A.FOLD.update(fold)
     try:
-        return _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values,
-                            loops, preds)
+        realize, loops = _nest_values(sch, info, region, bounds, preserve_unit_loops, what,
+                                      values, loops, preds)
+        kept = _carry_predicate(sch, info, outer_loops, realize.iter_values, bounds, what)
+        if kept is not None:
+            realize = dataclasses.replace(realize, predicate=C.and_(realize.predicate, kept))
+        return realize, loops
     finally:
         A.FOLD.clear()
 
@@ -367,6 +369,76 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
         pred = C.and_(pred, p)
     realize = dataclasses.replace(info.realize, iter_values=tuple(values), predicate=pred)
     return realize, loops
+
+
+def _carry_predicate(sch, info, outer_loops, values, bounds, what):
+    """The block's own predicate, written over its iterators and then over their new values;
+    the conjuncts that the iterators' domains or the new loop nest already guarantee are
+    dropped, the others kept (None when nothing is left). Refused when a conjunct cannot be
+    written over the iterators."""
+    pred = info.realize.predicate
+    if C.is_true(pred):
+        return None
+    blk = info.block
+    kept_ids = {id(f.loop_var) for f in outer_loops}
+    gone = {id(a.loop_var) for a in info.ancestors if isinstance(a, S.For)} - kept_ids
+    ivs = [iv.var for iv in blk.iter_vars]
+    old = list(info.realize.iter_values)
+    direct = {id(v): iv for iv, v in zip(ivs, old) if isinstance(v, E.Var) and id(v) in gone}
+    dom = {}
+    for iv in blk.iter_vars:
+        if isinstance(iv.dom.min, E.IntImm) and isinstance(iv.dom.extent, E.IntImm):
+            dom[id(iv.var)] = (iv.dom.min.value, iv.dom.min.value + iv.dom.extent.value - 1)
+    newmap = {id(v): x for v, x in zip(ivs, values)}
+    out = None
+    for conj in _conjuncts(pred):
+        c = _ir.substitute(conj, {k: v for k, v in direct.items()})
+        if any(id(v) in gone for v in _ir.vars_in(c)):
+            c = _over_iterators(c, ivs, old, gone)
+            if c is None:
+                raise sch.error(f"{what}/predicate", f"the predicate of block "
+                                f"'{blk.name_hint}' cannot be written over its iterators",
+                                blk)
+        if C.is_true(A.simplify(c, dom)):
+            continue
+        c = A.simplify(_ir.substitute(c, newmap), bounds)
+        if C.is_true(c):
+            continue
+        out = c if out is None else C.and_(out, c)
+    return out
+
+
+def _conjuncts(e):
+    if isinstance(e, E.And):
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    return [e]
+
+
+_FLIP = {E.LT: E.GT, E.LE: E.GE, E.GT: E.LT, E.GE: E.LE, E.EQ: E.EQ, E.NE: E.NE}
+
+
+def _over_iterators(c, ivs, old, gone):
+    """A comparison `a < b` over loop variables rewritten as `d < 0` (d over the iterators)
+    by subtracting multiples of the bindings; None when loop variables remain."""
+    if type(c) not in _FLIP or not A._is_int(c.a):
+        return None
+    d = A.to_lin(c.a, {}).add(A.to_lin(c.b, {}), -1)
+    for v, b in zip(ivs, old):
+        lb = A.to_lin(b, {})
+        if not lb.terms:
+            continue
+        atom, coef = lb.terms[0]
+        k = next((t[1] for t in d.terms if A._akey(t[0]) == A._akey(atom)), 0)
+        if k == 0 or k % coef:
+            continue
+        t = k // coef
+        d = d.add(lb, -t)
+        d._add_term(("var", v), t)
+    if any(id(x) in gone for x in _lin_vars(d)):
+        return None
+    rest = A.Lin([], d.const, d.dtype)
+    lhs = A.Lin([t for t in d.terms], 0, d.dtype)
+    return type(c)(A.to_expr(lhs), E.IntImm(d.dtype, -rest.const), "bool")
 
 
 def _inside(mn, ext, dom, bounds):
