@@ -54,23 +54,30 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
                             f"the {role} '{d.block.name_hint}' of block '{blk.name_hint}' is "
                             f"not under loop '{f.loop_var.name}'", d.block,
                             [(f, "loop"), (blk, "block")])
-    # where in the loop body: before the first consumer / after the last producer
+    # where in the loop body: after the last producer, before the first consumer; by
+    # default (index -1) as late as that allows, index -2 as early (as TVM)
     kids = _ir.child_stmts(f)
-    holders = [k for k, s in enumerate(kids) if any(_contains(s, d.realize) for d in deps)]
-    pos = holders[-1] + 1 if reverse else holders[0]
     others = consumers(sch, block.func, info) if reverse else producers(sch, block.func, info)
-    for d in others:
-        for k, s in enumerate(kids):
-            if _contains(s, d.realize) and (k < pos if reverse else k >= pos):
-                raise sch.error(f"{what}/dependency-order",
-                                f"block '{d.block.name_hint}' would run on the wrong side of "
-                                f"block '{blk.name_hint}'", d.block, [(blk, "block")])
-    if index is not None and index != -1:
-        if not 0 <= index <= len(kids):
-            raise sch.error(f"{what}/bad-index", f"index {index} is outside the loop body", f)
-        lo, hi = (pos, len(kids)) if reverse else (0, pos)
-        if not lo <= index <= hi:
-            raise sch.error(f"{what}/bad-index", f"index {index} breaks a dependency", f)
+    cons, prods = (others, deps) if reverse else (deps, others)
+    first_cons = next((k for k, s in enumerate(kids) if any(_contains(s, d.realize)
+                                                            for d in cons)), len(kids))
+    last_prod = max((k for k, s in enumerate(kids) if any(_contains(s, d.realize)
+                                                          for d in prods)), default=-1)
+    if last_prod >= first_cons:
+        d = next(d for d in (others if reverse else prods)
+                 if _contains(kids[last_prod if not reverse else first_cons], d.realize))
+        raise sch.error(f"{what}/dependency-order",
+                        f"block '{d.block.name_hint}' would run on the wrong side of "
+                        f"block '{blk.name_hint}'", d.block, [(blk, "block")])
+    if index is None or index == -1:
+        pos = first_cons
+    elif index == -2:
+        pos = last_prod + 1
+    elif not 0 <= index <= len(kids):
+        raise sch.error(f"{what}/bad-index", f"index {index} is outside the loop body", f)
+    elif not last_prod + 1 <= index <= first_cons:
+        raise sch.error(f"{what}/bad-index", f"index {index} breaks a dependency", f)
+    else:
         pos = index
     # the region the block must cover, in terms of the loops at and above `f`
     region = _needed_region(sch, blk, deps, f, reverse, what)
@@ -327,8 +334,7 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
             isinstance(iv.dom.extent, E.IntImm) else None
         if id(iv.var) in region:
             mn, ext = region[id(iv.var)]
-            if isinstance(mn, E.IntImm) and mn.dtype != dt:
-                mn = C.int32(mn.value, dt)
+            dt = mn.dtype           # the new loop and binding take the region's type (as TVM)
             if not isinstance(ext, int):
                 # a symbolic extent: only when it provably stays inside the domain
                 if not _inside(mn, ext, iv.dom, bounds):
