@@ -80,10 +80,14 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     else:
         pos = index
     # the region the block must cover, in terms of the loops at and above `f`
-    region = _needed_region(sch, blk, deps, f, reverse, what)
+    reqs = {}
+    region = _needed_region(sch, blk, deps, f, reverse, what, reqs)
     outer_loops = [a for a in f_anc if isinstance(a, S.For)] + [f]
     new_realize, new_loops = _make_nest(sch, info, region, outer_loops, preserve_unit_loops,
                                         what)
+    if reverse:
+        _check_reads(sch, blk, new_realize, new_loops, reqs, f, what,
+                     C.loop_bounds(outer_loops))
     nest = C.nest(new_loops, new_realize)
     new_kids = kids[:pos] + [nest] + kids[pos:]
     new_f = dataclasses.replace(f, body=S.SeqStmt(tuple(new_kids)) if len(new_kids) > 1
@@ -99,7 +103,7 @@ def _contains(s, node):
     return s is node or any(x is node for x in _ir.stmts(s))
 
 
-def _needed_region(sch, blk, deps, f, reverse, what):
+def _needed_region(sch, blk, deps, f, reverse, what, reqs):
     """{id(iterator) -> (min expr, extent)} for the block's iterators that the region the
     blocks under the loop exchange with it pins down; the extent is an int, or an expression
     over shape symbols. Solved one buffer dimension at a time from how the block itself
@@ -117,6 +121,7 @@ def _needed_region(sch, blk, deps, f, reverse, what):
         req = _required(sch, blk, buf, deps, f, reverse, what)
         if req is None:
             continue
+        reqs[id(buf)] = req
         pairs = _solve_split(mine[0].region, req, ivs)
         for dim, (x, (lo, hi)) in enumerate(zip(mine[0].region, req)):
             solved = pairs[dim] if dim in pairs else _solve_dim(x, lo, hi, ivs)
@@ -375,6 +380,34 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
         pred = C.and_(pred, p)
     realize = dataclasses.replace(info.realize, iter_values=tuple(values), predicate=pred)
     return realize, loops
+
+
+def _check_reads(sch, blk, realize, loops, reqs, f, what, outer):
+    """The moved consumer may read only what the producers under the loop have written in
+    the same iteration: its read regions, over the new bindings and loops, must lie inside
+    the region they write."""
+    own_r, _ = _regions(blk)
+    ivmap = {id(iv.var): v for iv, v in zip(blk.iter_vars, realize.iter_values)}
+    cb = C.loop_bounds(loops)
+    sym = {id(a.loop_var): a for a in loops if id(a.loop_var) not in cb}
+    for reg in own_r:
+        req = reqs.get(id(reg.buffer))
+        if req is None:
+            continue
+        for dim, (x, (lo, hi)) in enumerate(zip(reg.region, req)):
+            a = _relax(_ir.substitute(x.min, ivmap), cb, sym)
+            top = E.Sub(E.Add(x.min, x.extent, x.min.dtype), E.IntImm(x.min.dtype, 1),
+                        x.min.dtype)
+            b = _relax(_ir.substitute(top, ivmap), cb, sym)
+            ok = a is not None and b is not None
+            if ok:
+                l1, h1 = _lower(a[0].add(lo, -1), outer), _lower(hi.add(b[1], -1), outer)
+                ok = l1 is not None and l1 >= 0 and h1 is not None and h1 >= 0
+            if not ok:
+                raise sch.error(f"{what}/region", f"block '{blk.name_hint}' would read "
+                                f"dimension {dim} of '{reg.buffer.name}' beyond what the "
+                                f"blocks under loop '{f.loop_var.name}' have written", blk,
+                                [(f, "loop")])
 
 
 def _carry_predicate(sch, info, outer_loops, values, bounds, what):
