@@ -109,3 +109,285 @@ def test_reverse_compute_at_into_ancestor():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.reverse_compute_at(sch.get_block("D"), i)
     assert e.value.kind == "reverse_compute_at/loop-is-ancestor" and e.value.node_name == "i"
+
+
+# ---- symbolic extents, solved dimensions, predicates, insertion point ----------------------
+
+import numpy as np
+
+from sched_util import HEAD, loops_of
+
+# a normalisation over a batch of rows whose count is a shape symbol
+SYM_NORM = HEAD + '''@T.prim_func
+def sym_norm(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (2, n, 8), "float32")
+    C = T.match_buffer(c, (2, n, 8), "float32")
+    S = T.alloc_buffer((2, n), "float32")
+    for b, i, k in T.grid(2, n, 8):
+        with T.block("S"):
+            vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+            T.reads(A[vb, vi, vk])
+            T.writes(S[vb, vi])
+            with T.init():
+                S[vb, vi] = T.float32(1)
+            S[vb, vi] = S[vb, vi] + A[vb, vi, vk] * A[vb, vi, vk]
+    for b, i, j in T.grid(2, n, 8):
+        with T.block("C"):
+            vb, vi, vj = T.axis.remap("SSS", [b, i, j])
+            T.reads(A[vb, vi, vj], S[vb, vi])
+            T.writes(C[vb, vi, vj])
+            C[vb, vi, vj] = A[vb, vi, vj] / S[vb, vi]
+'''
+
+
+def _same_results_sym(sch, shapes, seed=3):
+    """check_same_results for kernels with symbolic shapes: concrete arrays of `shapes`."""
+    from tirkit.codegen import interp
+    rng = np.random.default_rng(seed)
+    a0 = [rng.standard_normal(s).astype("float32") for s in shapes]
+    a1 = [x.copy() for x in a0]
+    interp.run_reference(sch.original[sch._default], a0, module=sch.original)
+    interp.run_reference(sch.mod[sch._default], a1, module=sch.mod)
+    for x, y in zip(a0, a1):
+        assert np.abs(x).sum() > 0
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+
+
+def test_compute_at_symbolic_extent():
+    sch = sched(SYM_NORM)
+    b = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("S"), b)
+    text = body_text(sch)
+    assert "for b in range(2):" in text
+    assert "for ax0, ax1 in T.grid(n, 8):" in text
+    assert 'vb, vi, vk = T.axis.remap("SSR", [b, ax0, ax1])' in text
+    assert text.index('T.block("S")') < text.index('T.block("C")')
+    check_result(sch)
+    _same_results_sym(sch, [(2, 5, 8), (2, 5, 8)])
+
+
+def test_reverse_compute_at_symbolic_extent():
+    sch = sched(SYM_NORM)
+    b = loops_of(sch, "S")[0]
+    sch.reverse_compute_at(sch.get_block("C"), b)
+    text = body_text(sch)
+    assert "for ax0, ax1 in T.grid(n, 8):" in text
+    assert 'vb, vi, vj = T.axis.remap("SSS", [b, ax0, ax1])' in text
+    assert text.index('T.block("S")') < text.index('T.block("C")')
+    check_result(sch)
+    _same_results_sym(sch, [(2, 7, 8), (2, 7, 8)])
+
+
+# a constant first dimension, and an intermediate buffer in a split (v // 4, v % 4) layout
+LAYOUT = HEAD + '''@T.prim_func
+def layout(A: T.Buffer((1, 16, 8), "float32"), D: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((1, 16, 8), "float32")
+    C = T.alloc_buffer((4, 8, 4), "float32")
+    for i, j in T.grid(16, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[0, vi, vj])
+            T.writes(B[0, vi, vj])
+            B[0, vi, vj] = A[0, vi, vj] * T.float32(3)
+    for i, j in T.grid(16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[0, vi, vj])
+            T.writes(C[vi // 4, vj, vi % 4])
+            C[vi // 4, vj, vi % 4] = B[0, vi, vj] + T.float32(1)
+    for i, j in T.grid(16, 8):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(C[vi // 4, vj, vi % 4])
+            T.writes(D[vi, vj])
+            D[vi, vj] = C[vi // 4, vj, vi % 4] * T.float32(2)
+'''
+
+
+def test_compute_at_constant_dimension():
+    sch = sched(LAYOUT)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    assert "for ax0 in range(8):" in text
+    assert 'vi, vj = T.axis.remap("SS", [i, ax0])' in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_compute_at_split_layout_pins_one_row():
+    sch = sched(LAYOUT)
+    i = loops_of(sch, "D")[0]
+    sch.compute_at(sch.get_block("C"), i)
+    text = body_text(sch)
+    # D's row i needs C[i // 4, 0:8, i % 4]: row i of C's own iteration space, not a tile
+    assert "for ax0 in range(8):" in text
+    assert 'vi, vj = T.axis.remap("SS", [i, ax0])' in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_reverse_compute_at_split_layout():
+    sch = sched(LAYOUT)
+    i = loops_of(sch, "C")[0]
+    sch.reverse_compute_at(sch.get_block("D"), i)
+    assert 'vi, vj = T.axis.remap("SS", [i, ax0])' in body_text(sch)
+    check_result(sch)
+    check_same_results(sch)
+
+
+# producer and consumer over a 60-element buffer, each on an 8 x 8 grid with a predicate
+PRED = HEAD + '''@T.prim_func
+def pred(A: T.Buffer((60,), "float32"), C: T.Buffer((60,), "float32")):
+    B = T.alloc_buffer((60,), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            v = T.axis.spatial(60, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            T.reads(A[v])
+            T.writes(B[v])
+            B[v] = A[v] * T.float32(2)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            v = T.axis.spatial(60, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            T.reads(B[v])
+            T.writes(C[v])
+            C[v] = B[v] + T.float32(1)
+'''
+
+
+def test_compute_at_block_with_predicate():
+    sch = sched(PRED)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    assert "v = T.axis.spatial(60, i * 8 + ax0)" in text
+    # the block's own predicate is what its new range needs: written once
+    assert text.count("T.where(i * 8 + ax0 < 60)") == 1
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_reverse_compute_at_block_with_predicate():
+    sch = sched(PRED)
+    i = loops_of(sch, "B")[0]
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    text = body_text(sch)
+    assert "v = T.axis.spatial(60, i * 8 + ax0)" in text
+    assert text.count("T.where(i * 8 + ax0 < 60)") == 1
+    check_result(sch)
+    check_same_results(sch)
+
+
+# the consumer runs only where the produced value is positive
+GUARDED = HEAD + '''@T.prim_func
+def guarded(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] - T.float32(0.25)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(B[i, j] > T.float32(0))
+            T.reads(B[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] * T.float32(10)
+'''
+
+
+def test_reverse_compute_at_keeps_a_data_predicate():
+    sch = sched(GUARDED)
+    i = loops_of(sch, "B")[0]
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    text = body_text(sch)
+    # the guard is not implied by the new range: it stays, over the new loops
+    assert "T.where(B[i, ax0] > T.float32(0))" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# B feeds C and D; C's loop nest is inside B's loop, D stays apart
+SIBLINGS = HEAD + '''@T.prim_func
+def siblings(A: T.Buffer((16,), "float32"), D: T.Buffer((16,), "float32"),
+             E: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(4):
+        for j in range(4):
+            with T.block("B"):
+                v = T.axis.spatial(16, i * 4 + j)
+                T.reads(A[v])
+                T.writes(B[v])
+                B[v] = A[v] + T.float32(1)
+        for j in range(4):
+            with T.block("C"):
+                v = T.axis.spatial(16, i * 4 + j)
+                T.reads(B[v])
+                T.writes(D[v])
+                D[v] = B[v] * T.float32(2)
+    for i in range(16):
+        with T.block("E"):
+            v = T.axis.spatial(16, i)
+            T.reads(B[v])
+            T.writes(E[v])
+            E[v] = B[v] * T.float32(3)
+'''
+
+
+def test_reverse_compute_at_goes_last_by_default():
+    sch = sched(SIBLINGS)
+    i = loops_of(sch, "B")[0]
+    sch.reverse_compute_at(sch.get_block("E"), i)
+    text = body_text(sch)
+    # E does not consume C: it goes at the end of the loop body, after C
+    assert text.index('T.block("B")') < text.index('T.block("C")') < text.index('T.block("E")')
+    check_result(sch)
+    check_same_results(sch)
+    sch2 = sched(SIBLINGS)
+    sch2.reverse_compute_at(sch2.get_block("E"), loops_of(sch2, "B")[0], index=-2)
+    text = body_text(sch2)
+    assert text.index('T.block("B")') < text.index('T.block("E")') < text.index('T.block("C")')
+    check_result(sch2)
+    check_same_results(sch2)
+
+
+READ_AHEAD = HEAD + '''@T.prim_func
+def read_ahead(A: T.Buffer((16,), "float32"), C: T.Buffer((15,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        with T.block("B"):
+            v = T.axis.spatial(16, i)
+            T.reads(A[v])
+            T.writes(B[v])
+            B[v] = A[v] * T.float32(2)
+    for i in range(15):
+        with T.block("C"):
+            v = T.axis.spatial(15, i)
+            T.reads(B[v:v + 2])
+            T.writes(C[v])
+            C[v] = B[v] + B[v + 1]
+'''
+
+
+def test_reverse_compute_at_reading_ahead_is_refused():
+    sch = sched(READ_AHEAD)
+    i = loops_of(sch, "B")[0]
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.reverse_compute_at(sch.get_block("C"), i)
+    assert e.value.kind == "reverse_compute_at/region" and e.value.node_name == "C"
+
+
+def test_compute_at_reading_ahead_computes_the_window():
+    sch = sched(READ_AHEAD)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    assert "for ax0 in range(2):" in text
+    assert "v = T.axis.spatial(16, i + ax0)" in text
+    check_result(sch)
+    check_same_results(sch)
