@@ -352,7 +352,11 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
                     lo, hi = max(mn.value, dom_lo), min(mn.value + ext, dom_hi)
                     mn, ext = C.int32(lo, dt), max(hi - lo, 1)
                 else:
-                    ext = min(ext, dom_hi - dom_lo)
+                    # a range that provably covers the whole domain becomes the domain;
+                    # otherwise it stays, and predicates keep it inside (as TVM)
+                    b = A.bound_of(mn, bounds)
+                    if b is not None and b[1] <= dom_lo and b[0] + ext >= dom_hi:
+                        mn, ext = C.int32(dom_lo, dt), dom_hi - dom_lo
         elif isinstance(iv.dom.extent, E.IntImm):
             mn, ext = iv.dom.min, iv.dom.extent.value
         else:
@@ -371,10 +375,10 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
         values.append(val)
         if dom_hi is not None and not isinstance(val, E.IntImm):
             b = A.bound_of(val, bounds)
-            if b is not None and b[1] >= dom_hi:
+            if b is None or b[0] < dom_lo:
+                preds.append(A.simplify(E.LE(C.int32(dom_lo, dt), val, "bool"), bounds))
+            if b is None or b[1] >= dom_hi:
                 preds.append(A.simplify(E.LT(val, C.int32(dom_hi, dt), "bool"), bounds))
-            if b is not None and b[0] < dom_lo:
-                preds.append(A.simplify(E.GE(val, C.int32(dom_lo, dt), "bool"), bounds))
     pred = C.TRUE
     for p in preds:
         pred = C.and_(pred, p)
