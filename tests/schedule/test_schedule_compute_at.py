@@ -391,3 +391,34 @@ def test_compute_at_reading_ahead_computes_the_window():
     assert "v = T.axis.spatial(16, i + ax0)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+# the consumer reads B at a fused index: each of its row iterators is pinned by B's row
+FUSED = HEAD + '''@T.prim_func
+def fused(A: T.Buffer((32, 8), "float32"), C: T.Buffer((4, 8, 8), "float32")):
+    B = T.alloc_buffer((32, 8), "float32")
+    for i, j in T.grid(32, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] + T.float32(5)
+    for i, j, k in T.grid(4, 8, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            T.reads(B[vi * 8 + vj, vk])
+            T.writes(C[vi, vj, vk])
+            C[vi, vj, vk] = B[vi * 8 + vj, vk] * T.float32(0.5)
+'''
+
+
+def test_reverse_compute_at_fused_index():
+    sch = sched(FUSED)
+    i = loops_of(sch, "B")[0]
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    text = body_text(sch)
+    assert "vi = T.axis.spatial(4, i // 8)" in text
+    assert "vj = T.axis.spatial(8, i % 8)" in text
+    assert "for ax0 in range(8):" in text
+    check_result(sch)
+    check_same_results(sch)

@@ -125,6 +125,14 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs):
         pairs = _solve_split(mine[0].region, req, ivs)
         for dim, (x, (lo, hi)) in enumerate(zip(mine[0].region, req)):
             solved = pairs[dim] if dim in pairs else _solve_dim(x, lo, hi, ivs)
+            fused = _solve_fused(x, lo, hi, ivs) if solved is None else None
+            if fused is not None:
+                for var, vlo, vhi in fused:
+                    if id(var) in result:
+                        raise sch.error(f"{what}/region", f"block '{blk.name_hint}' would "
+                                        f"need two ranges for iterator '{var.name}'", blk)
+                    result[id(var)] = (vlo, vhi)
+                continue
             if solved is None:
                 raise sch.error(f"{what}/not-iterator-indexed", f"block '{blk.name_hint}' "
                                 f"accesses dimension {dim} of '{buf.name}' in a way whose "
@@ -186,6 +194,39 @@ def _solve_dim(x, lo, hi, ivs):
     if unit and isinstance(m, E.FloorMod) and isinstance(m.a, E.Var) and id(m.a) in ivs:
         return "free"
     return None
+
+
+def _solve_fused(x, lo, hi, ivs):
+    """A dimension indexed by iterators fused in mixed radix (`vi * 16 + vj` with vj over
+    16), where one point is needed: each iterator is pinned to its digit of that point.
+    [(var, lo, hi)] or None."""
+    if not (isinstance(x.extent, E.IntImm) and x.extent.value == 1) or lo.key() != hi.key():
+        return None
+    lin = A.to_lin(x.min, {})
+    terms = sorted(lin.terms, key=lambda t: -t[1])
+    if len(terms) < 2 or any(a[0] != "var" or id(a[1]) not in ivs or c <= 0
+                             for a, c in terms):
+        return None
+    exts = []
+    for a, _ in terms:
+        dom = ivs[id(a[1])].dom
+        if not (isinstance(dom.min, E.IntImm) and dom.min.value == 0 and
+                isinstance(dom.extent, E.IntImm)):
+            return None
+        exts.append(dom.extent.value)
+    if terms[-1][1] != 1 or any(terms[k][1] != terms[k + 1][1] * exts[k + 1]
+                                for k in range(len(terms) - 1)):
+        return None
+    point = A.to_expr(lo.add(A.Lin([], lin.const, lin.dtype), -1))
+    dt = point.dtype
+    out = []
+    for k, ((a, c), ext) in enumerate(zip(terms, exts)):
+        e = point if c == 1 else E.FloorDiv(point, E.IntImm(dt, c), dt)
+        if k > 0:
+            e = E.FloorMod(e, E.IntImm(dt, ext), dt)
+        v = A.to_lin(e, {})
+        out.append((a[1], v, v))
+    return out
 
 
 def _solve_split(region, req, ivs):
@@ -266,7 +307,7 @@ def _required(sch, blk, buf, deps, f, reverse, what):
 def _relax(e, cb, sym):
     """(lo, hi) linear forms of `e` with the loop variables of cb (constant bounds) and of
     sym (loops of symbolic extent) ranging over their loops; None when not affine in them."""
-    lin = A.to_lin(e, cb)
+    lin = A._merge(A.to_lin(e, cb))
     lo = A.Lin([], lin.const, lin.dtype)
     hi = A.Lin([], lin.const, lin.dtype)
     for atom, coef in lin.terms:
