@@ -422,3 +422,34 @@ def test_reverse_compute_at_fused_index():
     assert "for ax0 in range(8):" in text
     check_result(sch)
     check_same_results(sch)
+
+
+# C pads B by one element on each side
+PADDED = HEAD + '''@T.prim_func
+def padded(A: T.Buffer((8,), "float32"), C: T.Buffer((10,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            v = T.axis.spatial(8, i)
+            T.reads(A[v])
+            T.writes(B[v])
+            B[v] = A[v] * T.float32(2)
+    for i in range(10):
+        with T.block("C"):
+            v = T.axis.spatial(10, i)
+            T.reads(B[v - 1])
+            T.writes(C[v])
+            C[v] = T.if_then_else(1 <= v and v < 9, B[v - 1], T.float32(0))
+'''
+
+
+def test_compute_at_shifted_start_gets_domain_predicates():
+    sch = sched(PADDED)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    # the start keeps its subtraction; the predicates carry the constant on the bound's side
+    assert "v = T.axis.spatial(8, i - 1)" in text
+    assert "T.where(1 <= i and i < 9)" in text
+    check_result(sch)
+    check_same_results(sch)

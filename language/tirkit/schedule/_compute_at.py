@@ -402,8 +402,10 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
             mn, ext = iv.dom.min, iv.dom.extent.value
         else:
             mn, ext = iv.dom.min, iv.dom.extent
+        # as TVM: the simplified start, plus the new loop variable when there is one
+        start = A.simplify(mn, bounds)
         if isinstance(ext, int) and ext == 1 and not preserve_unit_loops:
-            val = A.simplify(mn, bounds, binding=True)
+            val = start
         else:
             v = E.Var(f"ax{n}", dt)
             n += 1
@@ -412,14 +414,21 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
                 bounds[id(v)] = (0, ext - 1)
             else:
                 loops.append(C.new_loop(v, ext if ext.dtype == dt else E.Cast(dt, ext)))
-            val = A.simplify(E.Add(mn, v, dt), bounds, binding=True)
+            val = v if isinstance(start, E.IntImm) and start.value == 0 else \
+                E.Add(start, v, dt)
         values.append(val)
         if dom_hi is not None and not isinstance(val, E.IntImm):
             b = A.bound_of(val, bounds)
+            # the constant moves to the bound's side (as TVM writes them)
+            lin = A.to_lin(val, bounds)
+            k, vdt = lin.const, val.dtype
+            var_part = A.to_expr(A.Lin(lin.terms, 0, lin.dtype))
             if b is None or b[0] < dom_lo:
-                preds.append(A.simplify(E.LE(C.int32(dom_lo, dt), val, "bool"), bounds))
+                preds.append(A.simplify(E.LE(C.int32(dom_lo - k, vdt), var_part, "bool"),
+                                        bounds))
             if b is None or b[1] >= dom_hi:
-                preds.append(A.simplify(E.LT(val, C.int32(dom_hi, dt), "bool"), bounds))
+                preds.append(A.simplify(E.LT(var_part, C.int32(dom_hi - k, vdt), "bool"),
+                                        bounds))
     pred = C.TRUE
     for p in preds:
         pred = C.and_(pred, p)
