@@ -453,3 +453,35 @@ def test_compute_at_shifted_start_gets_domain_predicates():
     assert "T.where(1 <= i and i < 9)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+# the producer iterates in int64, the consumer in int32
+WIDE = HEAD + '''@T.prim_func
+def wide(A: T.Buffer((T.int64(8), T.int64(8)), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((T.int64(8), T.int64(8)), "float32")
+    for i, j in T.grid(T.int64(8), T.int64(8)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] * T.float32(3)
+'''
+
+
+def test_compute_at_int64_iterators_from_int32_loops():
+    sch = sched(WIDE)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    # the needed row is widened to the iterator's type; the new loop is int64 as well
+    assert 'vi = T.axis.spatial(T.int64(8), T.Cast("int64", i))' in text
+    assert "for ax0 in range(T.int64(8)):" in text
+    assert "T.where" not in text
+    check_result(sch)
+    check_same_results(sch)

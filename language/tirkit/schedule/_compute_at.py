@@ -114,6 +114,7 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs):
     own = own_r if reverse else own_w
     ivs = {id(iv.var): iv for iv in blk.iter_vars}
     result = {}
+    wide = set()        # int64 iterators solved from an int32 range
     for buf in bufs:
         mine = [r for r in own if r.buffer is buf]
         if not mine:
@@ -153,6 +154,8 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs):
                     raise sch.error(f"{what}/region", f"block '{blk.name_hint}' would need "
                                     f"two different ranges for iterator '{var.name}'", blk)
             result[id(var)] = (vlo, vhi)
+            if var.dtype == "int64" and vlo.dtype == "int32":
+                wide.add(id(var))
     if not result and not any(r.buffer is b for b in bufs for r in own):
         raise sch.error(f"{what}/region", f"no buffer links block '{blk.name_hint}' to the "
                         f"blocks under loop '{f.loop_var.name}'", blk)
@@ -160,7 +163,12 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs):
     for k, (lo, hi) in result.items():
         ext = hi.add(lo, -1)
         ext.const += 1
-        out[k] = (A.to_expr(lo), ext.const if ext.is_const() else A.to_expr(ext))
+        mn = A.to_expr(lo)
+        if k in wide:
+            # widened to the iterator's type (as TVM)
+            mn = E.IntImm("int64", mn.value) if isinstance(mn, E.IntImm) else \
+                E.Cast("int64", mn)
+        out[k] = (mn, ext.const if ext.is_const() else A.to_expr(ext))
     return out
 
 
@@ -418,7 +426,7 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
                 E.Add(start, v, dt)
         values.append(val)
         if dom_hi is not None and not isinstance(val, E.IntImm):
-            b = A.bound_of(val, bounds)
+            b = A.bound_of(val.value if isinstance(val, E.Cast) else val, bounds)
             # the constant moves to the bound's side (as TVM writes them)
             lin = A.to_lin(val, bounds)
             k, vdt = lin.const, val.dtype
