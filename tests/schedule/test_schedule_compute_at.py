@@ -485,3 +485,33 @@ def test_compute_at_int64_iterators_from_int32_loops():
     assert "T.where" not in text
     check_result(sch)
     check_same_results(sch)
+
+
+# each element of B is repeated 4 times; the consumer is tiled by 2
+REPEAT = HEAD + '''@T.prim_func
+def repeat(A: T.Buffer((4,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((4,), "float32")
+    for i in range(4):
+        with T.block("B"):
+            v = T.axis.spatial(4, i)
+            T.reads(A[v])
+            T.writes(B[v])
+            B[v] = A[v] + T.float32(1)
+    for i0, i1 in T.grid(8, 2):
+        with T.block("C"):
+            v = T.axis.spatial(16, i0 * 2 + i1)
+            T.reads(B[v // 4])
+            T.writes(C[v])
+            C[v] = B[v // 4]
+'''
+
+
+def test_compute_at_divided_index_over_a_tile():
+    sch = sched(REPEAT)
+    i0 = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i0)
+    text = body_text(sch)
+    # (i0 * 2 + i1) // 4 over i1 in [0, 2) is the one element i0 // 2
+    assert "v = T.axis.spatial(4, i0 // 2)" in text
+    check_result(sch)
+    check_same_results(sch)

@@ -315,7 +315,10 @@ def _required(sch, blk, buf, deps, f, reverse, what):
 def _relax(e, cb, sym):
     """(lo, hi) linear forms of `e` with the loop variables of cb (constant bounds) and of
     sym (loops of symbolic extent) ranging over their loops; None when not affine in them."""
-    lin = A._merge(A.to_lin(e, cb))
+    return _relax_lin(A._merge(A.to_lin(e, cb)), cb, sym)
+
+
+def _relax_lin(lin, cb, sym):
     lo = A.Lin([], lin.const, lin.dtype)
     hi = A.Lin([], lin.const, lin.dtype)
     for atom, coef in lin.terms:
@@ -332,7 +335,17 @@ def _relax(e, cb, sym):
             hi = hi.add(b, coef)
         elif any(id(v) in cb for v in vs) and not any(id(v) in sym for v in vs):
             if not all(id(v) in cb for v in vs):
-                return None
+                # `(outer + inner) // c`: the division of each end of the inner range
+                if atom[0] != "div":
+                    return None
+                r = _relax_lin(atom[1], cb, sym)
+                if r is None:
+                    return None
+                a, b = _floordiv(r[0], atom[2]), _floordiv(r[1], atom[2])
+                a, b = (a, b) if coef > 0 else (b, a)
+                lo = lo.add(a, coef)
+                hi = hi.add(b, coef)
+                continue
             bd = A.bound_atom(atom, cb)
             if bd is None:
                 return None
@@ -345,6 +358,23 @@ def _relax(e, cb, sym):
             lo._add_term(atom, coef)
             hi._add_term(atom, coef)
     return lo, hi
+
+
+def _floordiv(lin, c):
+    """`lin // c` as a linear form: with g the common factor of the terms (dividing c) and
+    lin = g * m + r, 0 <= r < g, it is `m // (c / g)`."""
+    import math
+    if lin.is_const():
+        return A.Lin([], lin.const // c, lin.dtype)
+    g = c
+    for _, k in lin.terms:
+        g = math.gcd(g, k)
+    q, r = divmod(lin.const, g)
+    m = A.Lin([[a, k // g] for a, k in lin.terms], q, lin.dtype)
+    c2 = c // g
+    if c2 == 1:
+        return m
+    return A.to_lin(E.FloorDiv(A.to_expr(m), E.IntImm(lin.dtype, c2), lin.dtype), {})
 
 
 def _atom_vars(atom):
