@@ -515,3 +515,40 @@ def test_compute_at_divided_index_over_a_tile():
     assert "v = T.axis.spatial(4, i0 // 2)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+# P is zeroed by one block and then partly overwritten by another
+TWO_WRITERS = HEAD + '''@T.prim_func
+def two_writers(A: T.Buffer((6,), "float32"), C: T.Buffer((6,), "float32")):
+    P = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("zero"):
+            v = T.axis.spatial(8, i)
+            T.reads()
+            T.writes(P[v])
+            P[v] = T.float32(0)
+    for i in range(6):
+        with T.block("fill"):
+            v = T.axis.spatial(6, i)
+            T.reads(A[v])
+            T.writes(P[v + 1])
+            P[v + 1] = A[v]
+    for i in range(6):
+        with T.block("C"):
+            v = T.axis.spatial(6, i)
+            T.reads(P[v:v + 3])
+            T.writes(C[v])
+            C[v] = P[v] + P[v + 1] + P[v + 2]
+'''
+
+
+def test_compute_at_of_one_of_two_writers_is_refused():
+    sch = sched(TWO_WRITERS)
+    i = loops_of(sch, "C")[0]
+    # moving "zero" under C's loop would run it after "fill" and wipe what fill wrote
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.compute_at(sch.get_block("zero"), i)
+    assert e.value.kind == "compute_at/several-writers" and e.value.node_name == "fill"
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.reverse_compute_at(sch.get_block("fill"), loops_of(sch, "zero")[0])
+    assert e.value.kind == "reverse_compute_at/several-writers"

@@ -11,7 +11,7 @@ from . import _common as C
 from . import _inline as I
 from . import _ir
 from .analysis import (consumers, infer_regions, output_buffers, producers, read_buffers,
-                       write_buffers)
+                       scope_blocks, write_buffers)
 
 
 def _regions(block):
@@ -44,6 +44,15 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     if not reverse and any(b is o for o in output_buffers(func) for b in write_buffers(blk)):
         raise sch.error("compute_at/output-block", f"block '{blk.name_hint}' writes an output "
                         "of the function", blk)
+    # the block must be the only writer of what it writes in its scope (as TVM requires of
+    # a complete or reduction block): moving it past another writer reorders the writes
+    mine = write_buffers(blk)
+    for other in scope_blocks(sch, block.func, info.scope):
+        if other.block is not blk and any(b is w for b in mine
+                                          for w in write_buffers(other.block)):
+            raise sch.error(f"{what}/several-writers", f"block '{other.block.name_hint}' also "
+                            f"writes a buffer that block '{blk.name_hint}' writes",
+                            other.block, [(blk, "block")])
     deps = producers(sch, block.func, info) if reverse else consumers(sch, block.func, info)
     role = "producer" if reverse else "consumer"
     if not deps:
@@ -188,6 +197,14 @@ def _solve_dim(x, lo, hi, ivs):
         return "const" if unit else None
     if isinstance(m, E.Var) and id(m) in ivs:
         return m, lo, hi
+    lin = A.to_lin(m, {})
+    if unit and len(lin.terms) == 1 and lin.terms[0][0][0] == "var" and \
+            id(lin.terms[0][0][1]) in ivs and abs(lin.terms[0][1]) == 1:
+        # `v + k` or `k - v`: one point per iterator value, inverted
+        v, k = lin.terms[0][0][1], A.Lin([], lin.const, lin.dtype)
+        if lin.terms[0][1] == 1:
+            return v, lo.add(k, -1), hi.add(k, -1)
+        return v, k.add(hi, -1), k.add(lo, -1)
     if isinstance(m, E.Mul):
         v, c = (m.a, m.b) if isinstance(m.b, E.IntImm) else (m.b, m.a)
         if isinstance(v, E.Var) and id(v) in ivs and isinstance(c, E.IntImm) and c.value > 0:
