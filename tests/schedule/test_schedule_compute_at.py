@@ -552,3 +552,34 @@ def test_compute_at_of_one_of_two_writers_is_refused():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.reverse_compute_at(sch.get_block("fill"), loops_of(sch, "zero")[0])
     assert e.value.kind == "reverse_compute_at/several-writers"
+
+
+# B is A reversed; C reads B transposed
+REVERSED = HEAD + '''@T.prim_func
+def reversed_(A: T.Buffer((6, 4), "float32"), C: T.Buffer((4, 6), "float32")):
+    B = T.alloc_buffer((6, 4), "float32")
+    for i, j in T.grid(6, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[5 - vi, 3 - vj])
+            B[5 - vi, 3 - vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(4, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vj, vi])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vj, vi] * T.float32(2)
+'''
+
+
+def test_compute_at_reversed_index():
+    sch = sched(REVERSED)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    # C's row i needs column i of B: written by B at vj = 3 - i, all vi
+    assert "vi = T.axis.spatial(6, ax0)" in text
+    assert "vj = T.axis.spatial(4, 3 - i)" in text
+    check_result(sch)
+    check_same_results(sch)
