@@ -583,3 +583,29 @@ def test_compute_at_reversed_index():
     assert "vj = T.axis.spatial(4, 3 - i)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+# C reads one element more than B writes (the last one comes from the input's own value)
+UNCOVERED = HEAD + '''@T.prim_func
+def uncovered(A: T.Buffer((9,), "float32"), C: T.Buffer((9,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            v = T.axis.spatial(8, i)
+            T.reads()
+            T.writes(A[v])
+            A[v] = T.float32(1)
+    for i in range(9):
+        with T.block("C"):
+            v = T.axis.spatial(9, i)
+            T.reads(A[v])
+            T.writes(C[v])
+            C[v] = A[v] * T.float32(2)
+'''
+
+
+def test_reverse_compute_at_consumer_not_covered_is_refused():
+    sch = sched(UNCOVERED)
+    # under B's loop, C's instance v = 8 would never run
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.reverse_compute_at(sch.get_block("C"), loops_of(sch, "B")[0])
+    assert e.value.kind == "reverse_compute_at/not-covered" and e.value.node_name == "C"

@@ -95,6 +95,7 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     new_realize, new_loops = _make_nest(sch, info, region, outer_loops, preserve_unit_loops,
                                         what)
     if reverse:
+        _check_cover(sch, info, deps, what)
         _check_reads(sch, blk, new_realize, new_loops, reqs, f, what,
                      C.loop_bounds(outer_loops))
     nest = C.nest(new_loops, new_realize)
@@ -179,6 +180,12 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs):
                 E.Cast("int64", mn)
         out[k] = (mn, ext.const if ext.is_const() else A.to_expr(ext))
     return out
+
+
+def _tight(a, b, pick):
+    """The bound of a and b that `pick` prefers (a when b is None or they do not compare)."""
+    r = None if b is None else _hull(a, b, pick)
+    return a if r is None else r
 
 
 def _hull(a, b, pick):
@@ -489,6 +496,73 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
         pred = C.and_(pred, p)
     realize = dataclasses.replace(info.realize, iter_values=tuple(values), predicate=pred)
     return realize, loops
+
+
+def _whole(infos, buf, writes):
+    """[(lo, hi)] per dimension: the hull of what the blocks `infos` write (or read) of
+    `buf` over all their loops in the scope; None when it cannot be described."""
+    out = None
+    for d in infos:
+        r, w = _regions(d.block)
+        ivmap = {id(iv.var): v for iv, v in zip(d.block.iter_vars, d.realize.iter_values)}
+        k = max((i for i, a in enumerate(d.ancestors) if isinstance(a, S.Block)), default=-1)
+        loops = [a for a in d.ancestors[k + 1:] if isinstance(a, S.For)]
+        cb = C.loop_bounds(loops)
+        sym = {id(a.loop_var): a for a in loops if id(a.loop_var) not in cb}
+        ivb = {}
+        own = {id(iv.var) for iv in d.block.iter_vars}
+        for iv in d.block.iter_vars:
+            if isinstance(iv.dom.min, E.IntImm) and isinstance(iv.dom.extent, E.IntImm):
+                ivb[id(iv.var)] = (iv.dom.min.value, iv.dom.min.value + iv.dom.extent.value - 1)
+        for reg in (w if writes else r):
+            if reg.buffer is not buf:
+                continue
+            dims = []
+            for x in reg.region:
+                top = E.Sub(E.Add(x.min, x.extent, x.min.dtype), E.IntImm(x.min.dtype, 1),
+                            x.min.dtype)
+                a = _relax(_ir.substitute(x.min, ivmap), cb, sym)
+                b = _relax(_ir.substitute(top, ivmap), cb, sym)
+                # the iterators' domains bound it too (a predicate keeps them inside)
+                a2, b2 = _relax(x.min, ivb, {}), _relax(top, ivb, {})
+                if a2 is not None and b2 is not None and not any(
+                        id(v) in own for v in _lin_vars(a2[0]) + _lin_vars(b2[1])):
+                    a = (a[0], None) if a is None else a
+                    b = (None, b[1]) if b is None else b
+                    a = (_tight(a2[0], a[0], max), None)
+                    b = (None, _tight(b2[1], b[1], min))
+                if a is None or b is None or a[0] is None or b[1] is None:
+                    return None
+                dims.append((a[0], b[1]))
+            if out is None:
+                out = dims
+                continue
+            merged = []
+            for (a0, b0), (a1, b1) in zip(out, dims):
+                a, b = _hull(a0, a1, min), _hull(b0, b1, max)
+                if a is None or b is None:
+                    return None
+                merged.append((a, b))
+            out = merged
+    return out
+
+
+def _check_cover(sch, info, deps, what):
+    """Every instance of the moved consumer must still run: what it reads of each buffer
+    must lie inside what its producers write of it (the region cover TVM requires)."""
+    blk = info.block
+    for buf in read_buffers(blk):
+        ws = [d for d in deps if any(b is buf for b in write_buffers(d.block))]
+        if not ws:
+            continue
+        need, have = _whole([info], buf, False), _whole(ws, buf, True)
+        ok = need is not None and have is not None
+        for (lo, hi), (wlo, whi) in zip(need or (), have or ()):
+            a, b = _lower(lo.add(wlo, -1), {}), _lower(whi.add(hi, -1), {})
+            ok = ok and a is not None and a >= 0 and b is not None and b >= 0
+        if not ok:
+            raise sch.error(f"{what}/not-covered", f"block '{blk.name_hint}' reads parts of "
+                            f"'{buf.name}' that its producers do not write", blk)
 
 
 def _check_reads(sch, blk, realize, loops, reqs, f, what, outer):
