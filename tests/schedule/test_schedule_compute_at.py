@@ -1,7 +1,9 @@
+import numpy as np
 import pytest
 
 import tirkit
-from sched_util import CHAIN, MATMUL_RELU, body_text, check_result, check_same_results, sched
+from sched_util import (CHAIN, HEAD, MATMUL_RELU, body_text, check_result, check_same_results,
+                        loops_of, sched)
 
 
 def _tiled_relu(sch):
@@ -112,10 +114,6 @@ def test_reverse_compute_at_into_ancestor():
 
 
 # ---- symbolic extents, solved dimensions, predicates, insertion point ----------------------
-
-import numpy as np
-
-from sched_util import HEAD, loops_of
 
 # a normalisation over a batch of rows whose count is a shape symbol
 SYM_NORM = HEAD + '''@T.prim_func
