@@ -607,3 +607,43 @@ def test_reverse_compute_at_consumer_not_covered_is_refused():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.reverse_compute_at(sch.get_block("C"), loops_of(sch, "B")[0])
     assert e.value.kind == "reverse_compute_at/not-covered" and e.value.node_name == "C"
+
+
+# B reads T before "bump" overwrites it; C reads B
+PASSING = HEAD + '''@T.prim_func
+def passing(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"),
+            D: T.Buffer((8,), "float32")):
+    T_ = T.alloc_buffer((8,), "float32")
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("load"):
+            v = T.axis.spatial(8, i)
+            T.reads(A[v])
+            T.writes(T_[v])
+            T_[v] = A[v]
+    for i in range(8):
+        with T.block("B"):
+            v = T.axis.spatial(8, i)
+            T.reads(T_[v])
+            T.writes(B[v])
+            B[v] = T_[v] * T.float32(2)
+    for i in range(8):
+        with T.block("bump"):
+            v = T.axis.spatial(8, i)
+            T.reads(A[v])
+            T.writes(T_[v])
+            T_[v] = A[v] + T.float32(100)
+    for i in range(8):
+        with T.block("C"):
+            v = T.axis.spatial(8, i)
+            T.reads(B[v], T_[v])
+            T.writes(C[v])
+            C[v] = B[v] + T_[v]
+'''
+
+
+def test_compute_at_past_a_writer_of_its_input_is_refused():
+    sch = sched(PASSING)
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.compute_at(sch.get_block("B"), loops_of(sch, "C")[0])
+    assert e.value.kind == "compute_at/dependency-order" and e.value.node_name == "bump"

@@ -88,6 +88,7 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
         raise sch.error(f"{what}/bad-index", f"index {index} breaks a dependency", f)
     else:
         pos = index
+    _check_passed(sch, block.func, info, kids, pos, f, reverse, what)
     # the region the block must cover, in terms of the loops at and above `f`
     reqs = {}
     region = _needed_region(sch, blk, deps, f, reverse, what, reqs)
@@ -107,6 +108,25 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     mapping[id(f)] = new_f
     I.rewrite_scope(sch, block.func, scope, mapping)
     return None
+
+
+def _check_passed(sch, func, info, kids, pos, f, reverse, what):
+    """The blocks the move carries the block past must not depend on it the other way:
+    moving later, none of them may write what it reads; moving earlier, none may read what
+    it writes."""
+    order = scope_blocks(sch, func, info.scope)
+    ib = next(k for k, o in enumerate(order) if o.block is info.block)
+    under = [k for k, o in enumerate(order) if _under(o, f)]
+    after = [k for k, o in enumerate(order) if any(_contains(s, o.realize) for s in kids[pos:])]
+    j = min(after) if after else (max(under) + 1 if under else ib)
+    passed = order[ib + 1:j] if j > ib else order[j:ib]
+    mine = write_buffers(info.block) if reverse else read_buffers(info.block)
+    for o in passed:
+        theirs = read_buffers(o.block) if reverse else write_buffers(o.block)
+        if any(a is b for a in mine for b in theirs):
+            raise sch.error(f"{what}/dependency-order", f"block '{o.block.name_hint}' would "
+                            f"run on the wrong side of block '{info.block.name_hint}'",
+                            o.block, [(info.block, "block")])
 
 
 def _contains(s, node):
