@@ -647,3 +647,34 @@ def test_compute_at_past_a_writer_of_its_input_is_refused():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.compute_at(sch.get_block("B"), loops_of(sch, "C")[0])
     assert e.value.kind == "compute_at/dependency-order" and e.value.node_name == "bump"
+
+
+# C reads B through a flattening it cannot be solved for, but needs all of B
+RELAYOUT = HEAD + '''@T.prim_func
+def relayout(A: T.Buffer((1, 2, 8), "float32"), C: T.Buffer((1, 4, 4), "float32")):
+    B = T.alloc_buffer((1, 2, 8), "float32")
+    for i0, i1, i2 in T.grid(1, 2, 8):
+        with T.block("B"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            T.reads(A[v0, v1, v2])
+            T.writes(B[v0, v1, v2])
+            B[v0, v1, v2] = A[v0, v1, v2] - T.float32(1)
+    for i0, i1, i2 in T.grid(1, 4, 4):
+        with T.block("C"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            T.reads(B[v0, (v1 * 4 + v2) // 8, (v1 * 4 + v2) % 8])
+            T.writes(C[v0, v1, v2])
+            C[v0, v1, v2] = B[v0, (v1 * 4 + v2) // 8, (v1 * 4 + v2) % 8] * T.float32(4)
+'''
+
+
+def test_reverse_compute_at_whole_dimensions_need_no_solving():
+    sch = sched(RELAYOUT)
+    sch.reverse_compute_at(sch.get_block("C"), loops_of(sch, "B")[0])
+    text = body_text(sch)
+    assert "for ax0, ax1 in T.grid(4, 4):" in text
+    # the unit loop i0 is its value, 0
+    assert "v0 = T.axis.spatial(1, 0)" in text
+    assert 'v1, v2 = T.axis.remap("SS", [ax0, ax1])' in text
+    check_result(sch)
+    check_same_results(sch)

@@ -91,8 +91,9 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     _check_passed(sch, block.func, info, kids, pos, f, reverse, what)
     # the region the block must cover, in terms of the loops at and above `f`
     reqs = {}
-    region = _needed_region(sch, blk, deps, f, reverse, what, reqs)
     outer_loops = [a for a in f_anc if isinstance(a, S.For)] + [f]
+    units = {k: lo for k, (lo, hi) in C.loop_bounds(outer_loops).items() if lo == hi}
+    region = _needed_region(sch, blk, deps, f, reverse, what, reqs, units)
     new_realize, new_loops = _make_nest(sch, info, region, outer_loops, preserve_unit_loops,
                                         what)
     if reverse:
@@ -133,7 +134,7 @@ def _contains(s, node):
     return s is node or any(x is node for x in _ir.stmts(s))
 
 
-def _needed_region(sch, blk, deps, f, reverse, what, reqs):
+def _needed_region(sch, blk, deps, f, reverse, what, reqs, units):
     """{id(iterator) -> (min expr, extent)} for the block's iterators that the region the
     blocks under the loop exchange with it pins down; the extent is an int, or an expression
     over shape symbols. Solved one buffer dimension at a time from how the block itself
@@ -152,6 +153,8 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs):
         req = _required(sch, blk, buf, deps, f, reverse, what)
         if req is None:
             continue
+        # loops of extent one around the new nest are their value (as TVM's analyzer sees)
+        req = [(_fold_units(a, units), _fold_units(b, units)) for a, b in req]
         reqs[id(buf)] = req
         pairs = _solve_split(mine[0].region, req, ivs)
         for dim, (x, (lo, hi)) in enumerate(zip(mine[0].region, req)):
@@ -164,6 +167,9 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs):
                                         f"need two ranges for iterator '{var.name}'", blk)
                     result[id(var)] = (vlo, vhi)
                 continue
+            if solved is None and lo.is_const() and hi.is_const() and lo.const == 0 and \
+                    isinstance(buf.shape[dim], E.IntImm) and hi.const == buf.shape[dim].value - 1:
+                solved = "free"         # all of the dimension is needed: no constraint
             if solved is None:
                 raise sch.error(f"{what}/not-iterator-indexed", f"block '{blk.name_hint}' "
                                 f"accesses dimension {dim} of '{buf.name}' in a way whose "
@@ -199,6 +205,16 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs):
             mn = E.IntImm("int64", mn.value) if isinstance(mn, E.IntImm) else \
                 E.Cast("int64", mn)
         out[k] = (mn, ext.const if ext.is_const() else A.to_expr(ext))
+    return out
+
+
+def _fold_units(lin, units):
+    out = A.Lin([], lin.const, lin.dtype)
+    for atom, coef in lin.terms:
+        if atom[0] == "var" and id(atom[1]) in units:
+            out.const += coef * units[id(atom[1])]
+        else:
+            out._add_term(atom, coef)
     return out
 
 
