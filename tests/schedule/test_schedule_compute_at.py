@@ -678,3 +678,35 @@ def test_reverse_compute_at_whole_dimensions_need_no_solving():
     assert 'v1, v2 = T.axis.remap("SS", [ax0, ax1])' in text
     check_result(sch)
     check_same_results(sch)
+
+
+# one bias per group of 16 channels; the consumer's channel loop is split in two halves
+GROUPED = HEAD + '''@T.prim_func
+def grouped(X: T.Buffer((80,), "float32"), Y: T.Buffer((80,), "float32")):
+    B = T.alloc_buffer((5,), "float32")
+    for i in range(5):
+        with T.block("bias"):
+            v = T.axis.spatial(5, i)
+            T.reads()
+            T.writes(B[v])
+            B[v] = T.Cast("float32", v) + T.float32(0.5)
+    for c_o, c_i in T.grid(2, 40):
+        with T.block("Y"):
+            c = T.axis.spatial(80, c_o * 40 + c_i)
+            T.reads(X[c], B[c // 16])
+            T.writes(Y[c])
+            Y[c] = X[c] + B[c // 16]
+'''
+
+
+def test_compute_at_group_index_takes_whole_multiples_out():
+    sch = sched(GROUPED)
+    sch.compute_at(sch.get_block("bias"), loops_of(sch, "Y")[0])
+    text = body_text(sch)
+    # (c_o * 40 + c_i) // 16 over c_i in [0, 40): from c_o * 2 + (c_o * 8) // 16 = c_o * 2
+    # to c_o * 2 + 2; three groups, inside the domain for c_o in [0, 2)
+    assert "for ax0 in range(3):" in text
+    assert "v = T.axis.spatial(5, c_o * 2 + ax0)" in text
+    assert "T.where" not in text
+    check_result(sch)
+    check_same_results(sch)

@@ -92,8 +92,8 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     # the region the block must cover, in terms of the loops at and above `f`
     reqs = {}
     outer_loops = [a for a in f_anc if isinstance(a, S.For)] + [f]
-    units = {k: lo for k, (lo, hi) in C.loop_bounds(outer_loops).items() if lo == hi}
-    region = _needed_region(sch, blk, deps, f, reverse, what, reqs, units)
+    region = _needed_region(sch, blk, deps, f, reverse, what, reqs,
+                            C.loop_bounds(outer_loops))
     new_realize, new_loops = _make_nest(sch, info, region, outer_loops, preserve_unit_loops,
                                         what)
     if reverse:
@@ -134,7 +134,7 @@ def _contains(s, node):
     return s is node or any(x is node for x in _ir.stmts(s))
 
 
-def _needed_region(sch, blk, deps, f, reverse, what, reqs, units):
+def _needed_region(sch, blk, deps, f, reverse, what, reqs, outer):
     """{id(iterator) -> (min expr, extent)} for the block's iterators that the region the
     blocks under the loop exchange with it pins down; the extent is an int, or an expression
     over shape symbols. Solved one buffer dimension at a time from how the block itself
@@ -150,10 +150,11 @@ def _needed_region(sch, blk, deps, f, reverse, what, reqs, units):
         mine = [r for r in own if r.buffer is buf]
         if not mine:
             continue
-        req = _required(sch, blk, buf, deps, f, reverse, what)
+        req = _required(sch, blk, buf, deps, f, reverse, what, outer)
         if req is None:
             continue
         # loops of extent one around the new nest are their value (as TVM's analyzer sees)
+        units = {k: lo for k, (lo, hi) in outer.items() if lo == hi}
         req = [(_fold_units(a, units), _fold_units(b, units)) for a, b in req]
         reqs[id(buf)] = req
         pairs = _solve_split(mine[0].region, req, ivs)
@@ -329,7 +330,7 @@ def _div_lin(lin, c):
     return A.to_lin(E.FloorDiv(A.to_expr(lin), E.IntImm(lin.dtype, c), lin.dtype), {})
 
 
-def _required(sch, blk, buf, deps, f, reverse, what):
+def _required(sch, blk, buf, deps, f, reverse, what, outer):
     """[(lo, hi)] per dimension of `buf`: the hull of what the blocks under `f` read (or, in
     reverse, write) of it, their loops under `f` relaxed over their ranges (a loop of symbolic
     extent too), as linear forms over the loops at and above `f` and shape symbols."""
@@ -351,7 +352,7 @@ def _required(sch, blk, buf, deps, f, reverse, what):
                   for x in reg.region]
             dims = []
             for a, b in zip(lo, hi):
-                ra, rb = _relax(a, cb, sym), _relax(b, cb, sym)
+                ra, rb = _relax(a, cb, sym, outer), _relax(b, cb, sym, outer)
                 if ra is None or rb is None:
                     raise sch.error(f"{what}/region", f"the region of '{buf.name}' that block "
                                     f"'{blk.name_hint}' must cover is not a box",
@@ -372,13 +373,13 @@ def _required(sch, blk, buf, deps, f, reverse, what):
     return out
 
 
-def _relax(e, cb, sym):
+def _relax(e, cb, sym, outer=None):
     """(lo, hi) linear forms of `e` with the loop variables of cb (constant bounds) and of
     sym (loops of symbolic extent) ranging over their loops; None when not affine in them."""
-    return _relax_lin(A._merge(A.to_lin(e, cb)), cb, sym)
+    return _relax_lin(A._merge(A.to_lin(e, cb)), cb, sym, outer or {})
 
 
-def _relax_lin(lin, cb, sym):
+def _relax_lin(lin, cb, sym, outer):
     lo = A.Lin([], lin.const, lin.dtype)
     hi = A.Lin([], lin.const, lin.dtype)
     for atom, coef in lin.terms:
@@ -398,10 +399,10 @@ def _relax_lin(lin, cb, sym):
                 # `(outer + inner) // c`: the division of each end of the inner range
                 if atom[0] != "div":
                     return None
-                r = _relax_lin(atom[1], cb, sym)
+                r = _relax_lin(atom[1], cb, sym, outer)
                 if r is None:
                     return None
-                a, b = _floordiv(r[0], atom[2]), _floordiv(r[1], atom[2])
+                a, b = _floordiv(r[0], atom[2], outer), _floordiv(r[1], atom[2], outer)
                 a, b = (a, b) if coef > 0 else (b, a)
                 lo = lo.add(a, coef)
                 hi = hi.add(b, coef)
@@ -420,12 +421,21 @@ def _relax_lin(lin, cb, sym):
     return lo, hi
 
 
-def _floordiv(lin, c):
-    """`lin // c` as a linear form: with g the common factor of the terms (dividing c) and
-    lin = g * m + r, 0 <= r < g, it is `m // (c / g)`."""
+def _floordiv(lin, c, outer):
+    """`lin // c` as a linear form: the whole multiples of c taken out when the rest stays in
+    [0, c) for the outer loops' bounds; else, with g the common factor of the terms (dividing
+    c) and lin = g * m + r, 0 <= r < g, it is `m // (c / g)`."""
     import math
     if lin.is_const():
         return A.Lin([], lin.const // c, lin.dtype)
+    q = A.Lin([], lin.const // c, lin.dtype)
+    rest = A.Lin([], lin.const % c, lin.dtype)
+    for a, k in lin.terms:
+        q._add_term(a, k // c)
+        rest._add_term(a, k % c)
+    b = A.bound_lin(rest, outer)
+    if b is not None and b[0] >= 0 and b[1] < c:
+        return q
     g = c
     for _, k in lin.terms:
         g = math.gcd(g, k)
