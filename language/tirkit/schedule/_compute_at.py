@@ -439,8 +439,7 @@ def _floordiv(lin, c, outer):
     g = c
     for _, k in lin.terms:
         g = math.gcd(g, k)
-    q, r = divmod(lin.const, g)
-    m = A.Lin([[a, k // g] for a, k in lin.terms], q, lin.dtype)
+    m = A.Lin([[a, k // g] for a, k in lin.terms], lin.const // g, lin.dtype)
     c2 = c // g
     if c2 == 1:
         return m
@@ -460,9 +459,7 @@ def _lin_vars(lin):
 
 
 def _make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
-    blk = info.block
     values, loops, preds = [], [], []
-    n = 0
     bounds = C.loop_bounds(outer_loops)
     # unit loops around the new nest are folded to their value (as TVM's analyzer does)
     fold = {k: True for k, (lo, hi) in bounds.items() if lo == hi}
