@@ -22,6 +22,8 @@ VERDICTS = [
      "TVM negative test: the consumer reads rows 126-127 of `B`, which no producer writes"),
     (r"rfactor__matmul_not_stage_pipeline__",
      "TVM negative test: block 'D' reads rows 128-255 of `C` before anything writes them"),
+    (r"state_cached_flags__(concatenate_multi_producer(_uncovered)?|multi_producer_consumer)__",
+     "block 'A_1' binds `vi = i + 64` on a domain of 64: the binding reaches 127 (TVM's cached-flags fixture for a non-affine-domain producer)"),
     (r"state_cached_flags__warp_memory_negative__",
      "TVM negative test: `C` (128 elements) written at `warp_id * 32 + lane_id` up to 995, `B` indexed by `warp_id` up to 31 on extent 4"),
     (r"split_fuse__elementwise_not_affine(_fused)?__",
