@@ -84,6 +84,20 @@ def test_nested_division():
     assert atom.c == 32 and atom.args[0] == Aff.of(i)
 
 
+def test_digit_of_a_remainder_is_a_remainder_of_a_quotient():
+    # (i % 14) // 2 and (i // 2) % 7 are the same digit of i: one canonical form, so the
+    # difference of the two is 0 (shared-memory compaction needs this to be exact)
+    an = Analyzer()
+    a = an.to_aff(fdiv(fmod(i, c(14)), c(2)))
+    b = an.to_aff(fmod(fdiv(i, c(2)), c(7)))
+    assert a == b
+    assert (a - b).is_const() and (a - b).const == 0
+    # not when the divisor does not divide the modulus
+    x = an.to_aff(fdiv(fmod(i, c(15)), c(2)))
+    (atom,) = x.atoms()
+    assert atom.kind == "fdiv" and atom.c == 2
+
+
 def test_product_of_loop_variables_is_an_atom():
     an = Analyzer()
     x = an.to_aff(mul(i, j))

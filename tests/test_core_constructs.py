@@ -109,6 +109,21 @@ def f(A: T.Buffer((16,), "float32"), n: T.int64):
 ''', ['S = T.sblock_alloc_buffer((16,), "float32", scope="shared")',
       '        tmp = T.alloc_buffer((1,), "float32", scope="local")',
       "k: T.let[T.int64] = T.ceildiv(n, T.int64(2))", "v = T.bind(A[i] * T.float32(2))"]),
+    "call_extern_dtype_keyword": ('''
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    T.evaluate(T.call_extern("call_impl", A.data, dtype=""))
+    T.evaluate(T.call_extern("g", A.data, dtype="int32"))
+''', ['T.call_extern("void", "call_impl", A.data)', 'T.call_extern("int32", "g", A.data)']),
+    "folded_min_max_and_clz": ('''
+@T.prim_func
+def f(A: T.Buffer((2,), "float32"), B: T.Buffer((4,), "int32")):
+    B[0] = T.min(1, 2)
+    B[1] = T.max(T.int32(3), 7)
+    A[0] = T.min(T.float32(1), T.float32(2))
+    for i in range(T.int64(2)):
+        B[i + T.int64(2)] = T.clz(i)
+''', ["B[0] = 1", "B[1] = 7", "A[0] = T.float32(1)", "B[i + T.int64(2)] = T.clz(i)"]),
     "zero_dim_regions": ('''
 @T.prim_func
 def f(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):
@@ -156,3 +171,76 @@ def f(A: T.Buffer((4,), "int32")):
 '''
     printed = tirkit.to_script(tirkit.parse(text).module)
     assert "A[0] = 3 + A[1] % 3 - A[2] * -1" in printed
+
+
+STORE_CONVERTS = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float16")):
+    for i in range(8):
+        B[i] = A[i] + 1
+        C[i] = B[i]
+'''
+
+
+def test_store_of_another_type_converts_like_tvm():
+    # TVM's parser casts a stored value to the buffer's type: the IR holds that Cast, and we
+    # say so with a warning (an error only where a float loses its fraction in an int buffer)
+    from tirkit.ir import expr as E, stmt as S
+    from tirkit.ir.visit import walk
+    r = tirkit.parse(STORE_CONVERTS, "k.py")
+    got = sorted((d.span.line, d.code, d.severity) for d in r.diagnostics)
+    assert got == [(7, "type/mismatch", "warning"), (8, "type/mismatch", "warning")]
+    stores = []
+    walk(r.module.prim_funcs()[0], lambda n: stores.append(n) if isinstance(n, S.BufferStore)
+         else None)
+    assert [(type(s.value).__name__, s.value.dtype) for s in stores] == [
+        ("Cast", "float32"), ("Cast", "float16")]
+    printed = tirkit.to_script(r.module)
+    assert 'B[i] = T.Cast("float32", A[i] + 1)' in printed
+    again = tirkit.parse(printed)
+    assert again.diagnostics == [] and tirkit.structural_equal(again.module, r.module)
+    lossy = STORE_CONVERTS.replace('C: T.Buffer((8,), "float16")', 'C: T.Buffer((8,), "int8")')
+    errs = [(d.span.line, d.code) for d in tirkit.parse(lossy).diagnostics
+            if d.severity == "error"]
+    assert errs == [(8, "type/mismatch")]
+    # a constant is converted on the spot, as tvm::cast folds it
+    folded = tirkit.parse(STORE_CONVERTS.replace("C[i] = B[i]", "C[i] = T.float32(0.5)"))
+    assert "C[i] = T.float16(0.5)" in tirkit.to_script(folded.module)
+
+
+def test_a_lone_block_without_iterators_is_the_root():
+    # TVM's rule: a function body that is one block without iterators is the root itself;
+    # an explicit `T.block("root")` around it stays in the text, so it reads back the same
+    text = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    with T.block("ext"):
+        T.reads(A[0:4])
+        T.writes(A[0:4])
+        T.evaluate(T.call_extern("void", "g", A.data))
+
+
+@T.prim_func
+def g(A: T.Buffer((4,), "float32")):
+    with T.block("root"):
+        with T.block("ext"):
+            T.reads(A[0:4])
+            T.writes(A[0:4])
+            T.evaluate(T.call_extern("void", "g", A.data))
+'''
+    r = tirkit.parse(text)
+    chains = {}
+    for name, f in r.module.functions:
+        b, chain = f.body, []
+        while hasattr(b, "block"):
+            chain.append(b.block.name_hint)
+            b = b.block.body
+        chains[name] = chain
+    assert chains == {"f": ["ext"], "g": ["root", "ext"]}
+    printed = tirkit.to_script(r.module)
+    assert '    with T.block("root"):\n        with T.block("ext"):' in printed
+    assert tirkit.structural_equal(tirkit.parse(printed).module, r.module)

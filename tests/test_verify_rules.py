@@ -61,6 +61,24 @@ def test_predicate_keeps_split_in_bounds():
     assert codes(check(bad)) == [(line_of(bad, "vi = T.axis"), "loop-nest/domain-mismatch")]
 
 
+def test_predicate_on_a_fused_index_keeps_its_digits_in_bounds():
+    # 3 x 8 iterations guarded to the first 18 positions, read as (row, col) of a 6 x 3
+    # buffer: in bounds only because of the predicate on the joined index
+    body = """
+    @T.prim_func
+    def f(A: T.Buffer((6, 3), "float32"), C: T.Buffer((6, 3), "float32")):
+        for i, j in T.grid(3, 8):
+            with T.block("C"):
+                vi = T.axis.spatial(3, i)
+                vj = T.axis.spatial(8, j)
+                T.where(i * 6 + j < LIMIT)
+                C[(vj + vi * 6) // 3, (vj + vi * 6) % 3] = A[(vj + vi * 6) // 3, (vj + vi * 6) % 3]
+    """
+    assert codes(check(body.replace("LIMIT", "18"))) == []
+    bad = body.replace("LIMIT", "19")          # position 18 is row 6
+    assert codes(check(bad)) == [(line_of(bad, "C[(vj"), "bounds/out-of-bounds")] * 2
+
+
 def test_symbolic_out_of_bounds():
     body = """
     @T.prim_func
@@ -276,6 +294,77 @@ def test_shared_memory_after_compaction_and_target_pragma():
     assert [x for x in d if x.severity == "error"] == []
     d = check(body.replace("ROWS", "48"), target="cuda-sm90")
     assert [x for x in d if x.severity == "error"] == []
+
+
+SMEM_TILE = """
+@T.prim_func
+def f(A: T.Buffer((4096, 256), "float32"), B: T.Buffer((4096, 256), "float32")):
+    S = T.alloc_buffer((4096, 256), "float32", scope="shared")
+    for bx in T.thread_binding(256, thread="blockIdx.x"):
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            for k0 in range(1):
+                for r, c in T.grid(16, 2):
+                    with T.block("load"):
+                        vr = T.axis.spatial(4096, LOAD_ROW)
+                        vc = T.axis.spatial(256, c * 128 + tx)
+                        S[vr, vc] = A[vr, vc]
+                for r, c in T.grid(16, 2):
+                    with T.block("store"):
+                        vr = T.axis.spatial(4096, STORE_ROW)
+                        vc = T.axis.spatial(256, c * 128 + tx)
+                        B[vr, vc] = S[vr, vc]
+"""
+
+
+def test_shared_memory_compaction_is_per_thread_block():
+    # each thread block stages 16 x 256 floats = 16 KB of the 4 MB buffer; the one-trip loop
+    # k0 (a constant) and two spellings of the same row offset must not widen the region to
+    # the whole buffer
+    same = SMEM_TILE.replace("LOAD_ROW", "bx * 16 + k0 * 16 + r").replace(
+        "STORE_ROW", "bx * 16 + r")
+    assert codes(check(same)) == []
+    digit = SMEM_TILE.replace("LOAD_ROW", "bx % 16 // 2 * 32 + bx // 16 * 256 + r").replace(
+        "STORE_ROW", "bx // 2 % 8 * 32 + bx // 16 * 256 + r")
+    assert codes(check(digit)) == []
+    # staging every row per block is 4 MB: beyond 48 KB
+    whole = SMEM_TILE.replace("for r, c in T.grid(16, 2)", "for r, c in T.grid(4096, 2)") \
+        .replace("LOAD_ROW", "r").replace("STORE_ROW", "r")
+    (d,) = [x for x in check(whole) if x.severity == "error"]
+    assert d.code == "thread/shared-memory-limit" and "4096x256" in d.message
+
+
+def test_shared_memory_counts_regions_read_through_match_buffer():
+    # S is written directly and read only through a matched 16 x 16 view: the compacted
+    # buffer is the 16 x 16 tile per block (1 KB), not what the write alone would suggest
+    body = """
+    @T.prim_func
+    def f(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32")):
+        S = T.alloc_buffer((1024, 1024), "float32", scope="shared")
+        for bx in T.thread_binding(4096, thread="blockIdx.x"):
+            for tx in T.thread_binding(16, thread="threadIdx.x"):
+                for i in range(16):
+                    with T.block("load"):
+                        vi = T.axis.spatial(1024, bx // 64 * 16 + i)
+                        vj = T.axis.spatial(1024, bx % 64 * 16 + tx)
+                        S[vi, vj] = A[vi, vj]
+                with T.block("use"):
+                    vi = T.axis.spatial(64, bx // 64)
+                    vj = T.axis.spatial(64, bx % 64)
+                    T.reads(S[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16])
+                    T.writes(B[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16])
+                    V = T.match_buffer(S[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16], (16, 16))
+                    for i, j in T.grid(16, 16):
+                        B[vi * 16 + i, vj * 16 + j] = V[i, j]
+    """
+    import tirkit.analysis.regions as R
+    from tirkit.verify.shared_memory import _relax_thread
+    r = tirkit.parse(HEAD + textwrap.dedent(body))
+    f = r.module.prim_funcs()[0]
+    f = f[1] if isinstance(f, tuple) else f
+    fa = R.accesses(f)
+    (S, _), = [(b, o) for b, o in fa.allocs if b.name == "S"]
+    assert R.footprint(fa, S, _relax_thread) == [16, 16]
+    assert codes(check(body)) == []
 
 
 def test_inconsistent_extent_related_to_the_first_binding():

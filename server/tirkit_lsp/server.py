@@ -34,6 +34,8 @@ class Settings:
     debounce_ms: float = 10.0              # quiet time after a change before fast diagnostics
     push: str = "auto"                     # "auto": push unless the client pulls; "always"
     progress_after_ms: float = 1000.0      # report work-done progress for work longer than this
+    # formatting: `T.allocate_const` tensors with more elements go to the script's .params file
+    inline_threshold: int = 64
 
     def roofline_target(self, func) -> str:
         from tirkit.analysis.cost import default_target
@@ -58,6 +60,10 @@ class Settings:
         target = cfg.get("target")
         if isinstance(target, str) and target:
             self.target = target
+        consts = cfg.get("constants") if isinstance(cfg.get("constants"), dict) else {}
+        thr = consts.get("inlineThreshold", cfg.get("constants.inlineThreshold"))
+        if isinstance(thr, int) and not isinstance(thr, bool) and thr >= 0:
+            self.inline_threshold = thr
 
 
 class TirkitServer(LanguageServer):

@@ -1,7 +1,9 @@
+import numpy as np
 import pytest
 
 import tirkit
-from sched_util import CHAIN, MATMUL_RELU, body_text, check_result, check_same_results, sched
+from sched_util import (CHAIN, HEAD, MATMUL_RELU, body_text, check_result, check_same_results,
+                        loops_of, sched)
 
 
 def _tiled_relu(sch):
@@ -109,3 +111,602 @@ def test_reverse_compute_at_into_ancestor():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.reverse_compute_at(sch.get_block("D"), i)
     assert e.value.kind == "reverse_compute_at/loop-is-ancestor" and e.value.node_name == "i"
+
+
+# ---- symbolic extents, solved dimensions, predicates, insertion point ----------------------
+
+# a normalisation over a batch of rows whose count is a shape symbol
+SYM_NORM = HEAD + '''@T.prim_func
+def sym_norm(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (2, n, 8), "float32")
+    C = T.match_buffer(c, (2, n, 8), "float32")
+    S = T.alloc_buffer((2, n), "float32")
+    for b, i, k in T.grid(2, n, 8):
+        with T.block("S"):
+            vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+            T.reads(A[vb, vi, vk])
+            T.writes(S[vb, vi])
+            with T.init():
+                S[vb, vi] = T.float32(1)
+            S[vb, vi] = S[vb, vi] + A[vb, vi, vk] * A[vb, vi, vk]
+    for b, i, j in T.grid(2, n, 8):
+        with T.block("C"):
+            vb, vi, vj = T.axis.remap("SSS", [b, i, j])
+            T.reads(A[vb, vi, vj], S[vb, vi])
+            T.writes(C[vb, vi, vj])
+            C[vb, vi, vj] = A[vb, vi, vj] / S[vb, vi]
+'''
+
+
+def _same_results_sym(sch, shapes, seed=3):
+    """check_same_results for kernels with symbolic shapes: concrete arrays of `shapes`."""
+    from tirkit.codegen import interp
+    rng = np.random.default_rng(seed)
+    a0 = [rng.standard_normal(s).astype("float32") for s in shapes]
+    a1 = [x.copy() for x in a0]
+    interp.run_reference(sch.original[sch._default], a0, module=sch.original)
+    interp.run_reference(sch.mod[sch._default], a1, module=sch.mod)
+    for x, y in zip(a0, a1):
+        assert np.abs(x).sum() > 0
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+
+
+def test_compute_at_symbolic_extent():
+    sch = sched(SYM_NORM)
+    b = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("S"), b)
+    text = body_text(sch)
+    assert "for b in range(2):" in text
+    assert "for ax0, ax1 in T.grid(n, 8):" in text
+    assert 'vb, vi, vk = T.axis.remap("SSR", [b, ax0, ax1])' in text
+    assert text.index('T.block("S")') < text.index('T.block("C")')
+    check_result(sch)
+    _same_results_sym(sch, [(2, 5, 8), (2, 5, 8)])
+
+
+def test_reverse_compute_at_symbolic_extent():
+    sch = sched(SYM_NORM)
+    b = loops_of(sch, "S")[0]
+    sch.reverse_compute_at(sch.get_block("C"), b)
+    text = body_text(sch)
+    assert "for ax0, ax1 in T.grid(n, 8):" in text
+    assert 'vb, vi, vj = T.axis.remap("SSS", [b, ax0, ax1])' in text
+    assert text.index('T.block("S")') < text.index('T.block("C")')
+    check_result(sch)
+    _same_results_sym(sch, [(2, 7, 8), (2, 7, 8)])
+
+
+# a constant first dimension, and an intermediate buffer in a split (v // 4, v % 4) layout
+LAYOUT = HEAD + '''@T.prim_func
+def layout(A: T.Buffer((1, 16, 8), "float32"), D: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((1, 16, 8), "float32")
+    C = T.alloc_buffer((4, 8, 4), "float32")
+    for i, j in T.grid(16, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[0, vi, vj])
+            T.writes(B[0, vi, vj])
+            B[0, vi, vj] = A[0, vi, vj] * T.float32(3)
+    for i, j in T.grid(16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[0, vi, vj])
+            T.writes(C[vi // 4, vj, vi % 4])
+            C[vi // 4, vj, vi % 4] = B[0, vi, vj] + T.float32(1)
+    for i, j in T.grid(16, 8):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(C[vi // 4, vj, vi % 4])
+            T.writes(D[vi, vj])
+            D[vi, vj] = C[vi // 4, vj, vi % 4] * T.float32(2)
+'''
+
+
+def test_compute_at_constant_dimension():
+    sch = sched(LAYOUT)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    assert "for ax0 in range(8):" in text
+    assert 'vi, vj = T.axis.remap("SS", [i, ax0])' in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_compute_at_split_layout_pins_one_row():
+    sch = sched(LAYOUT)
+    i = loops_of(sch, "D")[0]
+    sch.compute_at(sch.get_block("C"), i)
+    text = body_text(sch)
+    # D's row i needs C[i // 4, 0:8, i % 4]: row i of C's own iteration space, not a tile
+    assert "for ax0 in range(8):" in text
+    assert 'vi, vj = T.axis.remap("SS", [i, ax0])' in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_reverse_compute_at_split_layout():
+    sch = sched(LAYOUT)
+    i = loops_of(sch, "C")[0]
+    sch.reverse_compute_at(sch.get_block("D"), i)
+    assert 'vi, vj = T.axis.remap("SS", [i, ax0])' in body_text(sch)
+    check_result(sch)
+    check_same_results(sch)
+
+
+# producer and consumer over a 60-element buffer, each on an 8 x 8 grid with a predicate
+PRED = HEAD + '''@T.prim_func
+def pred(A: T.Buffer((60,), "float32"), C: T.Buffer((60,), "float32")):
+    B = T.alloc_buffer((60,), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            v = T.axis.spatial(60, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            T.reads(A[v])
+            T.writes(B[v])
+            B[v] = A[v] * T.float32(2)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            v = T.axis.spatial(60, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            T.reads(B[v])
+            T.writes(C[v])
+            C[v] = B[v] + T.float32(1)
+'''
+
+
+def test_compute_at_block_with_predicate():
+    sch = sched(PRED)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    assert "v = T.axis.spatial(60, i * 8 + ax0)" in text
+    # the block's own predicate is what its new range needs: written once
+    assert text.count("T.where(i * 8 + ax0 < 60)") == 1
+    check_result(sch)
+    check_same_results(sch)
+
+
+def test_reverse_compute_at_block_with_predicate():
+    sch = sched(PRED)
+    i = loops_of(sch, "B")[0]
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    text = body_text(sch)
+    assert "v = T.axis.spatial(60, i * 8 + ax0)" in text
+    assert text.count("T.where(i * 8 + ax0 < 60)") == 1
+    check_result(sch)
+    check_same_results(sch)
+
+
+# the consumer runs only where the produced value is positive
+GUARDED = HEAD + '''@T.prim_func
+def guarded(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] - T.float32(0.25)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(B[i, j] > T.float32(0))
+            T.reads(B[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] * T.float32(10)
+'''
+
+
+def test_reverse_compute_at_keeps_a_data_predicate():
+    sch = sched(GUARDED)
+    i = loops_of(sch, "B")[0]
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    text = body_text(sch)
+    # the guard is not implied by the new range: it stays, over the new loops
+    assert "T.where(B[i, ax0] > T.float32(0))" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# B feeds C and D; C's loop nest is inside B's loop, D stays apart
+SIBLINGS = HEAD + '''@T.prim_func
+def siblings(A: T.Buffer((16,), "float32"), D: T.Buffer((16,), "float32"),
+             E: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(4):
+        for j in range(4):
+            with T.block("B"):
+                v = T.axis.spatial(16, i * 4 + j)
+                T.reads(A[v])
+                T.writes(B[v])
+                B[v] = A[v] + T.float32(1)
+        for j in range(4):
+            with T.block("C"):
+                v = T.axis.spatial(16, i * 4 + j)
+                T.reads(B[v])
+                T.writes(D[v])
+                D[v] = B[v] * T.float32(2)
+    for i in range(16):
+        with T.block("E"):
+            v = T.axis.spatial(16, i)
+            T.reads(B[v])
+            T.writes(E[v])
+            E[v] = B[v] * T.float32(3)
+'''
+
+
+def test_reverse_compute_at_goes_last_by_default():
+    sch = sched(SIBLINGS)
+    i = loops_of(sch, "B")[0]
+    sch.reverse_compute_at(sch.get_block("E"), i)
+    text = body_text(sch)
+    # E does not consume C: it goes at the end of the loop body, after C
+    assert text.index('T.block("B")') < text.index('T.block("C")') < text.index('T.block("E")')
+    check_result(sch)
+    check_same_results(sch)
+    sch2 = sched(SIBLINGS)
+    sch2.reverse_compute_at(sch2.get_block("E"), loops_of(sch2, "B")[0], index=-2)
+    text = body_text(sch2)
+    assert text.index('T.block("B")') < text.index('T.block("E")') < text.index('T.block("C")')
+    check_result(sch2)
+    check_same_results(sch2)
+
+
+READ_AHEAD = HEAD + '''@T.prim_func
+def read_ahead(A: T.Buffer((16,), "float32"), C: T.Buffer((15,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        with T.block("B"):
+            v = T.axis.spatial(16, i)
+            T.reads(A[v])
+            T.writes(B[v])
+            B[v] = A[v] * T.float32(2)
+    for i in range(15):
+        with T.block("C"):
+            v = T.axis.spatial(15, i)
+            T.reads(B[v:v + 2])
+            T.writes(C[v])
+            C[v] = B[v] + B[v + 1]
+'''
+
+
+def test_reverse_compute_at_reading_ahead_is_refused():
+    sch = sched(READ_AHEAD)
+    i = loops_of(sch, "B")[0]
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.reverse_compute_at(sch.get_block("C"), i)
+    assert e.value.kind == "reverse_compute_at/region" and e.value.node_name == "C"
+
+
+def test_compute_at_reading_ahead_computes_the_window():
+    sch = sched(READ_AHEAD)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    assert "for ax0 in range(2):" in text
+    assert "v = T.axis.spatial(16, i + ax0)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# the consumer reads B at a fused index: each of its row iterators is pinned by B's row
+FUSED = HEAD + '''@T.prim_func
+def fused(A: T.Buffer((32, 8), "float32"), C: T.Buffer((4, 8, 8), "float32")):
+    B = T.alloc_buffer((32, 8), "float32")
+    for i, j in T.grid(32, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] + T.float32(5)
+    for i, j, k in T.grid(4, 8, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            T.reads(B[vi * 8 + vj, vk])
+            T.writes(C[vi, vj, vk])
+            C[vi, vj, vk] = B[vi * 8 + vj, vk] * T.float32(0.5)
+'''
+
+
+def test_reverse_compute_at_fused_index():
+    sch = sched(FUSED)
+    i = loops_of(sch, "B")[0]
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    text = body_text(sch)
+    assert "vi = T.axis.spatial(4, i // 8)" in text
+    assert "vj = T.axis.spatial(8, i % 8)" in text
+    assert "for ax0 in range(8):" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# C pads B by one element on each side
+PADDED = HEAD + '''@T.prim_func
+def padded(A: T.Buffer((8,), "float32"), C: T.Buffer((10,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            v = T.axis.spatial(8, i)
+            T.reads(A[v])
+            T.writes(B[v])
+            B[v] = A[v] * T.float32(2)
+    for i in range(10):
+        with T.block("C"):
+            v = T.axis.spatial(10, i)
+            T.reads(B[v - 1])
+            T.writes(C[v])
+            C[v] = T.if_then_else(1 <= v and v < 9, B[v - 1], T.float32(0))
+'''
+
+
+def test_compute_at_shifted_start_gets_domain_predicates():
+    sch = sched(PADDED)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    # the start keeps its subtraction; the predicates carry the constant on the bound's side
+    assert "v = T.axis.spatial(8, i - 1)" in text
+    assert "T.where(1 <= i and i < 9)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# the producer iterates in int64, the consumer in int32
+WIDE = HEAD + '''@T.prim_func
+def wide(A: T.Buffer((T.int64(8), T.int64(8)), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((T.int64(8), T.int64(8)), "float32")
+    for i, j in T.grid(T.int64(8), T.int64(8)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] * T.float32(3)
+'''
+
+
+def test_compute_at_int64_iterators_from_int32_loops():
+    sch = sched(WIDE)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    # the needed row is widened to the iterator's type; the new loop is int64 as well
+    assert 'vi = T.axis.spatial(T.int64(8), T.Cast("int64", i))' in text
+    assert "for ax0 in range(T.int64(8)):" in text
+    assert "T.where" not in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# each element of B is repeated 4 times; the consumer is tiled by 2
+REPEAT = HEAD + '''@T.prim_func
+def repeat(A: T.Buffer((4,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((4,), "float32")
+    for i in range(4):
+        with T.block("B"):
+            v = T.axis.spatial(4, i)
+            T.reads(A[v])
+            T.writes(B[v])
+            B[v] = A[v] + T.float32(1)
+    for i0, i1 in T.grid(8, 2):
+        with T.block("C"):
+            v = T.axis.spatial(16, i0 * 2 + i1)
+            T.reads(B[v // 4])
+            T.writes(C[v])
+            C[v] = B[v // 4]
+'''
+
+
+def test_compute_at_divided_index_over_a_tile():
+    sch = sched(REPEAT)
+    i0 = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i0)
+    text = body_text(sch)
+    # (i0 * 2 + i1) // 4 over i1 in [0, 2) is the one element i0 // 2
+    assert "v = T.axis.spatial(4, i0 // 2)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# P is zeroed by one block and then partly overwritten by another
+TWO_WRITERS = HEAD + '''@T.prim_func
+def two_writers(A: T.Buffer((6,), "float32"), C: T.Buffer((6,), "float32")):
+    P = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("zero"):
+            v = T.axis.spatial(8, i)
+            T.reads()
+            T.writes(P[v])
+            P[v] = T.float32(0)
+    for i in range(6):
+        with T.block("fill"):
+            v = T.axis.spatial(6, i)
+            T.reads(A[v])
+            T.writes(P[v + 1])
+            P[v + 1] = A[v]
+    for i in range(6):
+        with T.block("C"):
+            v = T.axis.spatial(6, i)
+            T.reads(P[v:v + 3])
+            T.writes(C[v])
+            C[v] = P[v] + P[v + 1] + P[v + 2]
+'''
+
+
+def test_compute_at_of_one_of_two_writers_is_refused():
+    sch = sched(TWO_WRITERS)
+    i = loops_of(sch, "C")[0]
+    # moving "zero" under C's loop would run it after "fill" and wipe what fill wrote
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.compute_at(sch.get_block("zero"), i)
+    assert e.value.kind == "compute_at/several-writers" and e.value.node_name == "fill"
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.reverse_compute_at(sch.get_block("fill"), loops_of(sch, "zero")[0])
+    assert e.value.kind == "reverse_compute_at/several-writers"
+
+
+# B is A reversed; C reads B transposed
+REVERSED = HEAD + '''@T.prim_func
+def reversed_(A: T.Buffer((6, 4), "float32"), C: T.Buffer((4, 6), "float32")):
+    B = T.alloc_buffer((6, 4), "float32")
+    for i, j in T.grid(6, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[5 - vi, 3 - vj])
+            B[5 - vi, 3 - vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(4, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vj, vi])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vj, vi] * T.float32(2)
+'''
+
+
+def test_compute_at_reversed_index():
+    sch = sched(REVERSED)
+    i = loops_of(sch, "C")[0]
+    sch.compute_at(sch.get_block("B"), i)
+    text = body_text(sch)
+    # C's row i needs column i of B: written by B at vj = 3 - i, all vi
+    assert "vi = T.axis.spatial(6, ax0)" in text
+    assert "vj = T.axis.spatial(4, 3 - i)" in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# C reads one element more than B writes (the last one comes from the input's own value)
+UNCOVERED = HEAD + '''@T.prim_func
+def uncovered(A: T.Buffer((9,), "float32"), C: T.Buffer((9,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            v = T.axis.spatial(8, i)
+            T.reads()
+            T.writes(A[v])
+            A[v] = T.float32(1)
+    for i in range(9):
+        with T.block("C"):
+            v = T.axis.spatial(9, i)
+            T.reads(A[v])
+            T.writes(C[v])
+            C[v] = A[v] * T.float32(2)
+'''
+
+
+def test_reverse_compute_at_consumer_not_covered_is_refused():
+    sch = sched(UNCOVERED)
+    # under B's loop, C's instance v = 8 would never run
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.reverse_compute_at(sch.get_block("C"), loops_of(sch, "B")[0])
+    assert e.value.kind == "reverse_compute_at/not-covered" and e.value.node_name == "C"
+
+
+# B reads T before "bump" overwrites it; C reads B
+PASSING = HEAD + '''@T.prim_func
+def passing(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"),
+            D: T.Buffer((8,), "float32")):
+    T_ = T.alloc_buffer((8,), "float32")
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("load"):
+            v = T.axis.spatial(8, i)
+            T.reads(A[v])
+            T.writes(T_[v])
+            T_[v] = A[v]
+    for i in range(8):
+        with T.block("B"):
+            v = T.axis.spatial(8, i)
+            T.reads(T_[v])
+            T.writes(B[v])
+            B[v] = T_[v] * T.float32(2)
+    for i in range(8):
+        with T.block("bump"):
+            v = T.axis.spatial(8, i)
+            T.reads(A[v])
+            T.writes(T_[v])
+            T_[v] = A[v] + T.float32(100)
+    for i in range(8):
+        with T.block("C"):
+            v = T.axis.spatial(8, i)
+            T.reads(B[v], T_[v])
+            T.writes(C[v])
+            C[v] = B[v] + T_[v]
+'''
+
+
+def test_compute_at_past_a_writer_of_its_input_is_refused():
+    sch = sched(PASSING)
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.compute_at(sch.get_block("B"), loops_of(sch, "C")[0])
+    assert e.value.kind == "compute_at/dependency-order" and e.value.node_name == "bump"
+
+
+# C reads B through a flattening it cannot be solved for, but needs all of B
+RELAYOUT = HEAD + '''@T.prim_func
+def relayout(A: T.Buffer((1, 2, 8), "float32"), C: T.Buffer((1, 4, 4), "float32")):
+    B = T.alloc_buffer((1, 2, 8), "float32")
+    for i0, i1, i2 in T.grid(1, 2, 8):
+        with T.block("B"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            T.reads(A[v0, v1, v2])
+            T.writes(B[v0, v1, v2])
+            B[v0, v1, v2] = A[v0, v1, v2] - T.float32(1)
+    for i0, i1, i2 in T.grid(1, 4, 4):
+        with T.block("C"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            T.reads(B[v0, (v1 * 4 + v2) // 8, (v1 * 4 + v2) % 8])
+            T.writes(C[v0, v1, v2])
+            C[v0, v1, v2] = B[v0, (v1 * 4 + v2) // 8, (v1 * 4 + v2) % 8] * T.float32(4)
+'''
+
+
+def test_reverse_compute_at_whole_dimensions_need_no_solving():
+    sch = sched(RELAYOUT)
+    sch.reverse_compute_at(sch.get_block("C"), loops_of(sch, "B")[0])
+    text = body_text(sch)
+    assert "for ax0, ax1 in T.grid(4, 4):" in text
+    # the unit loop i0 is its value, 0
+    assert "v0 = T.axis.spatial(1, 0)" in text
+    assert 'v1, v2 = T.axis.remap("SS", [ax0, ax1])' in text
+    check_result(sch)
+    check_same_results(sch)
+
+
+# one bias per group of 16 channels; the consumer's channel loop is split in two halves
+GROUPED = HEAD + '''@T.prim_func
+def grouped(X: T.Buffer((80,), "float32"), Y: T.Buffer((80,), "float32")):
+    B = T.alloc_buffer((5,), "float32")
+    for i in range(5):
+        with T.block("bias"):
+            v = T.axis.spatial(5, i)
+            T.reads()
+            T.writes(B[v])
+            B[v] = T.Cast("float32", v) + T.float32(0.5)
+    for c_o, c_i in T.grid(2, 40):
+        with T.block("Y"):
+            c = T.axis.spatial(80, c_o * 40 + c_i)
+            T.reads(X[c], B[c // 16])
+            T.writes(Y[c])
+            Y[c] = X[c] + B[c // 16]
+'''
+
+
+def test_compute_at_group_index_takes_whole_multiples_out():
+    sch = sched(GROUPED)
+    sch.compute_at(sch.get_block("bias"), loops_of(sch, "Y")[0])
+    text = body_text(sch)
+    # (c_o * 40 + c_i) // 16 over c_i in [0, 40): from c_o * 2 + (c_o * 8) // 16 = c_o * 2
+    # to c_o * 2 + 2; three groups, inside the domain for c_o in [0, 2)
+    assert "for ax0 in range(3):" in text
+    assert "v = T.axis.spatial(5, c_o * 2 + ax0)" in text
+    assert "T.where" not in text
+    check_result(sch)
+    check_same_results(sch)

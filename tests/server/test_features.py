@@ -297,6 +297,59 @@ async def test_formatting_minimal_and_idempotent(client):
     assert list(again or []) == []
 
 
+CONST16 = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def add_bias(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    bias_data = T.allocate_const(VALUES, "float32", [16])
+    bias = T.decl_buffer((16,), "float32", data=bias_data)
+    for i in range(16):
+        B[i] = A[i] + bias[i]
+'''
+
+
+async def set_threshold(client, n):
+    for method in (T.WORKSPACE_CODE_LENS_REFRESH, T.WORKSPACE_INLAY_HINT_REFRESH):
+        if method not in client.protocol.fm.features:   # a settings change asks for these
+            client.feature(method)(lambda params: None)
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(
+        settings={"tirkit": {"constants": {"inlineThreshold": n}}}))
+
+
+async def test_formatting_moves_constants_past_the_inline_threshold(client, tmp_path):
+    import numpy as np
+    values = np.random.default_rng(7).standard_normal(16).astype("float32")
+    text = CONST16.replace("VALUES", "[" + ", ".join(repr(float(v)) for v in values) + "]")
+    text = format_text(text)[0]              # canonical, constants inline
+    path = tmp_path / "bias.py"
+    path.write_text(text)
+    uri = path.as_uri()
+    open_doc(client, uri, text)
+    opts = T.FormattingOptions(tab_size=4, insert_spaces=True)
+    try:
+        await set_threshold(client, 64)      # 16 elements print inline: nothing to do
+        edits = await client.text_document_formatting_async(T.DocumentFormattingParams(doc(uri),
+                                                                                       opts))
+        assert list(edits or []) == [] and not (tmp_path / "bias.params").exists()
+        await set_threshold(client, 8)       # now they go to bias.params beside the script
+        edits = await client.text_document_formatting_async(T.DocumentFormattingParams(doc(uri),
+                                                                                       opts))
+        new = apply_edits(text, edits)
+        assert (tmp_path / "bias.params").exists()
+        assert 'P = params.load("bias.params")' in new
+        assert 'T.allocate_const(P["' in new.replace(" ", "").replace("\n", "") or \
+            'P["' in new.split("T.allocate_const")[1].split(")")[0]
+        r = tirkit.parse(new, str(path))
+        assert [d for d in r.diagnostics if d.severity == "error"] == []
+        (const,) = r.module.constants.values() if isinstance(r.module.constants, dict) \
+            else list(r.module.constants)
+        assert const.external and const.file == "bias.params"
+        assert np.array_equal(const.array().reshape(-1), values)     # bit-exact
+    finally:
+        await set_threshold(client, 64)
+
+
 async def test_formatting_valid_examples_is_a_fixpoint(client):
     opts = T.FormattingOptions(tab_size=4, insert_spaces=True)
     for name in ("matmul", "softmax"):

@@ -69,6 +69,9 @@ class FuncAccesses:
     loops: list = field(default_factory=list)   # every Loop, in order
     loop_parents: dict = field(default_factory=dict)   # id(Loop) -> enclosing Loops
     calls: list = field(default_factory=list)   # [(Call, loops, conds)] of every call
+    # the source regions of `T.match_buffer`s, as accesses of unknown direction (an index
+    # Ramp spans a dimension's extent); kept apart from `accesses`: only compaction uses them
+    matched: list = field(default_factory=list)
 
 
 def accesses(func, cache=None) -> FuncAccesses:
@@ -78,7 +81,7 @@ def accesses(func, cache=None) -> FuncAccesses:
     w = _Walker()
     w.stmt(func.body)
     out = FuncAccesses(w.out, w.env, w.iter_vars, w.realizes, w.loops_of, w.blocks_of,
-                       w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls)
+                       w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched)
     if cache is not None:
         cache[key] = out
     return out
@@ -97,6 +100,7 @@ class _Walker:
         self.all_loops = []
         self.loop_parents = {}
         self.calls = []
+        self.matched = []
         self.loops = []
         self.blocks = []
         self.block_loops = []
@@ -200,6 +204,8 @@ class _Walker:
         self.block_loops.append(len(self.loops))
         for buf in b.alloc_buffers:
             self.allocs.append((buf, r))
+        for m in b.match_buffers:
+            self.matched_region(m)
         if b.init is not None:
             saved = self.in_init
             self.in_init = True
@@ -267,6 +273,25 @@ class _Walker:
                 stack.append(x.value)
             elif t is E.ArrayExpr:
                 stack.extend(x.elements)
+
+    def matched_region(self, m):
+        src = m.source
+        idx = []
+        for rg in src.region:
+            self.expr(rg.min)
+            self.expr(rg.extent)
+            if isinstance(rg.extent, E.IntImm) and rg.extent.value > 1:
+                idx.append(E.Ramp(rg.min, E.IntImm(rg.min.dtype, 1), rg.extent.value,
+                                  rg.min.dtype))
+            elif isinstance(rg.extent, E.IntImm):
+                idx.append(rg.min)
+            else:                               # a region of symbolic size: whole buffer
+                idx = None
+                break
+        out = self.out
+        self.out = self.matched
+        self.record(src.buffer, False, idx or (), m.span, opaque=idx is None)
+        self.out = out
 
     def record(self, buf, is_write, indices, span, opaque=False):
         self.out.append(Access(buf, is_write, tuple(indices), span, tuple(self.loops),
@@ -354,7 +379,7 @@ def footprint(fa: FuncAccesses, buffer, relax_loop):
     """Extents per dimension of `buffer` after compaction: accesses relaxed over every loop
     below the common ancestor of the accesses and over the loops `relax_loop(Loop)` says;
     the allocated shape where an extent is not a constant."""
-    acc = [a for a in fa.accesses if a.buffer is buffer]
+    acc = [a for a in fa.accesses + fa.matched if a.buffer is buffer]
     shape = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
     if not acc or any(a.opaque for a in acc):
         return shape
@@ -367,7 +392,8 @@ def footprint(fa: FuncAccesses, buffer, relax_loop):
     los = [None] * len(shape)
     his = [None] * len(shape)
     for a in acc:
-        keep = frozenset(lp.var for lp in keep_all if not relax_loop(lp))
+        keep = frozenset(lp.var for lp in keep_all
+                         if not relax_loop(lp) and not _unit(lp))   # a 1-trip loop is a constant
         env = dict(fa.env)
         env.update(fa.lets)
         an = analyzer_for(fa, a, keep, env=env)
@@ -390,6 +416,10 @@ def footprint(fa: FuncAccesses, buffer, relax_loop):
 
 
 _UNKNOWN = object()
+
+
+def _unit(lp) -> bool:
+    return isinstance(lp.extent, E.IntImm) and lp.extent.value == 1
 
 
 def _merge(cur, new, lower, first):

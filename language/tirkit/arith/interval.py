@@ -122,6 +122,8 @@ class Analyzer:
                                     (-c0, None if chi0 is None else -chi0,
                                      None if clo0 is None else -clo0)):
                     lo, hi = self._apply(x, c, clo, chi, lo, hi)
+            if self.constraints:
+                lo, hi = self._bound_joined(x, lo, hi)
             return lo, hi
         finally:
             self._depth -= 1
@@ -152,6 +154,22 @@ class Analyzer:
                 if clo is not None and dlo is not None and dlo.is_const():
                     lo = _tighter(lo, Aff({}, -((-(clo + dlo.const)) // k)), self, True)
                 break
+        return lo, hi
+
+    def _bound_joined(self, x, lo, hi):
+        """q + r // c is (c*q + r) // c for integer q: bound the joined numerator, which
+        keeps the correlation a constraint on it states (`6*i + j < 18` bounds
+        `2*i + j // 3` by 5 where the terms alone give 6)."""
+        divs = [(k, v) for k, v in x.terms.items() if isinstance(k, Atom) and k.kind == "fdiv"]
+        if len(divs) != 1 or divs[0][1] != 1:
+            return lo, hi
+        k, _ = divs[0]
+        q = Aff({t: v for t, v in x.terms.items() if t is not k}, x.const)
+        jlo, jhi = self.bound(q.scale(k.c) + k.args[0])
+        if jhi is not None and jhi.is_const():
+            hi = _tighter(hi, Aff({}, jhi.const // k.c), self, False)
+        if jlo is not None and jlo.is_const():
+            lo = _tighter(lo, Aff({}, jlo.const // k.c), self, True)
         return lo, hi
 
     def _bound_terms(self, x: Aff):

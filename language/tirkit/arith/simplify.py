@@ -70,6 +70,15 @@ def _fdiv_nested(x, c, an):
     return None
 
 
+def _fdiv_of_mod(x, c, an):
+    # (y % (c*m)) // c -> (y // c) % m: one canonical form for a digit of y
+    if x.const == 0 and len(x.terms) == 1:
+        (k, v), = x.terms.items()
+        if v == 1 and isinstance(k, Atom) and k.kind == "fmod" and k.c % c == 0:
+            return fmod(fdiv(k.args[0], c, an), k.c // c, an)
+    return None
+
+
 FDIV_RULES = [
     ("const", _fdiv_const),
     ("one", _fdiv_one),
@@ -77,6 +86,7 @@ FDIV_RULES = [
     ("small", _fdiv_small),
     ("gcd", _fdiv_gcd),
     ("nested", _fdiv_nested),
+    ("of-mod", _fdiv_of_mod),
 ]
 
 

@@ -1,6 +1,12 @@
 """Formatting with the canonical printer (`tirkit.script.format`): kernels only, the rest of
 the file untouched, and only the lines that changed are sent (so undo, cursor and folding
-stay where they were).  A kernel with errors is left alone."""
+stay where they were).  A kernel with errors is left alone.
+
+Constants follow `tirkit.constants.inlineThreshold`, as `tirkit fmt --inline-threshold` does:
+a `T.allocate_const` tensor with more elements is written to the script's `.params` file
+(the one its `params.load(...)` names, else `<script>.params` beside it) before the edits are
+returned, so the text never names data that is not on disk.  A document that is not a file,
+or a `.params` file that cannot be written, keeps its constants inline."""
 from __future__ import annotations
 
 import difflib
@@ -8,6 +14,7 @@ import difflib
 from lsprotocol import types as T
 
 from tirkit.script.format import format_text
+from tirkit.script.params_print import sink_for_script
 
 
 def line_edits(conv, old_lines: list, new_lines: list) -> list:
@@ -38,7 +45,17 @@ def line_edits(conv, old_lines: list, new_lines: list) -> list:
 def format_edits(server, a) -> list:
     if not a.has_kernels:
         return []
-    new_text, _skipped = format_text(a.text, a.path)
+    new_text = None
+    if a.path:
+        sink = sink_for_script(a.text, a.path, server.settings.inline_threshold)
+        candidate, _skipped = format_text(a.text, a.path, params=sink)
+        try:
+            sink.commit()
+            new_text = candidate
+        except OSError as e:
+            server.log_error(f"writing {sink.path}", e)
+    if new_text is None:
+        new_text, _skipped = format_text(a.text, a.path)
     if new_text == a.text:
         return []
     return line_edits(server.converter(a), a.text.split("\n"), new_text.split("\n"))

@@ -8,6 +8,7 @@ from ...ir import expr as E
 from ...syntax import cst as C
 from ..namespace import FAMILIES, NAMES
 from .context import ERROR_DTYPE
+from .fold import fold_minmax
 from .values import _BufferMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace, _Starred
 
 # math calls whose result has the dtype of their first argument
@@ -123,7 +124,8 @@ class CallMixin:
         dtype_kw = kwargs.get("dtype")
         if "dtype" in kwargs:
             if name in DTYPE_FORWARD:     # TVMScript moves `dtype=` to the front
-                args = [kwargs.pop("dtype")] + args
+                dt = kwargs.pop("dtype")
+                args = ["void" if dt == "" else dt] + args      # `dtype=""`: no result
             elif name in DTYPE_IGNORED and name in _TYPED:   # and drops it from these
                 kwargs.pop("dtype")
         if name == "Let" and "where" in kwargs and len(args) == 1:
@@ -147,7 +149,8 @@ class CallMixin:
         if name in ("max", "min"):
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
                                     _is_literal(args[0]), _is_literal(args[1]), n)
-            return (E.Max if name == "max" else E.Min)(a, b, a.dtype, span)
+            cls = E.Max if name == "max" else E.Min
+            return fold_minmax(cls, a, b) or cls(a, b, a.dtype, span)
         if name == "ceildiv" and len(args) == 2:
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
                                     _is_literal(args[0]), _is_literal(args[1]), n)
@@ -180,7 +183,8 @@ class CallMixin:
             if name in BINARY_MATH and len(xs) == 2:
                 xs = list(self.match_types(xs[0], xs[1], _is_literal(args[0]),
                                            _is_literal(args[1]), n))
-            dtype = "bool" if name in BOOL_RESULT else (xs[0].dtype if xs else "float32")
+            dtype = "bool" if name in BOOL_RESULT else "int32" if name == "clz" else \
+                (xs[0].dtype if xs else "float32")
             if name in ("sqrt", "exp", "log", "tanh", "sigmoid", "sin", "cos") and xs and \
                     D.is_int(xs[0].dtype):
                 self.diag("type/mismatch", f"T.{name} expects a floating-point argument, "

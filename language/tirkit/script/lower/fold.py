@@ -26,6 +26,14 @@ def fold_int(cls, a, b):
     return E.IntImm(a.dtype, v)
 
 
+def fold_minmax(cls, a, b):
+    """`T.min`/`T.max` of two constants of one dtype is that constant, as TVM folds it."""
+    if type(a) is not type(b) or type(a) not in (E.IntImm, E.FloatImm) or a.dtype != b.dtype:
+        return None
+    v = min(a.value, b.value) if cls is E.Min else max(a.value, b.value)
+    return type(a)(a.dtype, v)
+
+
 def slice_extent(lo, hi) -> E.PrimExpr:
     """`hi - lo`, folded when it is a constant (`i * 4 : i * 4 + 4` has extent 4)."""
     if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):

@@ -97,7 +97,7 @@ class FuncMixin:
                 pass
         body = self.body(f.body)
         root = self.frames[0]
-        if root.has_blocks or root.alloc_buffers:
+        if (root.has_blocks or root.alloc_buffers) and not _is_root(body, root):
             block = S.Block("root", (), None, None, body, None, tuple(root.alloc_buffers), (), ())
             body = S.BlockRealize((), E.IntImm("bool", 1), block)
         name_tok = f.aux
@@ -183,3 +183,11 @@ class FuncMixin:
                 text = "\n".join(source_lines[item.line - 1:item.end_line])
                 functions.append(("", S.ForeignFunc("", text, self.span(item))))
         return functions
+
+
+def _is_root(body, root) -> bool:
+    """TVM's rule: a function body that is one block without iterators (and nothing allocated
+    at the function level) is the root block itself; anything else gets an implicit root."""
+    return (not root.alloc_buffers and isinstance(body, S.BlockRealize)
+            and not body.block.iter_vars and isinstance(body.predicate, E.IntImm)
+            and bool(body.predicate.value))

@@ -327,8 +327,34 @@ class StmtMixin:
                 vd, bd = D.parse_dtype(value.dtype), D.parse_dtype(want)
                 if vd is not None and bd is not None and vd.lanes == 1 and bd.lanes > 1:
                     value = E.Broadcast(value, bd.lanes, want)
+                elif vd is not None and bd is not None and vd.lanes == bd.lanes:
+                    # TVM converts the value to the buffer's type; a float stored into an
+                    # integer buffer loses its fraction (an error), any other conversion is
+                    # legal but worth seeing (a warning); the IR holds the Cast TVM makes
+                    lossy = vd.is_float and not bd.is_float
+                    art = "an" if value.dtype.startswith("int") else "a"
+                    self.diag("type/mismatch",
+                              f"storing {art} {value.dtype} value into {buf.dtype} buffer "
+                              f"'{buf.name}' converts it{' and drops its fraction' if lossy else ''}"
+                              f" (write T.Cast(\"{buf.dtype}\", ...) to say so)", value_node,
+                              severity="error" if lossy else "warning")
+                    value = _cast_folded(want, value)
                 else:
                     self.diag("type/mismatch",
                               f"storing a {value.dtype} value into {buf.dtype} buffer "
                               f"'{buf.name}' (add T.Cast(\"{buf.dtype}\", ...))", value_node)
         return S.BufferStore(buf, value, tuple(indices), self.span(s))
+
+
+def _cast_folded(dtype, value):
+    """The Cast TVM's `tvm::cast` makes: a constant becomes a constant of the new type."""
+    d = D.parse_dtype(dtype)
+    if isinstance(value, (E.IntImm, E.FloatImm)) and d is not None and d.lanes == 1:
+        v = value.value
+        if d.is_float:
+            return E.FloatImm(dtype, float(v), value.span)
+        if d.kind == "bool":
+            return E.IntImm(dtype, int(bool(v)), value.span)
+        if d.is_int:
+            return E.IntImm(dtype, int(v), value.span)
+    return E.Cast(dtype, value, value.span)

@@ -118,9 +118,14 @@ def _relaunched_threads(body) -> list:
 
 
 def _implicit_root(r: S.BlockRealize) -> bool:
+    """Whether the root block can be left out of the text: it says nothing of its own, and
+    its body will not read back as the root (a lone block without iterators would)."""
     b = r.block
+    lone = isinstance(b.body, S.BlockRealize) and not b.body.block.iter_vars and \
+        not b.alloc_buffers
     return (b.name_hint == "root" and not b.iter_vars and b.reads is None and b.writes is None
-            and b.init is None and not b.match_buffers and not b.annotations and not r.comments)
+            and b.init is None and not b.match_buffers and not b.annotations and not r.comments
+            and not lone)
 
 
 def free_vars_stmt(s) -> list:
