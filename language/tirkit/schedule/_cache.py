@@ -117,10 +117,14 @@ def relaxed_region(sch, info, region, loc, storage="global"):
         inner, outer = loops, []
     inner = inner + [f for f in outer if _relaxed_by_threads(f, storage)]
     outer = [f for f in outer if not _relaxed_by_threads(f, storage)]
+    # terms the relaxed loops do not touch (`i // n`, a load) are symbols, as in TVM
+    relaxed_ids = {id(f.loop_var) for f in inner}
+    lo, hi, back = _symbolize(lo, hi, relaxed_ids)
     if not all(isinstance(f.min, E.IntImm) and isinstance(f.extent, E.IntImm)
                for f in inner):
-        return symbolic_region(lo, hi, inner, region.buffer.shape,
-                               info.realize.predicate), outer
+        reg = symbolic_region(lo, hi, inner, region.buffer.shape, info.realize.predicate)
+        return [(_ir.substitute(mn, back), ext if isinstance(ext, int) else
+                 _ir.substitute(ext, back)) for mn, ext in reg] if back else reg, outer
     reg = region_of_indices([lo, hi], {}, C.loop_bounds(inner), C.loop_bounds(outer),
                             region.buffer.shape)
     if reg is None:
@@ -131,6 +135,10 @@ def relaxed_region(sch, info, region, loc, storage="global"):
                                     C.loop_bounds(outer), (d,))
             reg.append(one[0] if one else
                        (C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d))
+    if back:
+        reg = [(_ir.substitute(mn, back), ext) for mn, ext in reg]
+        lo = tuple(_ir.substitute(x, back) for x in lo)
+        hi = tuple(_ir.substitute(x, back) for x in hi)
     out = []
     obounds = C.loop_bounds(outer)
     # a predicate of plain comparisons bounds the indices it names (TVM reads such a
@@ -200,6 +208,54 @@ def _clamped(mn, ext, limits, bounds):
         size = E.Sub(E.IntImm(dt, ext), E.Max(neg, zero, dt), dt)
     start = E.Max(mn, E.IntImm(dt, low), dt) if under else mn
     return start, size
+
+
+_SKEYS: dict = {}
+
+
+def _skey(e):
+    """A structural key of an expression (variables and buffers by identity), so that two
+    equal opaque terms built apart still cancel."""
+    hit = _SKEYS.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if isinstance(e, (E.Var, E.SizeVar)) or not hasattr(e, "__dataclass_fields__") or \
+            type(e).__name__ == "Buffer":
+        key = ("id", id(e)) if not isinstance(e, (int, float, str, bool, type(None))) \
+            else ("c", e)
+    elif isinstance(e, (E.IntImm, E.FloatImm)):
+        key = (type(e).__name__, e.dtype, e.value)
+    else:
+        key = (type(e).__name__,) + tuple(
+            tuple(_skey(x) for x in v) if isinstance(v, tuple) else _skey(v)
+            for k, v in ((f, getattr(e, f)) for f in e.__dataclass_fields__) if k != "span")
+    if len(_SKEYS) > 50000:
+        _SKEYS.clear()
+    _SKEYS[id(e)] = (e, key)
+    return key
+
+
+def _symbolize(lo, hi, relaxed):
+    """lo, hi with each non-affine term that no relaxed loop variable reaches replaced by a
+    fresh variable (a symbol to region_of_indices), and the map back."""
+    table = {}
+
+    def one(e):
+        lin = A.to_lin(e, {})
+        terms, changed = [], False
+        for atom, coef in lin.terms:
+            if atom[0] == "opaque" and not isinstance(atom[1], E.BufferLoad) and \
+                    not any(id(v) in relaxed for v in _ir.vars_in(atom[1])):
+                key = _skey(atom[1])
+                if key not in table:
+                    table[key] = (E.Var(f"sym{len(table)}", atom[1].dtype), atom[1])
+                terms.append([("var", table[key][0]), coef])
+                changed = True
+            else:
+                terms.append([atom, coef])
+        return A.to_expr(A.Lin(terms, lin.const, lin.dtype)) if changed else e
+    lo, hi = tuple(one(x) for x in lo), tuple(one(x) for x in hi)
+    return lo, hi, {id(v): x for v, x in table.values()}
 
 
 def symbolic_region(lo, hi, inner, shape, predicate=None):

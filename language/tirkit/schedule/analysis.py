@@ -191,8 +191,8 @@ def _opaque(lin, inner) -> bool:
     does not vary inside counts as a symbol, as in TVM)."""
     for a, _ in lin.terms:
         if a[0] == "opaque":
-            # constant over the iterators (a load, a division by a symbol): a symbol
-            if not any(id(v) in inner for v in _ir.vars_in(a[1])):
+            if isinstance(a[1], E.BufferLoad) and \
+                    not any(id(v) in inner for v in _ir.vars_in(a[1])):
                 continue
             return True
         if a[0] in ("div", "mod") and _opaque(a[1], inner):
