@@ -718,3 +718,32 @@ def test_cache_write_window_without_a_predicate_is_not_cut():
     assert "v0 = T.axis.spatial(16, io * 4 + ax0)" in text
     check_result(sch)
     check_same_results(sch)
+
+
+STRIDED = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def strided(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    B = T.alloc_buffer((4, 8), "float32", strides=(8, 1))
+    for i, j in T.grid(4, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(4, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+'''
+
+
+def test_cache_keeps_the_buffers_strides():
+    # the cache is the buffer's declaration in another scope: its strides come along
+    sch = sched(STRIDED)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    text = body_text(sch)
+    assert 'B_local = T.alloc_buffer((4, 8), "float32", strides=(8, 1), scope="local")' in text
+    assert 'B_shared = T.alloc_buffer((4, 8), "float32", strides=(8, 1), scope="shared")' in text
+    check_result(sch)
+    check_same_results(sch)

@@ -27,7 +27,8 @@ def check_scope(sch, scope, node):
 
 def cache_buffer(buf, scope, name):
     data = E.Var(name, "handle", E.PointerType(buf.dtype, scope))
-    return S.Buffer(name, buf.shape, buf.dtype, data, scope=scope)
+    return S.Buffer(name, buf.shape, buf.dtype, data, strides=buf.strides,
+                    elem_offset=buf.elem_offset, scope=scope)
 
 
 def locate(scope, writer, related):
@@ -496,7 +497,10 @@ def compact_buffer(buf, scope, name, region):
     data = E.Var(name, "handle", E.PointerType(buf.dtype, scope))
     shape = tuple(E.IntImm(d.dtype, ext) if isinstance(ext, int) else ext
                   for (_, ext), d in zip(region, buf.shape))
-    return S.Buffer(name, shape, buf.dtype, data, scope=scope)
+    # the buffer's strides and offset come along, as in TVM (a copy of the buffer's
+    # declaration with a new shape)
+    return S.Buffer(name, shape, buf.dtype, data, strides=buf.strides,
+                    elem_offset=buf.elem_offset, scope=scope)
 
 
 def compact_copy_nest(sch, orig, cache, name, region, reading):
