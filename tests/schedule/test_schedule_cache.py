@@ -747,3 +747,35 @@ def test_cache_keeps_the_buffers_strides():
     assert 'B_shared = T.alloc_buffer((4, 8), "float32", strides=(8, 1), scope="shared")' in text
     check_result(sch)
     check_same_results(sch)
+
+
+GUARDED_ROWS = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def guarded_rows(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i in range(8):
+        with T.block("row"):
+            vi = T.axis.spatial(8, i)
+            T.reads(A[0:8, 0:4])
+            T.writes(B[0:8, 0:4])
+            B[vi, 0] = A[vi, 0]
+            if A[vi, 0] > T.float32(0):
+                for j in range(4):
+                    with T.block("pos"):
+                        vj = T.axis.spatial(4, j)
+                        B[vi, vj] = A[vi, vj] * 3.0
+'''
+
+
+def test_cache_read_of_an_input_serves_the_loads_outside_the_blocks():
+    # in the scope of block `row`, A is an input: the copy goes first, and the row's own
+    # loads (outside any block) read the copy like block `pos` does
+    sch = sched(GUARDED_ROWS)
+    sch.cache_read(sch.get_block("pos"), 0, "shared")
+    text = body_text(sch)
+    assert "B[vi, 0] = A_shared[vi, 0]" in text
+    assert "if A_shared[vi, 0] > T.float32(0):" in text
+    assert "B[vi, vj] = A_shared[vi, vj] * T.float32(3)" in text
+    check_result(sch)
+    check_same_results(sch)

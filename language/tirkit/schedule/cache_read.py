@@ -3,13 +3,15 @@
     A_shared = sch.cache_read(block, read_buffer_index=0, storage_scope="shared")
 
 A new buffer `<name>_<scope>` and a copy block of the same name are added; the consumers
-(all readers in the scope, or `consumer_blocks`) read the copy instead, in their
-predicates too. The copy goes right after the buffer's writer, in the innermost loop that
-holds the writer and the first consumer (first in the scope for an input) and copies the region the writer writes there
+(all readers in the scope, or `consumer_blocks`) read the copy instead, in their predicates
+too; so do loads outside the blocks of the scope after the copy of an input. The copy goes
+right after the buffer's writer, in the innermost loop that holds the writer and the first
+consumer (first in the scope for an input) and copies the region the writer writes there
 (for an input of the scope: the region the scope block reads, the whole buffer at the root).
-Refused: an index outside the block's reads, an unknown scope, a buffer written by several
-blocks or outside the blocks after the copy, or read opaquely (through its pointer) where the cache would not be the whole
-buffer, or viewed by a match_buffer in the scope."""
+A copy at the scope's top level is sized to its region; one inside a loop keeps the buffer's
+shape. Refused: an index outside the block's reads, an unknown scope, a buffer written by
+several blocks or outside the blocks after the copy, read opaquely (through its pointer)
+where the cache would not be the whole buffer, or viewed by a match_buffer in the scope."""
 from __future__ import annotations
 
 from ..ir import expr as E
@@ -89,5 +91,12 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
         cbuf = K.compact_buffer(buf, storage_scope, name, rel)
         nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
         mapping = {id(c.realize): K.shift_buffer(c.realize, buf, cbuf, rel) for c in cons}
+    if not writers and loc is scope:
+        # an input of the scope: its loads outside the blocks, after the copy, read the copy
+        # too (the copy holds what the scope reads of it)
+        for k, x in K.loose_accesses(scope, buf):
+            if k >= pos and isinstance(x, E.BufferLoad):
+                mapping[id(x)] = _ir.replace_buffer(x, buf, cbuf) if same_layout else \
+                    K.shift_buffer(x, buf, cbuf, rel)
     K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
     return sch.block_of(block.func, name)

@@ -5,11 +5,13 @@
 The block writes (and reads, for a reduction) a new buffer `<name>_<scope>`; a copy block of
 the same name writes the original buffer, right before the first consumer in the innermost
 loop that holds both (at the end of the scope when nothing in it reads the buffer), over the
-region the block writes there. Refused: an index outside the block's writes, an unknown
-scope, a buffer written by several blocks or accessed outside the blocks of the scope
-(except stores of an initial value before the block, which move to the cache), or used
-opaquely (through its pointer) where the cache would not be the whole buffer, or viewed by a
-match_buffer in the scope."""
+region the block writes there (relaxed over the thread loops that share the original buffer,
+cut where the block's predicate stops it). A copy at the scope's top level is sized to its
+region; one inside a loop keeps the buffer's shape. Stores of an initial value outside the
+blocks, before the block, move to the cache with it. Refused: an index outside the block's
+writes, an unknown scope, a buffer written by several blocks or accessed otherwise outside
+the blocks of the scope, used opaquely (through its pointer) where the cache would not be
+the whole buffer, or viewed by a match_buffer in the scope."""
 from __future__ import annotations
 
 from ..ir import expr as E
