@@ -602,7 +602,8 @@ def test_cache_write_moves_a_pointer_when_the_cache_keeps_the_layout():
 def test_cache_write_refuses_a_pointer_when_the_cache_changes_the_layout():
     # columns 0..1 of each row: the cache's offsets differ from the buffer's
     sch = sched(POINTER.replace("T.writes(B[0:4, 0:4])", "T.writes(B[0:4, 0:2])")
-                .replace("T.grid(4, 4):\\n            B[i, j]", "T.grid(4, 2):\\n            B[i, j]"))
+                .replace("T.grid(4, 4):\\n            B[i, j]",
+                         "T.grid(4, 2):\\n            B[i, j]"))
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.cache_write(sch.get_block("B"), 0, "local")
     assert e.value.kind == "cache_write/opaque-access" and e.value.node_name == "B"
@@ -707,8 +708,8 @@ def test_cache_read_refuses_a_buffer_viewed_through_a_match_buffer():
 
 def test_cache_write_window_without_a_predicate_is_not_cut():
     # every index is in bounds: the loops alone bound the window
-    sch = sched(HALO.replace("                T.where(0 <= io * 4 - 1 + ii and io * 4 - 1 + ii < 16)\n",
-                             "")
+    where = "                T.where(0 <= io * 4 - 1 + ii and io * 4 - 1 + ii < 16)\n"
+    sch = sched(HALO.replace(where, "")
                 .replace("for ii in range(6):", "for ii in range(4):")
                 .replace("io * 4 - 1 + ii", "io * 4 + ii")
                 .replace("B[T.max(vi - 1, 0)] + B[T.min(vi + 1, 15)]", "B[vi] + 1.0"))

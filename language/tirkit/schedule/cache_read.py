@@ -15,7 +15,6 @@ where the cache would not be the whole buffer, or viewed by a match_buffer in th
 from __future__ import annotations
 
 from ..ir import expr as E
-from ..ir import stmt as S
 from . import _cache as K
 from . import _inline as I
 from . import _ir
