@@ -570,8 +570,8 @@ def _whole(infos, buf, writes):
                 a2, b2 = _relax(x.min, ivb, {}), _relax(top, ivb, {})
                 if a2 is not None and b2 is not None and not any(
                         id(v) in own for v in _lin_vars(a2[0]) + _lin_vars(b2[1])):
-                    a = (a[0], None) if a is None else a
-                    b = (None, b[1]) if b is None else b
+                    a = (None, None) if a is None else a
+                    b = (None, None) if b is None else b
                     a = (_tight(a2[0], a[0], max), None)
                     b = (None, _tight(b2[1], b[1], min))
                 if a is None or b is None or a[0] is None or b[1] is None:
