@@ -124,6 +124,12 @@ def f(A: T.Buffer((2,), "float32"), B: T.Buffer((4,), "int32")):
     for i in range(T.int64(2)):
         B[i + T.int64(2)] = T.clz(i)
 ''', ["B[0] = 1", "B[1] = 7", "A[0] = T.float32(1)", "B[i + T.int64(2)] = T.clz(i)"]),
+    "vscale_is_an_int32": ('''
+@T.prim_func
+def f(A: T.Buffer((128,), "float32")):
+    for i in range(T.vscale() * 4):
+        A[i] = A[i] * T.float32(2)
+''', ["for i in range(T.vscale() * 4):"]),
     "zero_dim_regions": ('''
 @T.prim_func
 def f(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):
@@ -244,3 +250,10 @@ def g(A: T.Buffer((4,), "float32")):
     printed = tirkit.to_script(r.module)
     assert '    with T.block("root"):\n        with T.block("ext"):' in printed
     assert tirkit.structural_equal(tirkit.parse(printed).module, r.module)
+
+
+def test_vscale_is_an_int32_expression():
+    text, _ = CASES["vscale_is_an_int32"]
+    f = tirkit.parse(text).module.prim_funcs()[0]
+    f = f[1] if isinstance(f, tuple) else f
+    assert (f.body.extent.dtype, f.body.extent.a.dtype) == ("int32", "int32")

@@ -530,3 +530,30 @@ def test_reverse_compute_inline_of_one_row_predicates_the_other_rows_away():
     assert "C[vj] = (A[vi, vj] - T.float32(4)) * (A[vi, vj] - T.float32(4))" in text
     check_result(sch)
     check_same_results(sch)
+
+
+GUARDED = HEAD + '''@T.prim_func
+def guarded(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(B[i, j] < T.float32(1))
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+
+def test_compute_inline_into_a_predicate_that_reads_the_buffer():
+    # the consumer's T.where reads B too: it is computed there as well, or nothing defines B
+    sch = sched(GUARDED)
+    sch.compute_inline(sch.get_block("B"))
+    text = body_text(sch)
+    assert "B = T.alloc_buffer" not in text
+    assert "T.where(A[i, j] * T.float32(2) < T.float32(1))" in text
+    assert "C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)" in text
+    check_result(sch)
+    check_same_results(sch)

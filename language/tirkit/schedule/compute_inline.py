@@ -64,13 +64,20 @@ def compute_inline(sch, block):
     mapping = {}
     I.removal(info, mapping)
     for other in others:
-        if not any(ld.buffer is buf for ld in _ir.buffer_loads(other.block)):
+        pred = other.realize.predicate
+        in_pred = any(ld.buffer is buf for ld in _ir.buffer_loads(pred))
+        if not in_pred and not any(ld.buffer is buf for ld in _ir.buffer_loads(other.block)):
             continue
         nb = _ir.rebuild(other.block, inline)
         # only the outermost blocks: nested ones were rebuilt with their parent
         if _nested_in_others(other, others):
             continue
-        mapping[id(other.block)] = _keep_opaque_reads(other.block, refresh_regions(nb))
+        nb = _keep_opaque_reads(other.block, refresh_regions(nb))
+        if in_pred:         # a `T.where` that reads the buffer computes it too
+            mapping[id(other.realize)] = dataclasses.replace(
+                other.realize, predicate=_ir.rebuild(pred, inline), block=nb)
+        else:
+            mapping[id(other.block)] = nb
     I.rewrite_scope(sch, block.func, scope, mapping, drop=buf)
 
 

@@ -344,6 +344,6 @@ def _generic_dtype(name, xs) -> str:
         return "handle"
     if name in ("assume", "evaluate"):
         return "void"
-    if name in ("q_multiply_shift", "q_multiply_shift_per_axis"):
+    if name in ("q_multiply_shift", "q_multiply_shift_per_axis", "vscale"):
         return "int32"
     return "handle"
