@@ -58,3 +58,36 @@ def test_serial_undoes_parallel():
     assert sch.get(i).kind == "serial"
     assert tirkit.structural_equal(sch.mod, sch.original)
     assert "sch.serial(loop=l1)" in sch.trace.as_python()
+
+
+DECOMPOSED = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+           C: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("init"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.float32(0)
+        for k in range(16):
+            with T.block("update"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+'''
+
+
+def test_loops_over_a_decomposed_reduction():
+    # TVM 0.27 refuses these because 'update' has no init; i and j feed only spatial
+    # iterators of both blocks, so each (i, j) is independent: legal, and accepted here
+    sch = sched(DECOMPOSED)
+    i, j, k = sch.get_loops(sch.get_block("update"))
+    sch.parallel(i)
+    sch.vectorize(j)
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.parallel(k)
+    assert e.value.kind == "parallel/feeds-reduction"
+    text = body_text(sch)
+    assert "for i in T.parallel(16):" in text and "for j in T.vectorized(16):" in text
+    check_result(sch)
+    check_same_results(sch)
