@@ -193,7 +193,7 @@ def f(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,)
 def test_store_of_another_type_converts_like_tvm():
     # TVM's parser casts a stored value to the buffer's type: the IR holds that Cast, and we
     # say so with a warning (an error only where a float loses its fraction in an int buffer)
-    from tirkit.ir import expr as E, stmt as S
+    from tirkit.ir import stmt as S
     from tirkit.ir.visit import walk
     r = tirkit.parse(STORE_CONVERTS, "k.py")
     got = sorted((d.span.line, d.code, d.severity) for d in r.diagnostics)

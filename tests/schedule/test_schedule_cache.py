@@ -36,6 +36,10 @@ def test_cache_write_then_compute_at():
     text = body_text(sch)
     assert "C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * B[vk, vj]" in text
     assert "C[v0, v1] = C_local[v0, v1]" in text
+    sch.reverse_compute_at(cl, sch.get_loops(c)[0])     # write back each row after it
+    text = body_text(sch)
+    assert "v0, v1 = T.axis.remap(\"SS\", [i, ax0])" in text
+    assert text.index('with T.block("C_local")') > text.index('with T.block("C")')
     check_result(sch)
     check_same_results(sch)
 

@@ -73,6 +73,7 @@ def test_fuse_symbolic_extents():
     b = sch.get_block("C")
     bb, i, j, k = sch.get_loops(b)
     f = sch.fuse(bb, i)
+    assert sch.get(f).loop_var.name == "bb_i_fused"
     text = body_text(sch)
     assert "vb = T.axis.spatial(n, bb_i_fused // m)" in text
     assert "vi = T.axis.spatial(m, bb_i_fused % m)" in text

@@ -1,7 +1,7 @@
 import pytest
 
 import tirkit
-from sched_util import HEAD, MATMUL, body_text, check_result, check_same_results, sched
+from sched_util import HEAD, MATMUL, body_text, check_same_results, sched
 
 ODD = HEAD + '''@T.prim_func
 def mm(A: T.Buffer((15, 14), "float32"), B: T.Buffer((14, 13), "float32"),

@@ -1,7 +1,7 @@
 import pytest
 
 import tirkit
-from sched_util import CHAIN, HEAD, MATMUL, MATMUL_RELU, body_text, check_result, sched
+from sched_util import CHAIN, MATMUL, MATMUL_RELU, body_text, check_result, sched
 
 MODULE = '''from tvm.script import ir as I
 from tvm.script import tir as T
