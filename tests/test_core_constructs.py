@@ -130,6 +130,12 @@ def f(A: T.Buffer((128,), "float32")):
     for i in range(T.vscale() * 4):
         A[i] = A[i] * T.float32(2)
 ''', ["for i in range(T.vscale() * 4):"]),
+    "string_shape_dimension": ('''
+@T.prim_func
+def f(B: T.Buffer((32, "n", 128), "float32"), C: T.Buffer((32, 1, n), "float32")):
+    for i, j in T.grid(32, 128):
+        B[i, 0, j] = B[i, 0, j] * T.float32(2)
+''', ["n = T.int32()", "(32, n, 128)", "(32, 1, n)"]),
     "zero_dim_regions": ('''
 @T.prim_func
 def f(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):

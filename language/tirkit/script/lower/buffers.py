@@ -25,7 +25,7 @@ class BufferMixin:
             self.fail("type/mismatch", "a buffer needs a shape", node)
         if not isinstance(shape, (tuple, list)):
             shape = (shape,)
-        shape = tuple(self._as_expr(d, node) for d in shape)
+        shape = tuple(self._shape_dim(d, node) for d in shape)
         for d in shape:
             if not D.is_int(d.dtype) and d.dtype != "unknown":
                 self.diag("type/mismatch", "a buffer shape must be integers", node)
@@ -54,6 +54,19 @@ class BufferMixin:
                         int(align) if isinstance(align, int) else -1,
                         int(offset_factor) if isinstance(offset_factor, int) else 0,
                         btype, seps, self.span(name_node or node))
+
+    def _shape_dim(self, d, node):
+        """A shape dimension; a string names a size variable, made on first use and the same
+        variable after (`T.Buffer((32, "n"))`, then `n` or `"n"` elsewhere), as TVM prints
+        a shape variable that no parameter defines."""
+        if isinstance(d, str):
+            v = self.lookup(d)
+            if isinstance(v, E.Var) and D.is_int(v.dtype):
+                return v
+            v = E.Var(d, "int32", None, self.span(node))
+            self.define(d, v, check=False)
+            return v
+        return self._as_expr(d, node)
 
     def _size_expr(self, x, node):
         """A stride or offset; a string names a new variable (`strides=["s0", 1]`)."""
