@@ -52,3 +52,33 @@ def test_pad_einsum_of_non_einsum():
     with pytest.raises(tirkit.ScheduleError) as e:
         sch.pad_einsum(sch.get_block("C"), [16, 16, 16])
     assert e.value.kind == "pad_einsum/not-einsum"
+
+
+SHARED_NEST = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def f(w: T.Buffer((6, 6), "float32"), x: T.Buffer((6,), "float32"), y: T.Buffer((6,), "float32")):
+    wbuf = T.alloc_buffer((6, 6), "float32")
+    for i0 in range(1):
+        for a, b in T.grid(6, 6):
+            with T.block("wbuf"):
+                va, vb = T.axis.remap("SS", [a, b])
+                wbuf[va, vb] = w[va, vb] * T.float32(2)
+        for i, k in T.grid(6, 6):
+            with T.block("y"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    y[vi] = T.float32(0)
+                y[vi] = y[vi] + wbuf[vi, vk] * x[vk]
+'''
+
+
+def test_pad_einsum_refuses_an_output_read_in_the_same_nest():
+    # the padded output is copied back after the whole `i0` nest, but block 'y' reads it
+    # inside that nest: the copy would come too late
+    sch = sched(SHARED_NEST)
+    with pytest.raises(tirkit.ScheduleError) as e:
+        sch.pad_einsum(sch.get_block("wbuf"), [8, 8])
+    assert e.value.kind == "pad_einsum/shared-nest"
+    assert e.value.node_name == "y"

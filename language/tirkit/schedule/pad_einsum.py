@@ -6,7 +6,8 @@ Every buffer the block accesses along a padded iterator gets a padded copy `<nam
 inputs are filled before the block (zeros outside the original shape), the output is
 copied back after it. Refused: a block that is not einsum-like (each access index one
 iterator, each iterator bound to its own loop over its whole domain), a padding of the
-wrong length or with non-positive entries. A padding that changes no extent changes
+wrong length or with non-positive entries, another block in the same top-level loop nest
+that writes a padded input or reads the output (`pad_einsum/shared-nest`). A padding that changes no extent changes
 nothing."""
 from __future__ import annotations
 
@@ -102,6 +103,20 @@ def pad_einsum(sch, block, padding):
         lmap[id(lp)] = n
     scope = I.scope_of(sch, block.func, info)
     top = K.top_stmt(info, scope)
+    # the copies go before and after the scope statement that holds the block: another
+    # block in that statement must not write a padded input or touch the padded output
+    for other in _blocks_beside(top, blk):
+        stores = {id(x.buffer) for x in _ir.buffer_stores(other.body)}
+        loads = {id(x.buffer) for x in _ir.buffer_loads(other.body)}
+        for buf in inputs + [out_buf]:
+            if id(buf) not in pads:
+                continue
+            if id(buf) in stores or (buf is out_buf and id(buf) in loads):
+                raise sch.error("pad_einsum/shared-nest", f"block '{other.name_hint}' "
+                                f"{'writes' if id(buf) in stores else 'reads'} "
+                                f"'{buf.name}' in the loop nest of block '{blk.name_hint}', "
+                                "where the padded copy would not reach it", other,
+                                [(blk, "padded block")])
 
     def grow(y, x):
         if isinstance(x, S.For) and id(x) in lmap:
@@ -119,6 +134,29 @@ def pad_einsum(sch, block, padding):
                                           if id(b) in pads))
     sch.replace(block.func, scope, new_scope)
     return None
+
+
+def _blocks_beside(stmt, blk) -> list:
+    """The blocks under stmt other than blk and the blocks that contain it."""
+    from ..ir.visit import walk
+    found = []
+
+    def collect(x):
+        if isinstance(x, S.Block):
+            found.append(x)
+        return True
+
+    def holds(b):
+        hit = []
+
+        def look(x):
+            if x is blk:
+                hit.append(x)
+            return not hit
+        walk(b.body, look)
+        return bool(hit)
+    walk(stmt, collect)
+    return [b for b in found if b is not blk and not holds(b)]
 
 
 def _copy(name, shape, src, dst, guard):
