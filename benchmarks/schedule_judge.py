@@ -7,7 +7,7 @@ For every call the oracle records as `different`, the original program, TVM's re
 ours (both as TVM prints them, read back by tirkit) run through tirkit's reference
 interpreter on the same random inputs; each result either agrees with the original on every
 buffer or does not. Programs the interpreter cannot run (symbolic shapes, GPU threads,
-intrinsics) or read are counted apart.
+intrinsics) or read, and runs longer than `--timeout` seconds, are counted apart.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import argparse
 import collections
 import json
 import os
+import signal
 import sys
 
 import numpy as np
@@ -56,6 +57,14 @@ def _same(x, y):
     return all(np.allclose(p, q, rtol=1e-4, atol=1e-4, equal_nan=True) for p, q in zip(x, y))
 
 
+class _TooLong(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _TooLong()
+
+
 def judge(record) -> str:
     diff = record["diff"]
     tvm_text = diff.split("# --- TVM\n", 1)[1].split("# --- tirkit\n")[0]
@@ -68,6 +77,8 @@ def judge(record) -> str:
     try:
         a = _inputs(f0)
         r0, rt, ro = _run(f0, m0, a), _run(ft, mt, a), _run(fo, mo, a)
+    except _TooLong:
+        return "not run"
     except Exception:                   # noqa: BLE001 - outside what the interpreter runs
         return "not run"
     return (f"TVM {'agrees' if _same(r0, rt) else 'DIFFERS'}, "
@@ -78,17 +89,25 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("records")
     ap.add_argument("--prims", default=None)
+    ap.add_argument("--timeout", type=int, default=20, help="seconds per call")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGALRM, _alarm)
     only = set(args.prims.split(",")) if args.prims else None
     table = collections.defaultdict(collections.Counter)
     for line in open(args.records, encoding="utf-8"):
         r = json.loads(line)
         if r["outcome"] != "different" or (only and r["prim"] not in only):
             continue
-        v = judge(r)
+        signal.alarm(args.timeout)
+        try:
+            v = judge(r)
+        except _TooLong:
+            v = "not run"
+        finally:
+            signal.alarm(0)
         table[r["prim"]][v] += 1
         if "DIFFERS" in v:
-            print(f"{r['prim']}: {v}: {os.path.basename(r['program'])}")
+            print(f"{r['prim']}: {v}: {os.path.basename(r['program'])}", flush=True)
     kinds = ["TVM agrees, ours agrees", "TVM DIFFERS, ours agrees", "TVM agrees, ours DIFFERS",
              "TVM DIFFERS, ours DIFFERS", "not run", "not read"]
     print("\n| primitive | " + " | ".join(kinds) + " |")
