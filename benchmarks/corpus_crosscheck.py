@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 
 import tirkit  # noqa: E402
 from tirkit.analysis import regions as R  # noqa: E402
-from tirkit.verify.shared_memory import _relax_thread  # noqa: E402
+from tirkit.verify._common import relax_thread  # noqa: E402
 
 _SHARED = re.compile(r"(\w+) = T\.(?:sblock_)?alloc_buffer\(\(([^)]*)\), [^\n]*scope=\"shared")
 
@@ -49,7 +49,7 @@ def shared_shapes(module):
     import tvm
     from tvm import s_tir
     fa = R.accesses(_func(module), {})
-    ours = {b.name: tuple(R.footprint(fa, b, _relax_thread))
+    ours = {b.name: tuple(R.footprint(fa, b, relax_thread))
             for b, _ in fa.allocs if b.scope.startswith("shared")}
     passes = tvm.transform.Sequential([
         s_tir.transform.LowerInitBlock(), s_tir.transform.PlanAndUpdateBufferAllocationLocation(),

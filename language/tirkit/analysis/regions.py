@@ -393,7 +393,7 @@ def footprint(fa: FuncAccesses, buffer, relax_loop):
     his = [None] * len(shape)
     for a in acc:
         keep = frozenset(lp.var for lp in keep_all
-                         if not relax_loop(lp) and not _unit(lp))   # a 1-trip loop is a constant
+                         if not relax_loop(lp) and not single_trip(lp))
         env = dict(fa.env)
         env.update(fa.lets)
         an = analyzer_for(fa, a, keep, env=env)
@@ -418,7 +418,8 @@ def footprint(fa: FuncAccesses, buffer, relax_loop):
 _UNKNOWN = object()
 
 
-def _unit(lp) -> bool:
+def single_trip(lp) -> bool:
+    """A loop of one iteration: its variable is a constant, not a symbol to keep."""
     return isinstance(lp.extent, E.IntImm) and lp.extent.value == 1
 
 

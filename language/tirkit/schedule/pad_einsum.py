@@ -138,25 +138,8 @@ def pad_einsum(sch, block, padding):
 
 def _blocks_beside(stmt, blk) -> list:
     """The blocks under stmt other than blk and the blocks that contain it."""
-    from ..ir.visit import walk
-    found = []
-
-    def collect(x):
-        if isinstance(x, S.Block):
-            found.append(x)
-        return True
-
-    def holds(b):
-        hit = []
-
-        def look(x):
-            if x is blk:
-                hit.append(x)
-            return not hit
-        walk(b.body, look)
-        return bool(hit)
-    walk(stmt, collect)
-    return [b for b in found if b is not blk and not holds(b)]
+    return [x for x in _ir.stmts(stmt) if isinstance(x, S.Block) and x is not blk
+            and not any(y is blk for y in _ir.stmts(x.body))]
 
 
 def _copy(name, shape, src, dst, guard):

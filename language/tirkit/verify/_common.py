@@ -15,6 +15,12 @@ def is_thread(lp):
     return lp.kind == "thread_binding" and bool(lp.thread_tag)
 
 
+def relax_thread(lp):
+    """Loops a thread block's shared data is relaxed over: threadIdx and vthread."""
+    tag = lp.thread_tag or ""
+    return is_thread(lp) and (tag.startswith("threadIdx") or tag.startswith("vthread"))
+
+
 def kernels(fa):
     """{id(root Loop): (root Loop, [thread Loops in order])} for each GPU kernel: a maximal
     nest under an outermost thread-bound loop."""

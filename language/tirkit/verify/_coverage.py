@@ -2,24 +2,14 @@
 allocated buffer, the writes before it and whether their bounding box covers the read."""
 from __future__ import annotations
 
-from ..analysis.regions import analyzer_for, index_range
+from ..analysis.regions import analyzer_for, index_range, single_trip
 from ..arith import Analyzer
 from ..arith.affine import Atom
 from ..ir import expr as E
 from ..ir.visit import walk
-from ._common import func_accesses, is_thread
+from ._common import func_accesses, is_thread, relax_thread
 
 _SKIP_SCOPES = ("wmma.", "m16n8k8", "local.fragment", "warp")
-
-
-def _relax_thread(lp):
-    tag = lp.thread_tag or ""
-    return is_thread(lp) and (tag.startswith("threadIdx") or tag.startswith("vthread"))
-
-
-def _single(lp):
-    """A loop of one iteration: its variable is a constant, not a symbol to keep."""
-    return isinstance(lp.extent, E.IntImm) and lp.extent.value == 1
 
 
 def _box(fa, a, keep):
@@ -128,8 +118,8 @@ def uncovered(func, ctx):
                 while common < len(first) and all(len(p.loops) > common and p.loops[common]
                                                   is first[common] for p in prods):
                     common += 1
-                keep = frozenset(lp.var for lp in first[:common] if not _relax_thread(lp)
-                                 and not _single(lp))
+                keep = frozenset(lp.var for lp in first[:common] if not relax_thread(lp)
+                                 and not single_trip(lp))
             rbox = _box(fa, a, keep)
             wbox = _merge([_box(fa, p, keep) for p in prods])
             if wbox is None or len(wbox) != len(rbox):

@@ -12,12 +12,7 @@ from ..analysis.regions import footprint
 from ..diagnostics import error
 from ..ir.dtype import bytes_of
 from . import register
-from ._common import func_accesses, is_thread, kernel_of, target_for
-
-
-def _relax_thread(lp):
-    tag = lp.thread_tag or ""
-    return is_thread(lp) and (tag.startswith("threadIdx") or tag.startswith("vthread"))
+from ._common import func_accesses, kernel_of, relax_thread, target_for
 
 
 def _kb(n):
@@ -42,7 +37,7 @@ def check_shared_memory(func, ctx):
             if len(ks) != 1 or None in ks.values():
                 continue
             k = next(iter(ks.values()))
-        ext = footprint(fa, buf, _relax_thread)
+        ext = footprint(fa, buf, relax_thread)
         if any(e is None for e in ext):
             continue
         n = bytes_of(buf.dtype)

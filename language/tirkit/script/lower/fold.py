@@ -57,3 +57,17 @@ def _same(a, b) -> bool:
         return all(f.name == "span" or _same(getattr(a, f.name), getattr(b, f.name))
                    for f in dataclasses.fields(a))
     return a == b
+
+
+def cast_folded(dtype, value):
+    """The Cast TVM's `tvm::cast` makes: a constant becomes a constant of the new type."""
+    d = D.parse_dtype(dtype)
+    if isinstance(value, (E.IntImm, E.FloatImm)) and d is not None and d.lanes == 1:
+        v = value.value
+        if d.is_float:
+            return E.FloatImm(dtype, float(v), value.span)
+        if d.kind == "bool":
+            return E.IntImm(dtype, int(bool(v)), value.span)
+        if d.is_int:
+            return E.IntImm(dtype, int(v), value.span)
+    return E.Cast(dtype, value, value.span)

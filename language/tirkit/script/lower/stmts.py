@@ -11,6 +11,7 @@ from ...syntax import cst as C
 from .calls import _FreshVar
 from .context import ERROR_DTYPE, LowerError
 from .exprs import slice_extent
+from .fold import cast_folded
 from .values import _is_literal, _SliceVal, _Subscripted
 
 def evaluate_zero(span=None):
@@ -338,23 +339,10 @@ class StmtMixin:
                               f"'{buf.name}' converts it{' and drops its fraction' if lossy else ''}"
                               f" (write T.Cast(\"{buf.dtype}\", ...) to say so)", value_node,
                               severity="error" if lossy else "warning")
-                    value = _cast_folded(want, value)
+                    value = cast_folded(want, value)
                 else:
                     self.diag("type/mismatch",
                               f"storing a {value.dtype} value into {buf.dtype} buffer "
                               f"'{buf.name}' (add T.Cast(\"{buf.dtype}\", ...))", value_node)
         return S.BufferStore(buf, value, tuple(indices), self.span(s))
 
-
-def _cast_folded(dtype, value):
-    """The Cast TVM's `tvm::cast` makes: a constant becomes a constant of the new type."""
-    d = D.parse_dtype(dtype)
-    if isinstance(value, (E.IntImm, E.FloatImm)) and d is not None and d.lanes == 1:
-        v = value.value
-        if d.is_float:
-            return E.FloatImm(dtype, float(v), value.span)
-        if d.kind == "bool":
-            return E.IntImm(dtype, int(bool(v)), value.span)
-        if d.is_int:
-            return E.IntImm(dtype, int(v), value.span)
-    return E.Cast(dtype, value, value.span)
