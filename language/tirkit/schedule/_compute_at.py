@@ -82,13 +82,13 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     reqs = {}
     outer_loops = [a for a in f_anc if isinstance(a, S.For)] + [f]
     region = needed_region(sch, blk, deps, f, reverse, what, reqs,
-                            C.loop_bounds(outer_loops))
+                           C.loop_bounds(outer_loops))
     new_realize, new_loops = make_nest(sch, info, region, outer_loops, preserve_unit_loops,
-                                        what)
+                                       what)
     if reverse:
         check_cover(sch, info, deps, what)
         check_reads(sch, blk, new_realize, new_loops, reqs, f, what,
-                     C.loop_bounds(outer_loops))
+                    C.loop_bounds(outer_loops))
     nest = C.nest(new_loops, new_realize)
     new_kids = kids[:pos] + [nest] + kids[pos:]
     new_f = dataclasses.replace(f, body=S.SeqStmt(tuple(new_kids)) if len(new_kids) > 1
