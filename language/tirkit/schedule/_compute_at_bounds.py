@@ -26,6 +26,18 @@ def hull(a, b, pick):
     return b if pick(0, d.const) == d.const and d.const != 0 else a
 
 
+def hull_box(box, other):
+    """The hull of two boxes ([(lo, hi)] per dimension); None when a pair of bounds does not
+    compare."""
+    merged = []
+    for (a0, b0), (a1, b1) in zip(box, other):
+        a, b = hull(a0, a1, min), hull(b0, b1, max)
+        if a is None or b is None:
+            return None
+        merged.append((a, b))
+    return merged
+
+
 def relax(e, cb, sym, outer=None):
     """(lo, hi) linear forms of `e` with the loop variables of cb (constant bounds) and of
     sym (loops of symbolic extent) ranging over their loops; None when not affine in them."""

@@ -84,13 +84,9 @@ def _whole(infos, buf, writes):
             if out is None:
                 out = dims
                 continue
-            merged = []
-            for (a0, b0), (a1, b1) in zip(out, dims):
-                a, b = B.hull(a0, a1, min), B.hull(b0, b1, max)
-                if a is None or b is None:
-                    return None
-                merged.append((a, b))
-            out = merged
+            out = B.hull_box(out, dims)
+            if out is None:
+                return None
     return out
 
 

@@ -226,13 +226,10 @@ def _required(sch, blk, buf, deps, f, reverse, what, outer):
             if out is None:
                 out = dims
                 continue
-            merged = []
-            for (a0, b0), (a1, b1) in zip(out, dims):
-                a, b = B.hull(a0, a1, min), B.hull(b0, b1, max)
-                if a is None or b is None:
-                    raise sch.error(f"{what}/region", f"the region of '{buf.name}' that block "
-                                    f"'{blk.name_hint}' must cover is not a box of known "
-                                    "size", blk, [(f, "loop")])
-                merged.append((a, b))
+            merged = B.hull_box(out, dims)
+            if merged is None:
+                raise sch.error(f"{what}/region", f"the region of '{buf.name}' that block "
+                                f"'{blk.name_hint}' must cover is not a box of known size",
+                                blk, [(f, "loop")])
             out = merged
     return out
