@@ -1,4 +1,4 @@
-"""Shared kernels and checks for the schedule tests."""
+"""Shared checks for the schedule tests (the shared kernels are in kernels.py)."""
 from __future__ import annotations
 
 import os
@@ -11,81 +11,10 @@ import tirkit
 from tirkit.ir import stmt as S
 from tirkit.schedule import Schedule
 
-HEAD = "from tvm.script import tir as T\n\n\n"
-
 _ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES_VALID = (_ROOT.parent / "shared" / "examples" / "valid"
                   if (_ROOT.parent / "shared").exists()
                   else Path(os.environ.get("TIRKIT_SHARED", "/work/shared")) / "examples" / "valid")
-
-MATMUL = HEAD + '''@T.prim_func
-def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
-           C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            T.reads(A[vi, vk], B[vk, vj])
-            T.writes(C[vi, vj])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
-
-MATMUL_RELU = HEAD + '''@T.prim_func
-def matmul_relu(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32, 16), "float32"),
-                D: T.Buffer((16, 16), "float32")):
-    C = T.alloc_buffer((16, 16), "float32")
-    for i, j, k in T.grid(16, 16, 32):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            T.reads(A[vi, vk], B[vk, vj])
-            T.writes(C[vi, vj])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(16, 16):
-        with T.block("relu"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(C[vi, vj])
-            T.writes(D[vi, vj])
-            D[vi, vj] = T.max(C[vi, vj], T.float32(0))
-'''
-
-# three elementwise stages: B = A * 2, C = B + 1 (transposed read), D = C * C
-CHAIN = HEAD + '''@T.prim_func
-def chain(A: T.Buffer((16, 8), "float32"), D: T.Buffer((8, 16), "float32")):
-    B = T.alloc_buffer((16, 8), "float32")
-    C = T.alloc_buffer((8, 16), "float32")
-    for i, j in T.grid(16, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(B[vi, vj])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(8, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(B[vj, vi])
-            T.writes(C[vi, vj])
-            C[vi, vj] = B[vj, vi] + T.float32(1)
-    for i, j in T.grid(8, 16):
-        with T.block("D"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(C[vi, vj])
-            T.writes(D[vi, vj])
-            D[vi, vj] = C[vi, vj] * C[vi, vj]
-'''
-
-# a row sum without declared regions (they are inferred)
-ROWSUM = HEAD + '''@T.prim_func
-def rowsum(A: T.Buffer((8, 24), "float32"), B: T.Buffer((8,), "float32")):
-    for i, k in T.grid(8, 24):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-'''
 
 
 def sched(text, func_name=None):

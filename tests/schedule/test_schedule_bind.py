@@ -1,7 +1,8 @@
 import pytest
 
 import tirkit
-from sched_util import MATMUL, body_text, check_result, sched
+from kernels import MATMUL
+from sched_util import body_text, check_result, sched
 
 
 def test_bind_block_and_thread():

@@ -1,14 +1,7 @@
 import pytest
 import tirkit
-from sched_util import (
-    CHAIN,
-    HEAD,
-    MATMUL,
-    body_text,
-    check_result,
-    check_same_results,
-    sched,
-)
+from kernels import CHAIN, HEAD, MATMUL, row_reduction
+from sched_util import body_text, check_result, check_same_results, sched
 
 
 def test_blockize_tile_of_elementwise():
@@ -78,15 +71,7 @@ def half(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
             B[vi, vj] = A[vi, vj] + T.float32(1)
 '''
 
-ROWSUM = HEAD + '''@T.prim_func
-def rowsum(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
-    for i, k in T.grid(8, 16):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-'''
+ROWSUM = row_reduction(8, 16)
 
 PAD = HEAD + '''@T.prim_func
 def pad(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 12), "float32")):

@@ -1,8 +1,8 @@
 import pytest
 
 import tirkit
-from sched_util import MATMUL, MATMUL_RELU, ROWSUM, body_text, check_result, \
-    check_same_results, sched
+from kernels import HEAD, MATMUL, MATMUL_RELU, ROWSUM, elementwise_pair
+from sched_util import body_text, check_result, check_same_results, sched
 
 
 def test_cache_read_input():
@@ -82,10 +82,7 @@ def test_set_scope_of_parameter():
     assert e.value.kind == "set_scope/parameter" and e.value.node_name == "relu"
 
 
-SCOPED = '''from tvm.script import tir as T
-
-
-@T.prim_func
+SCOPED = HEAD + '''@T.prim_func
 def scoped(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
     for i0, j0 in T.grid(4, 4):
         with T.block("scope"):
@@ -113,10 +110,7 @@ def test_cache_read_in_an_inner_scope_is_compacted():
     check_same_results(sch)
 
 
-SPLIT_READERS = '''from tvm.script import tir as T
-
-
-@T.prim_func
+SPLIT_READERS = HEAD + '''@T.prim_func
 def split_readers(A: T.Buffer((64,), "float32"), C: T.Buffer((32,), "float32"),
                   D: T.Buffer((32,), "float32")):
     B = T.alloc_buffer((64,), "float32")
@@ -146,10 +140,7 @@ def test_cache_read_copies_what_the_writer_writes():
     check_same_results(sch)
 
 
-SHIFTED_INPUT = '''from tvm.script import tir as T
-
-
-@T.prim_func
+SHIFTED_INPUT = HEAD + '''@T.prim_func
 def shifted(A: T.Buffer((40,), "float32"), B: T.Buffer((39,), "float32")):
     for i in range(39):
         with T.block("B"):
@@ -168,22 +159,8 @@ def test_cache_read_of_function_input_copies_the_whole_buffer():
     check_same_results(sch)
 
 
-GUARDED = '''from tvm.script import tir as T
-
-
-@T.prim_func
-def guarded(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
-    B = T.alloc_buffer((16, 8), "float32")
-    for i, j in T.grid(16, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * 2.0
-    for i, j in T.grid(16, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.where(B[i, j] < 0.5)
-            C[vi, vj] = B[vi, vj] + 1.0
-'''
+GUARDED = elementwise_pair("guarded", (16, 8), producer="* 2.0", consumer="+ 1.0",
+                           where="B[i, j] < 0.5")
 
 
 def test_cache_read_rewrites_the_consumer_predicate():
@@ -195,10 +172,7 @@ def test_cache_read_rewrites_the_consumer_predicate():
     check_result(sch)
 
 
-PER_THREAD = '''from tvm.script import tir as T
-
-
-@T.prim_func
+PER_THREAD = HEAD + '''@T.prim_func
 def per_thread(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
     B = T.alloc_buffer((16,), "float32", scope="local")
     for t in T.thread_binding(4, thread="threadIdx.x"):
@@ -240,24 +214,7 @@ def _same_results_symbolic(sch, shapes, seed=3):
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
 
 
-SYMBOLIC = '''from tvm.script import tir as T
-
-
-@T.prim_func
-def symbolic(a: T.handle, c: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n, 8), "float32")
-    C = T.match_buffer(c, (n, 8), "float32")
-    B = T.alloc_buffer((n, 8), "float32")
-    for i, j in T.grid(n, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * 2.0
-    for i, j in T.grid(n, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + 1.0
-'''
+SYMBOLIC = elementwise_pair("symbolic", ("n", 8), producer="* 2.0", consumer="+ 1.0")
 
 
 def test_cache_read_of_a_symbolic_buffer():
@@ -284,10 +241,7 @@ def test_cache_write_of_a_symbolic_buffer():
     _same_results_symbolic(sch, [(7, 8), (7, 8)])
 
 
-GUARDED_SPLIT = '''from tvm.script import tir as T
-
-
-@T.prim_func
+GUARDED_SPLIT = HEAD + '''@T.prim_func
 def guarded_split(a: T.handle, b: T.handle):
     n = T.int32()
     A = T.match_buffer(a, (n,), "float32")
@@ -310,10 +264,7 @@ def test_cache_write_region_ends_where_the_predicate_does():
     _same_results_symbolic(sch, [(10,), (10,)])
 
 
-SYMBOLIC_INNER = '''from tvm.script import tir as T
-
-
-@T.prim_func
+SYMBOLIC_INNER = HEAD + '''@T.prim_func
 def symbolic_inner(a: T.handle, c: T.handle):
     n = T.int32()
     A = T.match_buffer(a, (4, n), "float32")
@@ -344,10 +295,7 @@ def test_cache_read_relaxes_a_symbolic_inner_loop():
 
 # ---- a copy at the scope's top level holds only its region (compacted, indices shifted) ----
 
-SHIFTED_WRITER = '''from tvm.script import tir as T
-
-
-@T.prim_func
+SHIFTED_WRITER = HEAD + '''@T.prim_func
 def shifted_writer(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     B = T.alloc_buffer((16,), "float32")
     for i in range(8):
@@ -383,10 +331,7 @@ def test_cache_write_at_the_root_is_sized_to_the_copied_region():
     check_same_results(sch)
 
 
-TRIANGLE = '''from tvm.script import tir as T
-
-
-@T.prim_func
+TRIANGLE = HEAD + '''@T.prim_func
 def triangle(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
     B = T.alloc_buffer((8, 8), "float32")
     for i in range(8):
@@ -457,10 +402,7 @@ def _same_results_without_pointers(sch):
     check_same_results(plain)
 
 
-VTHREADS = '''from tvm.script import tir as T
-
-
-@T.prim_func
+VTHREADS = HEAD + '''@T.prim_func
 def vthreads(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
     B = T.alloc_buffer((64,), "float32", scope="shared")
     for bx in T.thread_binding(2, thread="blockIdx.x"):
@@ -500,10 +442,7 @@ def test_cache_read_of_shared_memory_spans_virtual_threads():
     _same_results_threads_serial(sch)
 
 
-RING = '''from tvm.script import tir as T
-
-
-@T.prim_func
+RING = HEAD + '''@T.prim_func
 def ring(A: T.Buffer((4, 8), "int32"), C: T.Buffer((4, 8), "int32")):
     B = T.alloc_buffer((4, 6), "int32")
     for c, i0 in T.grid(4, 2):
@@ -531,10 +470,7 @@ def test_cache_write_bounds_each_dimension_on_its_own():
     check_same_results(sch)
 
 
-HALO = '''from tvm.script import tir as T
-
-
-@T.prim_func
+HALO = HEAD + '''@T.prim_func
 def halo(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
     B = T.alloc_buffer((16,), "float32")
     for io in range(4):
@@ -572,10 +508,7 @@ def test_cache_read_window_is_cut_at_the_buffer_edges():
     check_same_results(sch)
 
 
-POINTER = '''from tvm.script import tir as T
-
-
-@T.prim_func
+POINTER = HEAD + '''@T.prim_func
 def pointer(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
     B = T.alloc_buffer((8, 4), "float32")
     with T.block("B"):
@@ -623,10 +556,7 @@ def test_cache_read_moves_a_pointer_when_the_cache_keeps_the_layout():
     _same_results_without_pointers(sch)
 
 
-SUMMATION = '''from tvm.script import tir as T
-
-
-@T.prim_func
+SUMMATION = HEAD + '''@T.prim_func
 def summation(A: T.Buffer((8, 4), "float32"), B: T.Buffer((1,), "float32")):
     B[0] = T.float32(0)
     for i, j in T.grid(8, 4):
@@ -665,10 +595,7 @@ def test_cache_read_refuses_a_store_outside_the_blocks_after_the_copy():
     assert e.value.kind == "cache_read/loose-access" and e.value.node_name == "sum"
 
 
-SUBREGION = '''from tvm.script import tir as T
-
-
-@T.prim_func
+SUBREGION = HEAD + '''@T.prim_func
 def subregion(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
     B = T.alloc_buffer((8, 8), "float32")
     for i, j in T.grid(8, 8):
@@ -725,21 +652,8 @@ def test_cache_write_window_without_a_predicate_is_not_cut():
     check_same_results(sch)
 
 
-STRIDED = '''from tvm.script import tir as T
-
-
-@T.prim_func
-def strided(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
-    B = T.alloc_buffer((4, 8), "float32", strides=(8, 1))
-    for i, j in T.grid(4, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * 2.0
-    for i, j in T.grid(4, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + 1.0
-'''
+STRIDED = elementwise_pair("strided", (4, 8), producer="* 2.0", consumer="+ 1.0",
+                           alloc=", strides=(8, 1)")
 
 
 def test_cache_keeps_the_buffers_strides():
@@ -754,10 +668,7 @@ def test_cache_keeps_the_buffers_strides():
     check_same_results(sch)
 
 
-GUARDED_ROWS = '''from tvm.script import tir as T
-
-
-@T.prim_func
+GUARDED_ROWS = HEAD + '''@T.prim_func
 def guarded_rows(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
     for i in range(8):
         with T.block("row"):

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 import tirkit
-from sched_util import (CHAIN, HEAD, MATMUL_RELU, body_text, check_result, check_same_results,
-                        loops_of, sched)
+from kernels import CHAIN, HEAD, MATMUL_RELU, elementwise_pair
+from sched_util import body_text, check_result, check_same_results, loops_of, sched
 
 
 def _tiled_relu(sch):
@@ -280,23 +280,9 @@ def test_reverse_compute_at_block_with_predicate():
 
 
 # the consumer runs only where the produced value is positive
-GUARDED = HEAD + '''@T.prim_func
-def guarded(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
-    B = T.alloc_buffer((8, 8), "float32")
-    for i, j in T.grid(8, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(B[vi, vj])
-            B[vi, vj] = A[vi, vj] - T.float32(0.25)
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.where(B[i, j] > T.float32(0))
-            T.reads(B[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = B[vi, vj] * T.float32(10)
-'''
+GUARDED = elementwise_pair("guarded", (8, 8), producer="- T.float32(0.25)",
+                           consumer="* T.float32(10)", where="B[i, j] > T.float32(0)",
+                           regions=True)
 
 
 def test_reverse_compute_at_keeps_a_data_predicate():
@@ -454,22 +440,8 @@ def test_compute_at_shifted_start_gets_domain_predicates():
 
 
 # the producer iterates in int64, the consumer in int32
-WIDE = HEAD + '''@T.prim_func
-def wide(A: T.Buffer((T.int64(8), T.int64(8)), "float32"), C: T.Buffer((8, 8), "float32")):
-    B = T.alloc_buffer((T.int64(8), T.int64(8)), "float32")
-    for i, j in T.grid(T.int64(8), T.int64(8)):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(B[vi, vj])
-            B[vi, vj] = A[vi, vj] + T.float32(1)
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(B[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = B[vi, vj] * T.float32(3)
-'''
+WIDE = elementwise_pair("wide", ("T.int64(8)", "T.int64(8)"), (8, 8), producer="+ T.float32(1)",
+                        consumer="* T.float32(3)", regions=True)
 
 
 def test_compute_at_int64_iterators_from_int32_loops():

@@ -1,12 +1,10 @@
 import pytest
 
 import tirkit
-from sched_util import CHAIN, MATMUL, body_text, check_result, check_same_results, sched
+from kernels import CHAIN, HEAD, MATMUL
+from sched_util import body_text, check_result, check_same_results, sched
 
-DEPENDENT = '''from tvm.script import tir as T
-
-
-@T.prim_func
+DEPENDENT = HEAD + '''@T.prim_func
 def tri(A: T.Buffer((8, 8), "float32")):
     for i in range(8):
         for j in range(i + 1):

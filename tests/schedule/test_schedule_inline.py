@@ -1,8 +1,8 @@
 import pytest
 
 import tirkit
-from sched_util import (CHAIN, HEAD, MATMUL_RELU, body_text, check_result, check_same_results,
-                        sched)
+from kernels import CHAIN, HEAD, MATMUL_RELU, elementwise_pair
+from sched_util import body_text, check_result, check_same_results, sched
 
 OPAQUE = HEAD + '''@T.prim_func
 def opaque(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
@@ -481,21 +481,7 @@ def test_reverse_compute_inline_refuses_reads_at_different_indices():
     _refused(text, "D", "reverse_compute_inline/several-indices")
 
 
-SYMBOLIC = HEAD + '''@T.prim_func
-def symbolic(a: T.handle, c: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (4, n), "float32")
-    C = T.match_buffer(c, (4, n), "float32")
-    B = T.alloc_buffer((4, n), "float32")
-    for i, j in T.grid(4, n):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(4, n):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-'''
+SYMBOLIC = elementwise_pair("symbolic", (4, "n"))
 
 
 def test_reverse_compute_inline_over_a_symbolic_extent():
@@ -532,19 +518,7 @@ def test_reverse_compute_inline_of_one_row_predicates_the_other_rows_away():
     check_same_results(sch)
 
 
-GUARDED = HEAD + '''@T.prim_func
-def guarded(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
-    B = T.alloc_buffer((8, 8), "float32")
-    for i, j in T.grid(8, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.where(B[i, j] < T.float32(1))
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-'''
+GUARDED = elementwise_pair("guarded", (8, 8), where="B[i, j] < T.float32(1)")
 
 
 def test_compute_inline_into_a_predicate_that_reads_the_buffer():

@@ -1,7 +1,8 @@
 import pytest
 
 import tirkit
-from sched_util import MATMUL, ROWSUM, body_text, check_result, check_same_results, sched
+from kernels import HEAD, MATMUL, ROWSUM
+from sched_util import body_text, check_result, check_same_results, sched
 
 
 def test_parallel_vectorize_unroll():
@@ -60,10 +61,7 @@ def test_serial_undoes_parallel():
     assert "sch.serial(loop=l1)" in sch.trace.as_python()
 
 
-DECOMPOSED = '''from tvm.script import tir as T
-
-
-@T.prim_func
+DECOMPOSED = HEAD + '''@T.prim_func
 def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
            C: T.Buffer((16, 16), "float32")):
     for i, j in T.grid(16, 16):

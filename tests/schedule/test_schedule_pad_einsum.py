@@ -1,20 +1,10 @@
 import pytest
 
 import tirkit
-from sched_util import HEAD, MATMUL, body_text, check_same_results, sched
+from kernels import HEAD, MATMUL, matmul
+from sched_util import body_text, check_same_results, sched
 
-ODD = HEAD + '''@T.prim_func
-def mm(A: T.Buffer((15, 14), "float32"), B: T.Buffer((14, 13), "float32"),
-       C: T.Buffer((15, 13), "float32")):
-    for i, j, k in T.grid(15, 13, 14):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            T.reads(A[vi, vk], B[vk, vj])
-            T.writes(C[vi, vj])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+ODD = matmul(15, 13, 14, name="mm")
 
 
 def test_pad_einsum_matmul():
@@ -54,10 +44,7 @@ def test_pad_einsum_of_non_einsum():
     assert e.value.kind == "pad_einsum/not-einsum"
 
 
-SHARED_NEST = '''from tvm.script import tir as T
-
-
-@T.prim_func
+SHARED_NEST = HEAD + '''@T.prim_func
 def f(w: T.Buffer((6, 6), "float32"), x: T.Buffer((6,), "float32"), y: T.Buffer((6,), "float32")):
     wbuf = T.alloc_buffer((6, 6), "float32")
     for i0 in range(1):

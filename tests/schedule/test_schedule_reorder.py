@@ -1,7 +1,8 @@
 import pytest
 
 import tirkit
-from sched_util import CHAIN, HEAD, MATMUL, body_text, check_result, check_same_results, sched
+from kernels import CHAIN, HEAD, MATMUL
+from sched_util import body_text, check_result, check_same_results, sched
 
 SCAN = HEAD + '''@T.prim_func
 def prefix(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):

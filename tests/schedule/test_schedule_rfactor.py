@@ -1,31 +1,14 @@
 import pytest
 
 import tirkit
-from sched_util import HEAD, MATMUL, ROWSUM, body_text, check_result, check_same_results, sched
+from kernels import MATMUL, ROWSUM, row_reduction
+from sched_util import body_text, check_result, check_same_results, sched
 
-NOT_A_REDUCER = HEAD + '''@T.prim_func
-def weird(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
-    for i, k in T.grid(8, 16):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            T.reads(A[vi, vk])
-            T.writes(B[vi])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] * T.float32(0.5) + A[vi, vk]
-'''
+NOT_A_REDUCER = row_reduction(8, 16, "weird", update="B[vi] * T.float32(0.5) + A[vi, vk]",
+                              regions=True)
 
-ROWMAX = HEAD + '''@T.prim_func
-def rowmax(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
-    for i, k in T.grid(8, 16):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            T.reads(A[vi, vk])
-            T.writes(B[vi])
-            with T.init():
-                B[vi] = T.min_value("float32")
-            B[vi] = T.max(B[vi], A[vi, vk])
-'''
+ROWMAX = row_reduction(8, 16, "rowmax", init='T.min_value("float32")',
+                       update="T.max(B[vi], A[vi, vk])", regions=True)
 
 
 def test_rfactor_inner_loop():

@@ -1,7 +1,8 @@
 import pytest
 
 import tirkit
-from sched_util import MATMUL, body_text, check_result, check_same_results, sched
+from kernels import MATMUL
+from sched_util import body_text, check_result, check_same_results, sched
 
 
 def test_split_before_after():

@@ -1,7 +1,8 @@
 import pytest
 
 import tirkit
-from sched_util import CHAIN, MATMUL, MATMUL_RELU, body_text, check_result, sched
+from kernels import CHAIN, MATMUL, MATMUL_RELU
+from sched_util import body_text, check_result, sched
 
 MODULE = '''from tvm.script import ir as I
 from tvm.script import tir as T

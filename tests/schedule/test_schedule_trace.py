@@ -1,5 +1,6 @@
 import tirkit
-from sched_util import MATMUL_RELU, check_result, check_same_results, sched
+from kernels import MATMUL_RELU
+from sched_util import check_result, check_same_results, sched
 from tirkit.schedule import Schedule
 
 
