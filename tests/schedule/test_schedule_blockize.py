@@ -1,7 +1,5 @@
-import pytest
-import tirkit
 from kernels import CHAIN, HEAD, MATMUL, row_reduction
-from sched_util import body_text, check_result, check_same_results, sched
+from sched_util import body_text, check_result, check_same_results, refused, sched
 
 
 def test_blockize_tile_of_elementwise():
@@ -36,9 +34,8 @@ def test_blockize_of_several_blocks():
     sch = sched(CHAIN)
     i, j = sch.get_loops(sch.get_block("C"))
     sch.compute_at(sch.get_block("B"), i)
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("blockize/several-blocks", "i"):
         sch.blockize(i)
-    assert e.value.kind == "blockize/several-blocks" and e.value.node_name == "i"
 
 
 def test_blockize_not_divisible():
@@ -46,9 +43,8 @@ def test_blockize_not_divisible():
     i, j = sch.get_loops(sch.get_block("B"))
     f = sch.fuse(i, j)
     a, b = sch.split(f, [None, 12])
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused(("blockize/mixed-binding", "blockize/not-divisible")) as e:
         sch.blockize(b)
-    assert e.value.kind in ("blockize/mixed-binding", "blockize/not-divisible")
     assert e.value.node_name == "B"
 
 
@@ -222,9 +218,8 @@ def mixed(A: T.Buffer((12, 8), "float32"), B: T.Buffer((12, 8), "float32")):
             B[vi, vj] = A[vi, vj] - T.float32(1)
 ''')
     i0, i1, j = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("blockize/predicate"):
         sch.blockize(j)
-    assert e.value.kind == "blockize/predicate"
 
 
 def test_blockize_matched_buffer_regions_name_the_source():
@@ -262,9 +257,8 @@ def bad(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
             B[vi, vk] = B[vi, vk] + A[vi, vk]
 ''')
     i, k = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("blockize/init"):
         sch.blockize(k)
-    assert e.value.kind == "blockize/init"
 
 
 def test_blockize_trivial_division_drops_unit_inner_iterators():
@@ -359,9 +353,8 @@ def tailsum(A: T.Buffer((4, 20), "float32"), B: T.Buffer((4,), "float32")):
             B[vi] = B[vi] + A[vi, vk]
 ''')
     i, k0, k1 = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("blockize/init"):
         sch.blockize(k1)
-    assert e.value.kind == "blockize/init"
 
 
 def test_blockize_unit_outer_loop_leaves_the_inner_iterator_alone():

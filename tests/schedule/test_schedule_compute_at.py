@@ -1,9 +1,5 @@
-import numpy as np
-import pytest
-
-import tirkit
 from kernels import CHAIN, HEAD, MATMUL_RELU, elementwise_pair
-from sched_util import body_text, check_result, check_same_results, loops_of, sched
+from sched_util import body_text, check_result, check_same_results, loops_of, refused, sched
 
 
 def _tiled_relu(sch):
@@ -56,18 +52,16 @@ def test_compute_at_preserve_unit_loops():
 def test_compute_at_into_ancestor():
     sch = sched(MATMUL_RELU)
     i, j, k = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("compute_at/loop-is-ancestor", "j"):
         sch.compute_at(sch.get_block("C"), j)
-    assert e.value.kind == "compute_at/loop-is-ancestor" and e.value.node_name == "j"
 
 
 def test_compute_at_of_output_block():
     sch = sched(CHAIN)
     c = sch.get_block("C")
     i, j = sch.get_loops(c)
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("compute_at/output-block", "D"):
         sch.compute_at(sch.get_block("D"), i)
-    assert e.value.kind == "compute_at/output-block" and e.value.node_name == "D"
 
 
 def test_compute_at_consumer_not_under_loop():
@@ -77,9 +71,8 @@ def test_compute_at_consumer_not_under_loop():
     sch.compute_inline(sch.get_block("B"))
     sch2 = sched(CHAIN)
     bi, bj = sch2.get_loops(sch2.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("compute_at/consumers-not-under-loop") as e:
         sch2.compute_at(sch2.get_block("C"), bi)
-    assert e.value.kind == "compute_at/consumers-not-under-loop"
     assert e.value.node_name == "D" and e.value.span.line == 21
 
 
@@ -99,18 +92,15 @@ def test_reverse_compute_at_tile():
 def test_reverse_compute_at_producer_not_under_loop():
     sch = sched(CHAIN)
     i, j = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reverse_compute_at/producers-not-under-loop", "C"):
         sch.reverse_compute_at(sch.get_block("D"), i)
-    assert e.value.kind == "reverse_compute_at/producers-not-under-loop"
-    assert e.value.node_name == "C"
 
 
 def test_reverse_compute_at_into_ancestor():
     sch = sched(CHAIN)
     i, j = sch.get_loops(sch.get_block("D"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reverse_compute_at/loop-is-ancestor", "i"):
         sch.reverse_compute_at(sch.get_block("D"), i)
-    assert e.value.kind == "reverse_compute_at/loop-is-ancestor" and e.value.node_name == "i"
 
 
 # ---- symbolic extents, solved dimensions, predicates, insertion point ----------------------
@@ -139,19 +129,6 @@ def sym_norm(a: T.handle, c: T.handle):
 '''
 
 
-def _same_results_sym(sch, shapes, seed=3):
-    """check_same_results for kernels with symbolic shapes: concrete arrays of `shapes`."""
-    from tirkit.codegen import interp
-    rng = np.random.default_rng(seed)
-    a0 = [rng.standard_normal(s).astype("float32") for s in shapes]
-    a1 = [x.copy() for x in a0]
-    interp.run_reference(sch.original[sch._default], a0, module=sch.original)
-    interp.run_reference(sch.mod[sch._default], a1, module=sch.mod)
-    for x, y in zip(a0, a1):
-        assert np.abs(x).sum() > 0
-        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
-
-
 def test_compute_at_symbolic_extent():
     sch = sched(SYM_NORM)
     b = loops_of(sch, "C")[0]
@@ -162,7 +139,7 @@ def test_compute_at_symbolic_extent():
     assert 'vb, vi, vk = T.axis.remap("SSR", [b, ax0, ax1])' in text
     assert text.index('T.block("S")') < text.index('T.block("C")')
     check_result(sch)
-    _same_results_sym(sch, [(2, 5, 8), (2, 5, 8)])
+    check_same_results(sch, shapes=[(2, 5, 8), (2, 5, 8)], seed=3)
 
 
 def test_reverse_compute_at_symbolic_extent():
@@ -174,7 +151,7 @@ def test_reverse_compute_at_symbolic_extent():
     assert 'vb, vi, vj = T.axis.remap("SSS", [b, ax0, ax1])' in text
     assert text.index('T.block("S")') < text.index('T.block("C")')
     check_result(sch)
-    _same_results_sym(sch, [(2, 7, 8), (2, 7, 8)])
+    check_same_results(sch, shapes=[(2, 7, 8), (2, 7, 8)], seed=3)
 
 
 # a constant first dimension, and an intermediate buffer in a split (v // 4, v % 4) layout
@@ -361,9 +338,8 @@ def read_ahead(A: T.Buffer((16,), "float32"), C: T.Buffer((15,), "float32")):
 def test_reverse_compute_at_reading_ahead_is_refused():
     sch = sched(READ_AHEAD)
     i = loops_of(sch, "B")[0]
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reverse_compute_at/region", "C"):
         sch.reverse_compute_at(sch.get_block("C"), i)
-    assert e.value.kind == "reverse_compute_at/region" and e.value.node_name == "C"
 
 
 def test_compute_at_reading_ahead_computes_the_window():
@@ -516,12 +492,10 @@ def test_compute_at_of_one_of_two_writers_is_refused():
     sch = sched(TWO_WRITERS)
     i = loops_of(sch, "C")[0]
     # moving "zero" under C's loop would run it after "fill" and wipe what fill wrote
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("compute_at/several-writers", "fill"):
         sch.compute_at(sch.get_block("zero"), i)
-    assert e.value.kind == "compute_at/several-writers" and e.value.node_name == "fill"
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reverse_compute_at/several-writers"):
         sch.reverse_compute_at(sch.get_block("fill"), loops_of(sch, "zero")[0])
-    assert e.value.kind == "reverse_compute_at/several-writers"
 
 
 # B is A reversed; C reads B transposed
@@ -576,9 +550,8 @@ def uncovered(A: T.Buffer((9,), "float32"), C: T.Buffer((9,), "float32")):
 def test_reverse_compute_at_consumer_not_covered_is_refused():
     sch = sched(UNCOVERED)
     # under B's loop, C's instance v = 8 would never run
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reverse_compute_at/not-covered", "C"):
         sch.reverse_compute_at(sch.get_block("C"), loops_of(sch, "B")[0])
-    assert e.value.kind == "reverse_compute_at/not-covered" and e.value.node_name == "C"
 
 
 # B reads T before "bump" overwrites it; C reads B
@@ -616,9 +589,8 @@ def passing(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"),
 
 def test_compute_at_past_a_writer_of_its_input_is_refused():
     sch = sched(PASSING)
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("compute_at/dependency-order", "bump"):
         sch.compute_at(sch.get_block("B"), loops_of(sch, "C")[0])
-    assert e.value.kind == "compute_at/dependency-order" and e.value.node_name == "bump"
 
 
 # C reads B through a flattening it cannot be solved for, but needs all of B

@@ -2,7 +2,7 @@ import pytest
 
 import tirkit
 from kernels import HEAD, MATMUL, ROWSUM
-from sched_util import body_text, check_result, check_same_results, sched
+from sched_util import body_text, check_result, check_same_results, refused, sched
 
 
 def test_parallel_vectorize_unroll():
@@ -25,9 +25,8 @@ def test_parallel_vectorize_unroll():
 def test_loop_feeding_reduction_is_refused(prim):
     sch = sched(MATMUL)
     i, j, k = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused(f"{prim}/feeds-reduction") as e:
         getattr(sch, prim)(k)
-    assert e.value.kind == f"{prim}/feeds-reduction"
     assert e.value.node_name == "k" and e.value.span.line == 7
     assert e.value.related and e.value.related[0][0].line == 8     # the block
 
@@ -82,9 +81,8 @@ def test_loops_over_a_decomposed_reduction():
     i, j, k = sch.get_loops(sch.get_block("update"))
     sch.parallel(i)
     sch.vectorize(j)
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("parallel/feeds-reduction"):
         sch.parallel(k)
-    assert e.value.kind == "parallel/feeds-reduction"
     text = body_text(sch)
     assert "for i in T.parallel(16):" in text and "for j in T.vectorized(16):" in text
     check_result(sch)

@@ -1,8 +1,5 @@
-import pytest
-
-import tirkit
 from kernels import CHAIN, HEAD, MATMUL
-from sched_util import body_text, check_result, check_same_results, sched
+from sched_util import body_text, check_result, check_same_results, refused, sched
 
 TWO_PLACES = HEAD + '''@T.prim_func
 def two(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
@@ -39,13 +36,11 @@ def test_reindex_write_of_reduction():
 
 def test_reindex_of_buffer_read_at_two_places():
     sch = sched(TWO_PLACES)
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reindex/several-accesses", "B"):
         sch.reindex(sch.get_block("B"), ("read", 0))
-    assert e.value.kind == "reindex/several-accesses" and e.value.node_name == "B"
 
 
 def test_reindex_bad_index():
     sch = sched(MATMUL)
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reindex/bad-index"):
         sch.reindex(sch.get_block("C"), ("write", 3))
-    assert e.value.kind == "reindex/bad-index"

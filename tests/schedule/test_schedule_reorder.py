@@ -1,8 +1,5 @@
-import pytest
-
-import tirkit
 from kernels import CHAIN, HEAD, MATMUL
-from sched_util import body_text, check_result, check_same_results, sched
+from sched_util import body_text, check_result, check_same_results, refused, sched
 
 SCAN = HEAD + '''@T.prim_func
 def prefix(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
@@ -68,41 +65,36 @@ def test_reorder_after_split_tiles():
 def test_reorder_repeated_loop():
     sch = sched(MATMUL)
     i, j, k = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reorder/repeated-loop", "k"):
         sch.reorder(k, j, k)
-    assert e.value.kind == "reorder/repeated-loop" and e.value.node_name == "k"
 
 
 def test_reorder_scan_iterator():
     sch = sched(SCAN)
     i, j = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reorder/scan-iterator", "B") as e:
         sch.reorder(j, i)
-    assert e.value.kind == "reorder/scan-iterator" and e.value.node_name == "B"
     assert e.value.span.line == 7
 
 
 def test_reorder_non_affine_binding():
     sch = sched(NON_AFFINE)
     i, j = sch.get_loops(sch.get_block("A"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reorder/non-affine", "A"):
         sch.reorder(j, i)
-    assert e.value.kind == "reorder/non-affine" and e.value.node_name == "A"
 
 
 def test_reorder_several_children_between():
     sch = sched(TWO_CHILDREN)
     i, j = sch.get_loops(sch.get_block("A"))
     _, j2 = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reorder/not-single-branch", "i"):
         sch.reorder(j2, i)
-    assert e.value.kind == "reorder/not-single-branch" and e.value.node_name == "i"
 
 
 def test_reorder_loops_of_different_nests():
     sch = sched(CHAIN)
     i, _ = sch.get_loops(sch.get_block("B"))
     _, j = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused(("reorder/not-one-nest",)):
         sch.reorder(j, i)
-    assert e.value.kind in ("reorder/not-one-nest",)

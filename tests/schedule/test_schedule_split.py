@@ -2,7 +2,7 @@ import pytest
 
 import tirkit
 from kernels import MATMUL
-from sched_util import body_text, check_result, check_same_results, sched
+from sched_util import body_text, check_result, check_same_results, refused, sched
 
 
 def test_split_before_after():
@@ -50,9 +50,8 @@ def test_split_errors_name_the_loop(factors, kind):
     sch = sched(MATMUL)
     i, j, k = sch.get_loops(sch.get_block("C"))
     before = sch.mod
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused(kind) as e:
         sch.split(j, factors)
-    assert e.value.kind == kind
     assert e.value.node_name == "j"
     assert e.value.span.line == 7           # `for i, j, k in T.grid(...)`
     assert sch.mod is before                 # nothing replaced
@@ -77,8 +76,7 @@ def test_old_loop_handle_goes_stale():
     sch = sched(MATMUL)
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.split(i, [2, 8])
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("stale-handle"):
         sch.split(i, [2, 8])
-    assert e.value.kind == "stale-handle"
     # the other handles still resolve
     assert sch.get(j).loop_var.name == "j"
