@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,12 +10,11 @@ import tirkit
 from tirkit.ir import stmt as S
 from tirkit.schedule import Schedule
 
+from conftest import EXAMPLES
+
 _ANY = object()
 
-_ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES_VALID = (_ROOT.parent / "shared" / "examples" / "valid"
-                  if (_ROOT.parent / "shared").exists()
-                  else Path(os.environ.get("TIRKIT_SHARED", "/work/shared")) / "examples" / "valid")
+EXAMPLES_VALID = EXAMPLES / "valid"
 
 
 def sched(text, func_name=None):
