@@ -106,6 +106,13 @@ def check_same_results(sch, func_name=None, seed=0, shapes=None):
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
 
 
+def check_scheduled(sch, **kw):
+    """The whole check of a scheduled result: check_result (it prints, parses back, checks
+    clean and replays), then check_same_results (it computes what the original computes)."""
+    check_result(sch)
+    check_same_results(sch, **kw)
+
+
 def check_same_results_rewritten(sch, fn, **kw):
     """check_same_results with the original and the result both rewritten by `fn` first
     (see rewrite_functions), for what the interpreter does not run as written."""

@@ -1,5 +1,5 @@
 from kernels import HEAD, MATMUL, MATMUL_RELU, ROWSUM, elementwise_pair
-from sched_util import (body_text, check_result, check_same_results, check_same_results_rewritten,
+from sched_util import (body_text, check_result, check_same_results_rewritten, check_scheduled,
                         refused, sched)
 
 
@@ -13,8 +13,7 @@ def test_cache_read_input():
     assert text.index('T.block("A_shared")') < text.index('T.block("C")')
     assert "A_shared[v0, v1] = A[v0, v1]" in text
     assert "T.reads(A_shared[vi, vk], B[vk, vj])" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_cache_read_of_intermediate_goes_after_producer():
@@ -23,8 +22,7 @@ def test_cache_read_of_intermediate_goes_after_producer():
     text = body_text(sch)
     assert text.index('T.block("C")') < text.index('T.block("C_local")') < \
         text.index('T.block("relu")')
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_cache_write_then_compute_at():
@@ -38,8 +36,7 @@ def test_cache_write_then_compute_at():
     text = body_text(sch)
     assert "v0, v1 = T.axis.remap(\"SS\", [i, ax0])" in text
     assert text.index('with T.block("C_local")') > text.index('with T.block("C")')
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_cache_read_on_inferred_regions():
@@ -47,8 +44,7 @@ def test_cache_read_on_inferred_regions():
     # inferred reads of a reduction leave out the accumulator, as TVM infers them
     sch.cache_read(sch.get_block("B"), 0, "shared")
     assert "B[vi] = B[vi] + A_shared[vi, vk]" in body_text(sch)
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_cache_read_bad_index():
@@ -67,8 +63,7 @@ def test_set_scope():
     sch = sched(MATMUL_RELU)
     sch.set_scope(sch.get_block("C"), 0, "shared")
     assert 'C = T.alloc_buffer((16, 16), "float32", scope="shared")' in body_text(sch)
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_set_scope_of_parameter():
@@ -101,8 +96,7 @@ def test_cache_read_in_an_inner_scope_is_compacted():
     assert 'A_shared = T.alloc_buffer((16, 16), "float32", scope="shared")' in text
     assert "A_shared[v0, v1] = A[i * 16 + v0, j * 16 + v1]" in text
     assert "B[vi, vj] = A_shared[vi - i * 16, vj - j * 16] + T.float32(1)" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 SPLIT_READERS = HEAD + '''@T.prim_func
@@ -131,8 +125,7 @@ def test_cache_read_copies_what_the_writer_writes():
     text = body_text(sch)
     assert "for ax0 in range(64):" in text
     assert "D[vi] = B_shared[vi + 32] - T.float32(2)" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 SHIFTED_INPUT = HEAD + '''@T.prim_func
@@ -150,8 +143,7 @@ def test_cache_read_of_function_input_copies_the_whole_buffer():
     text = body_text(sch)
     assert "for ax0 in range(40):" in text
     assert "A_shared[v0] = A[v0]" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 GUARDED = elementwise_pair("guarded", (16, 8), producer="* 2.0", consumer="+ 1.0",
@@ -206,8 +198,7 @@ def test_cache_read_of_a_symbolic_buffer():
     assert "C[vi, vj] = B_shared[vi, vj] + T.float32(1)" in text
     assert text.index('T.block("B")') < text.index('T.block("B_shared")') < \
         text.index('T.block("C")')
-    check_result(sch)
-    check_same_results(sch, shapes=[(5, 8), (5, 8)], seed=3)
+    check_scheduled(sch, shapes=[(5, 8), (5, 8)], seed=3)
 
 
 def test_cache_write_of_a_symbolic_buffer():
@@ -217,8 +208,7 @@ def test_cache_write_of_a_symbolic_buffer():
     assert 'C_local = T.alloc_buffer((n, 8), "float32", scope="local")' in text
     assert "C_local[vi, vj] = B[vi, vj] + T.float32(1)" in text
     assert "C[v0, v1] = C_local[v0, v1]" in text
-    check_result(sch)
-    check_same_results(sch, shapes=[(7, 8), (7, 8)], seed=3)
+    check_scheduled(sch, shapes=[(7, 8), (7, 8)], seed=3)
 
 
 GUARDED_SPLIT = HEAD + '''@T.prim_func
@@ -240,8 +230,7 @@ def test_cache_write_region_ends_where_the_predicate_does():
     sch.cache_write(sch.get_block("B"), 0, "local")
     text = body_text(sch)
     assert "for ax0 in range(n):" in text
-    check_result(sch)
-    check_same_results(sch, shapes=[(10,), (10,)], seed=3)
+    check_scheduled(sch, shapes=[(10,), (10,)], seed=3)
 
 
 SYMBOLIC_INNER = HEAD + '''@T.prim_func
@@ -269,8 +258,7 @@ def test_cache_read_relaxes_a_symbolic_inner_loop():
     text = body_text(sch)
     assert "for ax0, ax1 in T.grid(1, n):" in text
     assert "v0 = T.axis.spatial(4, i + ax0)" in text
-    check_result(sch)
-    check_same_results(sch, shapes=[(4, 6), (4, 6)], seed=3)
+    check_scheduled(sch, shapes=[(4, 6), (4, 6)], seed=3)
 
 
 # ---- a copy at the scope's top level holds only its region (compacted, indices shifted) ----
@@ -296,8 +284,7 @@ def test_cache_read_at_the_root_is_sized_to_the_copied_region():
     assert 'B_shared = T.alloc_buffer((8,), "float32", scope="shared")' in text
     assert "B_shared[v0] = B[1 + v0]" in text
     assert "C[vi] = B_shared[vi] + T.float32(1)" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_cache_write_at_the_root_is_sized_to_the_copied_region():
@@ -307,8 +294,7 @@ def test_cache_write_at_the_root_is_sized_to_the_copied_region():
     assert 'B_local = T.alloc_buffer((8,), "float32", scope="local")' in text
     assert "B_local[vi] = A[vi] * T.float32(2)" in text
     assert "B[1 + v0] = B_local[v0]" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 TRIANGLE = HEAD + '''@T.prim_func
@@ -335,8 +321,7 @@ def test_cache_read_relaxes_a_loop_bounded_by_another_loop():
     assert 'B_shared = T.alloc_buffer((8, 7), "float32", scope="shared")' in text
     assert "for ax0, ax1 in T.grid(8, 7):" in text
     assert "C[vi, vj] = B_shared[vi, vj] + T.float32(1)" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def _same_results_threads_serial(sch):
@@ -432,8 +417,7 @@ def test_cache_write_bounds_each_dimension_on_its_own():
     text = body_text(sch)
     assert "for ax0, ax1 in T.grid(1, 6):" in text
     assert "v0 = T.axis.spatial(4, c + ax0)" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 HALO = HEAD + '''@T.prim_func
@@ -461,8 +445,7 @@ def test_cache_write_window_is_cut_at_the_buffer_edges():
     text = body_text(sch)
     assert "for ax0 in range(17 - T.max(io * 4, 11) - T.max(1 - io * 4, 0)):" in text
     assert "v0 = T.axis.spatial(16, T.max(io * 4 - 1, 0) + ax0)" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_cache_read_window_is_cut_at_the_buffer_edges():
@@ -470,8 +453,7 @@ def test_cache_read_window_is_cut_at_the_buffer_edges():
     sch.cache_read(sch.get_block("C"), 0, "shared")
     text = body_text(sch)
     assert "for ax0 in range(17 - T.max(io * 4, 11) - T.max(1 - io * 4, 0)):" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 POINTER = HEAD + '''@T.prim_func
@@ -540,8 +522,7 @@ def test_cache_write_moves_an_initial_store_outside_the_blocks():
     assert "B_local[0] = T.float32(0)" in text
     assert "B_local[0] = B_local[0] + A[vi, vj]" in text
     assert "B[v0] = B_local[v0]" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_cache_write_refuses_a_read_outside_the_blocks():
@@ -608,8 +589,7 @@ def test_cache_write_window_without_a_predicate_is_not_cut():
     text = body_text(sch)
     assert "for ax0 in range(4):" in text
     assert "v0 = T.axis.spatial(16, io * 4 + ax0)" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 STRIDED = elementwise_pair("strided", (4, 8), producer="* 2.0", consumer="+ 1.0",
@@ -624,8 +604,7 @@ def test_cache_keeps_the_buffers_strides():
     text = body_text(sch)
     assert 'B_local = T.alloc_buffer((4, 8), "float32", strides=(8, 1), scope="local")' in text
     assert 'B_shared = T.alloc_buffer((4, 8), "float32", strides=(8, 1), scope="shared")' in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 GUARDED_ROWS = HEAD + '''@T.prim_func
@@ -653,5 +632,4 @@ def test_cache_read_of_an_input_serves_the_loads_outside_the_blocks():
     assert "B[vi, 0] = A_shared[vi, 0]" in text
     assert "if A_shared[vi, 0] > T.float32(0):" in text
     assert "B[vi, vj] = A_shared[vi, vj] * T.float32(3)" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)

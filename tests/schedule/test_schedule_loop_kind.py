@@ -2,7 +2,7 @@ import pytest
 
 import tirkit
 from kernels import HEAD, MATMUL, ROWSUM
-from sched_util import body_text, check_result, check_same_results, refused, sched
+from sched_util import body_text, check_scheduled, refused, sched
 
 
 def test_parallel_vectorize_unroll():
@@ -17,8 +17,7 @@ def test_parallel_vectorize_unroll():
     assert "for j in T.vectorized(16):" in text
     assert "for k_1 in T.unroll(4):" in text
     assert [sch.get(x).kind for x in (i, j, k1)] == ["parallel", "vectorized", "unrolled"]
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 @pytest.mark.parametrize("prim", ["parallel", "vectorize"])
@@ -37,8 +36,7 @@ def test_parallel_on_inferred_regions():
     sch.parallel(i)
     with pytest.raises(tirkit.ScheduleError):
         sch.parallel(k)
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_unroll_of_reduction_loop_is_fine():
@@ -46,8 +44,7 @@ def test_unroll_of_reduction_loop_is_fine():
     i, k = sch.get_loops(sch.get_block("B"))
     sch.unroll(k)
     assert "for k in T.unroll(24):" in body_text(sch)
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_serial_undoes_parallel():
@@ -85,5 +82,4 @@ def test_loops_over_a_decomposed_reduction():
         sch.parallel(k)
     text = body_text(sch)
     assert "for i in T.parallel(16):" in text and "for j in T.vectorized(16):" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)

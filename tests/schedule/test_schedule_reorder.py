@@ -1,5 +1,5 @@
 from kernels import CHAIN, HEAD, MATMUL
-from sched_util import body_text, check_result, check_same_results, refused, sched
+from sched_util import body_text, check_scheduled, refused, sched
 
 SCAN = HEAD + '''@T.prim_func
 def prefix(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
@@ -47,8 +47,7 @@ def test_reorder_before_after():
     assert "for k, j, i in T.grid(16, 16, 16):" in body_text(sch)
     assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("C"))] == \
         ["k", "j", "i"]
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_reorder_after_split_tiles():
@@ -58,8 +57,7 @@ def test_reorder_after_split_tiles():
     j0, j1 = sch.split(j, [None, 4])
     sch.reorder(i0, j0, k, i1, j1)
     assert "for i_0, j_0, k, i_1, j_1 in T.grid(4, 4, 16, 4, 4):" in body_text(sch)
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_reorder_repeated_loop():

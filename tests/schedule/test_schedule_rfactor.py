@@ -1,5 +1,5 @@
 from kernels import MATMUL, ROWSUM, row_reduction
-from sched_util import body_text, check_result, check_same_results, refused, sched
+from sched_util import body_text, check_scheduled, refused, sched
 
 NOT_A_REDUCER = row_reduction(8, 16, "weird", update="B[vi] * T.float32(0.5) + A[vi, vk]",
                               regions=True)
@@ -20,8 +20,7 @@ def test_rfactor_inner_loop():
     assert "B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 4 + vk_1]" in text
     assert "for i, k_1 in T.grid(8, 4):" in text
     assert "B[vi] = B[vi] + B_rf[vk_1, vi]" in text
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_rfactor_outer_loop_last_axis():
@@ -30,8 +29,7 @@ def test_rfactor_outer_loop_last_axis():
     k0, k1 = sch.split(k, [4, None])
     sch.rfactor(k0, 2)
     assert 'C_rf = T.alloc_buffer((16, 16, 4), "float32")' in body_text(sch)
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_rfactor_max_reducer():
@@ -40,8 +38,7 @@ def test_rfactor_max_reducer():
     k0, k1 = sch.split(k, [None, 4])
     sch.rfactor(k1, 0)
     assert "B[vi] = T.max(B[vi], B_rf[vk_1, vi])" in body_text(sch)
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_rfactor_without_reducer():
@@ -73,5 +70,4 @@ def test_rfactor_of_the_only_reduction_loop_is_a_plain_store():
     text = body_text(sch)
     assert "B_rf[vk, vi] = A[vi, vk]" in text
     assert text.count("with T.init():") == 1          # only the write-back reduces
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
