@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import pathlib
 import re
 import sys
@@ -11,21 +10,7 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-if not SHARED.exists():
-    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
-EXAMPLES = SHARED / "examples"
-
-
-def server_env() -> dict:
-    env = dict(os.environ)
-    paths = [str(ROOT / "language"), str(ROOT / "server")]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    return env
-
+from conftest import EXAMPLES, ROOT, server_env  # noqa: F401 - ROOT, for the tests
 
 SERVER_COMMAND = [sys.executable, "-m", "tirkit_lsp"]
 
