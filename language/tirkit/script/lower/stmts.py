@@ -304,8 +304,15 @@ class StmtMixin:
                 ext = slice_extent(r.lo, r.hi) if r.hi is not None else None
                 if not isinstance(ext, E.IntImm) or ext.value < 1:
                     self.fail("type/mismatch", "a vector store needs constant bounds", r.node)
-                lanes = ext.value
                 stride = r.step or E.IntImm(r.lo.dtype, 1)
+                if isinstance(stride, E.IntImm) and stride.value > 0:
+                    n = (ext.value + stride.value - 1) // stride.value
+                else:
+                    n = ext.value
+                if n == 1:                  # a slice of one element is its start (as in TVM)
+                    indices.append(r.lo)
+                    continue
+                lanes = n
                 indices.append(E.Ramp(r.lo, stride, lanes,
                                       D.parse_dtype(r.lo.dtype).with_lanes(lanes)))
             else:
