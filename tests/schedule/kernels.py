@@ -55,12 +55,12 @@ def elementwise_pair(name: str, shape=(8, 8), out_shape=None, *,
                      producer: str = "* T.float32(2)",
                      consumer: str = "+ T.float32(1)", where: str | None = None,
                      regions: bool = False, alloc: str = "") -> str:
-    """Two 2-D elementwise stages: B[vi, vj] = A[vi, vj] <producer> (block
-    "B"), then C[vi, vj] = B[vi, vj] <consumer> (block "C", guarded by `T.where(<where>)`
-    when given). C and the consumer's loops take `out_shape` when it differs (a dtype of
-    the extents, as `T.int64(8)` against `8`). A dimension given as a bare name is a shape
-    symbol: the parameters are then handles matched to buffers. `alloc` adds keywords to
-    B's allocation (strides=...)."""
+    """Two 2-D elementwise stages: B[vi, vj] = A[vi, vj] <producer> (block "B"), then
+    C[vi, vj] = B[vi, vj] <consumer> (block "C", guarded by `T.where(<where>)` when given),
+    with declared regions when `regions`. C and the consumer's loops take `out_shape` where
+    it differs (another dtype of the extents: `T.int64(8)` against `8`). A dimension given
+    as a bare name is a shape symbol: the parameters are then handles matched to buffers.
+    `alloc` adds keywords to B's allocation (strides=...)."""
     out_shape = shape if out_shape is None else out_shape
     dims, out_dims = _dims(shape), _dims(out_shape)
     symbols = [d for d in shape if isinstance(d, str) and d.isidentifier()]

@@ -12,8 +12,6 @@ from tirkit.schedule import Schedule
 
 from conftest import EXAMPLES
 
-_ANY = object()
-
 EXAMPLES_VALID = EXAMPLES / "valid"
 
 
@@ -119,6 +117,9 @@ def check_same_results_rewritten(sch, fn, **kw):
     both = Schedule(rewrite_functions(sch.original, fn))
     both._mod = rewrite_functions(sch.mod, fn)
     check_same_results(both, **kw)
+
+
+_ANY = object()
 
 
 @contextlib.contextmanager
