@@ -13,7 +13,8 @@ Every value keeps its exact dtype (numpy scalars and arrays, ml_dtypes for bfloa
 `T.ret(value)`, `break` and `continue` (see passes/control.py) leave through Python
 exceptions caught by the function and the loops; a loop that contains one never runs in
 lanes.  A function that returns a value gives it back from `run_reference` (and keeps it in
-`Interpreter.value`).
+`Interpreter.value`).  Operators spelled as calls (`T.Div(a, b)`) run as the operators they
+stand for: the interpreter runs the code generator's `operator_calls` pass first.
 """
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ from ..ir.dtype import is_float, parse_dtype
 from ..ir.visit import walk
 from .arith import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
-from .operators import is_operator_call
 from .passes.control import BREAK, RET, check_control_flow, control_op, return_dtype
 from .passes.simplify import is_region_declaration
 from .interp_exprs import _BIN, _LANES, _MATH, ExprEval, _as, _const, _np_dtype
@@ -68,6 +68,10 @@ class Interpreter(ExprEval):
     """Run one PrimFunc: `Interpreter(func, module).run(arrays, scalars)`."""
 
     def __init__(self, func: S.PrimFunc, module: S.IRModule | None = None, lanes=True):
+        from .passes.operator_calls import operator_calls
+        body = operator_calls(func.body)           # T.Div(a, b) is a / b, etc.
+        if body is not func.body:
+            func = dataclasses.replace(func, body=body)
         self.func, self.module = func, module
         self.storage: dict = {}
         self.lanes_enabled = lanes
@@ -185,7 +189,7 @@ class Interpreter(ExprEval):
                     written.add(id(x.buffer.data))
             elif t is E.Call and x.op not in _MATH and x.op not in _BIN and x.op not in (
                     "if_then_else", "min_value", "max_value", "reinterpret", "likely",
-                    "ceildiv") and not is_operator_call(x):
+                    "ceildiv"):
                 bad.append(x)
         walk(body, fn)
         if bad:

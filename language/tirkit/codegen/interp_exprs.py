@@ -10,7 +10,6 @@ from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, parse_dtype
 from .errors import OUT_OF_BOUNDS, UNSUPPORTED, fail
-from .operators import as_operator, is_operator_call
 
 _LANES = "lanes"         # env key: number of lanes (None when running one iteration)
 
@@ -218,13 +217,6 @@ class ExprEval:
 
     def _e_Call(self, e, env):
         op = e.op
-        if is_operator_call(e):            # T.Div(a, b), T.LT(a, b)...: the operator itself
-            key = ("operator", id(e))
-            node = self._safe_cache.get(key)
-            if node is None:
-                node = self._safe_cache[key] = as_operator(e)
-                self._keep.append(e)
-            return self.eval(node, env)
         if op == "if_then_else":
             return self._if_then_else(e, env)
         if op in ("min_value", "max_value"):

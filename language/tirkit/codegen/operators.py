@@ -9,8 +9,9 @@ TVM's semantics, for each spelling:
   (`T.truncmod`; `fmod` for floats); `T.FloorDiv/T.FloorMod` (`T.floordiv/floormod`) round
   toward minus infinity.
 - `T.EQ/NE/LT/LE/GT/GE`: comparisons, a bool result; `T.And/T.Or/T.Not`: logic on bools.
-- Both operands have one dtype (TVM's node constructors refuse two); a literal operand takes
-  the other's dtype, as a Python number does in TVMScript.
+- Both operands have one dtype.  TVM's node constructors refuse two; here a literal operand
+  takes the other's dtype (`T.Div(x_int64, 7)` divides by an int64 7), and only two
+  non-literal operands of different dtypes are refused.
 - `T.floor/ceil/trunc/round/nearbyint` of an integer are the integer itself (TVM folds them
   so when building the call).
 """
@@ -68,7 +69,11 @@ def as_operator(e: E.Call):
     cls = CALL_OPERATORS[op]
     if len(e.args) != 2:
         fail(UNSUPPORTED, f"T.{op} takes two operands, got {len(e.args)}", e)
-    a, b = e.args
+    return binary(cls, e.args[0], e.args[1], e, f"T.{op}")
+
+
+def binary(cls, a, b, node, name):
+    """cls(a, b) with TVM's dtype rules (see the module docstring); node gives the span."""
     if a.dtype != b.dtype:
         if _literal(b) and not _literal(a):
             b = _retype(b, a.dtype)
@@ -78,11 +83,28 @@ def as_operator(e: E.Call):
             want = max((a.dtype, b.dtype), key=lambda d: (is_float(d), parse_dtype(d).bits))
             a, b = _retype(a, want), _retype(b, want)
         else:
-            fail(UNSUPPORTED, f"T.{op} of {a.dtype} and {b.dtype}: both operands need one "
-                 "dtype (cast one of them)", e)
+            fail(UNSUPPORTED, f"{name} of {a.dtype} and {b.dtype}: both operands need one "
+                 "dtype (cast one of them)", node)
     if cls in E.COMPARISONS:
         n = lanes_of(a.dtype)
         dtype = "bool" if n == 1 else parse_dtype("bool").with_lanes(n)
     else:
         dtype = a.dtype
-    return cls(a, b, dtype, span=e.span)
+    return cls(a, b, dtype, span=node.span)
+
+
+def untyped(x) -> bool:
+    """An operator whose dtype the script could not know: it has an operand spelled as a call
+    (`T.Min(a, b) + 1`), and takes its dtype once that call is an operator (`retype`)."""
+    return (isinstance(x, E.BinaryOp) or type(x) is E.Select) and x.dtype == "handle"
+
+
+def retype(x):
+    if type(x) is E.Select:
+        if x.true_value.dtype == "handle":
+            return None
+        return E.Select(x.condition, x.true_value, x.false_value, x.true_value.dtype,
+                        span=x.span)
+    if x.a.dtype == "handle" or x.b.dtype == "handle":
+        return None
+    return binary(type(x), x.a, x.b, x, type(x).__name__)

@@ -246,8 +246,11 @@ class StmtMixin:
         self.stmt(s.body)
 
     def _s_DeclBuffer(self, s):
-        if id(s.buffer.data) not in self.ptrs:
-            fail(UNSUPPORTED, f"buffer '{s.buffer.name}' has no storage", s)
+        if id(s.buffer.data) not in self.ptrs:      # `T.decl_buffer(shape, dtype)`: allocates
+            b = s.buffer
+            return self._s_Allocate(S.Allocate(b.data, b.dtype, tuple(b.shape) or
+                                               (E.IntImm("int64", 1),), E.IntImm("bool", 1), s,
+                                               span=s.span))
         self.stmt(s.body)
 
     def _s_AllocateConst(self, s):
