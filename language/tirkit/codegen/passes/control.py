@@ -6,7 +6,7 @@ They reach the code generator as `Evaluate(Call(dtype, "ret", (value,)))`,
 - `T.ret(value)` leaves the function at once, from any depth of serial loops and conditions;
   the function's result is `value` cast to the declared return type (`-> T.int32`), or of
   the value's own dtype when none is declared.  A function returns a value when it declares
-  a return type or contains a `T.ret` (`return_dtype`).
+  a return type (other than a bare `-> T.handle`) or contains a `T.ret` (`return_dtype`).
 - `break` / `continue` act on the innermost enclosing serial (or unrolled) `for` or `while`.
 
 `check_control_flow` refuses, with a diagnostic at the statement, what cannot run: any of
@@ -54,9 +54,9 @@ def _rets(func):
 
 def return_dtype(func: S.PrimFunc) -> str | None:
     """The dtype the function returns, or None when it returns nothing."""
-    if func.ret_type not in (None, "void", ""):
-        return func.ret_type
     rets = _rets(func)
+    if func.ret_type not in (None, "void", "") and (rets or func.ret_type != "handle"):
+        return func.ret_type
     if rets and rets[0].args:
         return rets[0].args[0].dtype
     return None
