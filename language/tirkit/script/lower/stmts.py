@@ -9,7 +9,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
 from .calls import _FreshVar
-from .context import ERROR_DTYPE, LowerError
+from .context import ERROR_DTYPE, FAILED, MISSING, LowerError
 from .exprs import slice_extent
 from .fold import cast_folded
 from .values import _is_literal, _SliceVal, _Subscripted
@@ -35,6 +35,14 @@ class StmtMixin:
         finally:
             self.pop()
 
+    def _mark_failed(self, s):
+        """The names a failed assignment would have defined stay known, as failed ones."""
+        targets = s.targets if isinstance(s, C.Assign) else \
+            [s.target] if isinstance(s, C.AnnAssign) else []
+        for tg in targets:
+            if isinstance(tg, C.Name) and self.lookup(tg.id) is MISSING:
+                self.define(tg.id, FAILED, check=False)
+
     def _body(self, stmts, i) -> S.Stmt:
         out = []
         n = len(stmts)
@@ -46,6 +54,7 @@ class StmtMixin:
             try:
                 r = self.stmt(s)
             except LowerError:
+                self._mark_failed(s)
                 i += 1
                 continue
             if r is not None:
