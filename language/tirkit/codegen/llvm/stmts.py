@@ -246,8 +246,11 @@ class StmtMixin:
         self.stmt(s.body)
 
     def _s_DeclBuffer(self, s):
-        if id(s.buffer.data) not in self.ptrs:      # `T.decl_buffer(shape, dtype)`: allocates
+        if id(s.buffer.data) not in self.ptrs:
             b = s.buffer
+            if id(b.data) in self.vars:      # `data=` a pointer value: no storage we know
+                fail(UNSUPPORTED, f"buffer '{b.name}' has no storage", s)
+            # `T.decl_buffer(shape, dtype)` without `data=` allocates its storage
             return self._s_Allocate(S.Allocate(b.data, b.dtype, tuple(b.shape) or
                                                (E.IntImm("int64", 1),), E.IntImm("bool", 1), s,
                                                span=s.span))
