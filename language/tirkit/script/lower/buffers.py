@@ -126,6 +126,12 @@ class BufferMixin:
         src = C.unparen(call.args[0])
         first = None if isinstance(src, C.Subscript) else self.value(src)
         rest = [self.value(a) for a in call.args[1:]]
+        region = None
+        if first is None and not rest and kwargs.get("shape") is None:
+            # no shape: the region's extents, in the region's buffer's dtype (as TVM)
+            region = self.region(src)
+            kwargs["shape"] = tuple(r.extent for r in region.region)
+            kwargs["dtype"] = region.buffer.dtype
         buf = self.make_buffer(name, rest, kwargs, call, target)
         frame = self.frame
         if isinstance(first, E.Var) and first.dtype == "handle":
@@ -140,7 +146,7 @@ class BufferMixin:
             if frame is None or frame.is_root:
                 self.fail("type/mismatch", "T.match_buffer of a region must be inside a block",
                           call)
-            region = self.region(src)
+            region = region or self.region(src)
             frame.match_buffers.append(S.MatchBufferRegion(buf, region, self.span(s)))
         self.define(name, buf, target)
         return None
