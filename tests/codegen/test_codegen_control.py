@@ -8,7 +8,8 @@ import pytest
 
 import tirkit
 
-from codegen_helpers import ROOT
+import codegen_helpers  # noqa: F401  (private kernel cache)
+from conftest import ROOT
 from tirkit.codegen import build
 from tirkit.codegen.interp import run_reference
 from tirkit.diagnostics import TirkitError
