@@ -176,6 +176,13 @@ def f(A: T.buffer((2, 2), "float32"), B: T.Buffer((4,), "float32")):
     B[T.Ramp(0, 1, 4)] = T.Broadcast(A[(0, 1)], 4)
 ''', ["def f(A: T.Buffer((2, 2), \"float32\"), B: T.Buffer((4,), \"float32\")):",
         "A[0, 1] = T.float32(2)", "B[0:4] = T.Broadcast(A[0, 1], 4)"]),
+    "lowercase_ramp_and_broadcast_and_a_top_allocation_with_annotations": (TIRX + '''@T.prim_func
+def f(C: T.Buffer((16,), "int32")):
+    D = T.alloc_buffer((16,), "int32", annotations={"attr1_key": "attr1_value"})
+    D[T.ramp(0, 1, 16)] = T.broadcast(1, 16)
+    C[0:16] = D[T.ramp(0, 1, 16)]
+''', ["D[0:16] = T.Broadcast(1, 16)", "C[0:16] = D[T.Ramp(0, 1, 16)]",
+        'D = T.alloc_buffer((16,), "int32", annotations={"attr1_key": "attr1_value"})']),
 }
 
 

@@ -68,7 +68,8 @@ def test_tvm_sees_a_changed_program_as_different(tvm_parse):
 @pytest.mark.parametrize("name", ["statement_alloc_buffer_with_annotations",
                                   "grid_into_one_name_then_remap",
                                   "match_buffer_without_shape_takes_the_region",
-                                  "tuple_index_ramp_store_and_lowercase_buffer"])
+                                  "tuple_index_ramp_store_and_lowercase_buffer",
+                                  "lowercase_ramp_and_broadcast_and_a_top_allocation_with_annotations"])
 def test_tvm_reads_our_print_of_a_construct_as_the_same_program(tvm_parse, name):
     from test_core_constructs import CASES
     parse, mismatch = tvm_parse

@@ -83,9 +83,10 @@ class BufferMixin:
     def alloc_buffer(self, target, call, s, tn):
         name = self._target_name(target, "T.alloc_buffer")
         kwargs = self._kwargs(call)
+        # only the statement form takes annotations: with them it is one even at the top
         statement = tn != "sblock_alloc_buffer" and self.spelling == "tirx" and (
-            getattr(self, "loop_depth", 0) or not getattr(self, "decl_prefix", True)) and \
-            self.frame is not None and self.frame.is_root
+            getattr(self, "loop_depth", 0) or not getattr(self, "decl_prefix", True)
+            or "annotations" in kwargs) and self.frame is not None and self.frame.is_root
         ann = kwargs.pop("annotations", None) if statement else None
         if ann is not None and not isinstance(ann, dict):
             self.fail("type/mismatch", "annotations are a dict", call)
