@@ -91,6 +91,10 @@ def main(argv=None) -> int:
             except TirkitError as e:
                 codes["run: " + e.diagnostics[0].code] += 1
                 continue
+            except Exception as e:          # a bug of ours: counted and named, never fatal
+                stats["run crash"] += 1
+                print("RUN CRASH", path, name, type(e).__name__, e)
+                continue
             ok = all(compare(o, r, b.dtype)[0] for b, o, r in zip(kernel.buffers, arrays, ref))
             stats["ran, same results" if ok else "ran, different results"] += 1
             if not ok:

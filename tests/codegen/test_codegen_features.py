@@ -223,6 +223,19 @@ def packed(A: T.Buffer((4, 16), "int8"), C: T.Buffer((4, 4), "int32")):
     np.testing.assert_array_equal(C, np.ascontiguousarray(A).view(np.int32) + 1)
 
 
+def test_reinterpret_of_scalars_over_a_whole_loop():
+    # the interpreter runs this loop's iterations at once: reinterpret keeps one value each
+    src = '''@T.prim_func
+def bits(A: T.Buffer((32,), "int32"), B: T.Buffer((32,), "float32")):
+    for i in T.serial(0, 32):
+        with T.block():
+            vi = T.axis.remap("S", [i])
+            B[vi] = T.reinterpret("float32", A[vi])
+'''
+    A, B = _agree(src)
+    np.testing.assert_array_equal(B.view(np.int32), A)
+
+
 def test_realize_declares_a_region_and_runs_as_nothing():
     src = '''@T.prim_func
 def main(A: T.Buffer((1, 8), "float32"), B: T.Buffer((1, 8), "float32")):

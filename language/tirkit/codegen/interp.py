@@ -364,6 +364,9 @@ class Interpreter(ExprEval):
         self.exec(s.body, env)
 
     def _alloc(self, data_var, dtype, shape, env):
+        if parse_dtype(dtype).lanes > 1:
+            fail(UNSUPPORTED, f"the interpreter has no buffers of vector elements ({dtype})",
+                 data_var)
         n = 1
         for d in shape:
             n *= int(self.eval(d, env))

@@ -227,8 +227,9 @@ class ExprEval:
             return self.eval(e.args[0], env)
         if op == "reinterpret":
             r = np.ascontiguousarray(self.eval(e.args[0], env)).view(_np_dtype(e.dtype))
-            # the bits of int8x4 as one int32: a scalar again, not an array of one
-            return r.reshape(())[()] if parse_dtype(e.dtype).lanes == 1 else r
+            if parse_dtype(e.args[0].dtype).lanes > 1 and parse_dtype(e.dtype).lanes == 1:
+                r = r[..., 0]           # the bits of int8x4 as one int32: one value again
+            return r[()] if r.ndim == 0 else r
         args = [self.eval(a, env) for a in e.args]
         with np.errstate(all="ignore"):
             if op == "ceildiv":
