@@ -1,7 +1,8 @@
 """Index-expression simplifier: PrimExpr -> `Aff`, by rewrite tables.
 
 Each table row is `(name, rewrite)` with a one-line comment; a rewrite returns an `Aff` or
-None when it does not apply, and the first row that applies wins.  Ranges (for the rules
+None when it does not apply, and the first row that applies wins; an Analyzer's `rules_off`
+names rows it does without.  Ranges (for the rules
 that need `0 <= r < c`) come from the `Analyzer` passed in.
 """
 from __future__ import annotations
@@ -47,8 +48,14 @@ def _fdiv_small(x, c, an):
     lo, hi = an.const_bound(x)
     if lo is not None and hi is not None and lo >= 0 and hi < c:
         return Aff()
+    return None
+
+
+def _fdiv_block(x, c, an):
+    # r // c -> k when r stays within one block [k*c, k*c + c)
+    lo, hi = an.const_bound(x)
     if lo is not None and hi is not None and lo // c == hi // c:
-        return Aff({}, lo // c)     # r // c -> k when r stays within one block [k*c, k*c + c)
+        return Aff({}, lo // c)
     return None
 
 
@@ -84,6 +91,7 @@ FDIV_RULES = [
     ("one", _fdiv_one),
     ("pull-multiples", _fdiv_pull),
     ("small", _fdiv_small),
+    ("one-block", _fdiv_block),
     ("gcd", _fdiv_gcd),
     ("nested", _fdiv_nested),
     ("of-mod", _fdiv_of_mod),
@@ -146,19 +154,62 @@ FMOD_RULES = [
 
 
 def fdiv(x: Aff, c: int, an) -> Aff:
-    for _, rule in FDIV_RULES:
-        r = rule(x, c, an)
-        if r is not None:
-            return r
+    for name, rule in FDIV_RULES:
+        if name not in an.rules_off:
+            r = rule(x, c, an)
+            if r is not None:
+                return r
     return Aff.of(Atom("fdiv", (x,), c))
 
 
 def fmod(x: Aff, c: int, an) -> Aff:
-    for _, rule in FMOD_RULES:
-        r = rule(x, c, an)
-        if r is not None:
-            return r
+    for name, rule in FMOD_RULES:
+        if name not in an.rules_off:
+            r = rule(x, c, an)
+            if r is not None:
+                return r
     return Aff.of(Atom("fmod", (x,), c))
+
+
+# ---- sums ---------------------------------------------------------------------------------
+def _sum_join(x):
+    # (y // c) * (k*c) + (y % c) * k -> y * k: a quotient and its remainder rejoin
+    for d, cd in x.terms.items():
+        if not (isinstance(d, Atom) and d.kind == "fdiv"):
+            continue
+        m = Atom("fmod", d.args, d.c)
+        cm = x.terms.get(m)
+        if not cm or cd != cm * d.c:
+            continue
+        y = d.args[0]
+        out = {}
+        for k, v in x.terms.items():
+            if k == d:                           # y * k takes the quotient's place
+                for k2, v2 in y.terms.items():
+                    out[k2] = out.get(k2, 0) + v2 * cm
+            elif k != m:
+                out[k] = out.get(k, 0) + v
+        return Aff(out, x.const + y.const * cm)
+    return None
+
+
+SUM_RULES = [
+    ("join-div-mod", _sum_join),
+]
+
+
+def join(x: Aff) -> Aff:
+    """The sum rules applied until none applies."""
+    if not any(isinstance(k, Atom) and k.kind == "fdiv" for k in x.terms):
+        return x
+    while True:
+        for _, rule in SUM_RULES:
+            r = rule(x)
+            if r is not None:
+                x = r
+                break
+        else:
+            return x
 
 
 # ---- products, min and max ---------------------------------------------------------------
@@ -201,9 +252,9 @@ def _div_const(kind, a, b, e, an):
 
 # PrimExpr node -> Aff (children converted first); None: opaque
 BINARY = {
-    E.Add: lambda a, b, e, an: a + b,                       # a + b: add the forms
-    E.Sub: lambda a, b, e, an: a - b,                       # a - b: subtract the forms
-    E.Mul: _mul,                                            # a * b: scale, or a product atom
+    E.Add: lambda a, b, e, an: join(a + b),                 # a + b: add the forms, SUM_RULES
+    E.Sub: lambda a, b, e, an: join(a - b),                 # a - b: subtract, SUM_RULES
+    E.Mul: lambda a, b, e, an: join(_mul(a, b, e, an)),     # a * b: scale or a product atom
     E.FloorDiv: lambda a, b, e, an: _div_const("fdiv", a, b, e, an),   # a // c: FDIV_RULES
     E.FloorMod: lambda a, b, e, an: _div_const("fmod", a, b, e, an),   # a % c: FMOD_RULES
     E.Div: lambda a, b, e, an: _div_const("div", a, b, e, an),         # truncdiv = floordiv, a >= 0
@@ -213,6 +264,11 @@ BINARY = {
 }
 
 
+# the nodes a form that is written back into the IR looks through (`exact`): casts, calls
+# and truncating division stay opaque terms there
+EXACT = {t: BINARY[t] for t in (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod, E.Min, E.Max)}
+
+
 # T.<name>(a, b) call spellings of the binary operators
 CALL_OPS = {"Add": E.Add, "Sub": E.Sub, "Mul": E.Mul, "FloorDiv": E.FloorDiv,
             "FloorMod": E.FloorMod, "floordiv": E.FloorDiv, "floormod": E.FloorMod,
@@ -220,8 +276,10 @@ CALL_OPS = {"Add": E.Add, "Sub": E.Sub, "Mul": E.Mul, "FloorDiv": E.FloorDiv,
             "truncmod": E.Mod, "Div": E.Div, "Mod": E.Mod}
 
 
-def to_aff(e, an, env=None) -> Aff:
-    """The affine form of an integer expression; what is not affine becomes an atom."""
+def to_aff(e, an, env=None, exact=False) -> Aff:
+    """The affine form of an integer expression; what is not affine becomes an atom.
+    `exact`: only the nodes of EXACT are looked through (casts, calls, truncating division
+    stay opaque), for forms that are written back into the IR."""
     t = type(e)
     if t is E.IntImm:
         return Aff({}, int(e.value))
@@ -229,18 +287,20 @@ def to_aff(e, an, env=None) -> Aff:
         if env is not None:
             b = env.get(e)
             if b is not None:
-                return b if isinstance(b, Aff) else to_aff(b, an, env)
+                return b if isinstance(b, Aff) else to_aff(b, an, env, exact)
         return Aff.of(e)
     if t is int:
         return Aff({}, e)
-    rule = BINARY.get(t)
+    rule = (EXACT if exact else BINARY).get(t)
     if rule is not None:
-        a = to_aff(e.a, an, env)
-        b = to_aff(e.b, an, env)
+        a = to_aff(e.a, an, env, exact)
+        b = to_aff(e.b, an, env, exact)
         r = rule(a, b, e, an)
         if r is not None:
             return r
         return Aff.of(Atom("opaque", (a, b), 0, e))
+    if exact:
+        return Aff.of(Atom("opaque", (), 0, e))
     if t is E.Cast and not e.dtype.startswith(("float", "bfloat")):
         return to_aff(e.value, an, env)
     if t is E.Call and len(e.args) == 2 and e.op in CALL_OPS:
