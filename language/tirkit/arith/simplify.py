@@ -35,6 +35,13 @@ def _fdiv_one(x, c, an):
     return x if c == 1 else None
 
 
+def _fdiv_whole(x, c, an):
+    # (c*q + r) // c -> q when 0 <= r < c: the rest vanishes
+    q, r = _split_by(x, c)
+    lo, hi = an.const_bound(r)
+    return q if lo is not None and hi is not None and lo >= 0 and hi < c else None
+
+
 def _fdiv_pull(x, c, an):
     # (c*q + r) // c -> q + r // c: multiples of c leave the division
     q, r = _split_by(x, c)
@@ -89,8 +96,9 @@ def _fdiv_of_mod(x, c, an):
 FDIV_RULES = [
     ("const", _fdiv_const),
     ("one", _fdiv_one),
+    ("whole-multiples", _fdiv_whole),
     ("pull-multiples", _fdiv_pull),
-    ("small", _fdiv_small),
+    ("zero", _fdiv_small),
     ("one-block", _fdiv_block),
     ("gcd", _fdiv_gcd),
     ("nested", _fdiv_nested),
@@ -266,7 +274,15 @@ BINARY = {
 
 # the nodes a form that is written back into the IR looks through (`exact`): casts, calls
 # and truncating division stay opaque terms there
-EXACT = {t: BINARY[t] for t in (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod, E.Min, E.Max)}
+EXACT = {
+    E.Add: lambda a, b, e, an: a + b,           # a + b: add the forms, a written sum kept
+    E.Sub: lambda a, b, e, an: a - b,           # a - b: subtract the forms, likewise
+    E.Mul: BINARY[E.Mul],                       # a * b: as BINARY (a scaled sum rejoins)
+    E.FloorDiv: BINARY[E.FloorDiv],             # a // c: FDIV_RULES
+    E.FloorMod: BINARY[E.FloorMod],             # a % c: FMOD_RULES
+    E.Min: BINARY[E.Min],                       # min: decided or an atom
+    E.Max: BINARY[E.Max],                       # max: decided or an atom
+}
 
 
 # T.<name>(a, b) call spellings of the binary operators

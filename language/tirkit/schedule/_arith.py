@@ -69,14 +69,14 @@ def _akey(a):
         return ("v", id(a[1]))
     if kind in ("div", "mod"):
         return (kind, a[1].key(), a[2])
-    if len(a) > 2:                      # an arith atom: products compare by their factors
-        return ("o", a[2]._key)
     return ("o", id(a[1]))
 
 
 # ---- the bridge: bounds dict -> Analyzer, Lin <-> Aff ----------------------------------------
 class _Ranges:
-    """An Analyzer's `ranges` read from a bounds dict keyed by id(var)."""
+    """An Analyzer's `ranges` read from a bounds dict keyed by id(var).  The end points of an
+    empty loop (extent 0: `(0, -1)`) are taken in order, `[-1, 0]`, so that no division
+    by it vanishes (TVM keeps `i // 8` over an empty loop)."""
     __slots__ = ("bounds",)
 
     def __init__(self, bounds):
@@ -84,11 +84,11 @@ class _Ranges:
 
     def get(self, var, default=None):
         b = self.bounds.get(id(var))
-        return default if b is None else (Aff({}, b[0]), Aff({}, b[1]))
+        return default if b is None else self[var]
 
     def __getitem__(self, var):
-        b = self.bounds[id(var)]
-        return Aff({}, b[0]), Aff({}, b[1])
+        lo, hi = self.bounds[id(var)]
+        return (Aff({}, lo), Aff({}, hi)) if lo <= hi else (Aff({}, hi), Aff({}, lo))
 
     def __contains__(self, var):
         return id(var) in self.bounds
@@ -112,16 +112,43 @@ class _Folded:
 
 
 # arith rows TVM's simplifier does not apply where the schedule writes results back:
-# `(16*a + 8*b) // 32` stays (no common factor taken out), `(y % 8) // 2` stays a digit of
-# the remainder, and a division whose range lies in one block stays a division
-TVM_OFF = frozenset({"gcd", "of-mod", "one-block"})
+# `(4*a + b) // 2` stays whole (multiples leave a division only when the rest vanishes:
+# "whole-multiples"; `(k - 1) // 12` is not tested as a whole either), `(16*a + 8*b) // 32`
+# stays (no common factor taken out), `(y % 8) // 2` stays a digit of the remainder, and a
+# division whose range lies in one block stays a division
+TVM_OFF = frozenset({"pull-multiples", "zero", "gcd", "of-mod", "one-block"})
+
+
+class _Bridge(Analyzer):
+    """An Analyzer over a bounds dict, for numeric bounds only: a floor division or modulo
+    is bounded even over free symbols (`n % 8` in [0, 7], not the symbol itself), a modulo
+    whose argument leaves [0, c) by [0, c - 1] (as TVM's regions do, even where the argument
+    stays in one block); products, min and max are not bounded (TVM's bindings keep the
+    extents a product of loop variables would narrow)."""
+
+    def __init__(self, bounds):
+        super().__init__()
+        self.ranges = _Ranges(bounds)
+        self.rules_off = TVM_OFF
+
+    def _bound_key(self, k):
+        if isinstance(k, Atom) and k.kind in ("fdiv", "fmod"):
+            return self._bound_atom(k)
+        return super()._bound_key(k)
+
+    def _bound_atom(self, k):
+        if k.kind in ("mul", "min", "max"):
+            return None, None
+        if k.kind == "fmod":
+            lo, hi = self.const_bound(k.args[0])
+            if lo is not None and hi is not None and 0 <= lo and hi < k.c:
+                return Aff({}, lo), Aff({}, hi)
+            return Aff({}, 0), Aff({}, k.c - 1)
+        return super()._bound_atom(k)
 
 
 def analyzer(bounds) -> Analyzer:
-    an = Analyzer()
-    an.ranges = _Ranges(bounds)
-    an.rules_off = TVM_OFF
-    return an
+    return _Bridge(bounds)
 
 
 def _aff(lin: Lin, memo) -> Aff:
@@ -133,7 +160,7 @@ def _aff(lin: Lin, memo) -> Aff:
         elif kind in ("div", "mod"):
             k = Atom("fdiv" if kind == "div" else "fmod", (_aff(atom[1], memo),), atom[2])
         else:
-            k = atom[2] if len(atom) > 2 else Atom("opaque", (), 0, atom[1])
+            k = Atom("opaque", (), 0, atom[1])
             memo[k] = atom
         terms[k] = terms.get(k, 0) + coef
     return Aff(terms, lin.const)
@@ -159,10 +186,11 @@ def _atom(k, dt, bounds, memo):
             to_expr(_order(a, bounds)), to_expr(_order(b, bounds)), dt)
     else:
         e = (E.Mul if k.kind == "mul" else type(k.expr))(to_expr(a), to_expr(b), dt)
-    return ("opaque", e, k)
+    return ("opaque", e)
 
 
 def to_lin(e, bounds) -> Lin:
+    """The linear form of `e` (a sum keeps its parts; see `_merge`)."""
     an = analyzer(bounds)
     return _lin(S.to_aff(e, an, _Folded(bounds), exact=True), getattr(e, "dtype", "int32"),
                 bounds)
@@ -311,7 +339,7 @@ def simplify(e, bounds=None, binding=False):
     bounds = bounds or {}
     if not _is_int(e) or type(e) not in _INT_OPS + (E.IntImm, E.Var, E.SizeVar):
         return _simplify_other(e, bounds)
-    return to_expr(_order(to_lin(e, bounds), bounds), neg_add=binding)
+    return to_expr(_order(_merge(to_lin(e, bounds)), bounds), neg_add=binding)
 
 
 def bound_of(e, bounds):
