@@ -220,6 +220,34 @@ def join(x: Aff) -> Aff:
             return x
 
 
+# ---- comparisons with a constant: x < k -------------------------------------------------
+def _lt_scaled(x, k, an):
+    # c*q + r < k -> q < k / c when 0 <= r < c and c divides k (the largest such c)
+    for c in sorted({abs(v) for v in x.terms.values()}, reverse=True):
+        if c <= 1 or k % c:
+            continue
+        q, r = _split_by(x, c)
+        lo, hi = an.const_bound(r)
+        if q.terms and lo is not None and hi is not None and lo >= 0 and hi < c:
+            return q, k // c
+    return None
+
+
+LT_RULES = [
+    ("scaled", _lt_scaled),
+]
+
+
+def lt_const(x: Aff, k: int, an):
+    """`x < k` rewritten by the first row of LT_RULES that applies, as (x', k'); or None."""
+    for name, rule in LT_RULES:
+        if name not in an.rules_off:
+            r = rule(x, k, an)
+            if r is not None:
+                return r
+    return None
+
+
 # ---- products, min and max ---------------------------------------------------------------
 def _mul(a, b, e, an):
     # a * k or k * b -> scaled form; two non-constant factors -> a product atom

@@ -183,7 +183,7 @@ def _atom(k, dt, bounds, memo):
     if k.kind in ("min", "max"):
         # TVM simplifies both sides of a min / max
         e = (E.Min if k.kind == "min" else E.Max)(
-            to_expr(_order(a, bounds)), to_expr(_order(b, bounds)), dt)
+            to_expr(_order(_merge(a), bounds)), to_expr(_order(_merge(b), bounds)), dt)
     else:
         e = (E.Mul if k.kind == "mul" else type(k.expr))(to_expr(a), to_expr(b), dt)
     return ("opaque", e)
@@ -288,9 +288,13 @@ def _simplify_other(e, bounds):
             if bd is not None and (bd[1] < 0 or bd[0] >= 0):
                 return E.IntImm("bool", int(bd[1] < 0))
             if isinstance(b, E.IntImm):
-                r = _scaled_lt(to_lin(a, bounds), b.value, bounds)
+                # arith's LT_RULES: `q * c + r < k` with 0 <= r < c is `q < k / c`
+                an = analyzer(bounds)
+                memo = {}
+                r = S.lt_const(_aff(to_lin(a, bounds), memo), b.value, an)
                 if r is not None:
-                    return r
+                    q = _order(_lin(r[0], a.dtype, bounds, memo), bounds)
+                    return E.LT(to_expr(q), E.IntImm(a.dtype, r[1]), "bool")
         return t(a, b, e.dtype)
     if t in (E.LE, E.GT, E.GE, E.EQ, E.NE, E.Or):
         return t(simplify(e.a, bounds), simplify(e.b, bounds), e.dtype)
@@ -307,21 +311,6 @@ def _simplify_other(e, bounds):
                 return b
         return t(a, b, e.dtype)
     return e
-
-
-def _scaled_lt(lin, k, bounds):
-    """`q * c + r < k` with 0 <= r < c and c dividing k is `q < k / c`."""
-    an = analyzer(bounds)
-    x = _aff(lin, {})
-    for c in sorted({abs(v) for v in x.terms.values()}, reverse=True):
-        if c <= 1 or k % c:
-            continue
-        q, r = S._split_by(x, c)
-        lo, hi = an.const_bound(r)
-        if q.terms and lo is not None and hi is not None and lo >= 0 and hi < c:
-            return E.LT(to_expr(_order(_lin(q, lin.dtype, bounds), bounds)),
-                        E.IntImm(lin.dtype, k // c), "bool")
-    return None
 
 
 def _is_int(e):
