@@ -1,7 +1,7 @@
 """Validation on the TVM test-suite corpus: which TVM-parsable programs get an error from us.
 
 Usage:
-    python benchmarks/corpus_validate.py [--corpus /work/corpus] [--out FILE]
+    python benchmarks/corpus_validate.py [--corpus /work/corpus] [--out FILE] [--tvm]
 
 The corpus (made by benchmarks/corpus_extract.py) has `classic/` and `tirx/` folders, each
 with a manifest.json listing every program and whether TVM 0.27 parses it (`tvm_parses`).
@@ -15,6 +15,10 @@ For each program TVM parses we run `tirkit.check` and sort it into:
 The report lists every flagged program with its rules and the reason it is illegal (from
 benchmarks/corpus_verdicts.py; a program without a verdict is marked "not reviewed"), then
 the commonest lowering errors.
+
+With `--tvm` (needs apache-tvm), each flagged program also goes through TVM's own checks,
+`s_tir.analysis.verify_well_formed` and `s_tir.Schedule(mod, debug_mask="all")`, and the
+report says which of them reject it: what we flag that TVM accepts is what TVM misses.
 """
 from __future__ import annotations
 
@@ -64,6 +68,45 @@ def run(corpus):
     return rows
 
 
+def tvm_checks(corpus, flagged):
+    """{(spelling, file): "ok" or the first TVM check that rejects the program}."""
+    import ast
+    import tvm
+    import tvm.script
+    from tvm import s_tir
+    from tvm.script.parser import ir as ir_parser
+    from tvm.script.parser import tirx as tirx_parser
+    from tvm.script.parser.core.entry import _default_globals
+    from corpus_extract import script_aliases, to_tvm_text
+    out = {}
+    for spelling, f in flagged:
+        program = open(os.path.join(corpus, spelling, f), encoding="utf-8").read()
+        aliases = script_aliases(ast.parse(program))
+        extra = _default_globals()
+        for alias, mod in aliases.items():
+            extra[alias] = ir_parser if mod == "ir" else tirx_parser
+        try:
+            mod = tvm.script.from_source(to_tvm_text(program, aliases, spelling), extra_vars=extra)
+            if not isinstance(mod, tvm.IRModule):
+                mod = tvm.IRModule({"main": mod})
+        except Exception:                  # noqa: BLE001 - TVM's verdict, whatever it is
+            out[(spelling, f)] = "parse"
+            continue
+        try:
+            ok = s_tir.analysis.verify_well_formed(mod, assert_mode=False)
+        except Exception:                  # noqa: BLE001
+            ok = False
+        if not ok:
+            out[(spelling, f)] = "verify_well_formed"
+            continue
+        try:
+            s_tir.Schedule(mod, debug_mask="all")
+            out[(spelling, f)] = "ok"
+        except Exception:                  # noqa: BLE001
+            out[(spelling, f)] = "Schedule(debug_mask=\"all\")"
+    return out
+
+
 def verdict(name):
     from corpus_verdicts import VERDICTS
     key = name[:-3] + "__" if name.endswith(".py") else name + "__"
@@ -80,7 +123,7 @@ def _shape(message):
     return re.sub(r"\d+", "N", m)
 
 
-def report(rows, seconds):
+def report(rows, seconds, tvm=None):
     n = len(rows)
     by = collections.Counter(r[2] for r in rows)
     flagged = [r for r in rows if r[2] in ("flagged", "crash")]
@@ -97,7 +140,15 @@ def report(rows, seconds):
            f"{100 * by['lowering'] / max(n, 1):.1f}%",
            f"- **flagged by a verification rule: {len(flagged)} = "
            f"{100 * len(flagged) / max(n, 1):.1f}%**; with a verdict (illegal, reason below): "
-           f"{len(flagged) - len(unreviewed)}; not reviewed: {len(unreviewed)}", "",
+           f"{len(flagged) - len(unreviewed)}; not reviewed: {len(unreviewed)}"]
+    if tvm is not None:
+        rejected = collections.Counter(v for v in tvm.values() if v != "ok")
+        out.append(f"- TVM's own checks (`s_tir.analysis.verify_well_formed`, "
+                   f"`s_tir.Schedule(mod, debug_mask=\"all\")`) accept "
+                   f"{sum(1 for v in tvm.values() if v == 'ok')} of the {len(tvm)} flagged "
+                   f"programs" + ("" if not rejected else "; rejected by " + ", ".join(
+                       f"{k}: {n}" for k, n in rejected.most_common())))
+    out += ["",
            "Programs per rule (a program may count under several):", "",
            "| rule | programs |", "| --- | --- |"]
     out += [f"| `{c}` | {k} |" for c, k in codes.most_common()]
@@ -122,7 +173,7 @@ def report(rows, seconds):
     out += ["", f"## Commonest lowering errors ({by['lowering']} programs)", "",
             "| programs | code | message (names and numbers blanked) | e.g. |",
             "| ---: | --- | --- | --- |"]
-    for (code, msg), k in low.most_common(15):
+    for (code, msg), k in sorted(low.items(), key=lambda kv: (-kv[1], kv[0]))[:15]:
         ex = sorted(progs[(code, msg)])[0]
         out.append(f"| {k} | `{code}` | {msg.replace('|', '/')} | {ex} |")
     return "\n".join(out) + "\n"
@@ -132,10 +183,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=os.environ.get("TIRKIT_CORPUS", "/work/corpus"))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--tvm", action="store_true",
+                    help="also run TVM's own checks on every flagged program")
     args = ap.parse_args(argv)
     t0 = time.time()
     rows = run(args.corpus)
-    text = report(rows, time.time() - t0)
+    seconds = time.time() - t0
+    tvm = None
+    if args.tvm:
+        tvm = tvm_checks(args.corpus, [(r[0], r[1]) for r in rows if r[2] in ("flagged", "crash")])
+    text = report(rows, seconds, tvm)
     if args.out:
         with open(args.out, "w") as fh:
             fh.write(text)

@@ -144,6 +144,15 @@ def f(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):
         T.writes(C[()])
         C[()] = A[()] + 1
 ''', ["T.reads(A[()])", "T.writes(C[()])"]),
+    "statement_alloc_buffer_with_annotations": (TIRX + '''@T.prim_func
+def f(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i in range(16):
+        B = T.alloc_buffer((1, 16), "float32", annotations={"buffer_data_alignment": 64})
+        for j in range(16):
+            B[0, j] = A[i, j] + T.float32(1)
+        for j in range(16):
+            C[i, j] = B[0, j] * T.float32(2)
+''', ['B = T.alloc_buffer((1, 16), "float32", annotations={"buffer_data_alignment": 64})']),
 }
 
 
@@ -263,3 +272,25 @@ def test_vscale_is_an_int32_expression():
     f = tirkit.parse(text).module.prim_funcs()[0]
     f = f[1] if isinstance(f, tuple) else f
     assert (f.body.extent.dtype, f.body.extent.a.dtype) == ("int32", "int32")
+
+
+def test_annotations_of_a_statement_allocation_count_in_equality():
+    text, _ = CASES["statement_alloc_buffer_with_annotations"]
+    a = tirkit.parse(text).module
+    b = tirkit.parse(text.replace(": 64}", ": 32}")).module
+    assert not tirkit.structural_equal(a, b)
+
+
+def test_a_failed_definition_is_reported_once_not_at_each_use():
+    text = TIRX + '''@T.prim_func
+def f(A: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B = T.alloc_buffer((16,), "float32", colour="red")
+        B[i] = A[i]
+        A[i] = B[i] + T.float32(1)
+        A[i] = Z[i]
+'''
+    diags = tirkit.parse(text).diagnostics
+    assert [(d.line, d.code) for d in diags] == [(7, "type/mismatch"), (10, "name/undefined")]
+    assert "unknown buffer argument 'colour'" in diags[0].message
+    assert "'Z'" in diags[1].message

@@ -63,3 +63,14 @@ def test_tvm_sees_a_changed_program_as_different(tvm_parse):
     changed = ours.replace("T.float32(0)", "T.float32(1)")
     assert changed != ours
     assert mismatch(parse(to_tirx(text)), parse(changed)) is not None
+
+
+def test_tvm_reads_a_statement_allocation_with_its_annotations(tvm_parse):
+    from test_core_constructs import CASES
+    parse, mismatch = tvm_parse
+    text, _ = CASES["statement_alloc_buffer_with_annotations"]
+    ours = tirkit.to_script(tirkit.parse(text).module, spelling="tirx")
+    expected = parse(to_tirx(text))
+    assert mismatch(expected, parse(ours)) is None
+    # the annotations reach TVM's AllocBuffer: another value is another program
+    assert mismatch(expected, parse(ours.replace(": 64}", ": 32}"))) is not None

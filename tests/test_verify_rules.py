@@ -94,6 +94,33 @@ def test_symbolic_out_of_bounds():
     assert codes(check(body.replace("A[vi + 1]", "A[vi]"))) == []
 
 
+NESTED_VIEW = """
+@T.prim_func
+def f(A: T.Buffer((4, 16), "int8"), C: T.Buffer((4, 4), "int32")):
+    for y in range(4):
+        with T.block("row"):
+            vy = T.axis.spatial(4, y)
+            for x in range(4):
+                with T.block("C"):
+                    vx = T.axis.spatial(4, x)
+                    V = T.match_buffer(A[vy, vy + vx * STEP:vy + vx * STEP + 4], [4], dtype="int8")
+                    C[vy, vx] = T.Cast("int32", V[0]) + T.Cast("int32", A[vy, vy + vx * STEP + 3])
+"""
+
+
+def test_match_buffer_region_in_the_outer_blocks_iterators_is_bounded():
+    # the view's region and the load depend on the outer block's iterator and the inner
+    # one's: both bounded by their declared domains
+    assert codes(check(NESTED_VIEW.replace("STEP", "3"))) == []
+    bad = NESTED_VIEW.replace("STEP", "4")       # the last view covers columns 15..18
+    d = check(bad)
+    assert codes(d) == [(line_of(bad, "V = T.match_buffer"), "bounds/out-of-bounds"),
+                        (line_of(bad, "C[vy, vx] ="), "bounds/out-of-bounds")]
+    view = [x for x in d if "match_buffer" in x.message][0]
+    assert "`T.match_buffer` views `A` out of bounds" in view.message
+    assert "ranges over [0, 18]" in view.message
+
+
 # ---- signatures -----------------------------------------------------------------------------
 SIG = """
 @T.prim_func

@@ -204,6 +204,51 @@ def view(A: T.Buffer((4, 8, 8), "float32"), S: T.Buffer((4,), "float32")):
     np.testing.assert_allclose(S, A.astype(np.float64).sum((1, 2)), atol=1e-4)
 
 
+def test_vector_load_through_a_match_buffer_view_and_reinterpret():
+    # a view at an offset read as one int8x4 vector, its bits taken as an int32
+    src = '''@T.prim_func
+def packed(A: T.Buffer((4, 16), "int8"), C: T.Buffer((4, 4), "int32")):
+    for y, x in T.grid(4, 4):
+        with T.block("C"):
+            vy, vx = T.axis.remap("SS", [y, x])
+            T.reads(A[vy, vx * 4:vx * 4 + 4])
+            T.writes(C[vy, vx])
+            V = T.match_buffer(A[vy, vx * 4:vx * 4 + 4], [4], dtype="int8", offset_factor=1)
+            v: T.int8x4 = V[0:4]
+            C[vy, vx] = T.reinterpret(v, dtype="int32") + 1
+'''
+    module, func = _func(src)
+    assert "gather" not in emit_llvm(func, module)          # one contiguous vector load
+    A, C = _agree(src)
+    np.testing.assert_array_equal(C, np.ascontiguousarray(A).view(np.int32) + 1)
+
+
+def test_realize_declares_a_region_and_runs_as_nothing():
+    src = '''@T.prim_func
+def main(A: T.Buffer((1, 8), "float32"), B: T.Buffer((1, 8), "float32")):
+    T.realize(B[0:1, 0:8], "")
+    for i in range(8):
+        B[0, i] = A[0, i] * T.float32(2)
+'''
+    A, B = _agree(src)
+    np.testing.assert_allclose(B, A * 2)
+
+
+def test_one_element_slice_is_a_scalar_index_and_a_stepped_store_has_its_lanes():
+    from tirkit.ir import expr as E
+    src = '''@T.prim_func
+def main(A: T.Buffer((2, 8), "float32"), B: T.Buffer((2, 8), "float32")):
+    B[1:2, 0:8:2] = A[0:1, 1:8:2] + A[1, 0:8:2]
+'''
+    _, func = _func(src)
+    store = func.body
+    assert isinstance(store.indices[0], E.IntImm) and store.indices[1].lanes == 4
+    assert store.value.dtype == "float32x4"
+    assert isinstance(store.value.a.indices[0], E.IntImm)
+    A, B = _agree(src)
+    np.testing.assert_allclose(B[1, 0::2], A[0, 1::2] + A[1, 0::2], rtol=1e-6)
+
+
 def test_zero_dim_buffers_and_ceildiv_extent():
     src = '''@T.prim_func
 def scalar(A: T.Buffer((), "int32"), B: T.Buffer((10,), "int32")):

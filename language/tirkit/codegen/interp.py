@@ -23,6 +23,7 @@ from ..ir.dtype import is_float, parse_dtype
 from ..ir.visit import walk
 from .arith import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
+from .passes.simplify import is_region_declaration
 from .interp_exprs import _BIN, _LANES, _MATH, ExprEval, _as, _const, _np_dtype
 
 MAX_LANES = 1 << 22      # more iterations than this in lockstep would not fit in memory
@@ -225,7 +226,7 @@ class Interpreter(ExprEval):
             self.exec(x, env)
 
     def _s_Evaluate(self, s, env):
-        if isinstance(s.value, E.Call):
+        if isinstance(s.value, E.Call) and not is_region_declaration(s):
             self.eval(s.value, env)
 
     def _s_For(self, s, env):

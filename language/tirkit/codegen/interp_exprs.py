@@ -226,8 +226,9 @@ class ExprEval:
         if op == "likely":
             return self.eval(e.args[0], env)
         if op == "reinterpret":
-            v = self.eval(e.args[0], env)
-            return np.asarray(v).view(_np_dtype(e.dtype))[()]
+            r = np.ascontiguousarray(self.eval(e.args[0], env)).view(_np_dtype(e.dtype))
+            # the bits of int8x4 as one int32: a scalar again, not an array of one
+            return r.reshape(())[()] if parse_dtype(e.dtype).lanes == 1 else r
         args = [self.eval(a, env) for a in e.args]
         with np.errstate(all="ignore"):
             if op == "ceildiv":

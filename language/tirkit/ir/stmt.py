@@ -197,6 +197,7 @@ class DeclBuffer(Stmt):
     comments: tuple = TRIVIA_()
     trailing: Optional[str] = TRAIL_()
     spelling: str = ""   # "alloc_buffer": a tirx statement-level `T.alloc_buffer` (trivia)
+    annotations: tuple = ()          # ((key, value), ...) of a statement-level T.alloc_buffer
 
 
 @node

@@ -1,7 +1,8 @@
-"""bounds/out-of-bounds: a load or store whose index provably leaves its buffer.
+"""bounds/out-of-bounds: a load, a store or a `T.match_buffer` region that provably leaves
+its buffer.
 
-Each access is read in the iterators of its innermost block (their declared domains) and
-the loops inside that block, under the guards that enclose it (`T.where`, `if`,
+Each access is read in the iterators of its enclosing blocks (their declared domains) and
+the loops inside the innermost of them, under the guards that enclose it (`T.where`, `if`,
 `T.if_then_else`).  Only what is certain is reported: the index's extreme value over those
 ranges must fall outside the dimension, and no guard the analysis cannot read may mention
 the index's variables.
@@ -40,7 +41,8 @@ def check_bounds(func, ctx):
     owners = _owners(func, fa)
     params = set(func.params)
     views = {}
-    for a in fa.accesses:
+    matched = set(fa.matched)
+    for a in fa.accesses + fa.matched:
         if a.opaque or a.span is None or not a.indices:
             continue
         buf = a.buffer
@@ -55,12 +57,13 @@ def check_bounds(func, ctx):
         while x > 0 and not a.blocks[x].block.iter_vars:
             x -= 1
         if x >= 0 and a.blocks and a.blocks[x].block.iter_vars:
-            r = a.blocks[x]
-            own = {iv.var for iv in r.block.iter_vars}
+            # every enclosing block's iterators over their declared domains
+            ivs = [iv for r in a.blocks[:x + 1] for iv in r.block.iter_vars]
+            own = {iv.var for iv in ivs}
             env = {v: b for v, b in fa.env.items() if v not in own}
             env.update(fa.lets)
             an = analyzer_for(fa, a, env=env, from_loop=a.block_loops[x], from_block=x,
-                              iter_ranges=r.block.iter_vars)
+                              iter_ranges=ivs)
             conds = [c for c, d in a.conds if d > x]
         else:
             env = dict(fa.env)
@@ -94,11 +97,15 @@ def check_bounds(func, ctx):
             if key in seen:
                 continue
             seen.add(key)
-            what = "writes" if a.is_write else "reads"
+            if a in matched:
+                what = f"`T.match_buffer` views `{buf.name}` out of bounds: the region's " \
+                       f"dimension {d}"
+            else:
+                what = f"{'writes' if a.is_write else 'reads'} `{buf.name}` out of bounds: " \
+                       f"index `{text(idx)}` of dimension {d}"
             out.append(error(
                 "bounds/out-of-bounds",
-                f"{what} `{buf.name}` out of bounds: index `{text(idx)}` of dimension {d} "
-                f"{bad}, but the dimension has extent {text(shape[d])}"
+                f"{what} {bad}, but the dimension has extent {text(shape[d])}"
                 f"{'' if shape is buf.shape else ' (elements of its storage)'}",
                 a.span))
     return out

@@ -57,7 +57,7 @@ class StmtMixin:
                 not self._varying(idx.base):
             off = self.index(idx.base)
             return "vector", self.b.gep(base_ptr, [off], source_etype=mt), idx.lanes
-        if not self._varying(idx) and not isinstance(idx, E.Ramp):
+        if not self._varying(idx) and parse_dtype(idx.dtype).lanes == 1:
             return "scalar", self.b.gep(base_ptr, [self.index(idx)], source_etype=mt)
         if self.vec is not None and not isinstance(idx, E.Ramp):
             var, base, n = self.vec

@@ -11,6 +11,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ..errors import UNSUPPORTED, fail
+from .flatten import add_index
 from .rewrite import substitute, transform
 
 TRUE = E.IntImm("bool", 1)
@@ -56,7 +57,7 @@ def inline_match_buffers(b: S.Block):
             idx = tuple(x.indices)
             new = [rg.min for rg in region[:lead]]
             for rg, i in zip(region[lead:], idx):
-                new.append(i if E.is_const_int(rg.min, 0) else E.Add(rg.min, i, i.dtype))
+                new.append(i if E.is_const_int(rg.min, 0) else add_index(rg.min, i))
             return dataclasses.replace(x, buffer=src, indices=tuple(new))
         if isinstance(x, E.BufferRef) and id(x.buffer) in views:
             fail(UNSUPPORTED, f"buffer '{x.buffer.name}' (a T.match_buffer view) is passed to "

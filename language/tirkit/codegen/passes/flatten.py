@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir import stmt as S
 from .rewrite import transform
@@ -50,26 +51,27 @@ def flat_index(buf: S.Buffer, indices):
         term = i if E.is_const_int(s, 1) else _mul(i, _cast(s, dt) if not isinstance(i, E.Ramp)
                                                     else E.Broadcast(_cast(s, dt), i.lanes,
                                                                      i.dtype))
-        out = term if out is None else _add_any(out, term)
+        out = term if out is None else add_index(out, term)
     if buf.elem_offset is not None and not E.is_const_int(buf.elem_offset, 0):
-        out = _add_any(out, buf.elem_offset)
+        out = add_index(out, buf.elem_offset)
     return out if out is not None else E.IntImm("int32", 0)
 
 
-def _add_any(a, b):
-    la = getattr(a, "lanes", None) if isinstance(a, (E.Ramp, E.Broadcast)) else None
-    lb = getattr(b, "lanes", None) if isinstance(b, (E.Ramp, E.Broadcast)) else None
-    if la is None and lb is None:
+def add_index(a, b):
+    """a + b for index expressions, either of them a vector: a scalar added to a ramp moves
+    into its base (the access stays one contiguous run), to any other vector it is broadcast."""
+    la, lb = D.lanes_of(a.dtype), D.lanes_of(b.dtype)
+    if la == 1 and lb == 1:
         if a.dtype != b.dtype:
             b = E.Cast(a.dtype, b)
         return E.Add(a, b, a.dtype)
-    lanes = la or lb
-    dt = (a if la else b).dtype
-    if la is None:
-        a = E.Broadcast(a, lanes, dt)
-    if lb is None:
-        b = E.Broadcast(b, lanes, dt)
-    return E.Add(a, b, dt)
+    if la == 1 or lb == 1:
+        vec, scalar = (b, a) if la == 1 else (a, b)
+        if isinstance(vec, E.Ramp):
+            return E.Ramp(add_index(vec.base, scalar), vec.stride, vec.lanes, vec.dtype)
+        scalar = E.Broadcast(scalar, D.lanes_of(vec.dtype), vec.dtype)
+        a, b = (scalar, vec) if la == 1 else (vec, scalar)
+    return E.Add(a, b, a.dtype if la > 1 else b.dtype)
 
 
 def flatten_buffers(body: S.Stmt, buffers=()) -> S.Stmt:

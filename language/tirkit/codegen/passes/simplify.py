@@ -100,10 +100,16 @@ def _rule(x):
         return x.then_case if x.condition.value else (x.else_case or
                                                        S.Evaluate(E.IntImm("int32", 0)))
     if t is S.SeqStmt:                                     # drop no-op evaluates
-        keep = [s for s in x.seq if not (type(s) is S.Evaluate and _ci(s.value))]
+        keep = [s for s in x.seq
+                if not (type(s) is S.Evaluate and (_ci(s.value) or is_region_declaration(s)))]
         if len(keep) != len(x.seq):
             return S.seq(keep) if keep else S.Evaluate(E.IntImm("int32", 0))
     return None
+
+
+def is_region_declaration(s):
+    # `T.realize(A[region], scope)` only declares the region a buffer's storage covers
+    return type(s.value) is E.Call and s.value.op == "realize"
 
 
 def simplify(body):

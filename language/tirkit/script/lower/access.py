@@ -68,6 +68,9 @@ class AccessMixin:
                 stride = r.step if r.step is not None else E.IntImm(r.lo.dtype, 1)
                 if isinstance(stride, E.IntImm) and stride.value > 1:
                     n_lanes = (n_lanes + stride.value - 1) // stride.value
+                if n_lanes == 1:            # a slice of one element is its start (as in TVM)
+                    indices.append(r.lo)
+                    continue
                 lanes = n_lanes
                 indices.append(E.Ramp(r.lo, stride, n_lanes,
                                       D.parse_dtype(r.lo.dtype).with_lanes(n_lanes)))

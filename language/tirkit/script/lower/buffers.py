@@ -82,17 +82,26 @@ class BufferMixin:
     # ---- assignments ----------------------------------------------------------------------
     def alloc_buffer(self, target, call, s, tn):
         name = self._target_name(target, "T.alloc_buffer")
-        buf = self.make_buffer(name, self._args(call), self._kwargs(call), call, target)
+        kwargs = self._kwargs(call)
+        statement = tn != "sblock_alloc_buffer" and self.spelling == "tirx" and (
+            getattr(self, "loop_depth", 0) or not getattr(self, "decl_prefix", True)) and \
+            self.frame is not None and self.frame.is_root
+        ann = kwargs.pop("annotations", None) if statement else None
+        if ann is not None and not isinstance(ann, dict):
+            self.fail("type/mismatch", "annotations are a dict", call)
+        buf = self.make_buffer(name, self._args(call), kwargs, call, target)
         if tn == "sblock_alloc_buffer":
             import dataclasses
             buf = dataclasses.replace(buf, spelling=tn)
-        elif self.spelling == "tirx" and (getattr(self, "loop_depth", 0) or not getattr(
-                self, "decl_prefix", True)) and self.frame is not None and self.frame.is_root:
+        elif statement:
             # current TVM: `T.alloc_buffer` after statements or inside a loop is a statement
-            # allocating there (at the top of the function it is the root block's)
+            # allocating there (at the top of the function it is the root block's); only it
+            # takes annotations
             self.define(name, buf, target)
             span = self.span(s)
-            return Wrap(lambda rest: S.DeclBuffer(buf, rest, span, spelling="alloc_buffer"), s)
+            pairs = tuple((ann or {}).items())
+            return Wrap(lambda rest: S.DeclBuffer(buf, rest, span, spelling="alloc_buffer",
+                                                  annotations=pairs), s)
         frame = self.frame
         if frame is None:
             self.fail("type/mismatch", "T.alloc_buffer must be inside a block or the function", s)

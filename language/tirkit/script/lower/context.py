@@ -129,5 +129,15 @@ class _Missing:
 _MISSING = _Missing()
 MISSING = _MISSING
 
+
+class _Failed:
+    """What a name holds when the statement that defines it failed (and said why)."""
+
+    def __repr__(self):
+        return "<failed definition>"
+
+
+FAILED = _Failed()
+
 ERROR_DTYPE = "unknown"
 

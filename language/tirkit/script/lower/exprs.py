@@ -5,7 +5,7 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
-from .context import ERROR_DTYPE, MISSING, LoopInfo, LowerError
+from .context import ERROR_DTYPE, FAILED, MISSING, LoopInfo, LowerError
 from .fold import fold_int, slice_extent  # noqa: F401  (slice_extent: used by other mixins)
 # the value classes live in values.py; imported here too for the mixins that take them from exprs
 from .values import (ParamRef, _BufferMethod, _GlobalFunc, _is_literal, _Lambda,  # noqa: F401
@@ -86,6 +86,8 @@ class ExprMixin:
             if n.id == getattr(self, "module_class", None):
                 return _ModuleRef(n.id)
             self.fail("name/undefined", f"name '{n.id}' is not defined", n)
+        if v is FAILED:     # its definition already has an error: no second one for each use
+            raise LowerError(f"'{n.id}' has no valid definition")
         if isinstance(v, E.Var):
             self._check_loop_var_use(v, n)
         return v

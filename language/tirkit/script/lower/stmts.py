@@ -9,7 +9,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
 from .calls import _FreshVar
-from .context import ERROR_DTYPE, LowerError
+from .context import ERROR_DTYPE, FAILED, MISSING, LowerError
 from .exprs import slice_extent
 from .fold import cast_folded
 from .values import _is_literal, _SliceVal, _Subscripted
@@ -35,6 +35,14 @@ class StmtMixin:
         finally:
             self.pop()
 
+    def _mark_failed(self, s):
+        """The names a failed assignment would have defined stay known, as failed ones."""
+        targets = s.targets if isinstance(s, C.Assign) else \
+            [s.target] if isinstance(s, C.AnnAssign) else []
+        for tg in targets:
+            if isinstance(tg, C.Name) and self.lookup(tg.id) is MISSING:
+                self.define(tg.id, FAILED, check=False)
+
     def _body(self, stmts, i) -> S.Stmt:
         out = []
         n = len(stmts)
@@ -46,6 +54,7 @@ class StmtMixin:
             try:
                 r = self.stmt(s)
             except LowerError:
+                self._mark_failed(s)
                 i += 1
                 continue
             if r is not None:
@@ -304,8 +313,15 @@ class StmtMixin:
                 ext = slice_extent(r.lo, r.hi) if r.hi is not None else None
                 if not isinstance(ext, E.IntImm) or ext.value < 1:
                     self.fail("type/mismatch", "a vector store needs constant bounds", r.node)
-                lanes = ext.value
                 stride = r.step or E.IntImm(r.lo.dtype, 1)
+                if isinstance(stride, E.IntImm) and stride.value > 0:
+                    n = (ext.value + stride.value - 1) // stride.value
+                else:
+                    n = ext.value
+                if n == 1:                  # a slice of one element is its start (as in TVM)
+                    indices.append(r.lo)
+                    continue
+                lanes = n
                 indices.append(E.Ramp(r.lo, stride, lanes,
                                       D.parse_dtype(r.lo.dtype).with_lanes(lanes)))
             else:

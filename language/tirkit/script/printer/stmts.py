@@ -172,6 +172,8 @@ class StmtPrinter:
         kw = "decl_buffer"
         if own_data and s.spelling == "alloc_buffer" and self.spelling == "tirx" and not nested:
             kw = "alloc_buffer"
+        if s.annotations:
+            args += f", annotations={self.annotations(s.annotations)}"
         if nested:
             self.scoped_body(True, f"{self.T}.decl_buffer({args}) as {name}", s, out, indent)
         else:
