@@ -31,7 +31,7 @@ class Analyzer:
         self.ranges = {}            # Var -> (lo Aff, hi Aff), inclusive
         self.constraints = []       # [(Aff C, lo int|None, hi int|None)]
         self.atom_ranges = {}       # Atom -> (lo, hi) ints from constraints
-        self.rules_off = frozenset()    # names of simplify's FDIV/FMOD rows not applied
+        self.rules_off = frozenset()    # names of simplify's table rows not applied
         self._depth = 0
 
     # ---- facts -------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Index-expression simplifier: PrimExpr -> `Aff`, by rewrite tables.
 
 Each table row is `(name, rewrite)` with a one-line comment; a rewrite returns an `Aff` or
-None when it does not apply, and the first row that applies wins; an Analyzer's `rules_off`
-names rows it does without.  Ranges (for the rules
-that need `0 <= r < c`) come from the `Analyzer` passed in.
+None when it does not apply, and the first row that applies wins.  Ranges (for the rules
+that need `0 <= r < c`) come from the `Analyzer` passed in; its `rules_off` names the rows
+of FDIV_RULES, FMOD_RULES and LT_RULES it does without (the schedule writes results back
+the way TVM prints them, without some of them).
 """
 from __future__ import annotations
 

@@ -93,9 +93,6 @@ class _Ranges:
     def __contains__(self, var):
         return id(var) in self.bounds
 
-    def __iter__(self):
-        return iter(())
-
 
 class _Folded:
     """to_aff's env: the FOLD variables of unit range stand for their value."""
