@@ -28,33 +28,22 @@ sys.path.insert(0, HERE)
 import tirkit  # noqa: E402
 from tirkit.analysis import regions as R  # noqa: E402
 from tirkit.verify._common import relax_thread  # noqa: E402
+from schedule_oracle import first_func, tvm_module  # noqa: E402
 
 _SHARED = re.compile(r"(\w+) = T\.(?:sblock_)?alloc_buffer\(\(([^)]*)\), [^\n]*scope=\"shared")
-
-
-def _tvm_module(module):
-    import tvm
-    from schedule_oracle import tvm_text
-    mod = tvm.script.from_source(tvm_text(module))
-    return mod if isinstance(mod, tvm.IRModule) else tvm.IRModule({"main": mod})
-
-
-def _func(module):
-    f = module.prim_funcs()[0]
-    return f[1] if isinstance(f, tuple) else f
 
 
 def shared_shapes(module):
     """(ours, TVM's): {buffer name: compacted shape} of the shared buffers."""
     import tvm
     from tvm import s_tir
-    fa = R.accesses(_func(module), {})
+    fa = R.accesses(first_func(module), {})
     ours = {b.name: tuple(R.footprint(fa, b, relax_thread))
             for b, _ in fa.allocs if b.scope.startswith("shared")}
     passes = tvm.transform.Sequential([
         s_tir.transform.LowerInitBlock(), s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
         s_tir.transform.ConvertBlocksToOpaque(), s_tir.transform.CompactBufferAllocation()])
-    text = passes(_tvm_module(module)).script()
+    text = passes(tvm_module(module)).script()
     theirs = {n: tuple(int(x) for x in re.findall(r"\d+", shape))
               for n, shape in _SHARED.findall(text)}
     return ours, theirs
@@ -63,7 +52,7 @@ def shared_shapes(module):
 def tvm_finds_oob(module) -> bool:
     from tvm import s_tir
     try:
-        s_tir.analysis.OOBChecker()(_tvm_module(module))
+        s_tir.analysis.OOBChecker()(tvm_module(module))
     except Exception as e:  # noqa: BLE001 - TVM reports an out-of-bounds access by raising
         return "Out of bounds memory access" in str(e)
     return False

@@ -20,10 +20,13 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "language"))
+sys.path.insert(0, HERE)
 
 import tirkit  # noqa: E402
+from schedule_oracle import first_func  # noqa: E402
 from tirkit.codegen import interp  # noqa: E402
 
 
@@ -31,8 +34,7 @@ def _func(text):
     r = tirkit.parse(text)
     if any(d.severity == "error" for d in r.diagnostics) or not r.module.prim_funcs():
         return None, None
-    f = r.module.prim_funcs()[0]
-    return (f[1] if isinstance(f, tuple) else f), r.module
+    return first_func(r.module), r.module
 
 
 def _inputs(func, seed=0):

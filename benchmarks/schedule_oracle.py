@@ -52,11 +52,22 @@ def tvm_text(mod) -> str:
     return re.sub(r"= T\.alloc_buffer\(", "= T.sblock_alloc_buffer(", text)
 
 
-def tvm_parse(mod):
+def tvm_module(mod):
+    """tirkit's module as TVM reads its tirx print: an IRModule (a lone function as "main")."""
     import tvm
-    from tvm import s_tir
     parsed = tvm.script.from_source(tvm_text(mod))
-    return s_tir.Schedule(parsed).mod
+    return parsed if isinstance(parsed, tvm.IRModule) else tvm.IRModule({"main": parsed})
+
+
+def tvm_parse(mod):
+    from tvm import s_tir
+    return s_tir.Schedule(tvm_module(mod)).mod
+
+
+def first_func(module):
+    """The first PrimFunc of a tirkit module."""
+    f = module.prim_funcs()[0]
+    return f[1] if isinstance(f, tuple) else f
 
 
 def specs_for(sch: Schedule, max_blocks):

@@ -15,6 +15,17 @@ if not SHARED.exists():
 EXAMPLES = SHARED / "examples"
 
 
+def server_env() -> dict:
+    """The environment for a tirkit process started by a test: this checkout's language/ and
+    server/ first on PYTHONPATH."""
+    env = dict(os.environ)
+    paths = [str(ROOT / "language"), str(ROOT / "server")]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
 def pytest_collection_modifyitems(config, items):
     try:
         import tvm  # noqa: F401

@@ -2,11 +2,9 @@
 from tirkit.arith import Aff, Analyzer
 from tirkit.ir import expr as E
 
+from arith_util import c
+
 i, j, n, m = E.Var("i"), E.Var("j"), E.Var("n"), E.Var("m")
-
-
-def c(v):
-    return E.IntImm("int32", v)
 
 
 def test_affine_bounds_are_exact():

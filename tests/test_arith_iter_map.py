@@ -3,27 +3,7 @@ extents, and the rejected cases with their reasons."""
 from tirkit.arith import Aff, Analyzer, Fused, detect
 from tirkit.ir import expr as E
 
-i, j, k, n = E.Var("i"), E.Var("j"), E.Var("k"), E.Var("n")
-
-
-def c(v):
-    return E.IntImm("int32", v)
-
-
-def add(a, b):
-    return E.Add(a, b, "int32")
-
-
-def mul(a, b):
-    return E.Mul(a, b, "int32")
-
-
-def fdiv(a, b):
-    return E.FloorDiv(a, b, "int32")
-
-
-def fmod(a, b):
-    return E.FloorMod(a, b, "int32")
+from arith_util import add, c, fdiv, fmod, i, j, k, mul, n
 
 
 def setup(**ext):

@@ -9,12 +9,10 @@ from tirkit.arith import Analyzer
 from tirkit.arith.affine import Atom
 from tirkit.ir import expr as E
 
+from arith_util import c
+
 VARS = [E.Var("i"), E.Var("j"), E.Var("k")]
 EXT = {VARS[0]: 6, VARS[1]: 4, VARS[2]: 3}
-
-
-def c(v):
-    return E.IntImm("int32", v)
 
 
 leaf = st.one_of(st.sampled_from(VARS), st.integers(-3, 9).map(c))

@@ -153,6 +153,36 @@ def f(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
         for j in range(16):
             C[i, j] = B[0, j] * T.float32(2)
 ''', ['B = T.alloc_buffer((1, 16), "float32", annotations={"buffer_data_alignment": 64})']),
+    "grid_into_one_name_then_remap": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((8, 4), "float32")):
+    for iters in T.grid(8, 4):
+        with T.block("A"):
+            vi, vj = T.axis.remap("SS", iters)
+            A[vi, vj] = T.float32(1)
+''', ["for iters_0, iters_1 in T.grid(8, 4):",
+        'vi, vj = T.axis.remap("SS", [iters_0, iters_1])']),
+    "match_buffer_without_shape_takes_the_region": (CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((16, 16), "int32")):
+    for i, j in T.grid(4, 4):
+        with T.block("tile"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B = T.match_buffer(A[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4], dtype="float32")
+            for k in range(4):
+                B[k, k] = 1
+''', ['B = T.match_buffer(A[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4], (4, 4), "int32")']),
+    "tuple_index_ramp_store_and_lowercase_buffer": (CLASSIC + '''@T.prim_func
+def f(A: T.buffer((2, 2), "float32"), B: T.Buffer((4,), "float32")):
+    A[(0, 1)] = T.float32(2)
+    B[T.Ramp(0, 1, 4)] = T.Broadcast(A[(0, 1)], 4)
+''', ["def f(A: T.Buffer((2, 2), \"float32\"), B: T.Buffer((4,), \"float32\")):",
+        "A[0, 1] = T.float32(2)", "B[0:4] = T.Broadcast(A[0, 1], 4)"]),
+    "lowercase_ramp_and_broadcast_and_a_top_allocation_with_annotations": (TIRX + '''@T.prim_func
+def f(C: T.Buffer((16,), "int32")):
+    D = T.alloc_buffer((16,), "int32", annotations={"attr1_key": "attr1_value"})
+    D[T.ramp(0, 1, 16)] = T.broadcast(1, 16)
+    C[0:16] = D[0:16]
+''', ["D[0:16] = T.Broadcast(1, 16)",
+        'D = T.alloc_buffer((16,), "int32", annotations={"attr1_key": "attr1_value"})']),
 }
 
 

@@ -41,20 +41,25 @@ def swap_tokens(rng, data: bytes) -> bytes:
         "utf-8", "surrogateescape")
 
 
-def duplicate_token(rng, data: bytes) -> bytes:
+def _one_token(rng, data: bytes):
+    """(text, (start, end) of one of its tokens picked by rng), or None without tokens."""
     text = data.decode("utf-8", "surrogateescape")
-    if not _tokens(text):
+    toks = _tokens(text)
+    return (text, rng.choice(toks)) if toks else None
+
+
+def duplicate_token(rng, data: bytes) -> bytes:
+    if not (pick := _one_token(rng, data)):
         return data
-    a0, a1 = rng.choice(_tokens(text))
+    text, (a0, a1) = pick
     return (text[:a1] + rng.choice(["", " "]) + text[a0:a1] + text[a1:]).encode(
         "utf-8", "surrogateescape")
 
 
 def delete_token(rng, data: bytes) -> bytes:
-    text = data.decode("utf-8", "surrogateescape")
-    if not _tokens(text):
+    if not (pick := _one_token(rng, data)):
         return data
-    a0, a1 = rng.choice(_tokens(text))
+    text, (a0, a1) = pick
     return (text[:a0] + text[a1:]).encode("utf-8", "surrogateescape")
 
 

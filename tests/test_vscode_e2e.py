@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import server_env
+
 ROOT = Path(__file__).resolve().parent.parent
 EXT = ROOT / "vscode-extension"
 CS_VERSION = "4.100.3"
@@ -47,15 +49,6 @@ def _npm(*args, timeout=120) -> subprocess.CompletedProcess:
         pytest.skip(f"npm is not installed (run: {SETUP})")
     return subprocess.run([npm, "--prefix", str(EXT), *args], capture_output=True, text=True,
                           timeout=timeout, cwd=EXT)
-
-
-def _server_env() -> dict:
-    env = dict(os.environ)
-    paths = [str(ROOT / "language"), str(ROOT / "server")]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    return env
 
 
 def _reports(path: Path, code: str) -> bool:
@@ -136,7 +129,7 @@ def test_vscode_end_to_end():
            "--code-server", str(CS_DIR), "--vsix", str(vsix), "--python", sys.executable,
            "--invalid", str(invalid), "--valid", str(ex / "valid" / "matmul.py"),
            "--artifacts", str(ARTIFACTS), "--schedule-actions", schedule]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=_server_env(),
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=server_env(),
                        cwd=ROOT)
     print(r.stdout)
     (ARTIFACTS / "run.log").write_text(r.stdout + r.stderr)

@@ -1,21 +1,13 @@
 """Block and kernel costs on the shared examples, checked against hand counts and numpy."""
 from __future__ import annotations
 
-import os
-import pathlib
-
 import numpy as np
 import pytest
 
 import tirkit
 from tirkit.analysis.cost import (Poly, bound_by, kernel_costs, roofline_seconds,
                                   target_peaks)
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-if not SHARED.exists():
-    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
-EXAMPLES = SHARED / "examples"
+from conftest import EXAMPLES
 
 
 def costs(name):

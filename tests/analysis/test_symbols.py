@@ -1,17 +1,9 @@
 """The position index: definitions, uses and scopes of buffers, variables and blocks."""
 from __future__ import annotations
 
-import os
-import pathlib
-
 import tirkit
 from tirkit.analysis.symbols import SymbolIndex, scan_tokens
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-if not SHARED.exists():
-    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
-EXAMPLES = SHARED / "examples"
+from conftest import EXAMPLES
 
 
 def index(name):

@@ -2,12 +2,7 @@
 private temporary folder (unless TIRKIT_CACHE_DIR is already set)."""
 import os
 import tempfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-if not SHARED.exists():
-    SHARED = Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
-EXAMPLES = SHARED / "examples"
+from conftest import EXAMPLES  # noqa: F401 - the shared examples, for the codegen tests
 
 os.environ.setdefault("TIRKIT_CACHE_DIR", tempfile.mkdtemp(prefix="tirkit-test-kernels-"))

@@ -2,7 +2,8 @@
 import pytest
 
 import tirkit
-from sched_util import EXAMPLES_VALID, MATMUL_RELU
+from kernels import MATMUL_RELU
+from sched_util import EXAMPLES_VALID
 from tirkit.schedule.actions import Action, actions_at, apply_action
 
 

@@ -1,7 +1,5 @@
-import pytest
-
-import tirkit
-from sched_util import CHAIN, HEAD, MATMUL, body_text, check_result, check_same_results, sched
+from kernels import CHAIN, HEAD, MATMUL
+from sched_util import body_text, check_scheduled, refused, sched
 
 SCAN = HEAD + '''@T.prim_func
 def prefix(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
@@ -49,8 +47,7 @@ def test_reorder_before_after():
     assert "for k, j, i in T.grid(16, 16, 16):" in body_text(sch)
     assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("C"))] == \
         ["k", "j", "i"]
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_reorder_after_split_tiles():
@@ -60,48 +57,42 @@ def test_reorder_after_split_tiles():
     j0, j1 = sch.split(j, [None, 4])
     sch.reorder(i0, j0, k, i1, j1)
     assert "for i_0, j_0, k, i_1, j_1 in T.grid(4, 4, 16, 4, 4):" in body_text(sch)
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_reorder_repeated_loop():
     sch = sched(MATMUL)
     i, j, k = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reorder/repeated-loop", "k"):
         sch.reorder(k, j, k)
-    assert e.value.kind == "reorder/repeated-loop" and e.value.node_name == "k"
 
 
 def test_reorder_scan_iterator():
     sch = sched(SCAN)
     i, j = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reorder/scan-iterator", "B") as e:
         sch.reorder(j, i)
-    assert e.value.kind == "reorder/scan-iterator" and e.value.node_name == "B"
     assert e.value.span.line == 7
 
 
 def test_reorder_non_affine_binding():
     sch = sched(NON_AFFINE)
     i, j = sch.get_loops(sch.get_block("A"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reorder/non-affine", "A"):
         sch.reorder(j, i)
-    assert e.value.kind == "reorder/non-affine" and e.value.node_name == "A"
 
 
 def test_reorder_several_children_between():
     sch = sched(TWO_CHILDREN)
     i, j = sch.get_loops(sch.get_block("A"))
     _, j2 = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused("reorder/not-single-branch", "i"):
         sch.reorder(j2, i)
-    assert e.value.kind == "reorder/not-single-branch" and e.value.node_name == "i"
 
 
 def test_reorder_loops_of_different_nests():
     sch = sched(CHAIN)
     i, _ = sch.get_loops(sch.get_block("B"))
     _, j = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(tirkit.ScheduleError) as e:
+    with refused(("reorder/not-one-nest",)):
         sch.reorder(j, i)
-    assert e.value.kind in ("reorder/not-one-nest",)

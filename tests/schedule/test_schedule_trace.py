@@ -1,5 +1,6 @@
 import tirkit
-from sched_util import MATMUL_RELU, check_result, check_same_results, sched
+from kernels import MATMUL_RELU
+from sched_util import check_scheduled, sched
 from tirkit.schedule import Schedule
 
 
@@ -32,8 +33,7 @@ def test_trace_prints_runnable_python():
     assert "l8 = sch.fuse(l4, l6, preserve_unit_iters=True)" in lines
     assert "b13 = sch.decompose_reduction(block=b0, loop=l12)" in lines
     assert 'sch.annotate(block_or_loop=b1, ann_key="tag", ann_val="x")' in lines
-    check_result(sch)
-    check_same_results(sch)
+    check_scheduled(sch)
 
 
 def test_replay_on_original_reproduces_result():

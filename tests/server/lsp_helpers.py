@@ -2,30 +2,35 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import pathlib
 import re
 import sys
 
+import pytest_lsp
 from lsprotocol import types as T
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-if not SHARED.exists():
-    SHARED = pathlib.Path(os.environ.get("TIRKIT_SHARED", "/work/shared"))
-EXAMPLES = SHARED / "examples"
-
-
-def server_env() -> dict:
-    env = dict(os.environ)
-    paths = [str(ROOT / "language"), str(ROOT / "server")]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    return env
-
+from conftest import EXAMPLES, ROOT, server_env  # noqa: F401 - ROOT, for the tests
 
 SERVER_COMMAND = [sys.executable, "-m", "tirkit_lsp"]
+
+
+def vscode_client(initialization_options=None, opened=()):
+    """A module-scoped `client` fixture (assign it to `client` in the test module): a real
+    tirkit-lsp over stdio, initialised with VS Code's capabilities and the given
+    initialization options, with the files `opened` open; shut down after the module."""
+    @pytest_lsp.fixture(scope="module",
+                        config=ClientServerConfig(server_command=SERVER_COMMAND,
+                                                  server_env=server_env()))
+    async def client(lsp_client: LanguageClient):
+        await lsp_client.initialize_session(T.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options=initialization_options))
+        for p in opened:
+            open_doc(lsp_client, p.as_uri(), p.read_text())
+        yield
+        await lsp_client.shutdown_session()
+    return client
 
 
 def example(rel: str) -> pathlib.Path:

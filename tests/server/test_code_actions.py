@@ -3,12 +3,10 @@ resolving and applying edits, and the trace command."""
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as T
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 import tirkit
-from lsp_helpers import SERVER_COMMAND, example, open_doc, replace_all, server_env
+from lsp_helpers import example, open_doc, replace_all, vscode_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -17,14 +15,7 @@ LOOP_LINE = 10          # `    for i, j, k in T.grid(128, 128, 128):` (0-based)
 BLOCK_LINE = 11         # `        with T.block("C"):`
 
 
-@pytest_lsp.fixture(scope="module",
-                    config=ClientServerConfig(server_command=SERVER_COMMAND,
-                                              server_env=server_env()))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code")))
-    yield
-    await lsp_client.shutdown_session()
+client = vscode_client()
 
 
 def _apply(text: str, edits) -> str:

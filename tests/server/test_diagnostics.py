@@ -3,26 +3,17 @@ changes, files without kernels, UTF-16 columns."""
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as T
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 import tirkit
 from tirkit.verify import run_rules
-from lsp_helpers import (SERVER_COMMAND, codes, example, expected_marks, open_doc, replace_all,
-                      server_env, wait_diagnostics)
+from lsp_helpers import (codes, example, expected_marks, open_doc, replace_all, vscode_client,
+                         wait_diagnostics)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(scope="module",
-                    config=ClientServerConfig(server_command=SERVER_COMMAND,
-                                              server_env=server_env()))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code")))
-    yield
-    await lsp_client.shutdown_session()
+client = vscode_client()
 
 
 def _rng(d):

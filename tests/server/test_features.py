@@ -3,32 +3,21 @@ end to end over stdio on the shared examples."""
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 import tirkit
 from tirkit.script.format import format_text
 from tirkit.script.namespace import DOCS
-from lsp_helpers import ROOT, SERVER_COMMAND, example, open_doc, server_env
+from lsp_helpers import ROOT, example, open_doc, vscode_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 MATMUL = example("valid/matmul.py")
 
 
-@pytest_lsp.fixture(scope="module",
-                    config=ClientServerConfig(server_command=SERVER_COMMAND,
-                                              server_env=server_env()))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code")))
-    for name in ("matmul", "const_bias", "batch_matmul_symbolic", "softmax"):
-        p = example(f"valid/{name}.py")
-        open_doc(lsp_client, p.as_uri(), p.read_text())
-    yield
-    await lsp_client.shutdown_session()
+client = vscode_client(opened=[example(f"valid/{name}.py") for name in
+                                ("matmul", "const_bias", "batch_matmul_symbolic", "softmax")])
 
 
 def doc(uri):

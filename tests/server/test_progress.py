@@ -5,26 +5,16 @@ from __future__ import annotations
 import time
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as T
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_helpers import SERVER_COMMAND, many_kernels, open_doc, server_env
+from lsp_helpers import many_kernels, open_doc, vscode_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(scope="module",
-                    config=ClientServerConfig(server_command=SERVER_COMMAND,
-                                              server_env=server_env()))
-async def client(lsp_client: LanguageClient):
-    # progress is reported for work over `progressAfterMs` (a second by default); a low
-    # threshold makes the analysis of a 1,500-line file cross it on any machine
-    await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        initialization_options={"tirkit": {"progressAfterMs": 50}}))
-    yield
-    await lsp_client.shutdown_session()
+# progress is reported for work over `progressAfterMs` (a second by default); a low
+# threshold makes the analysis of a 1,500-line file cross it on any machine
+client = vscode_client(initialization_options={"tirkit": {"progressAfterMs": 50}})
 
 
 async def test_progress_for_slow_analysis(client):

@@ -8,24 +8,15 @@ import asyncio
 import random
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as T
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_helpers import SERVER_COMMAND, example, open_doc, server_env, wait_diagnostics
+from lsp_helpers import example, open_doc, vscode_client, wait_diagnostics
 from mutations import core_corpus, corpus, edit_between
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(scope="module",
-                    config=ClientServerConfig(server_command=SERVER_COMMAND,
-                                              server_env=server_env()))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code")))
-    yield
-    await lsp_client.shutdown_session()
+client = vscode_client()
 
 
 def _requests(client, uri, rng, text):

@@ -14,11 +14,14 @@ class AccessMixin:
     def buffer_indices(self, buf: Buffer, n, allow_slices=True):
         """Lower `buf[...]` indices; slices become Ramps (or ranges in regions). `A[()]`
         (a zero-dimensional buffer) has no indices, as in TVM."""
-        if len(n.indices) == 1 and isinstance(C.unparen(n.indices[0]), C.TupleExpr) \
-                and not C.unparen(n.indices[0]).elts:
-            return []
+        indices = n.indices
+        if len(indices) == 1 and isinstance(C.unparen(indices[0]), C.TupleExpr):
+            # `A[()]`: no indices (a zero-dimensional buffer); `A[(i, j)]` is `A[i, j]`
+            indices = C.unparen(indices[0]).elts
+            if not indices:
+                return []
         out = []
-        for idx in n.indices:
+        for idx in indices:
             if isinstance(idx, C.Slice):
                 if not allow_slices:
                     self.fail("type/mismatch", "a slice is not allowed here", idx)

@@ -169,16 +169,19 @@ class BlockMixin:
                       call.args[0])
         loops_n = C.unparen(call.args[1])
         items = loops_n.elts if isinstance(loops_n, (C.ListExpr, C.TupleExpr)) else [loops_n]
+        self.binding_context += 1
+        try:
+            loops = [self.value(it) for it in items]
+        finally:
+            self.binding_context -= 1
+        if len(loops) == 1 and isinstance(loops[0], tuple):
+            # `for iters in T.grid(...)`, then `T.axis.remap("SS", iters)`
+            loops, items = list(loops[0]), items * len(loops[0])
         targets = target.elts if isinstance(target, C.TupleExpr) else [target]
         if not (len(kinds) == len(items) == len(targets)):
             self.fail("type/mismatch", f"T.axis.remap has {len(kinds)} kinds, {len(items)} "
                       f"loop variables and {len(targets)} names", call)
-        for k, t, it in zip(kinds, targets, items):
-            self.binding_context += 1
-            try:
-                loop = self.expr(it)
-            finally:
-                self.binding_context -= 1
+        for k, t, it, loop in zip(kinds, targets, items, loops):
             info = self.loops.get(id(loop)) if isinstance(loop, E.Var) else None
             if info is None:
                 self.fail("type/mismatch", "T.axis.remap binds loop variables only", it)

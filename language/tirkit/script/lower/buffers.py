@@ -83,9 +83,10 @@ class BufferMixin:
     def alloc_buffer(self, target, call, s, tn):
         name = self._target_name(target, "T.alloc_buffer")
         kwargs = self._kwargs(call)
+        # only the statement form takes annotations: with them it is one even at the top
         statement = tn != "sblock_alloc_buffer" and self.spelling == "tirx" and (
-            getattr(self, "loop_depth", 0) or not getattr(self, "decl_prefix", True)) and \
-            self.frame is not None and self.frame.is_root
+            getattr(self, "loop_depth", 0) or not getattr(self, "decl_prefix", True)
+            or "annotations" in kwargs) and self.frame is not None and self.frame.is_root
         ann = kwargs.pop("annotations", None) if statement else None
         if ann is not None and not isinstance(ann, dict):
             self.fail("type/mismatch", "annotations are a dict", call)
@@ -126,6 +127,12 @@ class BufferMixin:
         src = C.unparen(call.args[0])
         first = None if isinstance(src, C.Subscript) else self.value(src)
         rest = [self.value(a) for a in call.args[1:]]
+        region = None
+        if first is None and not rest and kwargs.get("shape") is None:
+            # no shape: the region's extents, in the region's buffer's dtype (as TVM)
+            region = self.region(src)
+            kwargs["shape"] = tuple(r.extent for r in region.region)
+            kwargs["dtype"] = region.buffer.dtype
         buf = self.make_buffer(name, rest, kwargs, call, target)
         frame = self.frame
         if isinstance(first, E.Var) and first.dtype == "handle":
@@ -140,7 +147,7 @@ class BufferMixin:
             if frame is None or frame.is_root:
                 self.fail("type/mismatch", "T.match_buffer of a region must be inside a block",
                           call)
-            region = self.region(src)
+            region = region or self.region(src)
             frame.match_buffers.append(S.MatchBufferRegion(buf, region, self.span(s)))
         self.define(name, buf, target)
         return None

@@ -119,6 +119,9 @@ class CallMixin:
                     "match_buffer", "alloc_buffer", "init", "block", "sblock", "grid", "serial",
                     "parallel", "vectorized", "unroll", "thread_binding"):
             self.fail("type/mismatch", f"T.{name} is a statement, not a value", n)
+        # `T.ramp(b, s, n)` and `T.broadcast(v, n)` build the same nodes as their capitalised
+        # spellings (TVM prints those)
+        name = {"ramp": "Ramp", "broadcast": "Broadcast"}.get(name, name)
         args = self._args(n)
         kwargs = self._kwargs(n)
         dtype_kw = kwargs.get("dtype")

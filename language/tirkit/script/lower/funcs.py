@@ -114,7 +114,7 @@ class FuncMixin:
         tn = self.t_name(ann.func) if isinstance(ann, C.Call) else self.t_name(ann)
         if isinstance(ann, C.Subscript):
             tn = self.t_name(ann.value)
-        if tn == "Buffer" or tn == "Tensor":
+        if tn in ("Buffer", "Tensor", "buffer"):      # `T.buffer(...)` annotates a parameter too
             if isinstance(ann, C.Call):
                 args, kwargs = self._args(ann), self._kwargs(ann)
             elif isinstance(ann, C.Subscript):

@@ -31,6 +31,12 @@ class LoopMixin:
         for t in names:
             if not isinstance(C.unparen(t), C.Name):
                 self.fail("syntax", "a loop variable must be a name", t)
+        packed = None      # `for iters in T.grid(a, b)`: one name for the tuple of loop vars
+        if kind == "grid" and len(names) == 1 and len(args) > 1 and \
+                not isinstance(targets, C.TupleExpr):
+            packed = C.unparen(names[0])
+            names = [C.Name(f"{packed.id}_{i}").set_pos(packed.line, packed.col, packed.end_line,
+                                                        packed.end_col) for i in range(len(args))]
         if kind == "grid":
             if len(names) != len(args):
                 self.fail("type/mismatch", f"T.grid has {len(args)} extents but the loop "
@@ -89,6 +95,8 @@ class LoopMixin:
             self.loops[id(var)] = LoopInfo(var, mn, ext, k, thread, self.block_depth(),
                                            self.span(t))
             loop_vars.append(var)
+        if packed is not None:
+            self.define(packed.id, tuple(loop_vars), packed, check=False)
         self.loop_depth = getattr(self, "loop_depth", 0) + 1
         try:
             body = self.body(s.body)

@@ -325,7 +325,8 @@ class StmtMixin:
                 indices.append(E.Ramp(r.lo, stride, lanes,
                                       D.parse_dtype(r.lo.dtype).with_lanes(lanes)))
             else:
-                indices.append(r)
+                indices.append(r)           # `A[T.Ramp(0, 1, 4)]`: as many lanes as the index
+                lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
         raw_value = self.value(value_node)
         want = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
         if _is_literal(raw_value) or isinstance(raw_value, bool):
