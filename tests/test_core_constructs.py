@@ -180,8 +180,8 @@ def f(A: T.buffer((2, 2), "float32"), B: T.Buffer((4,), "float32")):
 def f(C: T.Buffer((16,), "int32")):
     D = T.alloc_buffer((16,), "int32", annotations={"attr1_key": "attr1_value"})
     D[T.ramp(0, 1, 16)] = T.broadcast(1, 16)
-    C[0:16] = D[0:16]
-''', ["D[0:16] = T.Broadcast(1, 16)",
+    C[0:16] = D[T.ramp(0, 1, 16)]
+''', ["D[0:16] = T.Broadcast(1, 16)", "C[0:16] = D[T.Ramp(0, 1, 16)]",
         'D = T.alloc_buffer((16,), "int32", annotations={"attr1_key": "attr1_value"})']),
 }
 

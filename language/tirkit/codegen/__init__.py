@@ -3,6 +3,9 @@
     kernel = tirkit.codegen.build(func, module)     # compiled, cached by structural hash
     kernel(A, B, C)                                 # numpy arrays, outputs written in place
     tirkit.codegen.interp.run_reference(func, [A, B, C], module=module)   # the oracle
+
+A function that returns a value (`T.ret`, see passes/control.py) gives it back from both:
+`kernel(scalars=(x, y))` and `run_reference(func, [], [x, y])` return it.
 """
 from __future__ import annotations
 
@@ -77,8 +80,10 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     from .llvm.function import build_module
     from .llvm.stmts import loop_metadata
     from .passes import check_cpu, lower, signature
+    from .passes.control import check_control_flow, return_dtype
     from .runtime import Kernel
     check_cpu(func)
+    check_control_flow(func)
     cpu, features = engine.host_cpu()
     key = structural_hash(func, module.constants if module is not None else None,
                           f"{version()}|{cpu}|{features}")
@@ -99,7 +104,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     loaded = engine.Loaded(obj)
     seconds = time.perf_counter() - t0
     return Kernel(func.name, buffers, scalars, sources, loaded, entry_name, seconds, cached,
-                  key, ir_text if keep_ir else None)
+                  key, ir_text if keep_ir else None, return_dtype(func))
 
 
 __all__ = ["build", "emit_llvm", "structural_hash", "ARGUMENT", "THREAD_BINDING",

@@ -1,7 +1,8 @@
 """`tirkit run FILE [--func NAME] [--check]` and `tirkit bench FILE [--func NAME] [--threads N]`.
 
-Inputs are random (seeded) and never zero; `--check` compares every buffer with the reference
-interpreter (exact for integers, relative error under 1e-5 for float32).
+Inputs (buffers and scalar parameters) are random (seeded) and never zero; `--check` compares
+every buffer with the reference interpreter (exact for integers, relative error under 1e-5 for
+float32).  A kernel that returns a value (`T.ret`) prints it, and `--check` compares it too.
 """
 from __future__ import annotations
 
@@ -84,6 +85,20 @@ def make_inputs(func, rng, sizes=None):
     return arrays
 
 
+def make_scalars(func, rng):
+    """Random non-zero values for the explicit scalar parameters, in parameter order."""
+    out = []
+    for p in func.params:
+        if func.buffer_of(p) is None and p.dtype != "handle":
+            try:
+                out.append(random_array(rng, (), p.dtype)[()])
+            except ValueError:
+                from .errors import ARGUMENT, fail
+                fail(ARGUMENT, f"parameter '{p.name}' of dtype {p.dtype} has no numpy "
+                     "equivalent to run it with", p)
+    return out
+
+
 def compare(out, ref, dtype):
     """(ok, error) : exact for integers and bool, relative max error for floats."""
     d = parse_dtype(dtype)
@@ -96,6 +111,11 @@ def compare(out, ref, dtype):
         a, b = np.nan_to_num(a), np.nan_to_num(b)
         if not same:
             return False, float("nan")
+    inf = np.isinf(a) | np.isinf(b)
+    if inf.any():                       # infinities match exactly, or not at all
+        if not np.array_equal(a[inf], b[inf]):
+            return False, float("inf")
+        a, b = np.where(inf, 0.0, a), np.where(inf, 0.0, b)
     scale = max(float(np.max(np.abs(b))) if b.size else 0.0, 1e-30)
     err = float(np.max(np.abs(a - b))) / scale if a.size else 0.0
     return err < TOLERANCE.get((d.kind, d.bits), 1e-5), err
@@ -166,15 +186,27 @@ def cmd_run(args) -> int:
         try:
             kernel = build(func, module)
             arrays = make_inputs(func, rng, _sizes(args.size))
+            scalars = make_scalars(func, rng)
             ref = [a.copy() for a in arrays]
             if args.check:      # the reference first: it stops on out-of-bounds accesses
-                run_reference(func, ref, module=module)
+                ref_value = run_reference(func, ref, scalars, module=module)
             import time
             t0 = time.perf_counter()
-            kernel(*arrays, threads=args.threads)
+            value = kernel(*arrays, scalars=scalars, threads=args.threads)
             ms = (time.perf_counter() - t0) * 1e3
             how = "cached" if kernel.from_cache else f"compiled in {kernel.compile_seconds:.3f} s"
             print(f"{name}: ran in {ms:.3f} ms ({how})")
+            if scalars:
+                names = [p.name for p in func.params
+                         if func.buffer_of(p) is None and p.dtype != "handle"]
+                print("  scalars: " + ", ".join(f"{n}={v}" for n, v in zip(names, scalars)))
+            if kernel.ret_dtype is not None:
+                line = f"  returned: {_show(value)} ({kernel.ret_dtype})"
+                if args.check:
+                    ok = _same_value(value, ref_value, kernel.ret_dtype)
+                    line += ": ok" if ok else f": MISMATCH (reference {_show(ref_value)})"
+                    status = status if ok else 1
+                print(line)
             if args.check:
                 for b, out, r in zip(kernel.buffers, arrays, ref):
                     ok, err = compare(out, r, b.dtype)
@@ -189,6 +221,16 @@ def cmd_run(args) -> int:
             _internal(args.file, name, e)
             status = 1
     return status
+
+
+def _show(v):
+    return "nothing" if v is None else str(v)
+
+
+def _same_value(a, b, dtype):
+    if a is None or b is None:
+        return a is None and b is None
+    return compare(np.array([a]), np.array([b]), dtype)[0]
 
 
 def _internal(path, name, e):
@@ -212,7 +254,8 @@ def cmd_bench(args) -> int:
         try:
             kernel = build(func, module)
             arrays = make_inputs(func, rng, _sizes(args.size))
-            sec = kernel.time(*arrays, threads=threads, repeat=args.repeat)
+            sec = kernel.time(*arrays, scalars=make_scalars(func, rng), threads=threads,
+                              repeat=args.repeat)
             env = {}
             for b, a in zip(kernel.buffers, arrays):
                 for d, s in enumerate(b.shape):

@@ -9,6 +9,12 @@ run in lockstep ("lanes"): every variable that varies across lanes holds a numpy
 conditions compress the lanes.  Whether a loop may run in lanes is decided per loop from its
 accesses (`_lane_safe`); everything else runs one iteration at a time, in program order.
 Every value keeps its exact dtype (numpy scalars and arrays, ml_dtypes for bfloat16).
+
+`T.ret(value)`, `break` and `continue` (see passes/control.py) leave through Python
+exceptions caught by the function and the loops; a loop that contains one never runs in
+lanes.  A function that returns a value gives it back from `run_reference` (and keeps it in
+`Interpreter.value`).  Operators spelled as calls (`T.Div(a, b)`) run as the operators they
+stand for: the interpreter runs the code generator's `operator_calls` pass first.
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from ..ir.dtype import is_float, parse_dtype
 from ..ir.visit import walk
 from .arith import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
+from .passes.control import BREAK, RET, check_control_flow, control_op, return_dtype
 from .passes.simplify import is_region_declaration
 from .interp_exprs import _BIN, _LANES, _MATH, ExprEval, _as, _const, _np_dtype
 
@@ -36,6 +43,20 @@ def _elements(shape) -> int:
     return n
 
 
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Return(Exception):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+
 class _Storage:
     __slots__ = ("array", "lane_key")
 
@@ -47,6 +68,10 @@ class Interpreter(ExprEval):
     """Run one PrimFunc: `Interpreter(func, module).run(arrays, scalars)`."""
 
     def __init__(self, func: S.PrimFunc, module: S.IRModule | None = None, lanes=True):
+        from .passes.operator_calls import operator_calls
+        body = operator_calls(func.body)           # T.Div(a, b) is a / b, etc.
+        if body is not func.body:
+            func = dataclasses.replace(func, body=body)
         self.func, self.module = func, module
         self.storage: dict = {}
         self.lanes_enabled = lanes
@@ -54,10 +79,13 @@ class Interpreter(ExprEval):
         self._keep: list = []
         self._strides: dict = {}
         self._lane_counter = 0
+        self.ret_dtype = return_dtype(func)
+        self.value = None             # what T.ret returned (None: nothing)
 
     # ---- entry --------------------------------------------------------------------
     def run(self, arrays, scalars=None):
         f = self.func
+        check_control_flow(f)
         env = {_LANES: None}
         bufs = [f.buffer_of(p) for p in f.params if f.buffer_of(p) is not None]
         if len(arrays) != len(bufs):
@@ -81,7 +109,11 @@ class Interpreter(ExprEval):
                     fail(ARGUMENT, f"buffer '{b.name}' dimension {d} is "
                          f"{int(self.eval(s, env))}, got {a.shape[d]}", b)
             self.storage[id(b.data)] = _Storage(a.reshape(-1))
-        self.exec(f.body, env)
+        self.value = None
+        try:
+            self.exec(f.body, env)
+        except _Return as r:
+            self.value = r.value
         return arrays
 
     # ---- lanes --------------------------------------------------------------------
@@ -226,8 +258,25 @@ class Interpreter(ExprEval):
             self.exec(x, env)
 
     def _s_Evaluate(self, s, env):
+        op = control_op(s)
+        if op is not None:
+            if env[_LANES] is not None:
+                fail(UNSUPPORTED, "the interpreter cannot leave a loop that runs in lanes", s)
+            if op == RET:
+                raise _Return(_as(self.eval(s.value.args[0], env), self.ret_dtype))
+            raise _Break() if op == BREAK else _Continue()
         if isinstance(s.value, E.Call) and not is_region_declaration(s):
             self.eval(s.value, env)
+
+    def _iteration(self, body, env) -> bool:
+        """Run one iteration of a loop body; False when it ends the loop (`break`)."""
+        try:
+            self.exec(body, env)
+        except _Continue:
+            pass
+        except _Break:
+            return False
+        return True
 
     def _s_For(self, s, env):
         lo = self.eval(s.min, env)
@@ -251,7 +300,8 @@ class Interpreter(ExprEval):
             for i in range(lo_i, lo_i + int(ext)):
                 e2 = dict(env)
                 e2[id(s.loop_var)] = dt.type(i)
-                self.exec(s.body, e2)
+                if not self._iteration(s.body, e2):
+                    break
             return
         lo_a = np.broadcast_to(lo, (env[_LANES],)).astype(np.int64)
         end_a = lo_a + np.broadcast_to(ext, (env[_LANES],)).astype(np.int64)
@@ -261,13 +311,15 @@ class Interpreter(ExprEval):
                 continue
             e2 = dict(e2)
             e2[id(s.loop_var)] = dt.type(i)
-            self.exec(s.body, e2)
+            if not self._iteration(s.body, e2):
+                break
 
     def _s_While(self, s, env):
         if env[_LANES] is not None:
             fail(UNSUPPORTED, "the interpreter runs while loops one iteration at a time", s)
         while bool(self.eval(s.condition, env)):
-            self.exec(s.body, env)
+            if not self._iteration(s.body, env):
+                break
 
     def _s_IfThenElse(self, s, env):
         c = self.eval(s.condition, env)
@@ -369,6 +421,10 @@ class Interpreter(ExprEval):
 
     # ---- expressions --------------------------------------------------------------
 def run_reference(func: S.PrimFunc, arrays, scalars=None, module=None, lanes=True):
-    """Run func on numpy arrays in place (outputs are written into them)."""
-    Interpreter(func, module, lanes=lanes).run(arrays, scalars)
-    return arrays
+    """Run func on numpy arrays in place (outputs are written into them).  Returns the
+    arrays; a function that returns a value (`-> T.int32`, or a `T.ret` in its body) returns
+    that value instead, as a numpy scalar of its return dtype (None when it ended without
+    reaching a `T.ret`), like the compiled kernel."""
+    it = Interpreter(func, module, lanes=lanes)
+    it.run(arrays, scalars)
+    return arrays if it.ret_dtype is None else it.value

@@ -19,7 +19,8 @@ from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float
 from .errors import ARGUMENT, fail
 
-_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_void_p)
 _CHUNK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 _TLS = threading.local()
@@ -74,12 +75,27 @@ def pool(threads=None) -> ThreadPool:
     return p
 
 
+def returned_value(slot, dtype):
+    """The value a T.ret left in the result slot (see llvm/function.py), or None."""
+    raw = bytes(slot)
+    if not raw[8]:
+        return None
+    nd = numpy_dtype(dtype)
+    return np.frombuffer(raw[:nd.itemsize], dtype=nd)[0]
+
+
 class Kernel:
-    """A compiled PrimFunc: `kernel(A, B, C)` runs it on numpy arrays (outputs in place)."""
+    """A compiled PrimFunc: `kernel(A, B, C)` runs it on numpy arrays (outputs in place).
+
+    A function that returns a value (`-> T.int32`, or a `T.ret(value)` in its body; see
+    `passes.control`) gives it back from the call, as a numpy scalar of its return dtype, or
+    None when it ended without reaching a `T.ret`; any other function gives back its arrays.
+    """
 
     def __init__(self, name, buffers, scalars, sources, loaded, entry_name, compile_seconds,
-                 cached, key, llvm_ir=None):
+                 cached, key, llvm_ir=None, ret_dtype=None):
         self.name = name
+        self.ret_dtype = ret_dtype
         self.buffers, self.scalars, self.sources = buffers, scalars, sources
         self.loaded = loaded
         self.entry = _ENTRY(loaded.address(entry_name))
@@ -141,12 +157,15 @@ class Kernel:
     def __call__(self, *arrays, scalars=(), threads=None):
         ptrs, svals = self.pack(arrays, scalars)
         p = pool(threads or self.threads)
-        self.entry(ptrs, svals, ctypes.cast(p.callback, ctypes.c_void_p))
+        slot = (ctypes.c_uint64 * 2)()
+        self.entry(ptrs, svals, ctypes.cast(p.callback, ctypes.c_void_p), ctypes.addressof(slot))
         if p.errors:
             err = p.errors[:]
             p.errors.clear()
             raise err[0]
-        return arrays
+        if self.ret_dtype is None:
+            return arrays
+        return returned_value(slot, self.ret_dtype)
 
     def time(self, *arrays, scalars=(), threads=None, repeat=10, min_seconds=0.2):
         """Median seconds per call over `repeat` measurements (each at least a few calls)."""
@@ -154,16 +173,18 @@ class Kernel:
         ptrs, svals = self.pack(arrays, scalars)
         p = pool(threads or self.threads)
         cb = ctypes.cast(p.callback, ctypes.c_void_p)
-        self.entry(ptrs, svals, cb)                       # warm up
+        slot = (ctypes.c_uint64 * 2)()
+        res = ctypes.addressof(slot)
+        self.entry(ptrs, svals, cb, res)                  # warm up
         t0 = time.perf_counter()
-        self.entry(ptrs, svals, cb)
+        self.entry(ptrs, svals, cb, res)
         one = max(time.perf_counter() - t0, 1e-7)
         number = max(1, int(min_seconds / repeat / one))
         times = []
         for _ in range(repeat):
             t0 = time.perf_counter()
             for _ in range(number):
-                self.entry(ptrs, svals, cb)
+                self.entry(ptrs, svals, cb, res)
             times.append((time.perf_counter() - t0) / number)
         times.sort()
         return times[len(times) // 2]

@@ -1,7 +1,10 @@
 """One LLVM module per lowered PrimFunc.
 
-    void tirkit_<name>(ptr buffers, ptr scalars, ptr launch)      # what the runtime calls
-      -> tirkit_<name>_impl(ptr noalias A, ..., i32 n, ..., ptr launch)
+    void tirkit_<name>(ptr buffers, ptr scalars, ptr launch, ptr result)  # the runtime calls
+      -> tirkit_<name>_impl(ptr noalias A, ..., i32 n, ..., ptr launch, ptr result)
+
+`T.ret(value)` stores the value at result[0..8) (its memory type: bool as one byte, bfloat16
+as its bits), sets the byte result[8] to 1 and returns; the runtime reads it from there.
 
 A parallel loop is outlined: its body becomes `<fn>_parK_body(i64 begin, i64 end, ...values in
 scope)` (pointers noalias), reached through `<fn>_parK(ptr closure, i64 begin, i64 end)`; the
@@ -85,7 +88,7 @@ class ModuleState:
 
 
 class FuncEmitter(ExprMixin, StmtMixin):
-    def __init__(self, shared: ModuleState, fn: ir.Function, launch):
+    def __init__(self, shared: ModuleState, fn: ir.Function, launch, result=None):
         self.shared = shared
         self.module = shared.module
         self.fn = fn
@@ -96,6 +99,9 @@ class FuncEmitter(ExprMixin, StmtMixin):
         self.entry_builder.position_at_start(entry)
         self.b = ir.IRBuilder(body)
         self.launch = launch
+        self.result = result          # where T.ret stores the value (None: a parallel body)
+        self.loop_targets = []        # (continue block, break block, heap depth), innermost last
+        self.heap = []                # heap allocations live at this point, innermost last
         self.vars, self.ptrs = {}, {}
         self.varying = set()
         self.vec = None
@@ -155,12 +161,12 @@ def build_module(lowered: LoweredFunc, triple="", layout="") -> tuple[ir.Module,
     st = ModuleState(lowered, triple, layout)
     entry_name = f"tirkit_{lowered.name}"
     arg_types = [T.PTR] * len(lowered.buffers) + [T.value_type(v.dtype) for v in lowered.scalars]
-    impl = ir.Function(st.module, ir.FunctionType(T.VOID, arg_types + [T.PTR]),
+    impl = ir.Function(st.module, ir.FunctionType(T.VOID, arg_types + [T.PTR, T.PTR]),
                        name=entry_name + "_impl")
     impl.linkage = "internal"
     for a in impl.args[:len(lowered.buffers)]:
         a.add_attribute("noalias")
-    em = FuncEmitter(st, impl, impl.args[-1])
+    em = FuncEmitter(st, impl, impl.args[-2], impl.args[-1])
     for b, a in zip(lowered.buffers, impl.args):
         em.ptrs[id(b.data)] = a
     for v, a in zip(lowered.scalars, impl.args[len(lowered.buffers):]):
@@ -168,7 +174,7 @@ def build_module(lowered: LoweredFunc, triple="", layout="") -> tuple[ir.Module,
     em.stmt(lowered.body)
     em.b.ret_void()
     # entry: unpack arrays of pointers and scalars
-    entry = ir.Function(st.module, ir.FunctionType(T.VOID, [T.PTR, T.PTR, T.PTR]),
+    entry = ir.Function(st.module, ir.FunctionType(T.VOID, [T.PTR, T.PTR, T.PTR, T.PTR]),
                         name=entry_name)
     eb = ir.IRBuilder(entry.append_basic_block("entry"))
     args = []
@@ -183,6 +189,6 @@ def build_module(lowered: LoweredFunc, triple="", layout="") -> tuple[ir.Module,
         else:
             x = eb.load(slot, typ=T.I64)
             args.append(x if t.width == 64 else eb.trunc(x, t))
-    eb.call(impl, args + [entry.args[2]])
+    eb.call(impl, args + [entry.args[2], entry.args[3]])
     eb.ret_void()
     return st.module, entry_name

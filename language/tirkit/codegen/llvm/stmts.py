@@ -1,6 +1,7 @@
 """Statements -> LLVM: memory access (scalar, contiguous vector, masked, gather/scatter),
 loops (serial, vectorized as LLVM vector code, parallel outlined onto the thread pool),
-allocations (stack for small constant sizes, heap otherwise), conditions."""
+allocations (stack for small constant sizes, heap otherwise), conditions, and leaving early
+(`T.ret`, `break`, `continue`)."""
 from __future__ import annotations
 
 import contextlib
@@ -13,6 +14,7 @@ from ...ir.dtype import bytes_of, parse_dtype
 from ...ir.visit import walk
 from ..arith import coefficient
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
+from ..passes.control import BREAK, RET, control_op
 from . import types as T
 
 LOOP_HINTS = {"unroll": "llvm.loop.unroll.enable", "vectorize": "llvm.loop.vectorize.enable"}
@@ -190,8 +192,45 @@ class StmtMixin:
         self.store(s)
 
     def _s_Evaluate(self, s):
+        op = control_op(s)
+        if op is not None:
+            return self.leave(s.value)
         if isinstance(s.value, E.Call):
             self.expr(s.value)
+
+    # ---- leaving early: T.ret, break, continue ------------------------------------
+    def leave(self, call):
+        """Emit T.ret / break / continue (`passes.control` checked where they stand).  Code
+        after them in the same block is dead: it goes to a block without predecessors."""
+        if call.op == RET:
+            ret_dtype = self.shared.lowered.ret_dtype
+            v = self.cast(self.expr(call.args[0]), call.args[0].dtype, ret_dtype)
+            if self.result is None or T.lanes(v.type) != 1:
+                fail(UNSUPPORTED, "T.ret cannot return from here", call)
+            self.b.store(self.to_memory(v, ret_dtype), self.result, align=8)
+            flag = self.b.gep(self.result, [T.I64(8)], source_etype=T.I8)
+            self.b.store(T.I8(1), flag)
+            self._free_heap(0)
+            self.b.ret_void()
+        else:
+            if not self.loop_targets:
+                fail(UNSUPPORTED, "`break`/`continue` outside a loop", call)
+            cont, brk, depth = self.loop_targets[-1]
+            self._free_heap(depth)
+            self.b.branch(brk if call.op == BREAK else cont)
+        self.b.position_at_end(self.b.append_basic_block("dead"))
+
+    def _free_heap(self, depth):
+        for p in reversed(self.heap[depth:]):
+            self.call_named("free", T.VOID, [p])
+
+    @contextlib.contextmanager
+    def loop_scope(self, cont, brk):
+        self.loop_targets.append((cont, brk, len(self.heap)))
+        try:
+            yield
+        finally:
+            self.loop_targets.pop()
 
     def _s_LetStmt(self, s):
         v = self.expr(s.value)
@@ -208,7 +247,13 @@ class StmtMixin:
 
     def _s_DeclBuffer(self, s):
         if id(s.buffer.data) not in self.ptrs:
-            fail(UNSUPPORTED, f"buffer '{s.buffer.name}' has no storage", s)
+            b = s.buffer
+            if id(b.data) in self.vars:      # `data=` a pointer value: no storage we know
+                fail(UNSUPPORTED, f"buffer '{b.name}' has no storage", s)
+            # `T.decl_buffer(shape, dtype)` without `data=` allocates its storage
+            return self._s_Allocate(S.Allocate(b.data, b.dtype, tuple(b.shape) or
+                                               (E.IntImm("int64", 1),), E.IntImm("bool", 1), s,
+                                               span=s.span))
         self.stmt(s.body)
 
     def _s_AllocateConst(self, s):
@@ -239,7 +284,11 @@ class StmtMixin:
         size = self.b.and_(self.b.add(size, T.I64(63 + 64)), T.I64(~63))
         p = self.call_named("aligned_alloc", T.PTR, [T.I64(64), size])
         self.ptrs[id(s.buffer_var)] = p
-        self.stmt(s.body)
+        self.heap.append(p)
+        try:
+            self.stmt(s.body)
+        finally:
+            self.heap.pop()
         self.call_named("free", T.VOID, [p])
 
     def _s_IfThenElse(self, s):
@@ -270,7 +319,8 @@ class StmtMixin:
         bl.position_at_end(head)
         bl.cbranch(self.condition(s.condition), body, end)
         bl.position_at_end(body)
-        self.stmt(s.body)
+        with self.loop_scope(head, end):
+            self.stmt(s.body)
         bl.branch(head)
         bl.position_at_end(end)
 
@@ -296,6 +346,7 @@ class StmtMixin:
         pre = bl.block
         head = bl.append_basic_block(f"for.{var.name}")
         body_bb = bl.append_basic_block(f"for.{var.name}.body")
+        latch = bl.append_basic_block(f"for.{var.name}.next")      # `continue` goes here
         exit_bb = bl.append_basic_block(f"for.{var.name}.end")
         bl.branch(head)
         bl.position_at_end(head)
@@ -304,10 +355,13 @@ class StmtMixin:
         bl.cbranch(bl.icmp_signed("<", i, end), body_bb, exit_bb)
         bl.position_at_end(body_bb)
         self.vars[id(var)] = i
-        body()
+        with self.loop_scope(latch, exit_bb):
+            body()
+        bl.branch(latch)
+        bl.position_at_end(latch)
         nxt = bl.add(i, ir.Constant(t, step))
         nxt.flags.append("nsw")
-        i.add_incoming(nxt, bl.block)
+        i.add_incoming(nxt, latch)
         br = bl.branch(head)
         if hint is not None:       # made a distinct loop ID by `loop_metadata` below
             br.set_metadata("llvm.loop", self.module.add_metadata(

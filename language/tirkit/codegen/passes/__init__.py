@@ -14,11 +14,14 @@ from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from .blocks import blocks_to_loops, predicates_to_conditions
 from .compact import compact_regions
 from .constants import collect_constants
+from .control import check_control_flow, return_dtype
 from .flatten import flatten_buffers
+from .operator_calls import operator_calls
 from .simplify import simplify
 from .unroll import unroll_loops
 
 PIPELINE = (
+    ("operator_calls", operator_calls),
     ("predicates_to_conditions", predicates_to_conditions),
     ("blocks_to_loops", blocks_to_loops),
     ("compact_regions", compact_regions),
@@ -36,6 +39,7 @@ class LoweredFunc:
     scalar_sources: list          # per scalar: None (explicit) or (buffer index, dim)
     body: S.Stmt
     constants: dict = field(default_factory=dict)   # const_name -> flat numpy array
+    ret_dtype: str | None = None  # what T.ret returns (None: the function returns nothing)
 
 
 def check_cpu(func: S.PrimFunc):
@@ -77,6 +81,7 @@ def signature(func: S.PrimFunc):
 
 def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None) -> LoweredFunc:
     check_cpu(func)
+    check_control_flow(func)
     buffers, scalars, sources = signature(func)
     body = func.body
     for name, step in PIPELINE:
@@ -84,4 +89,5 @@ def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None) -> Low
         if trace is not None:
             trace.append((name, body))
     consts = collect_constants(body, module.constants if module is not None else None)
-    return LoweredFunc(func.name, buffers, scalars, sources, body, consts)
+    return LoweredFunc(func.name, buffers, scalars, sources, body, consts,
+                       return_dtype(func))

@@ -66,7 +66,10 @@ class ExprPrinter:
         if t is E.Cast:
             return f"{T}.Cast({_str(e.dtype)}, {self.expr(e.value)})", P_ATOM
         if t is E.BufferLoad:
-            return f"{self.name_of(e.buffer)}[{self.indices(e.indices)}]", P_ATOM
+            # current TVM reads a slice in an expression as a region: a vector load keeps
+            # its T.Ramp there (classic TVM read `A[0:4]` as the load)
+            return (f"{self.name_of(e.buffer)}[{self.indices(e.indices, self.spelling != 'tirx')}]",
+                    P_ATOM)
         if t is E.Call:
             return self.call(e)
         if t is E.Ramp:
@@ -127,10 +130,11 @@ class ExprPrinter:
                  for k, v in e.kwargs]
         return f"{T}.{e.op}({', '.join(args)})", P_ATOM
 
-    def indices(self, indices) -> str:
+    def indices(self, indices, slices=True) -> str:
         out = []
         for i in indices:
-            if isinstance(i, E.Ramp) and isinstance(i.stride, E.IntImm) and i.stride.value == 1:
+            if slices and isinstance(i, E.Ramp) and isinstance(i.stride, E.IntImm) and \
+                    i.stride.value == 1:
                 stop = _add(i.base, i.lanes)
                 out.append(f"{self.expr(i.base)}:{self.expr(stop)}")
             else:
