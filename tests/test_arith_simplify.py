@@ -162,6 +162,8 @@ def test_schedule_view_writes_results_back_as_tvm_prints_them():
     assert text(A.simplify(fdiv(add(mul(i, c(4)), j), c(2)), bounds)) == "(i * 4 + j) // 2"
     assert text(A.simplify(fdiv(add(mul(i, c(16)), mul(j, c(8))), c(32)), bounds)) == \
         "(i * 16 + j * 8) // 32"
+    # a division whose numerator stays in one block is its quotient
+    assert text(A.simplify(fdiv(add(i, c(2)), c(4)), {id(i): (2, 5)})) == "1"
     assert A.bound_of(add(fmod(k, c(8)), j), bounds) == (0, 10)
     assert A.bound_of(mul(i, j), bounds) is None
 

@@ -111,9 +111,8 @@ class _Folded:
 # arith rows TVM's simplifier does not apply where the schedule writes results back:
 # `(4*a + b) // 2` stays whole (multiples leave a division only when the rest vanishes:
 # "whole-multiples"; `(k - 1) // 12` is not tested as a whole either), `(16*a + 8*b) // 32`
-# stays (no common factor taken out), `(y % 8) // 2` stays a digit of the remainder, and a
-# division whose range lies in one block stays a division
-TVM_OFF = frozenset({"pull-multiples", "zero", "gcd", "of-mod", "one-block"})
+# stays (no common factor taken out), `(y % 8) // 2` stays a digit of the remainder
+TVM_OFF = frozenset({"pull-multiples", "zero", "gcd", "of-mod"})
 
 
 class _Bridge(Analyzer):
