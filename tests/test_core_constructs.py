@@ -183,6 +183,16 @@ def f(C: T.Buffer((16,), "int32")):
     C[0:16] = D[T.ramp(0, 1, 16)]
 ''', ["D[0:16] = T.Broadcast(1, 16)", "C[0:16] = D[T.Ramp(0, 1, 16)]",
         'D = T.alloc_buffer((16,), "int32", annotations={"attr1_key": "attr1_value"})']),
+    "python_float_is_float32_and_promotes": (TIRX + '''@T.prim_func
+def f(A: T.Buffer((4,), "float32"), H: T.Buffer((4,), "float16"), D: T.Buffer((4,), "float64")):
+    for i in range(4):
+        A[i] = i + 0.5
+        H[i] = T.Cast("float16", H[i] + 0.5)
+        D[i] = D[i] * 0.5
+        H[i] = H[i] + 1
+''', ['A[i] = T.Cast("float32", i) + T.float32(0.5)',
+        'H[i] = T.Cast("float16", T.Cast("float32", H[i]) + T.float32(0.5))',
+        "D[i] = D[i] * T.float64(0.5)", "H[i] = H[i] + T.float16(1)"]),
 }
 
 

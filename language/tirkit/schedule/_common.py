@@ -1,5 +1,5 @@
-"""Helpers shared by the primitives: bounds from enclosing loops, binding simplification,
-building loop nests."""
+"""Helpers shared by the primitives: constants and conjunctions, bounds from enclosing loops,
+binding simplification, building loop nests."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,6 +18,17 @@ def int32(v, dtype="int32"):
 
 def is_true(e) -> bool:
     return isinstance(e, E.IntImm) and e.value == 1
+
+
+def is_zero(e) -> bool:
+    return isinstance(e, E.IntImm) and e.value == 0
+
+
+def conjuncts(e) -> list:
+    """The operands of a chain of `and`s (e itself when it is not one)."""
+    if isinstance(e, E.And):
+        return conjuncts(e.a) + conjuncts(e.b)
+    return [e]
 
 
 loop_bounds = A.loop_bounds        # id(loop var) -> (lo, hi) of the constant-extent loops

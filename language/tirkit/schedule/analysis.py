@@ -150,7 +150,7 @@ def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds, shape=Non
             inner = A.Lin([], lin.const, lin.dtype)
             outer = A.Lin([], 0, lin.dtype)
             for atom, coef in lin.terms:
-                vs = _atom_vars(atom)
+                vs = atom_vars(atom)
                 if any(id(v) in inner_bounds for v in vs):
                     if not all(id(v) in inner_bounds for v in vs):
                         return None
@@ -200,11 +200,13 @@ def _opaque(lin, inner) -> bool:
     return False
 
 
-def _atom_vars(atom):
+def atom_vars(atom):
+    """The variables of an atom of a linear form (a variable, a division or remainder of a
+    linear form, an opaque term)."""
     if atom[0] == "var":
         return [atom[1]]
     if atom[0] in ("div", "mod"):
-        return [v for a, _ in atom[1].terms for v in _atom_vars(a)]
+        return [v for a, _ in atom[1].terms for v in atom_vars(a)]
     return _ir.vars_in(atom[1])
 
 

@@ -18,6 +18,9 @@ from ..ir import expr as E
 from . import _cache as K
 from . import _inline as I
 from . import _ir
+from ._cache_copy import (cache_buffer, compact_buffer, compact_copy_nest, copy_nest,
+                          shift_buffer, whole)
+from ._cache_region import relaxed_region
 from .analysis import infer_regions, opaque_uses, read_buffers, write_buffers
 from .registry import primitive
 
@@ -55,7 +58,7 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
         wreg = next(r for r in wregs if r.buffer is buf)
         # over thread loops only where threads share the *original* buffer (a thread's
         # local result is copied by that thread)
-        rel, outer = K.relaxed_region(sch, w, wreg, loc, buf.scope or "global")
+        rel, outer = relaxed_region(sch, w, wreg, loc, buf.scope or "global")
     else:
         # an input of the scope: what the scope block reads of it, else the whole buffer
         rel, outer = K.input_region(sch, block.func, scope, buf), []
@@ -71,7 +74,7 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     K.check_own_view(sch, blk, buf)
     for c in infos:
         K.check_matches(sch, c.block, buf, c.block)
-    same_layout = loc is not scope or K.whole(rel, buf)
+    same_layout = loc is not scope or whole(rel, buf)
     for c in cons:
         if opaque_uses(c.block, buf) and not same_layout:
             # a pointer into the buffer cannot be moved into a smaller cache
@@ -79,23 +82,23 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
                             f"'{buf.name}' opaquely", c.block)
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
     if loc is not scope:        # a copy inside a loop: the cache has the buffer's shape
-        cbuf = K.cache_buffer(buf, storage_scope, name)
-        nest = K.copy_nest(sch, buf, cbuf, name, rel, outer)
+        cbuf = cache_buffer(buf, storage_scope, name)
+        nest = copy_nest(sch, buf, cbuf, name, rel, outer)
         mapping = {id(c.realize): _ir.replace_buffer(c.realize, buf, cbuf) for c in cons}
     elif same_layout:           # the cache is the whole buffer: accesses keep their indices
-        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
-        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
+        cbuf = compact_buffer(buf, storage_scope, name, rel)
+        nest = compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
         mapping = {id(c.realize): _ir.replace_buffer(c.realize, buf, cbuf) for c in cons}
     else:
-        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
-        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
-        mapping = {id(c.realize): K.shift_buffer(c.realize, buf, cbuf, rel) for c in cons}
+        cbuf = compact_buffer(buf, storage_scope, name, rel)
+        nest = compact_copy_nest(sch, buf, cbuf, name, rel, reading=True)
+        mapping = {id(c.realize): shift_buffer(c.realize, buf, cbuf, rel) for c in cons}
     if not writers and loc is scope:
         # an input of the scope: its loads outside the blocks, after the copy, read the copy
         # too (the copy holds what the scope reads of it)
         for k, x in K.loose_accesses(scope, buf):
             if k >= pos and isinstance(x, E.BufferLoad):
                 mapping[id(x)] = _ir.replace_buffer(x, buf, cbuf) if same_layout else \
-                    K.shift_buffer(x, buf, cbuf, rel)
+                    shift_buffer(x, buf, cbuf, rel)
     K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
     return sch.block_of(block.func, name)

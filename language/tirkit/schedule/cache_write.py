@@ -19,6 +19,9 @@ from ..ir import stmt as S
 from . import _cache as K
 from . import _inline as I
 from . import _ir
+from ._cache_copy import (cache_buffer, compact_buffer, compact_copy_nest, copy_nest,
+                          shift_buffer, whole)
+from ._cache_region import relaxed_region
 from .analysis import consumers, infer_regions, opaque_uses, write_buffers
 from .registry import primitive
 
@@ -47,7 +50,7 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
         related = [c.realize for c in consumers(sch, block.func, info)]
     loc, pos = K.locate(scope, info.realize, related)
     # over the thread loops that share the *original* buffer (as for cache_read)
-    rel, outer = K.relaxed_region(sch, info, region, loc, buf.scope or "global")
+    rel, outer = relaxed_region(sch, info, region, loc, buf.scope or "global")
     K.check_own_view(sch, blk, buf)
     for other in sch.index(block.func).order:
         if other.scope is scope:
@@ -62,28 +65,28 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
                    _inside(x.indices, rel) for k, x in loose):
             raise sch.error("cache_write/loose-access", f"'{buf.name}' is also accessed "
                             "outside the blocks of the scope", blk)
-    same_layout = loc is not scope or K.whole(rel, buf)
+    same_layout = loc is not scope or whole(rel, buf)
     if opaque_uses(blk, buf) and not same_layout:
         # a pointer into the buffer cannot be moved into a smaller cache
         raise sch.error("cache_write/opaque-access", f"block '{blk.name_hint}' uses "
                         f"'{buf.name}' opaquely", blk)
     name = sch.fresh_block_name(block.func, f"{buf.name}_{storage_scope.replace('.', '_')}")
     if loc is not scope:        # a copy inside a loop: the cache has the buffer's shape
-        cbuf = K.cache_buffer(buf, storage_scope, name)
-        nest = K.copy_nest(sch, cbuf, buf, name, rel, outer)
+        cbuf = cache_buffer(buf, storage_scope, name)
+        nest = copy_nest(sch, cbuf, buf, name, rel, outer)
         nb = _ir.replace_buffer(blk, buf, cbuf)
     elif same_layout:           # the cache is the whole buffer: accesses keep their indices
-        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
-        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=False)
+        cbuf = compact_buffer(buf, storage_scope, name, rel)
+        nest = compact_copy_nest(sch, buf, cbuf, name, rel, reading=False)
         nb = _ir.replace_buffer(blk, buf, cbuf)
     else:
-        cbuf = K.compact_buffer(buf, storage_scope, name, rel)
-        nest = K.compact_copy_nest(sch, buf, cbuf, name, rel, reading=False)
-        nb = K.shift_buffer(blk, buf, cbuf, rel)
+        cbuf = compact_buffer(buf, storage_scope, name, rel)
+        nest = compact_copy_nest(sch, buf, cbuf, name, rel, reading=False)
+        nb = shift_buffer(blk, buf, cbuf, rel)
     mapping = {id(blk): nb}
     for _, x in loose:
         mapping[id(x)] = _ir.replace_buffer(x, buf, cbuf) if loc is not scope or same_layout \
-            else K.shift_buffer(x, buf, cbuf, rel)
+            else shift_buffer(x, buf, cbuf, rel)
     K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
     return sch.block_of(block.func, name)
 

@@ -217,8 +217,12 @@ class ExprMixin:
         if da == db or ERROR_DTYPE in (da, db):
             return a, b
         if a_lit and not b_lit:
+            if _float32_literal_wins(a, db):
+                return E.FloatImm("float32", float(a.value), a.span), E.Cast("float32", b)
             return self.convert_literal(a, db, n), b
         if b_lit and not a_lit:
+            if _float32_literal_wins(b, da):
+                return E.Cast("float32", a), E.FloatImm("float32", float(b.value), b.span)
             return a, self.convert_literal(b, da, n)
         pa, pb = D.parse_dtype(da), D.parse_dtype(db)
         if pa is None or pb is None or pa.is_handle or pb.is_handle:
@@ -366,3 +370,14 @@ class ExprMixin:
 
 
 __all__ = ["ExprMixin", "LoopInfo", "LowerError"]
+
+
+def _float32_literal_wins(lit, other_dtype) -> bool:
+    """A Python float is a float32 constant in TVM: beside a scalar integer or a narrower float
+    the other operand is cast to float32 (`i + 0.5` is `T.Cast("float32", i) + 0.5`, a float16
+    `h + 0.5` is computed in float32); beside float32 or float64 the constant takes that type."""
+    if not isinstance(lit, E.FloatImm):
+        return False
+    d = D.parse_dtype(other_dtype)
+    return d is not None and d.lanes == 1 and not d.is_handle and (
+        not d.is_float or d.bits < 32)
