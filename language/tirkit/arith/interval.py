@@ -31,6 +31,7 @@ class Analyzer:
         self.ranges = {}            # Var -> (lo Aff, hi Aff), inclusive
         self.constraints = []       # [(Aff C, lo int|None, hi int|None)]
         self.atom_ranges = {}       # Atom -> (lo, hi) ints from constraints
+        self.rules_off = frozenset()    # names of simplify's table rows not applied
         self._depth = 0
 
     # ---- facts -------------------------------------------------------------------------
@@ -98,6 +99,7 @@ class Analyzer:
         a.ranges = dict(self.ranges)
         a.constraints = list(self.constraints)
         a.atom_ranges = dict(self.atom_ranges)
+        a.rules_off = self.rules_off
         return a
 
     # ---- conversion ----------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 Each table row is `(name, rewrite)` with a one-line comment; a rewrite returns an `Aff` or
 None when it does not apply, and the first row that applies wins.  Ranges (for the rules
-that need `0 <= r < c`) come from the `Analyzer` passed in.
+that need `0 <= r < c`) come from the `Analyzer` passed in; its `rules_off` names the rows
+of FDIV_RULES, FMOD_RULES and LT_RULES it does without (the schedule writes results back
+the way TVM prints them, without some of them).
 """
 from __future__ import annotations
 
@@ -34,6 +36,13 @@ def _fdiv_one(x, c, an):
     return x if c == 1 else None
 
 
+def _fdiv_whole(x, c, an):
+    # (c*q + r) // c -> q when 0 <= r < c: the rest vanishes
+    q, r = _split_by(x, c)
+    lo, hi = an.const_bound(r)
+    return q if lo is not None and hi is not None and lo >= 0 and hi < c else None
+
+
 def _fdiv_pull(x, c, an):
     # (c*q + r) // c -> q + r // c: multiples of c leave the division
     q, r = _split_by(x, c)
@@ -47,8 +56,14 @@ def _fdiv_small(x, c, an):
     lo, hi = an.const_bound(x)
     if lo is not None and hi is not None and lo >= 0 and hi < c:
         return Aff()
+    return None
+
+
+def _fdiv_block(x, c, an):
+    # r // c -> k when r stays within one block [k*c, k*c + c)
+    lo, hi = an.const_bound(x)
     if lo is not None and hi is not None and lo // c == hi // c:
-        return Aff({}, lo // c)     # r // c -> k when r stays within one block [k*c, k*c + c)
+        return Aff({}, lo // c)
     return None
 
 
@@ -82,8 +97,10 @@ def _fdiv_of_mod(x, c, an):
 FDIV_RULES = [
     ("const", _fdiv_const),
     ("one", _fdiv_one),
+    ("whole-multiples", _fdiv_whole),
     ("pull-multiples", _fdiv_pull),
-    ("small", _fdiv_small),
+    ("zero", _fdiv_small),
+    ("one-block", _fdiv_block),
     ("gcd", _fdiv_gcd),
     ("nested", _fdiv_nested),
     ("of-mod", _fdiv_of_mod),
@@ -146,19 +163,90 @@ FMOD_RULES = [
 
 
 def fdiv(x: Aff, c: int, an) -> Aff:
-    for _, rule in FDIV_RULES:
-        r = rule(x, c, an)
-        if r is not None:
-            return r
+    for name, rule in FDIV_RULES:
+        if name not in an.rules_off:
+            r = rule(x, c, an)
+            if r is not None:
+                return r
     return Aff.of(Atom("fdiv", (x,), c))
 
 
 def fmod(x: Aff, c: int, an) -> Aff:
-    for _, rule in FMOD_RULES:
-        r = rule(x, c, an)
-        if r is not None:
-            return r
+    for name, rule in FMOD_RULES:
+        if name not in an.rules_off:
+            r = rule(x, c, an)
+            if r is not None:
+                return r
     return Aff.of(Atom("fmod", (x,), c))
+
+
+# ---- sums ---------------------------------------------------------------------------------
+def _sum_join(x):
+    # (y // c) * (k*c) + (y % c) * k -> y * k: a quotient and its remainder rejoin
+    for d, cd in x.terms.items():
+        if not (isinstance(d, Atom) and d.kind == "fdiv"):
+            continue
+        m = Atom("fmod", d.args, d.c)
+        cm = x.terms.get(m)
+        if not cm or cd != cm * d.c:
+            continue
+        y = d.args[0]
+        out = {}
+        for k, v in x.terms.items():
+            if k == d:                           # y * k takes the quotient's place
+                for k2, v2 in y.terms.items():
+                    out[k2] = out.get(k2, 0) + v2 * cm
+            elif k != m:
+                out[k] = out.get(k, 0) + v
+        return Aff(out, x.const + y.const * cm)
+    return None
+
+
+SUM_RULES = [
+    ("join-div-mod", _sum_join),
+]
+
+
+def join(x: Aff) -> Aff:
+    """The sum rules applied until none applies."""
+    if not any(isinstance(k, Atom) and k.kind == "fdiv" for k in x.terms):
+        return x
+    while True:
+        for _, rule in SUM_RULES:
+            r = rule(x)
+            if r is not None:
+                x = r
+                break
+        else:
+            return x
+
+
+# ---- comparisons with a constant: x < k -------------------------------------------------
+def _lt_scaled(x, k, an):
+    # c*q + r < k -> q < k / c when 0 <= r < c and c divides k (the largest such c)
+    for c in sorted({abs(v) for v in x.terms.values()}, reverse=True):
+        if c <= 1 or k % c:
+            continue
+        q, r = _split_by(x, c)
+        lo, hi = an.const_bound(r)
+        if q.terms and lo is not None and hi is not None and lo >= 0 and hi < c:
+            return q, k // c
+    return None
+
+
+LT_RULES = [
+    ("scaled", _lt_scaled),
+]
+
+
+def lt_const(x: Aff, k: int, an):
+    """`x < k` rewritten by the first row of LT_RULES that applies, as (x', k'); or None."""
+    for name, rule in LT_RULES:
+        if name not in an.rules_off:
+            r = rule(x, k, an)
+            if r is not None:
+                return r
+    return None
 
 
 # ---- products, min and max ---------------------------------------------------------------
@@ -201,15 +289,28 @@ def _div_const(kind, a, b, e, an):
 
 # PrimExpr node -> Aff (children converted first); None: opaque
 BINARY = {
-    E.Add: lambda a, b, e, an: a + b,                       # a + b: add the forms
-    E.Sub: lambda a, b, e, an: a - b,                       # a - b: subtract the forms
-    E.Mul: _mul,                                            # a * b: scale, or a product atom
+    E.Add: lambda a, b, e, an: join(a + b),                 # a + b: add the forms, SUM_RULES
+    E.Sub: lambda a, b, e, an: join(a - b),                 # a - b: subtract, SUM_RULES
+    E.Mul: lambda a, b, e, an: join(_mul(a, b, e, an)),     # a * b: scale or a product atom
     E.FloorDiv: lambda a, b, e, an: _div_const("fdiv", a, b, e, an),   # a // c: FDIV_RULES
     E.FloorMod: lambda a, b, e, an: _div_const("fmod", a, b, e, an),   # a % c: FMOD_RULES
     E.Div: lambda a, b, e, an: _div_const("div", a, b, e, an),         # truncdiv = floordiv, a >= 0
     E.Mod: lambda a, b, e, an: _div_const("mod", a, b, e, an),         # truncmod = floormod, a >= 0
     E.Min: lambda a, b, e, an: _minmax("min", a, b, e, an),            # min: decided or an atom
     E.Max: lambda a, b, e, an: _minmax("max", a, b, e, an),            # max: decided or an atom
+}
+
+
+# the nodes a form that is written back into the IR looks through (`exact`): casts, calls
+# and truncating division stay opaque terms there
+EXACT = {
+    E.Add: lambda a, b, e, an: a + b,           # a + b: add the forms, a written sum kept
+    E.Sub: lambda a, b, e, an: a - b,           # a - b: subtract the forms, likewise
+    E.Mul: BINARY[E.Mul],                       # a * b: as BINARY (a scaled sum rejoins)
+    E.FloorDiv: BINARY[E.FloorDiv],             # a // c: FDIV_RULES
+    E.FloorMod: BINARY[E.FloorMod],             # a % c: FMOD_RULES
+    E.Min: BINARY[E.Min],                       # min: decided or an atom
+    E.Max: BINARY[E.Max],                       # max: decided or an atom
 }
 
 
@@ -220,8 +321,10 @@ CALL_OPS = {"Add": E.Add, "Sub": E.Sub, "Mul": E.Mul, "FloorDiv": E.FloorDiv,
             "truncmod": E.Mod, "Div": E.Div, "Mod": E.Mod}
 
 
-def to_aff(e, an, env=None) -> Aff:
-    """The affine form of an integer expression; what is not affine becomes an atom."""
+def to_aff(e, an, env=None, exact=False) -> Aff:
+    """The affine form of an integer expression; what is not affine becomes an atom.
+    `exact`: only the nodes of EXACT are looked through (casts, calls, truncating division
+    stay opaque), for forms that are written back into the IR."""
     t = type(e)
     if t is E.IntImm:
         return Aff({}, int(e.value))
@@ -229,18 +332,20 @@ def to_aff(e, an, env=None) -> Aff:
         if env is not None:
             b = env.get(e)
             if b is not None:
-                return b if isinstance(b, Aff) else to_aff(b, an, env)
+                return b if isinstance(b, Aff) else to_aff(b, an, env, exact)
         return Aff.of(e)
     if t is int:
         return Aff({}, e)
-    rule = BINARY.get(t)
+    rule = (EXACT if exact else BINARY).get(t)
     if rule is not None:
-        a = to_aff(e.a, an, env)
-        b = to_aff(e.b, an, env)
+        a = to_aff(e.a, an, env, exact)
+        b = to_aff(e.b, an, env, exact)
         r = rule(a, b, e, an)
         if r is not None:
             return r
         return Aff.of(Atom("opaque", (a, b), 0, e))
+    if exact:
+        return Aff.of(Atom("opaque", (), 0, e))
     if t is E.Cast and not e.dtype.startswith(("float", "bfloat")):
         return to_aff(e.value, an, env)
     if t is E.Call and len(e.args) == 2 and e.op in CALL_OPS:

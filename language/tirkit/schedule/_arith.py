@@ -1,12 +1,24 @@
-"""A small integer simplifier for loop bindings: linear forms over variables, floordiv and
-floormod atoms, with variable bounds (inclusive) used to drop divisions that cannot carry.
+"""The schedule's view of `tirkit.arith`: integer index expressions simplified by arith's
+tables (affine form, floordiv/floormod rules, interval bounds) and written back the way TVM
+prints them.
 
-    simplify(e, bounds)     bounds: id(Var) -> (lo, hi); a var with lo == hi becomes lo
-                            only when listed in FOLD (TVM keeps unit loop variables)
+    simplify(e, bounds)     bounds: id(Var) -> (lo, hi) inclusive; a var with lo == hi
+                            becomes lo only when listed in FOLD (TVM keeps unit loop variables)
     bound_of(e, bounds)     (lo, hi) or None
+    to_lin(e, bounds)       the linear form as a `Lin`: terms [[atom, coef]] in TVM's order of
+                            first appearance, atoms ("var", v), ("div", Lin, c), ("mod", Lin, c)
+                            or ("opaque", expr)
+
+What is here: the `Lin` view of an `Aff`, the bounds-dict -> `Analyzer` bridge, and TVM's
+printing (term order, `x + -1` in bindings, `9 - i`).
 """
 from __future__ import annotations
 
+import math
+
+from ..arith import simplify as S
+from ..arith.affine import Aff, Atom
+from ..arith.interval import Analyzer
 from ..ir import expr as E
 
 FOLD: dict = {}          # id(var) -> True: unit-range variables replaced by their value
@@ -15,10 +27,11 @@ _INT_OPS = (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod)
 
 
 class Lin:
+    """A linear form as a list of [atom, coef] in order of first appearance."""
     __slots__ = ("terms", "const", "dtype")
 
     def __init__(self, terms=None, const=0, dtype="int32"):
-        self.terms = terms or []        # [[atom, coef]] in order of first appearance
+        self.terms = terms or []
         self.const = const
         self.dtype = dtype
 
@@ -59,122 +72,152 @@ def _akey(a):
     return ("o", id(a[1]))
 
 
-def _fdiv(a, b):
-    return a // b
+# ---- the bridge: bounds dict -> Analyzer, Lin <-> Aff ----------------------------------------
+class _Ranges:
+    """An Analyzer's `ranges` read from a bounds dict keyed by id(var).  The end points of an
+    empty loop (extent 0: `(0, -1)`) are taken in order, `[-1, 0]`, so that no division
+    by it vanishes (TVM keeps `i // 8` over an empty loop)."""
+    __slots__ = ("bounds",)
+
+    def __init__(self, bounds):
+        self.bounds = bounds
+
+    def get(self, var, default=None):
+        b = self.bounds.get(id(var))
+        return default if b is None else self[var]
+
+    def __getitem__(self, var):
+        lo, hi = self.bounds[id(var)]
+        return (Aff({}, lo), Aff({}, hi)) if lo <= hi else (Aff({}, hi), Aff({}, lo))
+
+    def __contains__(self, var):
+        return id(var) in self.bounds
 
 
-def bound_lin(lin, bounds):
-    lo = hi = lin.const
-    for a, c in lin.terms:
-        b = bound_atom(a, bounds)
-        if b is None:
+class _Folded:
+    """to_aff's env: the FOLD variables of unit range stand for their value."""
+    __slots__ = ("bounds",)
+
+    def __init__(self, bounds):
+        self.bounds = bounds
+
+    def get(self, var):
+        if id(var) not in FOLD:
             return None
-        x, y = b[0] * c, b[1] * c
-        lo += min(x, y)
-        hi += max(x, y)
-    return lo, hi
+        b = self.bounds.get(id(var))
+        return Aff({}, b[0]) if b is not None and b[0] == b[1] else None
 
 
-def bound_atom(a, bounds):
-    kind = a[0]
-    if kind == "var":
-        return bounds.get(id(a[1]))
-    if kind == "div":
-        b = bound_lin(a[1], bounds)
-        if b is None:
-            return None
-        return _fdiv(b[0], a[2]), _fdiv(b[1], a[2])
-    if kind == "mod":
-        b = bound_lin(a[1], bounds)
-        if b is not None and b[0] >= 0 and b[1] < a[2]:
-            return b
-        return 0, a[2] - 1
-    return None
+# arith rows TVM's simplifier does not apply where the schedule writes results back:
+# `(4*a + b) // 2` stays whole (multiples leave a division only when the rest vanishes:
+# "whole-multiples"; `(k - 1) // 12` is not tested as a whole either), `(16*a + 8*b) // 32`
+# stays (no common factor taken out), `(y % 8) // 2` stays a digit of the remainder
+TVM_OFF = frozenset({"pull-multiples", "zero", "gcd", "of-mod"})
+
+
+class _Bridge(Analyzer):
+    """An Analyzer over a bounds dict, for numeric bounds only: a floor division or modulo
+    is bounded even over free symbols (`n % 8` in [0, 7], not the symbol itself), a modulo
+    whose argument leaves [0, c) by [0, c - 1] (as TVM's regions do, even where the argument
+    stays in one block); products, min and max are not bounded (TVM's bindings keep the
+    extents a product of loop variables would narrow)."""
+
+    def __init__(self, bounds):
+        super().__init__()
+        self.ranges = _Ranges(bounds)
+        self.rules_off = TVM_OFF
+
+    def _bound_key(self, k):
+        if isinstance(k, Atom) and k.kind in ("fdiv", "fmod"):
+            return self._bound_atom(k)
+        return super()._bound_key(k)
+
+    def _bound_atom(self, k):
+        if k.kind in ("mul", "min", "max"):
+            return None, None
+        if k.kind == "fmod":
+            lo, hi = self.const_bound(k.args[0])
+            if lo is not None and hi is not None and 0 <= lo and hi < k.c:
+                return Aff({}, lo), Aff({}, hi)
+            return Aff({}, 0), Aff({}, k.c - 1)
+        return super()._bound_atom(k)
+
+
+def analyzer(bounds) -> Analyzer:
+    return _Bridge(bounds)
+
+
+def _aff(lin: Lin, memo) -> Aff:
+    terms = {}
+    for atom, coef in lin.terms:
+        kind = atom[0]
+        if kind == "var":
+            k = atom[1]
+        elif kind in ("div", "mod"):
+            k = Atom("fdiv" if kind == "div" else "fmod", (_aff(atom[1], memo),), atom[2])
+        else:
+            k = Atom("opaque", (), 0, atom[1])
+            memo[k] = atom
+        terms[k] = terms.get(k, 0) + coef
+    return Aff(terms, lin.const)
+
+
+def _lin(x: Aff, dt, bounds, memo=None) -> Lin:
+    return Lin([[_atom(k, dt, bounds, memo), v] for k, v in x.terms.items()], x.const, dt)
+
+
+def _atom(k, dt, bounds, memo):
+    if not isinstance(k, Atom):
+        return ("var", k)
+    if k.kind in ("fdiv", "fmod"):
+        return ("div" if k.kind == "fdiv" else "mod", _lin(k.args[0], dt, bounds, memo), k.c)
+    if memo and k in memo:
+        return memo[k]
+    if k.kind == "opaque" and not k.args:
+        return ("opaque", k.expr)
+    a, b = (_lin(x, dt, bounds, memo) for x in k.args)
+    if k.kind in ("min", "max"):
+        # TVM simplifies both sides of a min / max
+        e = (E.Min if k.kind == "min" else E.Max)(
+            to_expr(_order(_merge(a), bounds)), to_expr(_order(_merge(b), bounds)), dt)
+    else:
+        e = (E.Mul if k.kind == "mul" else type(k.expr))(to_expr(a), to_expr(b), dt)
+    return ("opaque", e)
 
 
 def to_lin(e, bounds) -> Lin:
-    t = type(e)
-    dt = getattr(e, "dtype", "int32")
-    if t is E.IntImm:
-        return Lin([], e.value, dt)
-    if t is E.Var or t is E.SizeVar:
-        b = bounds.get(id(e))
-        if b is not None and b[0] == b[1] and id(e) in FOLD:
-            return Lin([], b[0], dt)
-        return Lin([[("var", e), 1]], 0, dt)
-    if t is E.Add:
-        return to_lin(e.a, bounds).add(to_lin(e.b, bounds))
-    if t is E.Sub:
-        return to_lin(e.a, bounds).add(to_lin(e.b, bounds), -1)
-    if t is E.Mul:
-        a, b = to_lin(e.a, bounds), to_lin(e.b, bounds)
-        if b.is_const():
-            return _merge(a.scale(b.const))
-        if a.is_const():
-            return _merge(b.scale(a.const))
-        return Lin([[("opaque", E.Mul(to_expr(a), to_expr(b), dt)), 1]], 0, dt)
-    if t in (E.FloorDiv, E.FloorMod):
-        a, b = to_lin(e.a, bounds), to_lin(e.b, bounds)
-        if b.is_const() and b.const > 0:
-            return _divmod(a, b.const, t is E.FloorDiv, bounds)
-        return Lin([[("opaque", t(to_expr(a), to_expr(b), dt)), 1]], 0, dt)
-    return Lin([[("opaque", _simplify_other(e, bounds)), 1]], 0, dt)
+    """The linear form of `e` (a sum keeps its parts; see `_merge`)."""
+    an = analyzer(bounds)
+    return _lin(S.to_aff(e, an, _Folded(bounds), exact=True), getattr(e, "dtype", "int32"),
+                bounds)
 
 
 def _divmod(a: Lin, c: int, is_div: bool, bounds) -> Lin:
-    if c == 1:
-        return a if is_div else Lin([], 0, a.dtype)
-    if a.is_const():
-        return Lin([], a.const // c if is_div else a.const % c, a.dtype)
-    q = Lin([], a.const // c, a.dtype)
-    r = Lin([], a.const % c, a.dtype)
-    for atom, coef in a.terms:
-        if coef % c == 0:
-            q._add_term(atom, coef // c)
-        else:
-            r._add_term(atom, coef)
-    b = bound_lin(r, bounds)
-    if b is not None and b[0] >= 0 and b[1] < c:
-        return q if is_div else r
-    if is_div:
-        if not q.terms and q.const == 0 and len(r.terms) == 1 and r.const == 0:
-            atom, coef = r.terms[0]
-            if atom[0] == "div" and coef == 1:
-                return Lin([[("div", atom[1], atom[2] * c), 1]], 0, a.dtype)
-        return Lin([[("div", a, c), 1]], 0, a.dtype)
-    if len(r.terms) == 1 and r.const == 0:
-        atom, coef = r.terms[0]
-        if atom[0] == "mod" and coef == 1 and atom[2] % c == 0:
-            return _divmod(atom[1], c, False, bounds)
-    return Lin([[("mod", r, c), 1]], 0, a.dtype)
+    """a // c or a % c by arith's FDIV_RULES / FMOD_RULES."""
+    memo = {}
+    x = _aff(a, memo)
+    an = analyzer(bounds)
+    return _lin(S.fdiv(x, c, an) if is_div else S.fmod(x, c, an), a.dtype, bounds, memo)
 
 
 def _merge(lin: Lin) -> Lin:
-    """Fold `(x // c) * (k*c) + (x % c) * k` into `x * k`."""
-    changed = True
-    while changed:
-        changed = False
-        for i, (a, ca) in enumerate(lin.terms):
-            if a[0] != "div":
-                continue
-            c = a[2]
-            for j, (b, cb) in enumerate(lin.terms):
-                if b[0] == "mod" and b[2] == c and b[1].key() == a[1].key() and ca == cb * c:
-                    inner = a[1].scale(cb)
-                    rest = Lin([t for k, t in enumerate(lin.terms) if k not in (i, j)],
-                               lin.const, lin.dtype)
-                    head = Lin(lin.terms[:i], 0, lin.dtype)
-                    tail = Lin([t for k, t in enumerate(lin.terms) if k > i and k != j], 0,
-                               lin.dtype)
-                    lin = head.add(inner).add(tail)
-                    lin.const += rest.const
-                    changed = True
-                    break
-            if changed:
-                break
-    return lin
+    """arith's SUM_RULES: `(x // c) * (k*c) + (x % c) * k` -> `x * k`."""
+    memo = {}
+    x = _aff(lin, memo)
+    y = S.join(x)
+    return lin if y is x else _lin(y, lin.dtype, {}, memo)
 
 
+def bound_lin(lin, bounds):
+    lo, hi = analyzer(bounds).const_bound(_aff(lin, {}))
+    return None if lo is None or hi is None else (lo, hi)
+
+
+def bound_atom(a, bounds):
+    return bound_lin(Lin([[a, 1]]), bounds)
+
+
+# ---- TVM's printing -------------------------------------------------------------------------
 def atom_expr(a, dtype):
     kind = a[0]
     if kind == "var" or kind == "opaque":
@@ -211,79 +254,6 @@ def to_expr(lin: Lin, neg_add=False):
     return out
 
 
-_CMP = {E.LT: lambda a, b: a < b, E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b,
-        E.GE: lambda a, b: a >= b, E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b}
-
-
-def _simplify_other(e, bounds):
-    t = type(e)
-    if t in _CMP:
-        a, b = simplify(e.a, bounds), simplify(e.b, bounds)
-        if _is_int(a) and _is_int(b):
-            d = to_lin(a, bounds).add(to_lin(b, bounds), -1)
-            bd = bound_lin(d, bounds)
-            if bd is not None:
-                lo, hi = bd
-                if t is E.LT and (hi < 0 or lo >= 0):
-                    return E.IntImm("bool", int(hi < 0))
-            if t is E.LT and isinstance(b, E.IntImm):
-                r = _scaled_lt(to_lin(a, bounds), b.value, bounds)
-                if r is not None:
-                    return r
-                if t is E.LE and (hi <= 0 or lo > 0):
-                    return E.IntImm("bool", int(hi <= 0))
-                if t is E.GT and (lo > 0 or hi <= 0):
-                    return E.IntImm("bool", int(lo > 0))
-                if t is E.GE and (lo >= 0 or hi < 0):
-                    return E.IntImm("bool", int(lo >= 0))
-        return t(a, b, e.dtype)
-    if t in (E.And, E.Or):
-        a, b = simplify(e.a, bounds), simplify(e.b, bounds)
-        if t is E.And:
-            if _true(a):
-                return b
-            if _true(b):
-                return a
-        return t(a, b, e.dtype)
-    if t in (E.Min, E.Max):
-        a, b = simplify(e.a, bounds), simplify(e.b, bounds)
-        ba, bb = bound_of(a, bounds), bound_of(b, bounds)
-        if ba and bb:
-            if t is E.Min and ba[1] <= bb[0] or t is E.Max and ba[0] >= bb[1]:
-                return a
-            if t is E.Min and bb[1] <= ba[0] or t is E.Max and bb[0] >= ba[1]:
-                return b
-        return t(a, b, e.dtype)
-    return e
-
-
-def _scaled_lt(lin, k, bounds):
-    """`q * c + r < k` with 0 <= r < c and c dividing k is `q < k / c`."""
-    for _, c in sorted(lin.terms, key=lambda t: -abs(t[1])):
-        c = abs(c)
-        if c <= 1 or k % c:
-            continue
-        q = Lin([], lin.const // c, lin.dtype)
-        r = Lin([], lin.const % c, lin.dtype)
-        for atom, coef in lin.terms:
-            if coef % c == 0:
-                q._add_term(atom, coef // c)
-            else:
-                r._add_term(atom, coef)
-        b = bound_lin(r, bounds)
-        if q.terms and b is not None and b[0] >= 0 and b[1] < c:
-            return E.LT(to_expr(_order(q, bounds)), E.IntImm(lin.dtype, k // c), "bool")
-    return None
-
-
-def _is_int(e):
-    return getattr(e, "dtype", "").startswith(("int", "uint"))
-
-
-def _true(e):
-    return isinstance(e, E.IntImm) and e.value == 1 and e.dtype == "bool"
-
-
 def _order(lin: Lin, bounds) -> Lin:
     """TVM's order for a binding: terms over loop variables first (larger scale first, a
     division by more first), then terms over other symbols, then the constant."""
@@ -303,6 +273,51 @@ def _atom_vars(atom):
     return []
 
 
+# ---- conditions -----------------------------------------------------------------------------
+def _simplify_other(e, bounds):
+    t = type(e)
+    if t is E.LT:
+        a, b = simplify(e.a, bounds), simplify(e.b, bounds)
+        if _is_int(a) and _is_int(b):
+            d = to_lin(a, bounds).add(to_lin(b, bounds), -1)
+            bd = bound_lin(d, bounds)
+            if bd is not None and (bd[1] < 0 or bd[0] >= 0):
+                return E.IntImm("bool", int(bd[1] < 0))
+            if isinstance(b, E.IntImm):
+                # arith's LT_RULES: `q * c + r < k` with 0 <= r < c is `q < k / c`
+                an = analyzer(bounds)
+                memo = {}
+                r = S.lt_const(_aff(to_lin(a, bounds), memo), b.value, an)
+                if r is not None:
+                    q = _order(_lin(r[0], a.dtype, bounds, memo), bounds)
+                    return E.LT(to_expr(q), E.IntImm(a.dtype, r[1]), "bool")
+        return t(a, b, e.dtype)
+    if t in (E.LE, E.GT, E.GE, E.EQ, E.NE, E.Or):
+        return t(simplify(e.a, bounds), simplify(e.b, bounds), e.dtype)
+    if t is E.And:
+        a, b = simplify(e.a, bounds), simplify(e.b, bounds)
+        return b if _true(a) else a if _true(b) else t(a, b, e.dtype)
+    if t in (E.Min, E.Max):
+        a, b = simplify(e.a, bounds), simplify(e.b, bounds)
+        ba, bb = bound_of(a, bounds), bound_of(b, bounds)
+        if ba and bb:
+            if t is E.Min and ba[1] <= bb[0] or t is E.Max and ba[0] >= bb[1]:
+                return a
+            if t is E.Min and bb[1] <= ba[0] or t is E.Max and bb[0] >= ba[1]:
+                return b
+        return t(a, b, e.dtype)
+    return e
+
+
+def _is_int(e):
+    return getattr(e, "dtype", "").startswith(("int", "uint"))
+
+
+def _true(e):
+    return isinstance(e, E.IntImm) and e.value == 1 and e.dtype == "bool"
+
+
+# ---- the schedule's entry points ------------------------------------------------------------
 def simplify(e, bounds=None, binding=False):
     """Simplify an integer expression given variable bounds (`binding`: an iterator binding,
     written the way TVM writes those)."""
@@ -332,8 +347,6 @@ def simplify_deep(node, bounds=None):
     does after a substitution)."""
     from . import _ir
     bounds = bounds or {}
-
-    import math
 
     def fn(y, x):
         if isinstance(y, E.Cast):

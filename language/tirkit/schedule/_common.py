@@ -31,12 +31,7 @@ def conjuncts(e) -> list:
     return [e]
 
 
-def loop_bounds(loops, keep_unit=()) -> dict:
-    out = {}
-    for f in loops:
-        if isinstance(f.min, E.IntImm) and isinstance(f.extent, E.IntImm):
-            out[id(f.loop_var)] = (f.min.value, f.min.value + f.extent.value - 1)
-    return out
+loop_bounds = A.loop_bounds        # id(loop var) -> (lo, hi) of the constant-extent loops
 
 
 def simplify_bindings(stmt, outer_loops, fold=(), touched=None):
