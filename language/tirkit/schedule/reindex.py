@@ -84,7 +84,7 @@ def reindex(sch, block, buffer):
         loops.append(C.new_loop(lv, iv.dom.extent.value, min_=None))
         civs.append(S.IterVar(v, E.Range(C.int32(0, iv.var.dtype), iv.dom.extent), "S"))
         vals.append(lv)
-        vmap[id(iv.var)] = v if _is_zero(iv.dom.min) else E.Add(iv.dom.min, v, iv.var.dtype)
+        vmap[id(iv.var)] = v if C.is_zero(iv.dom.min) else E.Add(iv.dom.min, v, iv.var.dtype)
     for iv in units:
         vmap[id(iv.var)] = iv.dom.min
     orig_idx = tuple(_ir.substitute(e, vmap) for e in idx)
@@ -108,10 +108,6 @@ def reindex(sch, block, buffer):
     new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + (rbuf,))
     sch.replace(block.func, scope, new_scope)
     return sch.block_of(block.func, cname)
-
-
-def _is_zero(e):
-    return isinstance(e, E.IntImm) and e.value == 0
 
 
 def _same(a, b):

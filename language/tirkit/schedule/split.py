@@ -67,7 +67,7 @@ def split(sch, loop, factors, preserve_unit_iters=True):
         term = v if stride == 1 else E.Mul(v, C.int32(stride, dt), dt)
         expr = term if expr is None else E.Add(term, expr, dt)
         stride *= x
-    full = expr if _is_zero(f.min) else E.Add(f.min, expr, dt)
+    full = expr if C.is_zero(f.min) else E.Add(f.min, expr, dt)
     body = _ir.substitute(f.body, {id(f.loop_var): full})
     if total != extent:
         body = _add_predicate(body, E.LT(expr, f.extent, "bool"))
@@ -79,10 +79,6 @@ def split(sch, loop, factors, preserve_unit_iters=True):
     new = C.simplify_bindings(new, outer, fold, touched={id(v) for v in new_vars})
     sch.replace(loop.func, f, new)
     return [sch.loop_of(loop.func, lp) for lp in loops]
-
-
-def _is_zero(e):
-    return isinstance(e, E.IntImm) and e.value == 0
 
 
 def _add_predicate(body, cond):
