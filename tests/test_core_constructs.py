@@ -334,3 +334,18 @@ def f(A: T.Buffer((16,), "float32")):
     assert [(d.line, d.code) for d in diags] == [(7, "type/mismatch"), (10, "name/undefined")]
     assert "unknown buffer argument 'colour'" in diags[0].message
     assert "'Z'" in diags[1].message
+
+
+def test_a_block_binding_is_one_integer_expression():
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((8, 4), "float32")):
+    for it in T.grid(8, 4):
+        with T.block("x"):
+            vi = T.axis.spatial(8, it)
+            vj = T.axis.spatial(4, it[1] * 1.5)
+            vk = T.axis.spatial(8, T.Add(it[0], 0))
+            A[vi, 0] = T.float32(0)
+"""
+    diags = tirkit.parse(text).diagnostics
+    assert [(d.line, d.code) for d in diags] == [(8, "type/mismatch"), (9, "type/mismatch")]
+    assert all("is one integer expression" in d.message for d in diags)

@@ -6,7 +6,7 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
-from .context import BlockFrame
+from .context import ERROR_DTYPE, BlockFrame
 from .exprs import slice_extent
 from .values import _SliceVal
 from .stmts import Wrap
@@ -131,6 +131,10 @@ class BlockMixin:
             binding = self.expr(bind_n)
         finally:
             self.binding_context -= 1
+        if isinstance(binding, E.ArrayExpr) or not (D.is_int(binding.dtype) or
+                                                    binding.dtype == ERROR_DTYPE):
+            self.fail("type/mismatch", f"the binding of T.{tn} is one integer expression",
+                      bind_n)
         dtype = self.value(kw["dtype"]) if "dtype" in kw else None
         rng = self._domain(dom, dom_n, dtype or binding.dtype)
         dtype = dtype or rng.extent.dtype

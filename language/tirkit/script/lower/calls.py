@@ -341,7 +341,19 @@ class _FreshVar:
         self.dtype, self.span = dtype, span
 
 
+_ARITH_CALLS = frozenset({"Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min",
+                          "Max"})
+_BOOL_CALLS = frozenset({"EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not"})
+
+
 def _generic_dtype(name, xs) -> str:
+    # TVM's node constructors spelled as calls (`T.Add(x, 0)`, as TVM prints an addition it
+    # would otherwise fold): the node's type
+    if name in _BOOL_CALLS:
+        return "bool"
+    if name in _ARITH_CALLS and xs:
+        typed = [x.dtype for x in xs if not isinstance(x, (E.IntImm, E.FloatImm))]
+        return (typed or [xs[0].dtype])[0]
     if name.startswith(("tvm_", "ptx_", "call_", "mma_")) or name in ("address_of",
                                                                       "tvm_access_ptr"):
         return "handle"
