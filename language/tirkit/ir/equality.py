@@ -74,3 +74,18 @@ class _Eq:
 def structural_equal(a, b) -> bool:
     """True when a and b are the same program up to spans, comments and names of variables."""
     return _Eq().eq(a, b)
+
+
+def identical(a, b) -> bool:
+    """Structurally the same over the very same variables and buffers (spans and other trivia
+    ignored): `A[i + 1]` twice in one function, not `A[i]` against `A[j]`."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or isinstance(a, (Var, Buffer)):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    if dataclasses.is_dataclass(a):
+        return all(identical(getattr(a, f.name), getattr(b, f.name))
+                   for f in dataclasses.fields(a) if f.name not in TRIVIA_FIELDS)
+    return a == b

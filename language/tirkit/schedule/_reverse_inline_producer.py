@@ -8,6 +8,7 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.equality import identical
 from . import _arith as A
 from . import _common as C
 from . import _ir
@@ -45,11 +46,11 @@ def check_reduction_producer(sch, pb, blk, store, buf):
         store.value.dtype == store.buffer.dtype
     for node in (pb.body, pb.init):
         for ld in _ir.buffer_loads(node):
-            if ld.buffer is buf and not all(same(a, b) for a, b in
+            if ld.buffer is buf and not all(identical(a, b) for a, b in
                                             zip(ld.indices, pb.body.indices)):
                 ok = False
         for st in _ir.buffer_stores(node):
-            if st.buffer is buf and not all(same(a, b) for a, b in
+            if st.buffer is buf and not all(identical(a, b) for a, b in
                                             zip(st.indices, pb.body.indices)):
                 ok = False
     if not ok:
@@ -94,8 +95,8 @@ def new_predicate(blk, sub, pb, realize, pbounds, extra=()):
     ranges = [(sub[id(iv.var)], iv.dom.min, iv.dom.extent) for iv in blk.iter_vars]
     ranges += [(e, const_like(base, e), const_like(span, e)) for e, base, span in extra]
     for e, lo, ext in ranges:
-        if isinstance(e, E.Var) and id(e) in pdoms and same(pdoms[id(e)].min, lo) and \
-                same(pdoms[id(e)].extent, ext):
+        if isinstance(e, E.Var) and id(e) in pdoms and identical(pdoms[id(e)].min, lo) and \
+                identical(pdoms[id(e)].extent, ext):
             continue                # the producer's iterator over the same domain
         if isinstance(lo, E.IntImm) and isinstance(ext, E.IntImm):
             hi = const_like(lo.value + ext.value, lo)
@@ -117,7 +118,7 @@ def new_predicate(blk, sub, pb, realize, pbounds, extra=()):
         new[0] = _lt_and_mod(new[0], new[1])
     out = realize.predicate
     for c in new:
-        if any(same(c, x) for x in C.conjuncts(out)):
+        if any(identical(c, x) for x in C.conjuncts(out)):
             continue
         out = C.and_(out, c)
     return out
@@ -135,27 +136,7 @@ def _lt_and_mod(c, d):
     """`x < a and x % b < r` with b dividing a: x < a - b + r (the largest x has x % b = b - 1)."""
     if isinstance(c, E.LT) and isinstance(d, E.LT) and isinstance(c.b, E.IntImm) and \
             isinstance(d.b, E.IntImm) and isinstance(d.a, E.FloorMod) and \
-            isinstance(d.a.b, E.IntImm) and d.a.b.value > 0 and same(d.a.a, c.a) and \
+            isinstance(d.a.b, E.IntImm) and d.a.b.value > 0 and identical(d.a.a, c.a) and \
             c.b.value % d.a.b.value == 0:
         return E.LT(c.a, const_like(c.b.value - d.a.b.value + d.b.value, c.b), "bool")
     return c
-
-
-def same(a, b):
-    """Deep equality of expressions, variables by identity."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (E.Var, S.Buffer)):
-        return False
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if not dataclasses.is_dataclass(a):
-        return a == b
-    for f in dataclasses.fields(a):
-        if f.name == "span":
-            continue
-        if not same(getattr(a, f.name), getattr(b, f.name)):
-            return False
-    return True

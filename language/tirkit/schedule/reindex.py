@@ -14,6 +14,7 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.equality import identical
 from . import _cache as K
 from . import _common as C
 from . import _inline as I
@@ -45,7 +46,7 @@ def reindex(sch, block, buffer):
         accesses += [x.indices for x in _ir.stmts(blk.init)
                      if isinstance(x, S.BufferStore) and x.buffer is buf]
     if not accesses or any(len(a) != len(accesses[0]) or
-                           not all(_same(x, y) for x, y in zip(a, accesses[0]))
+                           not all(identical(x, y) for x, y in zip(a, accesses[0]))
                            for a in accesses):
         raise sch.error("reindex/several-accesses", f"block '{blk.name_hint}' accesses "
                         f"'{buf.name}' at different places", blk)
@@ -108,20 +109,3 @@ def reindex(sch, block, buffer):
     new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + (rbuf,))
     sch.replace(block.func, scope, new_scope)
     return sch.block_of(block.func, cname)
-
-
-def _same(a, b):
-    """The same index expression (variables by identity)."""
-    import dataclasses as dc
-    if a is b:
-        return True
-    if type(a) is not type(b) or isinstance(a, E.Var):
-        return False
-    if isinstance(a, (E.IntImm, E.FloatImm)):
-        return a.value == b.value and a.dtype == b.dtype
-    if dc.is_dataclass(a):
-        from ..ir.visit import child_fields
-        return all(_same(getattr(a, f), getattr(b, f)) for f in child_fields(type(a)))
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b

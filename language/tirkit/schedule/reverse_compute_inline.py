@@ -20,13 +20,14 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.equality import identical
 from ..ir.visit import child_fields
 from . import _common as C
 from . import _inline as I
 from . import _ir
 from ._reverse_inline_map import dom_bounds, invert
 from ._reverse_inline_producer import (check_covered, check_reduction_producer, leaf_writer,
-                                       new_predicate, opaque_here, same)
+                                       new_predicate, opaque_here)
 from .analysis import output_buffers, producers, refresh_regions
 from .registry import primitive
 
@@ -61,7 +62,7 @@ def reverse_compute_inline(sch, block):
         raise sch.error("reverse_compute_inline/no-load", f"block '{blk.name_hint}' reads "
                         f"'{buf.name}' only opaquely", blk)
     idx = loads[0].indices
-    if any(not all(same(a, b) for a, b in zip(ld.indices, idx)) for ld in loads):
+    if any(not all(identical(a, b) for a, b in zip(ld.indices, idx)) for ld in loads):
         raise sch.error("reverse_compute_inline/several-indices", f"block '{blk.name_hint}' "
                         f"reads '{buf.name}' at several places", blk)
     if pb.init is not None:

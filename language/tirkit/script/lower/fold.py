@@ -1,11 +1,10 @@
 """Folding as TVM's operators fold: integer constants, constant slice extents."""
 from __future__ import annotations
 
-import dataclasses
 
 from ...ir import dtype as D
 from ...ir import expr as E
-from ...ir.stmt import Buffer
+from ...ir.equality import identical
 
 _FOLD = {E.Add: lambda x, y: x + y, E.Sub: lambda x, y: x - y, E.Mul: lambda x, y: x * y,
          E.FloorDiv: lambda x, y: x // y, E.FloorMod: lambda x, y: x % y}
@@ -40,23 +39,9 @@ def slice_extent(lo, hi) -> E.PrimExpr:
         return E.IntImm(hi.dtype, hi.value - lo.value)
     if isinstance(lo, E.IntImm) and lo.value == 0:
         return hi
-    if isinstance(hi, E.Add) and isinstance(hi.b, E.IntImm) and _same(hi.a, lo):
+    if isinstance(hi, E.Add) and isinstance(hi.b, E.IntImm) and identical(hi.a, lo):
         return hi.b
     return E.Sub(hi, lo, hi.dtype)
-
-
-def _same(a, b) -> bool:
-    """Structurally the same expression over the very same variables (spans ignored)."""
-    if a is b:
-        return True
-    if type(a) is not type(b) or isinstance(a, (E.Var, Buffer)):
-        return False
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, E.PrimExpr):
-        return all(f.name == "span" or _same(getattr(a, f.name), getattr(b, f.name))
-                   for f in dataclasses.fields(a))
-    return a == b
 
 
 def cast_folded(dtype, value):

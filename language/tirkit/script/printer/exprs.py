@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...ir.equality import identical
 from ..floats import float_literal
 from .base import _str
 
@@ -240,39 +241,13 @@ def _add(a, b):
         return E.IntImm(a.dtype, a.value + b.value)
     if _is_zero(a):
         return b
-    if isinstance(b, E.Sub) and _expr_same(b.b, a):
+    if isinstance(b, E.Sub) and identical(b.b, a):
         return b.a
     return E.Add(a, b, a.dtype)
 
 
 def _is_zero(e) -> bool:
     return isinstance(e, E.IntImm) and e.value == 0
-
-
-def _expr_same(a, b) -> bool:
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, E.IntImm):
-        return a.value == b.value and a.dtype == b.dtype
-    return _strict_equal(a, b)       # variables must be the very same ones here
-
-
-def _strict_equal(a, b) -> bool:
-    import dataclasses
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (E.Var, S.Buffer)):
-        return False
-    if dataclasses.is_dataclass(a):
-        return all(_strict_equal(getattr(a, f.name), getattr(b, f.name))
-                   for f in dataclasses.fields(a) if f.name != "span")
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(_strict_equal(x, y) for x, y in zip(a, b))
-    return a == b
 
 
 def free_vars(e) -> list:

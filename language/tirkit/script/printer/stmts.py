@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...ir.equality import identical
 from .base import INDENT, _str
-from .exprs import _add, _expr_same, _is_zero, free_vars
+from .exprs import _add, _is_zero, free_vars
 from .wrap import wrap_line
 
 
@@ -272,8 +273,8 @@ class StmtPrinter:
 
         for i, (iv, v) in enumerate(zip(b.iter_vars, iter_values)):
             f = self.loop_of.get(id(v)) if isinstance(v, E.Var) else None
-            if f is not None and iv.kind in ("S", "R") and _expr_same(f.min, iv.dom.min) and \
-                    _expr_same(f.extent, iv.dom.extent) and iv.var.dtype == v.dtype:
+            if f is not None and iv.kind in ("S", "R") and identical(f.min, iv.dom.min) and \
+                    identical(f.extent, iv.dom.extent) and iv.var.dtype == v.dtype:
                 group.append(i)
             else:
                 flush()
