@@ -325,3 +325,37 @@ def spin(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     # this thread kept running Python while the kernel computed (with the GIL held it could
     # not have looped at all until the call returned)
     assert count > 100
+
+
+def test_interpreter_checks_each_dimension_of_a_buffer_that_owns_its_storage():
+    from tirkit.diagnostics import TirkitError
+    # column 4 of a 4-wide row is inside the storage (the next row) but outside its dimension
+    src = '''@T.prim_func
+def rows(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+    for i, j in T.grid(3, 4):
+        B[i, j + OFFSET] = A[i, j]
+'''
+    module, func = _func(src.replace("OFFSET", "0"))
+    arrays = make_inputs(func, np.random.default_rng(1))
+    run_reference(func, arrays, module=module)
+    np.testing.assert_array_equal(arrays[1][:3], arrays[0][:3])
+    module, func = _func(src.replace("OFFSET", "1"))
+    with pytest.raises(TirkitError) as err:
+        run_reference(func, make_inputs(func, np.random.default_rng(1)), module=module)
+    d = err.value.diagnostics[0]
+    assert d.code == "bounds/out-of-bounds"
+    assert "outside dimension 1 of extent 4 (index 4)" in d.message
+
+
+def test_a_view_over_part_of_a_pool_is_checked_against_the_pool_only():
+    # the 8-element view indexes past its nominal shape but stays inside the 16-element pool
+    src = '''@T.prim_func
+def pool(A: T.Buffer((16,), "float32")):
+    V = T.decl_buffer((2, 4), "float32", data=A.data)
+    for i in range(3):
+        V[i, 1] = T.float32(7)
+'''
+    module, func = _func(src)
+    arrays = make_inputs(func, np.random.default_rng(2))
+    run_reference(func, arrays, module=module)
+    assert list(arrays[0][[1, 5, 9]]) == [7, 7, 7]

@@ -77,6 +77,7 @@ class Interpreter(ExprEval):
         self.lanes_enabled = lanes
         self._safe_cache: dict = {}
         self._keep: list = []
+        self._dims_cache: dict = {}     # (id(buffer), storage size) -> checked extents
         self._strides: dict = {}
         self._lane_counter = 0
         self.ret_dtype = return_dtype(func)

@@ -98,14 +98,19 @@ class ExprEval:
             if all(isinstance(x, E.IntImm) for x in tuple(buf.strides) + tuple(buf.shape)):
                 self._strides[id(buf)] = strides
                 self._keep.append(buf)
+        size = st.array.shape[-1]
+        dims = self._checked_dims(buf, size, env)
         flat = 0
-        for i, sd in zip(indices, strides):
+        for d, (i, sd) in enumerate(zip(indices, strides)):
             v = self.eval(i, env)
             v = v.astype(np.int64) if isinstance(v, np.ndarray) else int(v)
+            if dims is not None and np.size(v) and (np.min(v) < 0 or np.max(v) >= dims[d]):
+                bad = np.min(v) if np.min(v) < 0 else np.max(v)
+                fail(OUT_OF_BOUNDS, f"access to '{buf.name}' outside dimension {d} of extent "
+                     f"{dims[d]} (index {bad})", node)
             flat = flat + v * sd
         if buf.elem_offset is not None:
             flat = flat + int(self.eval(buf.elem_offset, env))
-        size = st.array.shape[-1]
         lo = flat.min() if isinstance(flat, np.ndarray) and flat.size else flat
         hi = flat.max() if isinstance(flat, np.ndarray) and flat.size else flat
         if isinstance(flat, np.ndarray) and not flat.size:
@@ -114,6 +119,25 @@ class ExprEval:
             fail(OUT_OF_BOUNDS, f"access to '{buf.name}' outside its {size} elements "
                  f"(flat index {lo if lo < 0 else hi})", node)
         return st, flat
+
+    def _checked_dims(self, buf, size, env):
+        """The extents each index of buf is checked against, or None: only a buffer that
+        spans its storage exactly (a parameter, an allocation, a view of the same size) is
+        checked per dimension; a view over part of a pool or a nominal `(1,)` over a pointer
+        is checked against its storage alone."""
+        key = (id(buf), size)
+        cache = self._dims_cache
+        if key in cache:
+            return cache[key]
+        dims = None
+        if not buf.strides and buf.elem_offset is None and \
+                all(isinstance(d, E.IntImm) for d in buf.shape):
+            dims = [d.value for d in buf.shape]
+            if int(np.prod(dims, dtype=np.int64)) != size:
+                dims = None
+        cache[key] = dims
+        self._keep.append(buf)          # its id stays its own while cached
+        return dims
 
     def eval(self, e, env):
         m = getattr(self, "_e_" + type(e).__name__, None)
