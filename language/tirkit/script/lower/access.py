@@ -56,29 +56,37 @@ class AccessMixin:
                 return False
         return True
 
+    def vector_indices(self, raw, store):
+        """(indices, lanes) of a load or store: a slice is a Ramp of ceil(extent / step) lanes,
+        or its start when that is one lane (as in TVM); an index that is itself a vector
+        (`A[T.Ramp(0, 1, 4)]`) gives its lanes."""
+        indices, lanes = [], 1
+        for r in raw:
+            if not isinstance(r, _SliceVal):
+                indices.append(r)
+                lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
+                continue
+            ext = slice_extent(r.lo, r.hi) if r.hi is not None else None
+            if store and (not isinstance(ext, E.IntImm) or ext.value < 1):
+                self.fail("type/mismatch", "a vector store needs constant bounds", r.node)
+            if r.hi is None:
+                self.fail("type/mismatch", "a vector access needs a stop", r.node)
+            if not isinstance(ext, E.IntImm):
+                self.fail("type/mismatch", "a vector access needs constant bounds", r.node)
+            stride = r.step if r.step is not None else E.IntImm(r.lo.dtype, 1)
+            n = ext.value
+            if isinstance(stride, E.IntImm) and stride.value > 1:
+                n = (n + stride.value - 1) // stride.value
+            if n == 1:
+                indices.append(r.lo)
+                continue
+            lanes = n
+            indices.append(E.Ramp(r.lo, stride, n, D.parse_dtype(r.lo.dtype).with_lanes(n)))
+        return indices, lanes
+
     def buffer_load(self, buf: Buffer, n):
         raw = self.buffer_indices(buf, n)
         self.check_index_count(buf, raw, n)
-        indices, lanes = [], 1
-        for r in raw:
-            if isinstance(r, _SliceVal):
-                if r.hi is None:
-                    self.fail("type/mismatch", "a vector access needs a stop", r.node)
-                ext = slice_extent(r.lo, r.hi)
-                if not isinstance(ext, E.IntImm):
-                    self.fail("type/mismatch", "a vector access needs constant bounds", r.node)
-                n_lanes = ext.value
-                stride = r.step if r.step is not None else E.IntImm(r.lo.dtype, 1)
-                if isinstance(stride, E.IntImm) and stride.value > 1:
-                    n_lanes = (n_lanes + stride.value - 1) // stride.value
-                if n_lanes == 1:            # a slice of one element is its start (as in TVM)
-                    indices.append(r.lo)
-                    continue
-                lanes = n_lanes
-                indices.append(E.Ramp(r.lo, stride, n_lanes,
-                                      D.parse_dtype(r.lo.dtype).with_lanes(n_lanes)))
-            else:
-                indices.append(r)
-                lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
+        indices, lanes = self.vector_indices(raw, store=False)
         dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
         return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))

@@ -369,9 +369,6 @@ class ExprMixin:
         self.fail("type/mismatch", "this value cannot be indexed", n)
 
 
-__all__ = ["ExprMixin", "LoopInfo", "LowerError"]
-
-
 def _float32_literal_wins(lit, other_dtype) -> bool:
     """A Python float is a float32 constant in TVM: beside a scalar integer or a narrower float
     the other operand is cast to float32 (`i + 0.5` is `T.Cast("float32", i) + 0.5`, a float16
@@ -381,3 +378,6 @@ def _float32_literal_wins(lit, other_dtype) -> bool:
     d = D.parse_dtype(other_dtype)
     return d is not None and d.lanes == 1 and not d.is_handle and (
         not d.is_float or d.bits < 32)
+
+
+__all__ = ["ExprMixin", "LoopInfo", "LowerError"]

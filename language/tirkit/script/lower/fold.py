@@ -1,7 +1,6 @@
 """Folding as TVM's operators fold: integer constants, constant slice extents."""
 from __future__ import annotations
 
-
 from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.equality import identical

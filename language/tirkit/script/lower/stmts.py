@@ -10,9 +10,8 @@ from ...ir import stmt as S
 from ...syntax import cst as C
 from .calls import _FreshVar
 from .context import ERROR_DTYPE, FAILED, MISSING, LowerError
-from .exprs import slice_extent
 from .fold import cast_folded
-from .values import _is_literal, _SliceVal, _Subscripted
+from .values import _is_literal, _Subscripted
 
 def evaluate_zero(span=None):
     return S.Evaluate(E.IntImm("int32", 0), span)
@@ -307,26 +306,7 @@ class StmtMixin:
             self.fail("type/mismatch", "only buffer elements can be stored to", target.value)
         raw = self.buffer_indices(buf, target)
         ok = self.check_index_count(buf, raw, target)
-        indices, lanes = [], 1
-        for r in raw:
-            if isinstance(r, _SliceVal):
-                ext = slice_extent(r.lo, r.hi) if r.hi is not None else None
-                if not isinstance(ext, E.IntImm) or ext.value < 1:
-                    self.fail("type/mismatch", "a vector store needs constant bounds", r.node)
-                stride = r.step or E.IntImm(r.lo.dtype, 1)
-                if isinstance(stride, E.IntImm) and stride.value > 0:
-                    n = (ext.value + stride.value - 1) // stride.value
-                else:
-                    n = ext.value
-                if n == 1:                  # a slice of one element is its start (as in TVM)
-                    indices.append(r.lo)
-                    continue
-                lanes = n
-                indices.append(E.Ramp(r.lo, stride, lanes,
-                                      D.parse_dtype(r.lo.dtype).with_lanes(lanes)))
-            else:
-                indices.append(r)           # `A[T.Ramp(0, 1, 4)]`: as many lanes as the index
-                lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
+        indices, lanes = self.vector_indices(raw, store=True)
         raw_value = self.value(value_node)
         want = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
         if _is_literal(raw_value) or isinstance(raw_value, bool):
