@@ -10,7 +10,8 @@ import codegen_helpers  # noqa: F401  (private kernel cache)
 from tirkit.codegen import build
 from tirkit.codegen.cli import make_inputs
 from tirkit.codegen.interp import run_reference
-from tirkit.codegen.operators import CALL_OPERATORS, as_operator
+from tirkit.codegen.operators import as_operator
+from tirkit.ir.expr import CALL_OPERATORS
 from tirkit.diagnostics import TirkitError
 from tirkit.ir import expr as E
 

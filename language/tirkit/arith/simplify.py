@@ -314,11 +314,8 @@ EXACT = {
 }
 
 
-# T.<name>(a, b) call spellings of the binary operators
-CALL_OPS = {"Add": E.Add, "Sub": E.Sub, "Mul": E.Mul, "FloorDiv": E.FloorDiv,
-            "FloorMod": E.FloorMod, "floordiv": E.FloorDiv, "floormod": E.FloorMod,
-            "Min": E.Min, "Max": E.Max, "min": E.Min, "max": E.Max, "truncdiv": E.Div,
-            "truncmod": E.Mod, "Div": E.Div, "Mod": E.Mod}
+# T.<name>(a, b) call spellings of the arithmetic operators
+CALL_OPS = {k: v for k, v in E.CALL_OPERATORS.items() if v in E.ARITH}
 
 
 def to_aff(e, an, env=None, exact=False) -> Aff:

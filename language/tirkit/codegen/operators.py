@@ -1,7 +1,8 @@
 """Operators spelled as calls: `T.Div(a, b)`, `T.LT(a, b)`, `T.truncmod(a, b)`, `T.Not(c)`, and
 `T.floor(x)` of an integer reach the code generator as `Call` nodes.  `as_operator` turns such a
 call into the operator node it stands for, so the LLVM backend (the `operator_calls` pass) and
-the reference interpreter run it with their existing operator code.
+the reference interpreter run it with their existing operator code.  The table of spellings is
+`ir.expr.CALL_OPERATORS`, which the lowering and the simplifier read too.
 
 TVM's semantics, for each spelling:
 - `T.Add/Sub/Mul`, `T.Min/Max`: the operator; `T.Div` is truncating division for integers
@@ -21,16 +22,6 @@ from ..ir import expr as E
 from ..ir.dtype import is_float, lanes_of, parse_dtype
 from .errors import UNSUPPORTED, fail
 
-# the one table: call spelling -> operator node class
-CALL_OPERATORS = {
-    "Add": E.Add, "Sub": E.Sub, "Mul": E.Mul, "Div": E.Div, "Mod": E.Mod,
-    "FloorDiv": E.FloorDiv, "FloorMod": E.FloorMod, "Min": E.Min, "Max": E.Max,
-    "EQ": E.EQ, "NE": E.NE, "LT": E.LT, "LE": E.LE, "GT": E.GT, "GE": E.GE,
-    "And": E.And, "Or": E.Or,
-    "truncdiv": E.Div, "truncmod": E.Mod, "floordiv": E.FloorDiv, "floormod": E.FloorMod,
-    "min": E.Min, "max": E.Max,
-}
-UNARY_OPERATORS = {"Not": E.Not}
 INTEGER_IDENTITY = frozenset({"floor", "ceil", "trunc", "round", "nearbyint"})
 
 
@@ -39,7 +30,7 @@ def is_operator_call(e) -> bool:
     if type(e) is not E.Call:
         return False
     op = e.op
-    if op in CALL_OPERATORS or op in UNARY_OPERATORS:
+    if op in E.CALL_OPERATORS or op in E.UNARY_CALL_OPERATORS:
         return True
     return op in INTEGER_IDENTITY and len(e.args) == 1 and not is_float(e.args[0].dtype)
 
@@ -61,12 +52,12 @@ def as_operator(e: E.Call):
     op = e.op
     if op in INTEGER_IDENTITY:
         return e.args[0]
-    if op in UNARY_OPERATORS:
+    if op in E.UNARY_CALL_OPERATORS:
         if len(e.args) != 1:
             fail(UNSUPPORTED, f"T.{op} takes one operand, got {len(e.args)}", e)
         return E.Not(e.args[0], "bool" if lanes_of(e.args[0].dtype) == 1 else
                      parse_dtype("bool").with_lanes(lanes_of(e.args[0].dtype)), span=e.span)
-    cls = CALL_OPERATORS[op]
+    cls = E.CALL_OPERATORS[op]
     if len(e.args) != 2:
         fail(UNSUPPORTED, f"T.{op} takes two operands, got {len(e.args)}", e)
     return binary(cls, e.args[0], e.args[1], e, f"T.{op}")

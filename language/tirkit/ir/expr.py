@@ -96,6 +96,19 @@ class Not(PrimExpr):
     span: Optional[Span] = SPAN_()
 
 
+# TVM's operator nodes spelled as calls (`T.Add(a, b)`, as TVM prints an addition it would
+# otherwise fold; `T.truncdiv(a, b)`): the node class each spelling stands for
+CALL_OPERATORS = {
+    "Add": Add, "Sub": Sub, "Mul": Mul, "Div": Div, "Mod": Mod,
+    "FloorDiv": FloorDiv, "FloorMod": FloorMod, "Min": Min, "Max": Max,
+    "EQ": EQ, "NE": NE, "LT": LT, "LE": LE, "GT": GT, "GE": GE,
+    "And": And, "Or": Or,
+    "truncdiv": Div, "truncmod": Mod, "floordiv": FloorDiv, "floormod": FloorMod,
+    "min": Min, "max": Max,
+}
+UNARY_CALL_OPERATORS = {"Not": Not}
+
+
 @node
 class Select(PrimExpr):
     condition: PrimExpr

@@ -45,7 +45,7 @@ ARITY = {"if_then_else": 3, "Select": 3, "max": 2, "min": 2, "floordiv": 2, "flo
 ARITY.update({n: 1 for n in UNARY_MATH})
 ARITY.update({n: 2 for n in BINARY_MATH - {"ldexp"}})
 
-_INT_DIV = {"floordiv": E.FloorDiv, "floormod": E.FloorMod, "truncdiv": E.Div, "truncmod": E.Mod}
+_INT_DIV = {k: E.CALL_OPERATORS[k] for k in ("floordiv", "floormod", "truncdiv", "truncmod")}
 
 
 def is_known_t_name(name: str) -> bool:
@@ -341,17 +341,12 @@ class _FreshVar:
         self.dtype, self.span = dtype, span
 
 
-_ARITH_CALLS = frozenset({"Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min",
-                          "Max"})
-_BOOL_CALLS = frozenset({"EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not"})
-
-
 def _generic_dtype(name, xs) -> str:
-    # TVM's node constructors spelled as calls (`T.Add(x, 0)`, as TVM prints an addition it
-    # would otherwise fold): the node's type
-    if name in _BOOL_CALLS:
+    # TVM's node constructors spelled as calls (`T.Add(x, 0)`): the node's type
+    cls = E.CALL_OPERATORS.get(name) or E.UNARY_CALL_OPERATORS.get(name)
+    if cls is not None and cls not in E.ARITH:
         return "bool"
-    if name in _ARITH_CALLS and xs:
+    if cls is not None and xs:
         typed = [x.dtype for x in xs if not isinstance(x, (E.IntImm, E.FloatImm))]
         return (typed or [xs[0].dtype])[0]
     if name.startswith(("tvm_", "ptx_", "call_", "mma_")) or name in ("address_of",
