@@ -52,9 +52,10 @@ def _rets(func):
     return out
 
 
-def return_dtype(func: S.PrimFunc) -> str | None:
-    """The dtype the function returns, or None when it returns nothing."""
-    rets = _rets(func)
+def return_dtype(func: S.PrimFunc, rets=None) -> str | None:
+    """The dtype the function returns, or None when it returns nothing (`rets`: its T.ret
+    calls, when the caller has them)."""
+    rets = _rets(func) if rets is None else rets
     if func.ret_type not in (None, "void", "") and (rets or func.ret_type != "handle"):
         return func.ret_type
     if rets and rets[0].args:
@@ -63,11 +64,12 @@ def return_dtype(func: S.PrimFunc) -> str | None:
 
 
 def check_control_flow(func: S.PrimFunc):
-    ret_dtype = return_dtype(func)
-    if ret_dtype is not None and _rets(func):
+    rets = _rets(func)
+    ret_dtype = return_dtype(func, rets)
+    if ret_dtype is not None and rets:
         if ret_dtype == "handle" or lanes_of(ret_dtype) != 1:
             fail(UNSUPPORTED, f"'{func.name}' returns a {ret_dtype}: the CPU backend returns "
-                 "one scalar (integer, float or bool) only", _rets(func)[0])
+                 "one scalar (integer, float or bool) only", rets[0])
     _check(func.body, [], func.name)
 
 
