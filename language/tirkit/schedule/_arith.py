@@ -14,8 +14,6 @@ printing (term order, `x + -1` in bindings, `9 - i`).
 """
 from __future__ import annotations
 
-import math
-
 from ..arith import simplify as S
 from ..arith.affine import Aff, Atom
 from ..arith.interval import Analyzer
@@ -340,23 +338,3 @@ def loop_bounds(loops) -> dict:
         if isinstance(f.min, E.IntImm) and isinstance(f.extent, E.IntImm):
             out[id(f.loop_var)] = (f.min.value, f.min.value + f.extent.value - 1)
     return out
-
-
-def simplify_deep(node, bounds=None):
-    """Every integer arithmetic subexpression under `node` simplified (as TVM's Simplify
-    does after a substitution)."""
-    from . import _ir
-    bounds = bounds or {}
-
-    def fn(y, x):
-        if isinstance(y, E.Cast):
-            v = y.value
-            if v.dtype == y.dtype:
-                return v
-            if _is_int(y) and isinstance(v, (E.IntImm, E.FloatImm)) and math.isfinite(v.value):
-                return E.IntImm(y.dtype, int(v.value))
-            return None
-        if type(y) in _INT_OPS and _is_int(y):
-            return simplify(y, bounds)
-        return None
-    return _ir.rebuild(node, fn)
