@@ -118,17 +118,7 @@ def tvm_equal(ctx, original, aliases, spelling, ours_tirx):
 def _tvm_context():
     import tvm
     import tvm.script
-    from tvm.script.parser import ir as ir_parser
-    from tvm.script.parser import tirx as tirx_parser
-    from tvm.script.parser.core.entry import _default_globals
-
-    def extra_for(aliases):
-        extra = _default_globals()
-        for alias, mod in aliases.items():
-            extra[alias] = ir_parser if mod == "ir" else tirx_parser
-        return extra
-
-    return tvm, extra_for
+    return tvm, corpus_extract.tvm_globals
 
 
 # ---------------------------------------------------------------- worker pool

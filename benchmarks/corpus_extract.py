@@ -210,15 +210,24 @@ def to_tvm_text(program: str, aliases: dict[str, str], spelling: str) -> str:
 # ---------------------------------------------------------------- TVM worker pool
 
 
+def tvm_globals(aliases: dict[str, str]) -> dict:
+    """The names `tvm.script.from_source` needs for a program with these script aliases
+    (`T` -> TVM's tirx parser, `I` -> its ir parser)."""
+    from tvm.script.parser import ir as ir_parser
+    from tvm.script.parser import tirx as tirx_parser
+    from tvm.script.parser.core.entry import _default_globals
+    extra = _default_globals()
+    for alias, mod in aliases.items():
+        extra[alias] = ir_parser if mod == "ir" else tirx_parser
+    return extra
+
+
 def _worker(conn):
     devnull = os.open(os.devnull, os.O_WRONLY)  # TVM prints diagnostics to stderr/stdout
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     import tvm  # noqa: F401
     import tvm.script
-    from tvm.script.parser import ir as ir_parser
-    from tvm.script.parser import tirx as tirx_parser
-    from tvm.script.parser.core.entry import _default_globals
 
     while True:
         try:
@@ -228,11 +237,8 @@ def _worker(conn):
         if job is None:
             return
         key, text, aliases = job
-        extra = _default_globals()
-        for alias, mod in aliases.items():
-            extra[alias] = ir_parser if mod == "ir" else tirx_parser
         try:
-            tvm.script.from_source(text, extra_vars=extra)
+            tvm.script.from_source(text, extra_vars=tvm_globals(aliases))
             conn.send((key, True, None))
         except BaseException as err:  # noqa: BLE001 - any failure is a result
             conn.send((key, False, first_error_line(err)))

@@ -76,19 +76,14 @@ def tvm_checks(corpus, flagged):
     import tvm
     import tvm.script
     from tvm import s_tir
-    from tvm.script.parser import ir as ir_parser
-    from tvm.script.parser import tirx as tirx_parser
-    from tvm.script.parser.core.entry import _default_globals
-    from corpus_extract import script_aliases, to_tvm_text
+    from corpus_extract import script_aliases, to_tvm_text, tvm_globals
     out = {}
     for spelling, f in flagged:
         program = open(os.path.join(corpus, spelling, f), encoding="utf-8").read()
         aliases = script_aliases(ast.parse(program))
-        extra = _default_globals()
-        for alias, mod in aliases.items():
-            extra[alias] = ir_parser if mod == "ir" else tirx_parser
         try:
-            mod = tvm.script.from_source(to_tvm_text(program, aliases, spelling), extra_vars=extra)
+            mod = tvm.script.from_source(to_tvm_text(program, aliases, spelling),
+                                         extra_vars=tvm_globals(aliases))
             if not isinstance(mod, tvm.IRModule):
                 mod = tvm.IRModule({"main": mod})
         except Exception:                  # noqa: BLE001 - TVM's verdict, whatever it is
