@@ -1,7 +1,7 @@
 """Code generator benchmark: tirkit vs TVM 0.27 on the same TVMScript, and numpy.
 
 For each kernel: compile time (tirkit without its cache; TVM's `tvm.compile` for target
-llvm/znver4), then the median run time on one thread and on two, measured side by side in
+llvm with the host's CPU name and features), then the median run time on one thread and on two, measured side by side in
 this one run.  The 1024^3 fp32 matmul is also compared with numpy (OpenBLAS) on one and two
 threads (each in a fresh process, so that OPENBLAS_NUM_THREADS takes effect).
 
@@ -68,7 +68,8 @@ def numpy_seconds(threads: int) -> float:
 def main() -> int:
     try:
         import tvm
-        target = tvm.target.Target({"kind": "llvm", "mcpu": "znver4"})
+        from tirkit.codegen.llvm.engine import host_target
+        target = tvm.target.Target(host_target())
         config = tvm.get_global_func("runtime.config_threadpool")
     except Exception as e:          # the oracle is optional
         print(f"TVM not available ({e}); measuring tirkit and numpy only")
@@ -112,7 +113,7 @@ def write(rows, np_t, have_tvm):
            "of `python benchmarks/bench_codegen.py` on a shared 2-core machine (noisy: compare "
            "columns of one row, not runs). GFLOP/s count 2 per multiply-add. TVM compiles the "
            "same script (tirx spelling) with `tvm.compile`, target "
-           '`{"kind": "llvm", "mcpu": "znver4"}`.', "",
+           '`{"kind": "llvm", "mcpu": <host CPU>, "mattr": <host features>}`.', "",
            "| kernel | MFLOP | compile tirkit (s) | compile TVM (s) | tirkit 1T GFLOP/s | "
            "TVM 1T | tirkit/TVM 1T | tirkit 2T GFLOP/s | TVM 2T | tirkit/TVM 2T |",
            "|---|---|---|---|---|---|---|---|---|---|"]

@@ -5,6 +5,7 @@ import pytest
 import tirkit
 from tirkit.codegen import build
 from tirkit.codegen.cli import compare, make_inputs
+from tirkit.codegen.llvm.engine import host_target
 
 from codegen_helpers import EXAMPLES
 
@@ -36,7 +37,7 @@ def test_same_results_as_tvm(fname, name):
     ours = [a.copy() for a in arrays]
     build(func, module)(*ours)
     ex = tvm.compile(tvm.script.from_source(_tvm_source(text)),
-                     target=tvm.target.Target({"kind": "llvm", "mcpu": "znver4"}))
+                     target=tvm.target.Target(host_target()))
     theirs = [tvm.runtime.tensor(a) for a in arrays]
     ex[name](*theirs)
     for b, o, t in zip(func.buffer_map, ours, theirs):

@@ -33,6 +33,14 @@ def host_cpu():
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
+def host_target() -> dict:
+    """This machine as an LLVM target description (`kind`, `mcpu`, `mattr`), the form TVM's
+    `Target` takes: the CPU name alone is not enough, since a host may report `znver4` with
+    AVX-512 disabled, and code for the name alone would then stop on an illegal instruction."""
+    cpu, features = host_cpu()
+    return {"kind": "llvm", "mcpu": cpu, "mattr": [f for f in features.split(",") if f]}
+
+
 def target_machine(opt=3):
     init()
     cpu, features = host_cpu()
