@@ -76,6 +76,7 @@ class TirkitServer(LanguageServer):
         self._inflight: dict = {}          # (uri, version) -> asyncio.Future[Analysis]
         self.saved_versions: dict = {}     # uri -> version last saved
         self.diagnostic_tasks: dict = {}   # uri -> the scheduled diagnostics task
+        self.pushed_on_save: set = set()   # uris with on-save diagnostics pushed to a puller
         self.features: list = []
 
     # ------------------------------------------------------------------ plumbing

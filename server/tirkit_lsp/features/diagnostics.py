@@ -12,6 +12,7 @@ import asyncio
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 
+from . import saved_diagnostics
 
 
 def _pending(server) -> dict:
@@ -100,6 +101,8 @@ async def refresh_all(server) -> None:
             schedule(server, uri, False, 0.0)
     elif server.client_supports("workspace", "diagnostics", "refresh_support"):
         await server.quietly(server.workspace_diagnostic_refresh_async(None))
+    else:
+        saved_diagnostics.refresh(server)
 
 
 def setup(server) -> None:
@@ -114,6 +117,7 @@ def setup(server) -> None:
         if pushing(server):
             schedule(server, uri, False, server.settings.debounce_ms / 1000.0)
         else:
+            saved_diagnostics.clear(server, uri)
             warm(server, uri, server.settings.debounce_ms / 1000.0)
 
     @server.safe_feature(T.TEXT_DOCUMENT_DID_SAVE)
@@ -124,6 +128,8 @@ def setup(server) -> None:
             schedule(server, uri, True, 0.0)
         elif server.client_supports("workspace", "diagnostics", "refresh_support"):
             await server.quietly(server.workspace_diagnostic_refresh_async(None))
+        else:                       # it will not pull again: push what the save added
+            saved_diagnostics.schedule(server, uri)
 
     @server.safe_feature(T.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(params: T.DidCloseTextDocumentParams):
@@ -132,6 +138,7 @@ def setup(server) -> None:
         if task is not None:
             task.cancel()
         server.forget(uri)
+        saved_diagnostics.clear(server, uri)
         if pushing(server):
             server.text_document_publish_diagnostics(
                 T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -147,7 +154,7 @@ def setup(server) -> None:
         a = await server.analysis(params.text_document.uri)
         if a is None:
             return empty_report()
-        full = wants_full(server, a)
+        full = saved_diagnostics.pull_is_full(server, wants_full(server, a))
         result_id = f"{a.version}:{'full' if full else 'fast'}:{server.settings.target or ''}"
         if params.previous_result_id == result_id:
             return T.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
