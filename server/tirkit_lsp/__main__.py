@@ -29,7 +29,8 @@ def main(argv=None) -> int:
             ap.error(f"--tcp wants HOST:PORT, got {args.tcp!r}")
         server.start_tcp(host or "127.0.0.1", port_n)
     else:
-        server.start_io()
+        from .stdio import LenientStdin
+        server.start_io(stdin=LenientStdin(sys.stdin.buffer))
     return 0
 
 
