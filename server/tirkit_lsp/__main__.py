@@ -31,6 +31,10 @@ def main(argv=None) -> int:
     else:
         from .stdio import LenientStdin
         server.start_io(stdin=LenientStdin(sys.stdin.buffer))
+    # the connection ended (`exit`, or the client closed it): no analysis may hold the process
+    from .features.lifecycle import exit_code, leave_soon, stop_work
+    stop_work(server)
+    leave_soon(exit_code(server))
     return 0
 
 
