@@ -10,15 +10,13 @@ for i = 1, #arg do
   else table.insert(cmd, arg[i]) end
 end
 
-local pulls, pushes = {}, {}         -- bufnr -> number of answered pulls, uri -> pushes
-vim.api.nvim_create_autocmd('LspRequest', {
-  callback = function(ev)
-    local req = ev.data.request
-    if req and req.type == 'complete' and req.method == 'textDocument/diagnostic' then
-      pulls[ev.buf] = (pulls[ev.buf] or 0) + 1
-    end
-  end,
-})
+-- count what has been handled (the diagnostics are set when the count goes up)
+local pulls, pushes = {}, {}         -- bufnr -> answered pulls, uri -> pushes
+local on_pull = vim.lsp.handlers['textDocument/diagnostic']
+vim.lsp.handlers['textDocument/diagnostic'] = function(err, result, ctx, config)
+  on_pull(err, result, ctx, config)
+  pulls[ctx.bufnr] = (pulls[ctx.bufnr] or 0) + 1
+end
 local on_publish = vim.lsp.handlers['textDocument/publishDiagnostics']
 vim.lsp.handlers['textDocument/publishDiagnostics'] = function(err, params, ctx, config)
   on_publish(err, params, ctx, config)
@@ -51,7 +49,6 @@ for _, file in ipairs(files) do
     io.stdout:write('FAIL no pull answered for ' .. file .. '\n')
     os.exit(3)
   end
-  vim.wait(50)
   report('open', buf, file)
   local uri = vim.uri_from_bufnr(buf)
   local before = pushes[uri] or 0
@@ -60,7 +57,6 @@ for _, file in ipairs(files) do
     io.stdout:write('FAIL nothing arrived after saving ' .. file .. '\n')
     os.exit(4)
   end
-  vim.wait(50)
   report('saved', buf, file)
   io.stdout:write('DONE ' .. vim.fs.basename(file) .. '\n')
 end
