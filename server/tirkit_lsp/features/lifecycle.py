@@ -2,9 +2,9 @@
 
 Analyses run on worker threads, and Python waits for those at interpreter exit: after
 `exit` in the middle of checking a large file the process lingered for the rest of the
-check (many seconds).  On `shutdown` the analysis queue is dropped; on `exit` the process
-ends at once (every message was flushed as it was sent), and when the client closes the
-connection instead, a daemon watchdog ends it after `GRACE_S` if an analysis still holds it.
+check (many seconds).  On `exit` the process ends at once (every message was flushed as
+it was sent); when the client closes the connection instead, queued analyses are dropped
+and a daemon watchdog ends the process after `GRACE_S` if a running one still holds it.
 Logs are flushed; the exit code is 0 after a `shutdown` request and 1 without, as the
 protocol asks.
 """
@@ -52,11 +52,9 @@ def exit_code(server) -> int:
 def setup(server) -> None:
     def on_shutdown(params):
         server.shutdown_requested = True
-        stop_work(server)
 
     def on_exit(params):
         # every message was written and flushed when it was sent: nothing is left to do
-        stop_work(server)
         leave(exit_code(server))
 
     server.feature(T.SHUTDOWN)(on_shutdown)
