@@ -133,7 +133,7 @@ def test_vscode_end_to_end():
     out = r.stdout
     assert "FAIL" not in out
     for check in ("install .vsix", "error squiggle", "Problems entry", "on-save diagnostics",
-                  "status bar",
+                  "status bar", "hover on kernel name",
                   "hover on block", "schedule trace command", "format kernels",
                   "canonical form command", "target setting",
                   "missing server message"):

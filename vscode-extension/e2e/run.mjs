@@ -310,6 +310,31 @@ async function main() {
     await page.keyboard.press("Escape");
   }
 
+  await step("hover on kernel name", async () => {
+    // -- 2b. hover on the kernel's name: its signature, FLOPs, time, blocks, diagnostics
+    const defLine = validLines.findIndex((l) => /^\s*def\s+\w+\(/.test(l));
+    if (defLine < 0) { skip("hover on kernel name", `${validName} has no kernel`); return; }
+    const name = /def\s+(\w+)\(/.exec(validLines[defLine])[1];
+    const hover = page.locator(".monaco-hover:visible", { hasText: "kernel" }).first();
+    let text = "";
+    for (let attempt = 0; attempt < 3 && !text; attempt++) {
+      await goTo(defLine + 1, validLines[defLine].indexOf(name) + 2);
+      await page.keyboard.press("Control+K");
+      await page.keyboard.press("Control+I");
+      try {
+        await hover.waitFor({ timeout: 8000 });
+        await page.waitForTimeout(300);
+        text = await hover.innerText();
+      } catch { await page.keyboard.press("Escape"); }
+    }
+    const wanted = [`kernel ${name}`, "FLOPs", "estimated time", "blocks", "diagnostics"];
+    const missing = wanted.filter((w) => !text.includes(w));
+    if (text && missing.length === 0) pass("hover on kernel name", text.split("\n").filter((l) => /kernel|FLOPs|blocks/.test(l)).join(" | "));
+    else fail("hover on kernel name", text ? `missing ${JSON.stringify(missing)}: ${JSON.stringify(text.slice(0, 400))}` : "no hover appeared after 3 tries");
+    await shot("02c-hover-kernel");
+    await page.keyboard.press("Escape");
+  });
+
   await step('schedule code actions', async () => {
     // -- 3. Ctrl+. at a loop: schedule actions
     const loopLine = validLines.findIndex((l) => /^\s*for\s/.test(l));
