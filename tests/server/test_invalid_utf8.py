@@ -95,3 +95,18 @@ async def test_escaped_surrogates(client):
     assert not await client.text_document_formatting_async(T.DocumentFormattingParams(
         d, T.FormattingOptions(4, True)))
     no_popups(client)
+
+
+async def test_unopened_file_with_bad_bytes_on_disk(client, tmp_path):
+    """Requests on a file the client never opened, whose bytes on disk are not UTF-8 (the
+    document store would read it from disk): every answer is empty, nothing pops up."""
+    f = tmp_path / "latin1_on_disk.py"
+    f.write_bytes(MATMUL.replace("# ", "# caf\xe9 ").encode("latin-1") + b"\xff\n")
+    d = T.TextDocumentIdentifier(f.as_uri())
+    assert await client.text_document_hover_async(T.HoverParams(d, T.Position(11, 22))) is None
+    assert list(await client.text_document_document_symbol_async(
+        T.DocumentSymbolParams(d)) or []) == []
+    assert list(await client.text_document_code_lens_async(T.CodeLensParams(d)) or []) == []
+    client.text_document_did_save(T.DidSaveTextDocumentParams(d))
+    assert await client.text_document_hover_async(T.HoverParams(d, T.Position(11, 22))) is None
+    no_popups(client)
