@@ -3,7 +3,8 @@ set on save (or on every change with `tirkit.diagnostics.mode = "onChange"`), an
 through `textDocument/diagnostic` by clients that ask.  A file without kernels gets none.
 
 A client that pulls diagnostics is not also sent pushed ones (it would see each twice),
-unless `tirkit.diagnostics.push` is "always".
+unless `tirkit.diagnostics.push` is "always"; one that cannot be asked to pull again is
+pushed only what a save adds (saved_diagnostics.py).
 """
 from __future__ import annotations
 
