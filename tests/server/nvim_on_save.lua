@@ -51,9 +51,12 @@ for _, file in ipairs(files) do
   end
   report('open', buf, file)
   local uri = vim.uri_from_bufnr(buf)
-  local before = pushes[uri] or 0
+  local pushed, pulled = pushes[uri] or 0, pulls[buf] or 0
   vim.cmd('silent write')
-  if not vim.wait(30000, function() return (pushes[uri] or 0) > before end, 10) then
+  -- what the save adds arrives pushed (no refresh support) or by a pull the server asks for
+  if not vim.wait(30000, function()
+    return (pushes[uri] or 0) > pushed or (pulls[buf] or 0) > pulled
+  end, 10) then
     io.stdout:write('FAIL nothing arrived after saving ' .. file .. '\n')
     os.exit(4)
   end

@@ -82,7 +82,11 @@ def test_neovim_default_settings_on_save_diagnostics(tmp_path):
                           stdin=subprocess.DEVNULL)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
-    assert "REFRESH_SUPPORT nil" in out          # the case this test is about
+    # the case this test is about (Neovim 0.11); a later Neovim that can be asked to pull
+    # again must show the same diagnostics the other way
+    assert "REFRESH_SUPPORT nil" in out or "REFRESH_SUPPORT true" in out, out
+    if nvim_version(nvim) == (0, 11):
+        assert "REFRESH_SUPPORT nil" in out
     got = {"open": {}, "saved": {}}
     for ln in out.splitlines():
         if ln.startswith("DIAG "):
