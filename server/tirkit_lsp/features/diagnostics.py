@@ -25,8 +25,9 @@ def wants_full(server, a) -> bool:
 
 
 def lsp_diagnostics(server, a, full: bool) -> list:
+    from .suppressions import visible_diagnostics
     conv = server.converter(a)
-    return [conv.diagnostic(d, a.uri, a.path) for d in a.diagnostics(full, server.settings.target)]
+    return [conv.diagnostic(d, a.uri, a.path) for d in visible_diagnostics(server, a, full)]
 
 
 def client_pulls(server) -> bool:
@@ -148,7 +149,9 @@ def setup(server) -> None:
         if a is None:
             return empty_report()
         full = wants_full(server, a)
-        result_id = f"{a.version}:{'full' if full else 'fast'}:{server.settings.target or ''}"
+        from .suppressions import config_key
+        result_id = f"{a.version}:{'full' if full else 'fast'}:{config_key(server, a)}" \
+            f":{server.settings.target or ''}"
         if params.previous_result_id == result_id:
             return T.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         items = await server.run_sync(lsp_diagnostics, server, a, full)
