@@ -18,8 +18,8 @@ project root.  Keys (docs/configuration.md):
 Precedence: explicit overrides (the command line, or the editor's settings) over the file
 over the defaults.  `select` given as an override replaces the file's; `ignore` extends it.
 The narrowest pattern that names a code decides (an exact code over a family over `all`;
-`ignore` wins a tie), so `select = ["thread/race"]` with `ignore = ["thread/"]` keeps
-`thread/race`.
+`ignore` wins a tie), so `select = ["thread/launch-limit"]` with `ignore = ["thread/"]`
+keeps `thread/launch-limit`.
 """
 from __future__ import annotations
 
