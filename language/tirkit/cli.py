@@ -9,16 +9,10 @@ from .diagnostics import Diagnostic
 
 
 def _files(paths):
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__"))
-                                 and d not in ("node_modules", "build", "dist"))
-                for f in sorted(files):
-                    if f.endswith(".py"):
-                        yield os.path.join(root, f)
-        else:
-            yield p
+    """The `.py` files under `paths` (folders walked, the configuration's excludes
+    skipped); files named directly as they are."""
+    from .project.tree import Resolver, files
+    return files(paths, Resolver({}))
 
 
 def _read(path):
