@@ -85,8 +85,8 @@ def warm(server, uri: str, delay: float) -> None:
             await asyncio.sleep(delay)
             a = await server.analysis(uri)
             if a is not None and server.is_current(a):
-                await server.run_sync(a.diagnostics, wants_full(server, a),
-                                      server.settings.target)
+                from .suppressions import visible_diagnostics
+                await server.run_sync(visible_diagnostics, server, a, wants_full(server, a))
         except asyncio.CancelledError:
             pass
         except Exception as e:
