@@ -144,7 +144,8 @@ def test_configuration_errors_exit_2_with_the_file_named(tmp_path, capsys, text,
 
 def test_tirkit_config_prints_the_resolved_configuration(tmp_path, capsys):
     write(tmp_path / "pyproject.toml", '[tool.tirkit]\ntarget = "llvm"\nintrinsics = ["intrin"]'
-          '\n[tool.tirkit.constants]\ninline-threshold = 8\n')
+          '\n[tool.tirkit.constants]\ninline-threshold = 8\n'
+          '[tool.tirkit.per-file-ignores]\n"t/*.py" = ["bounds/"]\n')
     f = write(tmp_path / "a" / "k.py", OOB)
     assert cli(["config", "--format", "json", str(f)]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -155,6 +156,14 @@ def test_tirkit_config_prints_the_resolved_configuration(tmp_path, capsys):
     assert cli(["config", str(f)]) == 0
     out = capsys.readouterr().out
     assert 'target = "llvm"' in out and "inline-threshold = 8" in out
+    # the printed configuration is a tirkit.toml that means the same
+    write(tmp_path / "copy" / "tirkit.toml", out)
+    again = load(str(tmp_path / "copy" / "tirkit.toml"))
+    first = resolve(f)
+    assert (again.target, again.select, again.ignore, again.per_file_ignores,
+            again.intrinsics, again.cache_folder(), again.inline_threshold) == \
+        (first.target, first.select, first.ignore, first.per_file_ignores,
+         first.intrinsics, first.cache_folder(), first.inline_threshold)
 
 
 def test_fmt_takes_the_inline_threshold_from_the_configuration(tmp_path, capsys):

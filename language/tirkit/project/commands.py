@@ -145,22 +145,24 @@ def cmd_config(args) -> int:
         sys.stdout.write("\n")
         return 0
     print(f"# {cfg.source or 'no configuration file found: the defaults'}")
+    print(f"# project root: {cfg.root or os.getcwd()}")
+    d.pop("source")
+    d.pop("root")
     for k, v in d.items():
-        if isinstance(v, dict):
-            continue
-        print(f"{k} = {_toml(v)}")
+        if v is None:
+            print(f"# {k}: not set")
+        elif not isinstance(v, dict):
+            print(f"{k} = {_toml(v)}")
     for k, v in d.items():
         if isinstance(v, dict):
             print(f"\n[{k}]")
             for kk, vv in v.items():
-                print(f"{json.dumps(kk)} = {_toml(vv)}" if not kk.replace("-", "").isalnum()
-                      else f"{kk} = {_toml(vv)}")
+                key = kk if kk.replace("-", "").replace("_", "").isalnum() else json.dumps(kk)
+                print(f"{key} = {_toml(vv)}")
     return 0
 
 
 def _toml(v) -> str:
-    if v is None:
-        return '""  # not set'
     if isinstance(v, bool):
         return "true" if v else "false"
     return json.dumps(v)
