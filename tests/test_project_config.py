@@ -184,3 +184,16 @@ def k():
     write(tmp_path / "b" / "tirkit.toml", "[constants]\ninline-threshold = 4\n")
     assert cli(["fmt", "--inline-threshold", "64", str(g)]) == 0   # the option wins
     assert not (tmp_path / "b" / "k.params").exists()
+
+
+def test_fmt_walks_folders_with_the_configuration_excludes(tmp_path, capsys):
+    from conftest import EXAMPLES
+    messy = (EXAMPLES / "valid" / "matmul.py").read_text().replace(
+        "T.axis.remap(", "T.axis.remap (", 1)
+    write(tmp_path / "tirkit.toml", 'extend-exclude = ["generated"]\n')
+    write(tmp_path / "generated" / "k.py", messy)
+    assert cli(["fmt", "--check", str(tmp_path)]) == 0
+    write(tmp_path / "src" / "k.py", messy)
+    assert cli(["fmt", "--check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert out.strip() == f"would reformat {tmp_path / 'src' / 'k.py'}"
