@@ -44,18 +44,58 @@ def env():
     return e
 
 
-def timed(args, cwd):
-    """(wall seconds, CPU seconds of the process and its workers, stdout)."""
+def _cpu_seconds(pid):
+    """CPU seconds (user + system) of a live process, from /proc; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def timed(args, cwd, watch=False):
+    """(wall seconds, CPU seconds of the process and its workers, stdout, {worker pid: CPU
+    seconds last seen}); `watch` samples the worker processes' CPU from /proc."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    r = subprocess.run(tirkit_cmd() + args, cwd=cwd, env=env(), capture_output=True,
-                       text=True)
+    p = subprocess.Popen(tirkit_cmd() + args, cwd=cwd, env=env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    workers = {}
+    if watch:
+        import threading
+        out_box = {}
+        reader = threading.Thread(target=lambda: out_box.update(
+            zip(("out", "err"), p.communicate())))
+        reader.start()
+        while reader.is_alive():
+            for c in _children(p.pid):
+                cpu = _cpu_seconds(c)
+                if cpu is not None:
+                    workers[c] = cpu
+            reader.join(0.5)
+        stdout, stderr = out_box.get("out", ""), out_box.get("err", "")
+    else:
+        stdout, stderr = p.communicate()
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
-        raise SystemExit(f"tirkit check failed ({r.returncode}): {r.stderr[-2000:]}")
+    if p.returncode != 0:
+        raise SystemExit(f"tirkit check failed ({p.returncode}): {stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, r.stdout
+    return wall, cpu, stdout, workers
 
 
 def cache_stamp(folder):
@@ -85,14 +125,14 @@ def main(argv=None):
     base = ["check", "--format", "json", "--exit-zero", *dirs]
     try:
         print(f"{files} files; anchor: serial, no cache ...", flush=True)
-        s_wall, s_cpu, s_out = timed(base + ["--jobs", "1", "--no-cache"], work)
+        s_wall, s_cpu, s_out, _ = timed(base + ["--jobs", "1", "--no-cache"], work)
         print(f"  {s_wall:.1f} s; first run, every core, empty cache ...", flush=True)
-        f_wall, f_cpu, f_out = timed(base + ["--cache-dir", cache], work)
+        f_wall, f_cpu, f_out, workers = timed(base + ["--cache-dir", cache], work, watch=True)
         print(f"  {f_wall:.1f} s (CPU {f_cpu:.1f} s); second run ...", flush=True)
         seconds, outs, rewrote = [], [], 0
         for _ in range(a.repeat):
             stamp = cache_stamp(cache)
-            w, _, out = timed(base + ["--cache-dir", cache], work)
+            w, _, out, _ = timed(base + ["--cache-dir", cache], work)
             rewrote += cache_stamp(cache) != stamp      # a miss rewrites the cache file
             seconds.append(w)
             outs.append(out)
@@ -131,6 +171,9 @@ def main(argv=None):
         f"- second run over first run: **{f_wall / w_wall:.1f}x faster** (target: at least 5x)",
         f"- parallel speed-up of the first run over the serial anchor: {s_wall / f_wall:.2f}x "
         f"on {os.cpu_count()} cores",
+        f"- the first run's worker processes (sampled from /proc every 0.5 s): {len(workers)}, "
+        f"CPU seconds each (at least): "
+        f"{', '.join(f'{c:.1f}' for c in sorted(workers.values(), reverse=True)) or '-'}",
         "",
         "The cache is one JSON file per tirkit version in `.tirkit_cache/` at the project root",
         "(here a temporary `--cache-dir`); an entry is valid while the file's content hash, the",

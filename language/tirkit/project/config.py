@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from . import codes
 
@@ -61,7 +61,6 @@ class Config:
     warn_unused_ignores: bool = False
     cache_dir: str | None = None            # absolute; None: DEFAULT_CACHE_DIR at the root
     inline_threshold: int = 64
-    overridden: frozenset = field(default=frozenset(), compare=False)
 
     # ------------------------------------------------------------------ codes
     def file_ignores(self, path) -> tuple:
@@ -143,7 +142,7 @@ class Config:
             given["ignore"] = self.ignore + _patterns(given["ignore"], "ignore", "override")
         if "cache_dir" in given:
             given["cache_dir"] = os.path.abspath(given["cache_dir"])
-        return replace(self, overridden=self.overridden | frozenset(given), **given)
+        return replace(self, **given)
 
 
 # ---------------------------------------------------------------------- discovery
