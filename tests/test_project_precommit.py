@@ -3,7 +3,6 @@
 passes on a valid one; `tirkit-fmt` rewrites a kernel and then passes.  The hooks are
 installed as `repo: local` hooks with `language: system` and this environment's tirkit, so
 pre-commit downloads nothing."""
-import os
 import shutil
 import subprocess
 import sys

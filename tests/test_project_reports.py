@@ -2,8 +2,6 @@
 workflow commands, statistics), exit codes, `fmt --diff`, and the cached, parallel
 whole-tree run."""
 import json
-import os
-import pathlib
 import subprocess
 import sys
 
