@@ -127,3 +127,24 @@ def test_add_ignore_appends_or_extends():
     fixed = "\n".join(add_ignore(l, "bounds/out-of-bounds") if i == 8 else l
                       for i, l in enumerate(OOB.split("\n")))
     assert codes(OOB) == [(9, "bounds/out-of-bounds")] and codes(fixed) == []
+
+
+def test_remove_unused_takes_the_pattern_or_the_whole_directive():
+    from tirkit.project.suppress import remove_unused
+    text = on_line(TWO, 9, "  # tirkit: ignore[bounds/out-of-bounds, thread/launch-limit]")
+    text = on_line(text, 10, "  # off by two  # tirkit: ignore[loop-nest/]")
+    text = "# tirkit: ignore-file[thread/]\n" + text
+    diags = finish(text, tirkit.check(text), Config(), warn_unused=True)
+    unused = [d for d in diags if d.code == "suppression/unused"]
+    lines = text.split("\n")
+    fixed = {}
+    for d in unused:
+        i = d.line - 1
+        fixed[i] = remove_unused(fixed.get(i, lines[i]), d.span.column, d.span.end_column)
+    assert [d.line for d in unused] == [1, 10, 11] and fixed[0] == ""
+    assert fixed[9].endswith("A[vi + 1]  # tirkit: ignore[bounds/out-of-bounds]")
+    assert fixed[10].endswith("A[vi + 2])  # off by two")
+    clean = "\n".join(fixed.get(i, l) for i, l in enumerate(lines))
+    assert [d for d in finish(clean, tirkit.check(clean), Config(), warn_unused=True)
+            if d.code == "suppression/unused"] == []
+    assert remove_unused("x = 1  # tirkit: ignore\r\n", 8, 24) == "x = 1\r\n"

@@ -82,3 +82,20 @@ async def test_editor_settings_map_to_configuration_overrides(tmp_path):
     assert cfg.ignore == ("name/", "type/") and cfg.inline_threshold == 8
     assert resolve(tmp_path / "k.py").target == "cuda-sm90"
     assert editor_overrides({"constants.inlineThreshold": 3}) == {"inline_threshold": 3}
+
+
+async def test_quick_fix_removes_an_unused_suppression(client, tmp_path):
+    write(tmp_path / "tirkit.toml", "warn-unused-ignores = true\n")
+    text = on_line(TWO, 9, "  # tirkit: ignore[bounds/out-of-bounds, thread/]")
+    uri = (tmp_path / "k.py").as_uri()
+    open_doc(client, uri, text)
+    diags = await wait_diagnostics(client, uri, lambda ds: any(
+        d.code == "suppression/unused" for d in ds))
+    d = next(x for x in diags if x.code == "suppression/unused")
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    (fix,) = [a for a in acts if a.title == "Remove unused suppression"]
+    (edit,) = fix.edit.changes[uri]
+    assert edit.range.start == T.Position(8, 0)
+    assert edit.new_text == TWO.split("\n")[8] + "  # tirkit: ignore[bounds/out-of-bounds]"

@@ -135,3 +135,21 @@ def add_ignore(line: str, code: str) -> str:
             pats.append(code)
         return body[:m.start(2)] + ", ".join(pats) + body[m.end(2):] + tail
     return body.rstrip() + f"  # tirkit: ignore[{code}]" + tail
+
+
+def remove_unused(line: str, column: int, end_column: int) -> str:
+    """The line without the suppression pattern at 1-based [column, end_column) (what a
+    `suppression/unused` diagnostic spans): the pattern leaves its list, and a directive
+    left with nothing to silence leaves the line (the quick fix "Remove unused
+    suppression")."""
+    body = line.rstrip("\r\n")
+    tail = line[len(body):]
+    for m in DIRECTIVE.finditer(body):
+        if not m.start() <= column - 1 < m.end():
+            continue
+        pats = list(re.finditer(r"[^,\s]+", m.group(2) or ""))
+        keep = [p.group() for p in pats if m.start(2) + p.start() != column - 1]
+        if m.group(2) is not None and keep and len(keep) < len(pats):
+            return body[:m.start(2)] + ", ".join(keep) + body[m.end(2):] + tail
+        return (body[:m.start()].rstrip() + body[m.end():]).rstrip() + tail
+    return line
