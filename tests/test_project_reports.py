@@ -115,6 +115,8 @@ def test_exit_codes(tmp_path):
     assert r.returncode == 2 and "invalid choice" in r.stderr
     r = code("check", "--no-cache", "--statistics", "--format", "sarif", good)
     assert r.returncode == 2
+    r = code("check", "--no-cache", "--jobs", "0", good)
+    assert r.returncode == 2 and "--jobs" in r.stderr
     write(tmp_path / "tirkit.toml", "select = 3\n")
     r = code("check", "--no-cache", good)
     assert r.returncode == 2 and "tirkit.toml" in r.stderr and "Traceback" not in r.stderr

@@ -56,6 +56,9 @@ def _overrides(args) -> dict:
 def run_check(args, render_text) -> int:
     """`tirkit check`; `render_text(path, text, diagnostic)` writes the text format."""
     from .tree import Resolver, check_tree
+    if args.jobs is not None and args.jobs < 1:
+        print("tirkit: --jobs takes a number of processes, at least 1", file=sys.stderr)
+        return 2
     if args.statistics and args.format in ("sarif", "github"):
         print(f"tirkit: --statistics does not combine with --format {args.format}",
               file=sys.stderr)
