@@ -201,3 +201,29 @@ def test_sarif_paths_inside_the_folder_are_relative(tmp_path, capsys, monkeypatc
     assert run_["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.as_uri() + "/"
     levels = sorted(r["level"] for r in run_["results"])
     assert levels == ["error", "error", "warning"]
+
+
+def test_cache_entry_follows_the_params_file_the_script_names(tmp_path, capsys):
+    import numpy as np
+    from tirkit.script import params as P
+    script = '''from tvm.script import tir as T
+from tirkit.script import params
+W = params.load("k.params")
+
+
+@T.prim_func
+def f():
+    k = T.allocate_const(W["w"], "int16", [3])
+    T.evaluate(0)
+'''
+    f = write(tmp_path / "k.py", script)
+    cache_dir = tmp_path / "cache"
+    args = ["check", "--isolated", "--format", "json", "--cache-dir", cache_dir, f]
+    rc, out, _ = run(capsys, *args)
+    assert [d["code"] for d in json.loads(out)] == ["constants/missing-file"]
+    P.save(tmp_path / "k.params", {"w": np.arange(3, dtype=np.int16)})
+    rc, out, _ = run(capsys, *args)
+    assert rc == 0 and json.loads(out) == []           # not the cached missing-file report
+    P.save(tmp_path / "k.params", {"w": np.arange(4, dtype=np.int16)})
+    rc, out, _ = run(capsys, *args)
+    assert [d["code"] for d in json.loads(out)] == ["constants/shape-mismatch"]

@@ -4,6 +4,7 @@ from the result cache, the others checked on every core when there are many of t
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -33,7 +34,6 @@ class Resolver:
             self.fixed = load(config_file).with_overrides(**overrides)
         self._by_dir: dict = {}
         self._by_source: dict = {}
-
     def for_path(self, path) -> Config:
         if self.fixed is not None:
             return self.fixed
@@ -47,6 +47,24 @@ class Resolver:
                 self._by_source[src] = cfg
             self._by_dir[d] = cfg
         return cfg
+
+
+PARAMS_NAME = re.compile(rb"""["']([^"'\n]+\.params)["']""")
+
+
+def params_stamp(path, data: bytes) -> str:
+    """The `.params` files the script names (size and mtime, or missing): its constants
+    diagnostics depend on them, so they are part of its cache key."""
+    d = os.path.dirname(os.path.abspath(path))
+    parts = []
+    for name in sorted(set(PARAMS_NAME.findall(data))):
+        p = os.path.join(d, os.fsdecode(name))
+        try:
+            st = os.stat(p)
+            parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{p}:missing")
+    return ";".join(parts)
 
 
 def files(paths, resolver: Resolver):
@@ -97,7 +115,8 @@ def check_tree(paths, resolver: Resolver, warn_unused=None, use_cache=True, jobs
         out.append(res)
         k = None
         if cache is not None:
-            k = result_cache.key(data, cfg.fingerprint(), f"unused={warn_unused}")
+            extra = params_stamp(path, data) if b".params" in data else ""
+            k = result_cache.key(data, cfg.fingerprint(), f"unused={warn_unused};{extra}")
             hit = cache.get(os.path.abspath(path), k)
             if hit is not None:
                 res.diagnostics, res.cached = hit, True
