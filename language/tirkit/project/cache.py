@@ -1,7 +1,6 @@
 """The whole-tree result cache: per file, the diagnostics of its last check, valid while the
 file's content hash, the configuration's fingerprint, the `.params` files it names and
-tirkit's version are unchanged (as
-ruff's `.ruff_cache` and mypy's `.mypy_cache`).
+tirkit's version are unchanged (as ruff's `.ruff_cache` and mypy's `.mypy_cache`).
 
 It lives in `.tirkit_cache/` at the project root (the configuration's folder, or the current
 one), or where `cache-dir`, `--cache-dir` or `TIRKIT_CACHE_DIR` say; `--no-cache` skips it
