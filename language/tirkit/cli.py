@@ -1,8 +1,7 @@
-"""`tirkit check | fmt | run | bench | lsp`."""
+"""`tirkit check | fmt | run | bench | config | clean | lsp`."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -10,16 +9,10 @@ from .diagnostics import Diagnostic
 
 
 def _files(paths):
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__"))
-                                 and d not in ("node_modules", "build", "dist"))
-                for f in sorted(files):
-                    if f.endswith(".py"):
-                        yield os.path.join(root, f)
-        else:
-            yield p
+    """The `.py` files under `paths` (folders walked, the configuration's excludes
+    skipped); files named directly as they are."""
+    from .project.tree import Resolver, files
+    return files(paths, Resolver({}))
 
 
 def _read(path):
@@ -45,45 +38,12 @@ def render_text(path, text, d: Diagnostic) -> str:
 
 
 def cmd_check(args) -> int:
-    from . import check
-    from .script.parse import decode
-    results = []
-    errors = 0
-    for path in _files(args.paths):
-        try:
-            data = _read(path)
-        except OSError as e:
-            results.append((path, "", [Diagnostic("io", "error", str(e.strerror or e),
-                                                  _span1())]))
-            errors += 1
-            continue
-        text, _ = decode(data)
-        diags = check(data, path=path, target=args.target)
-        errors += sum(d.severity == "error" for d in diags)
-        results.append((path, text, diags))
-    if args.format == "json":
-        out = [d.to_json(path) for path, _, diags in results for d in diags]
-        json.dump(out, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        n = 0
-        for path, text, diags in results:
-            for d in diags:
-                print(render_text(path, text, d))
-                n += 1
-        files = len(results)
-        print(f"{files} file{'s' if files != 1 else ''} checked, {errors} error"
-              f"{'s' if errors != 1 else ''}, {n - errors} other diagnostic"
-              f"{'s' if n - errors != 1 else ''}", file=sys.stderr)
-    return 1 if errors else 0
-
-
-def _span1():
-    from .diagnostics import Span
-    return Span(1, 1, 1, 2)
+    from .project.commands import run_check
+    return run_check(args, render_text)
 
 
 def cmd_fmt(args) -> int:
+    from .project.commands import fmt_threshold, print_diff
     from .script.format import format_text
     changed = 0
     for path in _files(args.paths):
@@ -98,20 +58,22 @@ def cmd_fmt(args) -> int:
             print(f"{path}: not valid UTF-8; left as it is", file=sys.stderr)
             continue
         from .script.params_print import sink_for_script
-        sink = sink_for_script(text, path, args.inline_threshold)
+        sink = sink_for_script(text, path, fmt_threshold(path, args.inline_threshold))
         new, skipped = format_text(text, path, params=sink)
         for name in skipped:
             print(f"{path}: kernel '{name}' has errors; left as it is", file=sys.stderr)
         if new != text:
             changed += 1
-            if args.check:
+            if args.diff:
+                print_diff(path, text, new)
+            elif args.check:
                 print(f"would reformat {path}")
             else:
                 if sink.commit():          # the data first: the text never names missing data
                     print(f"wrote {sink.path}")
                 _atomic_write(path, new)
                 print(f"reformatted {path}")
-    if args.check:
+    if args.check or args.diff:
         return 1 if changed else 0
     return 0
 
@@ -135,27 +97,32 @@ def _atomic_write(path, text):
 
 
 def main(argv=None) -> int:
+    from .project import commands as project_commands
     ap = argparse.ArgumentParser(prog="tirkit", description="Check, format, run and benchmark "
                                  "TensorIR kernels written in TVMScript.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check", help="report diagnostics for files or folders")
     c.add_argument("paths", nargs="+")
-    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--format", choices=project_commands.FORMATS, default="text")
     c.add_argument("--target", default=None, help="target name (e.g. cuda-sm80, llvm)")
     c.set_defaults(fn=cmd_check)
+    project_commands.add_check_options(c)
     f = sub.add_parser("fmt", help="rewrite kernels in canonical form (the rest of the file "
                        "is left as it is)")
     f.add_argument("paths", nargs="+")
     f.add_argument("--check", action="store_true", help="exit 1 when a file would change")
-    f.add_argument("--inline-threshold", type=int, default=64, metavar="N",
+    f.add_argument("--diff", action="store_true", help="print what would change as a unified "
+                   "diff, write nothing; exit 1 when a file would change")
+    f.add_argument("--inline-threshold", type=int, default=None, metavar="N",
                    help="constants of more than N elements go to the script's .params file "
-                   "(default 64)")
+                   "(default: constants.inline-threshold of the configuration, or 64)")
     f.set_defaults(fn=cmd_fmt)
     try:
         from .codegen import cli as codegen_cli
         codegen_cli.add_commands(sub)
     except ImportError:
         pass
+    project_commands.add_commands(sub)
     lsp = sub.add_parser("lsp", help="start the language server on stdio")
     lsp.set_defaults(fn=lambda a: _lsp())
     args = ap.parse_args(argv)
@@ -165,6 +132,12 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except project_commands.ConfigError as e:
+        print(f"tirkit: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:                  # never a traceback: exit 2, as documented
+        print(f"tirkit: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
 
 
 def _lsp() -> int:

@@ -14,6 +14,7 @@ from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 
 from . import saved_diagnostics
+from .suppressions import config_key, visible_diagnostics
 
 
 def _pending(server) -> dict:
@@ -28,7 +29,7 @@ def wants_full(server, a) -> bool:
 
 def lsp_diagnostics(server, a, full: bool) -> list:
     conv = server.converter(a)
-    return [conv.diagnostic(d, a.uri, a.path) for d in a.diagnostics(full, server.settings.target)]
+    return [conv.diagnostic(d, a.uri, a.path) for d in visible_diagnostics(server, a, full)]
 
 
 def client_pulls(server) -> bool:
@@ -86,8 +87,8 @@ def warm(server, uri: str, delay: float) -> None:
             await asyncio.sleep(delay)
             a = await server.analysis(uri)
             if a is not None and server.is_current(a):
-                await server.run_sync(a.diagnostics, wants_full(server, a),
-                                      server.settings.target)
+                from .suppressions import visible_diagnostics
+                await server.run_sync(visible_diagnostics, server, a, wants_full(server, a))
         except asyncio.CancelledError:
             pass
         except Exception as e:
@@ -156,7 +157,8 @@ def setup(server) -> None:
         if a is None:
             return empty_report()
         full = saved_diagnostics.pull_is_full(server, wants_full(server, a))
-        result_id = f"{a.version}:{'full' if full else 'fast'}:{server.settings.target or ''}"
+        result_id = f"{a.version}:{'full' if full else 'fast'}:{config_key(server, a)}" \
+            f":{server.settings.target or ''}"
         if params.previous_result_id == result_id:
             return T.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         items = await server.run_sync(lsp_diagnostics, server, a, full)
