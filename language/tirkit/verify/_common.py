@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import target as targets
 from ..analysis.regions import accesses
 from ..ir import expr as E
+from ..ir.text import expr_text
 
 
 def func_accesses(func, ctx):
@@ -58,8 +59,7 @@ def const_int(e):
 
 
 def text(e):
-    from ..arith.affine import _expr_text
-    return _expr_text(e)
+    return expr_text(e)
 
 
 def block_name(r):
