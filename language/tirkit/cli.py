@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from .diagnostics import Diagnostic
+from . import __version__
+from .diagnostics import Diagnostic, render_text
 
 
 def _files(paths):
@@ -25,23 +26,6 @@ def _files(paths):
 def _read(path):
     with open(path, "rb") as fh:
         return fh.read()
-
-
-def render_text(path, text, d: Diagnostic) -> str:
-    """`file:line:col: severity: message [code]` and a caret excerpt."""
-    s = d.span
-    out = [f"{path}:{s.line}:{s.column}: {d.severity}: {d.message} [{d.code}]"]
-    lines = text.split("\n") if isinstance(text, str) else []
-    if 0 < s.line <= len(lines):
-        src = lines[s.line - 1].rstrip("\r")
-        out.append(f"  {s.line:4d} | {src}")
-        end = s.end_column if s.end_line == s.line else len(src) + 1
-        width = max(1, end - s.column)
-        out.append("       | " + " " * (s.column - 1) + "^" * width)
-    for rs, msg in d.related:
-        if rs is not None:
-            out.append(f"  note: {rs.file or path}:{rs.line}:{rs.column}: {msg}")
-    return "\n".join(out)
 
 
 def cmd_check(args) -> int:
@@ -137,6 +121,7 @@ def _atomic_write(path, text):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="tirkit", description="Check, format, run and benchmark "
                                  "TensorIR kernels written in TVMScript.")
+    ap.add_argument("--version", action="version", version=f"tirkit {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check", help="report diagnostics for files or folders")
     c.add_argument("paths", nargs="+")
@@ -151,14 +136,15 @@ def main(argv=None) -> int:
                    help="constants of more than N elements go to the script's .params file "
                    "(default 64)")
     f.set_defaults(fn=cmd_fmt)
-    try:
-        from .codegen import cli as codegen_cli
-        codegen_cli.add_commands(sub)
-    except ImportError:
-        pass
-    lsp = sub.add_parser("lsp", help="start the language server on stdio")
-    lsp.set_defaults(fn=lambda a: _lsp())
-    args = ap.parse_args(argv)
+    from .codegen import cli as codegen_cli
+    codegen_cli.add_commands(sub)
+    lsp = sub.add_parser("lsp", help="start the language server (`tirkit-lsp`; its options "
+                         "follow)")
+    lsp.set_defaults(fn=lambda a: _lsp(a.server_args))
+    args, rest = ap.parse_known_args(argv)
+    if rest and args.cmd != "lsp":
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.server_args = rest
     try:
         return args.fn(args)
     except KeyboardInterrupt:
@@ -167,13 +153,16 @@ def main(argv=None) -> int:
         return 0
 
 
-def _lsp() -> int:
-    try:
-        from tirkit_lsp.__main__ import main as lsp_main
-    except ImportError:
-        print("tirkit-lsp is not installed: pip install 'tirkit[lsp]'", file=sys.stderr)
+def _lsp(server_args) -> int:
+    """Start the server through its console script's entry point: the core does not import
+    the server, and a missing server says what to install."""
+    from importlib.metadata import entry_points
+    found = list(entry_points(group="console_scripts", name="tirkit-lsp"))
+    if not found:
+        print("the language server is not installed: pip install 'tirkit[lsp]'",
+              file=sys.stderr)
         return 2
-    return lsp_main([]) or 0
+    return found[0].load()(server_args) or 0
 
 
 if __name__ == "__main__":
