@@ -43,9 +43,5 @@ def load():
     if not _loaded:
         _loaded = True
         for m in MODULES:
-            try:
-                importlib.import_module(f"{__package__}.{m}")
-            except ModuleNotFoundError as e:
-                if e.name != f"{__package__}.{m}":
-                    raise
+            importlib.import_module(f"{__package__}.{m}")
     return PRIMITIVES
