@@ -23,7 +23,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from .. import _arith as A
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from .divide import as_expr, divide, exact, split_predicate
 from .outer import outer_init, relax_regions
@@ -52,8 +52,8 @@ def blockize(sch, target, preserve_unit_iters=True):
             break
         if isinstance(a, S.For):
             outer_loops.insert(0, a)
-    ib = C.loop_bounds(inner_loops)
-    ob = C.loop_bounds(outer_loops)
+    ib = common.loop_bounds(inner_loops)
+    ob = common.loop_bounds(outer_loops)
     idoms = {id(lp.loop_var): lp for lp in inner_loops}
     odoms = {id(lp.loop_var): lp for lp in outer_loops}
 
@@ -65,13 +65,13 @@ def blockize(sch, target, preserve_unit_iters=True):
     # TVM divides bindings that are fusions of loops; when one is not (`l * 16`), each
     # binding over the inner (outer) loops alone keeps its domain as the inner (outer) one
     trivial = not all(exact(A.to_lin(v, {**ob, **ib}), alldoms) for v in r.iter_values)
-    conds = C.conjuncts(r.predicate)
+    conds = common.conjuncts(r.predicate)
     for iv, v in zip(blk.iter_vars, r.iter_values):
         dt = iv.var.dtype
         vs = _ir.vars_in(v)
         has_in = any(id(x) in idoms for x in vs)
         has_out = any(id(x) in odoms for x in vs)
-        one_sided = has_in != has_out and C.is_zero(iv.dom.min)
+        one_sided = has_in != has_out and common.is_zero(iv.dom.min)
         split = None
         if not (trivial and one_sided):
             try:
@@ -84,11 +84,12 @@ def blockize(sch, target, preserve_unit_iters=True):
         vi = E.Var(iv.var.name + "_i", dt)
         if split is None and has_in and _is_one(iv.dom.extent):
             # an inner part of extent 1 is no iterator of its own (as TVM)
-            split = (1, C.int32(0, dt), 1, None)
+            split = (1, common.int32(0, dt), 1, None)
         if split is None:
             if has_in:
-                o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), C.int32(1, dt)), iv.kind))
-                o_vals.append(C.int32(0, dt))
+                o_ivs.append(S.IterVar(vo, E.Range(common.int32(0, dt), common.int32(1, dt)),
+                                       iv.kind))
+                o_vals.append(common.int32(0, dt))
                 i_ivs.append(dataclasses.replace(iv, var=vi))
                 i_vals.append(v)
                 vmap[id(iv.var)] = vi
@@ -100,15 +101,15 @@ def blockize(sch, target, preserve_unit_iters=True):
         ext_o, o_val, ext_i, i_val = split
         # (a unit outer iterator stands for zero only when its binding is zero)
         one_o = isinstance(ext_o, int) and ext_o == 1 and (
-            C.is_zero(o_val) or A.bound_of(o_val, ob) == (0, 0))
+            common.is_zero(o_val) or A.bound_of(o_val, ob) == (0, 0))
         one_i = isinstance(ext_i, int) and ext_i == 1
-        o_ivs.append(S.IterVar(vo, E.Range(C.int32(0, dt), as_expr(ext_o, dt)), iv.kind))
+        o_ivs.append(S.IterVar(vo, E.Range(common.int32(0, dt), as_expr(ext_o, dt)), iv.kind))
         o_vals.append(o_val)
         if not one_i:
-            i_ivs.append(S.IterVar(vi, E.Range(C.int32(0, dt), as_expr(ext_i, dt)), iv.kind))
+            i_ivs.append(S.IterVar(vi, E.Range(common.int32(0, dt), as_expr(ext_i, dt)), iv.kind))
             i_vals.append(i_val)
         if one_i:
-            vmap[id(iv.var)] = C.int32(0, dt) if one_o and not preserve_unit_iters else vo
+            vmap[id(iv.var)] = common.int32(0, dt) if one_o and not preserve_unit_iters else vo
         elif one_o:
             vmap[id(iv.var)] = vi
         else:
@@ -148,7 +149,7 @@ def blockize(sch, target, preserve_unit_iters=True):
     doms = {id(iv.var): iv.dom.extent for iv in i_ivs}
     # (loops inside show in the regions of an opaque block: relaxed too)
     rbounds = {**ib, **bounds}
-    doms.update({k: lp.extent for k, lp in idoms.items() if C.is_zero(lp.min) or k in ib})
+    doms.update({k: lp.extent for k, lp in idoms.items() if common.is_zero(lp.min) or k in ib})
     o_reads = relax_regions(sub.reads, rbounds, doms)
     o_writes = relax_regions(sub.writes, rbounds, doms)
     name = sch.fresh_block_name(target.func, blk.name_hint + "_o")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from .. import _arith as A
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from ..analysis import atom_vars
 
@@ -26,7 +26,7 @@ def divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
             inner._add_term(atom, coef)
         else:
             outer._add_term(atom, coef)
-    if not C.is_zero(iv.dom.min):
+    if not common.is_zero(iv.dom.min):
         raise refuse("blockize/not-divisible", f"the domain of '{iv.var.name}' does not "
                      "start at zero")
     ext_i = _extent(inner, ib, idoms)
@@ -81,7 +81,7 @@ def divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
 
 
 def as_expr(x, dt):
-    return C.int32(x, dt) if isinstance(x, int) else x
+    return common.int32(x, dt) if isinstance(x, int) else x
 
 
 def _extent(lin, bounds, doms):
@@ -101,7 +101,7 @@ def _extent(lin, bounds, doms):
                 coef != scale:
             return None
         lp = doms[id(atom[1])]
-        if not C.is_zero(lp.min):
+        if not common.is_zero(lp.min):
             return None
         ext = lp.extent
         if isinstance(ext, E.IntImm):
@@ -109,7 +109,7 @@ def _extent(lin, bounds, doms):
         elif scale == 1:
             scale = ext
         else:
-            scale = E.Mul(ext, C.int32(scale, ext.dtype), ext.dtype)
+            scale = E.Mul(ext, common.int32(scale, ext.dtype), ext.dtype)
     return scale
 
 
@@ -131,16 +131,16 @@ def split_predicate(pred, idoms, odoms, lmap, refuse):
     """(outer, inner) predicates: each condition goes where its loops are; one over loops
     on both sides goes inside, its outer loops written as the outer iterators bound to
     them (`lmap`)."""
-    if C.is_true(pred):
-        return C.TRUE, C.TRUE
-    outer, inner = C.TRUE, C.TRUE
-    for cond in C.conjuncts(pred):
+    if common.is_true(pred):
+        return common.TRUE, common.TRUE
+    outer, inner = common.TRUE, common.TRUE
+    for cond in common.conjuncts(pred):
         vs = _ir.vars_in(cond)
         if any(id(v) in idoms for v in vs):
             if any(id(v) in odoms and id(v) not in lmap for v in vs):
                 raise refuse("blockize/predicate", "the predicate mixes loops inside and "
                              "outside the blockized loop")
-            inner = C.and_(inner, _ir.substitute(cond, lmap))
+            inner = common.and_(inner, _ir.substitute(cond, lmap))
         else:
-            outer = C.and_(outer, cond)
+            outer = common.and_(outer, cond)
     return outer, inner

@@ -9,7 +9,7 @@ import math
 from ...ir import expr as E
 from ...ir import stmt as S
 from .. import _arith as A
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from .simplify import affine, norm, substitute
 from ..analysis import atom_vars
@@ -43,7 +43,7 @@ def outer_init(sch, func, new_f, inner_r, init_body):
                        _ir.substitute(init_body, ivmap))
     pred = _ir.substitute(inner_r.predicate, lmap)
     init_r = S.BlockRealize(tuple(_ir.substitute(v, lmap) for v in vals), pred, init_blk)
-    return C.nest(new_loops, init_r)
+    return common.nest(new_loops, init_r)
 
 
 def relax_regions(regions, bounds, doms):
@@ -59,7 +59,7 @@ def relax_regions(regions, bounds, doms):
                 dims.append(rg)
                 continue
             dims.append(_relax_dim(rg, bounds, doms) or
-                        E.Range(C.int32(0, _dt(reg.buffer.shape[d])), reg.buffer.shape[d]))
+                        E.Range(common.int32(0, _dt(reg.buffer.shape[d])), reg.buffer.shape[d]))
         out.append(S.BufferRegion(reg.buffer, tuple(dims)))
     return tuple(out)
 
@@ -113,14 +113,14 @@ def _relax_dim(rg, bounds, doms):
     z = A.bound_lin(width, zero)
     if bd is None or z is None:
         return None
-    at_zero = substitute(rg.min, {k: C.int32(0, _dt(rg.min)) for k in doms}, {})
+    at_zero = substitute(rg.min, {k: common.int32(0, _dt(rg.min)) for k in doms}, {})
     if sym is not None:
         if width.terms:
             return None
         n = doms[id(sym[0])]
         return E.Range(at_zero, n if sym[1] == 1 else
-                       E.Mul(n, C.int32(sym[1], n.dtype), n.dtype))
+                       E.Mul(n, common.int32(sym[1], n.dtype), n.dtype))
     lo = bd[0] - z[0]
     if lo:
-        at_zero = norm(E.Add(at_zero, C.int32(lo, _dt(rg.min)), _dt(rg.min)), {})
-    return E.Range(at_zero, C.int32(bd[1] - bd[0] + rg.extent.value, rg.extent.dtype))
+        at_zero = norm(E.Add(at_zero, common.int32(lo, _dt(rg.min)), _dt(rg.min)), {})
+    return E.Range(at_zero, common.int32(bd[1] - bd[0] + rg.extent.value, rg.extent.dtype))

@@ -8,7 +8,7 @@ import math
 
 from ...ir import expr as E
 from .. import _arith as A
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from ..analysis import atom_vars
 
@@ -45,9 +45,9 @@ def _simp(e, bounds):
                     return E.IntImm("bool", int(hi < 0))
         return None
     if t is E.And:
-        if C.is_true(e.a):
+        if common.is_true(e.a):
             return e.b
-        if C.is_true(e.b):
+        if common.is_true(e.b):
             return e.a
         return None
     if t is E.Cast:
@@ -113,7 +113,7 @@ def _index(e, bounds):
             x, k = e.a.a, e.a.b.value
             bd = A.bound_of(x, bounds)
             if bd is None or bd[0] < 0 or bd[1] >= k * c:
-                return E.FloorDiv(E.FloorMod(x, C.int32(k * c, dt), dt), e.a.b, dt)
+                return E.FloorDiv(E.FloorMod(x, common.int32(k * c, dt), dt), e.a.b, dt)
     return norm(e, bounds)
 
 
@@ -155,9 +155,10 @@ def _divmod_scaled(lin, is_div, c, bounds):
     n = c // g
     qe = A.to_expr(A._merge(q))
     if is_div:
-        return qe if n == 1 else E.FloorDiv(qe, C.int32(n, dt), dt)
-    head = None if n == 1 else E.Mul(E.FloorMod(qe, C.int32(n, dt), dt), C.int32(g, dt), dt)
+        return qe if n == 1 else E.FloorDiv(qe, common.int32(n, dt), dt)
+    head = None if n == 1 else E.Mul(E.FloorMod(qe, common.int32(n, dt), dt),
+                                     common.int32(g, dt), dt)
     re = A.to_expr(rest) if rest.terms or rest.const else None
     if head is None:
-        return re if re is not None else C.int32(0, dt)
+        return re if re is not None else common.int32(0, dt)
     return head if re is None else E.Add(head, re, dt)

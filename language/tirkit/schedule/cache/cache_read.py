@@ -15,8 +15,8 @@ where the cache would not be the whole buffer, or viewed by a match_buffer in th
 from __future__ import annotations
 
 from ...ir import expr as E
-from . import placement as K
-from ..inline import common as I
+from . import placement
+from ..inline import common as inlining
 from .. import _ir
 from .copies import (cache_buffer, compact_buffer, compact_copy_nest, copy_nest,
                           shift_buffer, whole)
@@ -29,14 +29,14 @@ from ..registry import primitive
 def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=None):
     info = sch.block_info(block)
     blk = info.block
-    K.check_scope(sch, storage_scope, blk)
+    placement.check_scope(sch, storage_scope, blk)
     reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
     if not isinstance(read_buffer_index, int) or not 0 <= read_buffer_index < len(reads):
         raise sch.error("cache_read/bad-index", f"block '{blk.name_hint}' reads "
                         f"{len(reads)} buffers; index {read_buffer_index} is out of range", blk)
     region = reads[read_buffer_index]
     buf = region.buffer
-    scope = I.scope_of(sch, block.func, info)
+    scope = inlining.scope_of(sch, block.func, info)
     infos = [i for i in sch.index(block.func).order if i.scope is scope]
     if consumer_blocks is None:
         cons = [i for i in infos if any(b is buf for b in read_buffers(i.block)) and
@@ -50,7 +50,7 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
         raise sch.error("cache_read/several-writers", f"'{buf.name}' is written by "
                         f"{len(writers)} blocks", writers[1].block)
     writer = writers[0].realize if writers else None
-    loc, pos = K.locate(scope, writer, [c.realize for c in cons])
+    loc, pos = placement.locate(scope, writer, [c.realize for c in cons])
     if writers:
         # the copy holds what the writer produces there (so every consumer finds its part)
         w = writers[0]
@@ -61,19 +61,19 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
         rel, outer = relaxed_region(sch, w, wreg, loc, buf.scope or "global")
     else:
         # an input of the scope: what the scope block reads of it, else the whole buffer
-        rel, outer = K.input_region(sch, block.func, scope, buf), []
+        rel, outer = placement.input_region(sch, block.func, scope, buf), []
     # a store outside the blocks after the copy would leave the copy stale
     at = pos if loc is scope else next(
         (k for k, top in enumerate(_ir.child_stmts(scope))
          if any(x is loc for x in _ir.stmts(top))), 0)
-    late = [x for k, x in K.loose_accesses(scope, buf)
+    late = [x for k, x in placement.loose_accesses(scope, buf)
             if k >= at and not isinstance(x, E.BufferLoad)]
     if late:
         raise sch.error("cache_read/loose-access", f"'{buf.name}' is written outside the "
                         "blocks of the scope after the copy", blk)
-    K.check_own_view(sch, blk, buf)
+    placement.check_own_view(sch, blk, buf)
     for c in infos:
-        K.check_matches(sch, c.block, buf, c.block)
+        placement.check_matches(sch, c.block, buf, c.block)
     same_layout = loc is not scope or whole(rel, buf)
     for c in cons:
         if opaque_uses(c.block, buf) and not same_layout:
@@ -96,9 +96,9 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     if not writers and loc is scope:
         # an input of the scope: its loads outside the blocks, after the copy, read the copy
         # too (the copy holds what the scope reads of it)
-        for k, x in K.loose_accesses(scope, buf):
+        for k, x in placement.loose_accesses(scope, buf):
             if k >= pos and isinstance(x, E.BufferLoad):
                 mapping[id(x)] = _ir.replace_buffer(x, buf, cbuf) if same_layout else \
                     shift_buffer(x, buf, cbuf, rel)
-    K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
+    placement.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
     return sch.block_of(block.func, name)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from . import placement as K
-from ..inline import common as I
+from . import placement
+from ..inline import common as inlining
 from .. import _ir
 from .copies import (cache_buffer, compact_buffer, compact_copy_nest, copy_nest,
                           shift_buffer, whole)
@@ -30,7 +30,7 @@ from ..registry import primitive
 def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=None):
     info = sch.block_info(block)
     blk = info.block
-    K.check_scope(sch, storage_scope, blk)
+    placement.check_scope(sch, storage_scope, blk)
     writes = blk.writes if blk.writes is not None else infer_regions(blk)[1]
     if not isinstance(write_buffer_index, int) or not 0 <= write_buffer_index < len(writes):
         raise sch.error("cache_write/bad-index", f"block '{blk.name_hint}' writes "
@@ -38,7 +38,7 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
                         blk)
     region = writes[write_buffer_index]
     buf = region.buffer
-    scope = I.scope_of(sch, block.func, info)
+    scope = inlining.scope_of(sch, block.func, info)
     for other in sch.index(block.func).order:
         if other.block is not blk and other.scope is scope and \
                 any(b is buf for b in write_buffers(other.block)):
@@ -48,19 +48,19 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
         related = [sch.block_info(rv).realize for rv in consumer_blocks]
     else:
         related = [c.realize for c in consumers(sch, block.func, info)]
-    loc, pos = K.locate(scope, info.realize, related)
+    loc, pos = placement.locate(scope, info.realize, related)
     # over the thread loops that share the *original* buffer (as for cache_read)
     rel, outer = relaxed_region(sch, info, region, loc, buf.scope or "global")
-    K.check_own_view(sch, blk, buf)
+    placement.check_own_view(sch, blk, buf)
     for other in sch.index(block.func).order:
         if other.scope is scope:
-            K.check_matches(sch, other.block, buf, other.block)
-    loose = K.loose_accesses(scope, buf)
+            placement.check_matches(sch, other.block, buf, other.block)
+    loose = placement.loose_accesses(scope, buf)
     if loose:
         # statements outside the blocks: stores that set up what the block goes on writing
         # (an initial value) move to the cache with it; anything else would see the wrong
         # buffer
-        first = K.position(scope, K.top_stmt(info, scope)) if loc is scope else -1
+        first = placement.position(scope, placement.top_stmt(info, scope)) if loc is scope else -1
         if not all(k < first and isinstance(x, S.BufferStore) and
                    _inside(x.indices, rel) for k, x in loose):
             raise sch.error("cache_write/loose-access", f"'{buf.name}' is also accessed "
@@ -87,7 +87,7 @@ def cache_write(sch, block, write_buffer_index, storage_scope, consumer_blocks=N
     for _, x in loose:
         mapping[id(x)] = _ir.replace_buffer(x, buf, cbuf) if loc is not scope or same_layout \
             else shift_buffer(x, buf, cbuf, rel)
-    K.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
+    placement.insert(sch, block.func, scope, loc, pos, nest, mapping, cbuf)
     return sch.block_of(block.func, name)
 
 

@@ -9,7 +9,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from .. import _arith as A
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 
 
@@ -29,25 +29,25 @@ def copy_nest(sch, src, dst, name, region, outer_loops):
                             "non-constant shape")
         lv = E.Var(f"ax{k}", d.dtype)
         v = E.Var(f"v{k}", d.dtype)
-        loops.append(C.new_loop(lv, ext))
+        loops.append(common.new_loop(lv, ext))
         if isinstance(ext, int):
             bounds[id(lv)] = (0, ext - 1)
         ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), d), "S"))
         # TVM binds `min + ax` as it is (the region's min is already simple)
-        values.append(lv if C.is_zero(mn) else E.Add(mn, lv, d.dtype))
+        values.append(lv if common.is_zero(mn) else E.Add(mn, lv, d.dtype))
         idx.append(v)
     point = tuple(E.Range(v, E.IntImm("int32", 1)) for v in idx)
     store = S.BufferStore(dst, E.BufferLoad(src, tuple(idx), src.dtype), tuple(idx))
     block = S.Block(name, tuple(ivs), (S.BufferRegion(src, point),),
                     (S.BufferRegion(dst, point),), store)
-    realize = S.BlockRealize(tuple(values), C.TRUE, block)
-    return C.nest(loops, realize)
+    realize = S.BlockRealize(tuple(values), common.TRUE, block)
+    return common.nest(loops, realize)
 
 
 def _loop_bounds(loops):
     """Loop variable bounds; a loop of symbolic extent from a constant start is bounded by
     the largest value of its type (so that its variable still counts as a loop variable)."""
-    out = C.loop_bounds(loops)
+    out = common.loop_bounds(loops)
     for f in loops:
         if id(f.loop_var) not in out and isinstance(f.min, E.IntImm):
             bits = 63 if f.loop_var.dtype == "int64" else 31
@@ -61,7 +61,7 @@ def whole(region, buf) -> bool:
     offset in both (a pointer into the buffer may move to the cache)."""
     from ...ir.equality import structural_equal
     for k, ((mn, ext), d) in enumerate(zip(region, buf.shape)):
-        if not C.is_zero(mn):
+        if not common.is_zero(mn):
             return False
         if k == 0:
             continue
@@ -92,12 +92,12 @@ def compact_copy_nest(sch, orig, cache, name, region, reading):
                             "non-constant region")
         lv = E.Var(f"ax{k}", d.dtype)
         v = E.Var(f"v{k}", d.dtype)
-        loops.append(C.new_loop(lv, ext))
+        loops.append(common.new_loop(lv, ext))
         dom = E.IntImm(d.dtype, ext) if isinstance(ext, int) else ext
         ivs.append(S.IterVar(v, E.Range(E.IntImm(d.dtype, 0), dom), "S"))
         vals.append(lv)
         cidx.append(v)
-        oidx.append(v if C.is_zero(mn) else E.Add(mn, v, d.dtype))
+        oidx.append(v if common.is_zero(mn) else E.Add(mn, v, d.dtype))
     cpoint = tuple(E.Range(v, E.IntImm("int32", 1)) for v in cidx)
     opoint = tuple(E.Range(x, E.IntImm("int32", 1)) for x in oidx)
     if reading:
@@ -107,7 +107,7 @@ def compact_copy_nest(sch, orig, cache, name, region, reading):
         store = S.BufferStore(orig, E.BufferLoad(cache, tuple(cidx), orig.dtype), tuple(oidx))
         reads, writes = (S.BufferRegion(cache, cpoint),), (S.BufferRegion(orig, opoint),)
     block = S.Block(name, tuple(ivs), reads, writes, store)
-    return C.nest(loops, S.BlockRealize(tuple(vals), C.TRUE, block))
+    return common.nest(loops, S.BlockRealize(tuple(vals), common.TRUE, block))
 
 
 def shift_buffer(node, old, new, region):
@@ -115,7 +115,7 @@ def shift_buffer(node, old, new, region):
     mins = [mn for mn, _ in region]
 
     def one(i, m):
-        if C.is_zero(m):
+        if common.is_zero(m):
             return i
         li, lm = A.to_lin(i, {}), A.to_lin(m, {})
         keys = {A._akey(a) for a, _ in lm.terms}

@@ -3,14 +3,14 @@ in the innermost statement list that holds the writer before the first related b
 before that block's statement; at the start of the scope for an input, at its end when
 nothing reads the result), the region an input's cache holds, the checks on other accesses
 of the buffer, and putting the copy in place. The region a block's copy holds is in
-_cache_region, the cache buffer and the copy nest in _cache_copy."""
+`region`, the cache buffer and the copy nest in `copies`."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from ..analysis import infer_regions
 
@@ -84,7 +84,7 @@ def locate(scope, writer, related):
 def input_region(sch, func, scope, buf):
     """The region of `buf` a cache of an input of `scope` holds: the scope block's read
     region of it (declared or inferred), the whole buffer in the root scope."""
-    whole = [(C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d)
+    whole = [(common.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d)
              for d in buf.shape]
     if is_root_scope(sch, func, scope):
         return whole

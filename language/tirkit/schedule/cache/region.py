@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from .. import _arith as A
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from ..analysis import region_of_indices
 
@@ -34,7 +34,7 @@ def relaxed_region(sch, info, region, loc, storage="global"):
     above it that share the storage), in outer terms."""
     ivmap = {id(iv.var): v for iv, v in zip(info.block.iter_vars, info.realize.iter_values)}
     lo = tuple(_ir.substitute(r.min, ivmap) for r in region.region)
-    hi = tuple(_ir.substitute(E.Sub(E.Add(r.min, r.extent, "int32"), C.int32(1), "int32"),
+    hi = tuple(_ir.substitute(E.Sub(E.Add(r.min, r.extent, "int32"), common.int32(1), "int32"),
                               ivmap) for r in region.region)
     loops = info.loops
     if isinstance(loc, S.For):
@@ -52,22 +52,22 @@ def relaxed_region(sch, info, region, loc, storage="global"):
         reg = symbolic_region(lo, hi, inner, region.buffer.shape, info.realize.predicate)
         return [(_ir.substitute(mn, back), ext if isinstance(ext, int) else
                  _ir.substitute(ext, back)) for mn, ext in reg] if back else reg, outer
-    reg = region_of_indices([lo, hi], {}, C.loop_bounds(inner), C.loop_bounds(outer),
+    reg = region_of_indices([lo, hi], {}, common.loop_bounds(inner), common.loop_bounds(outer),
                             region.buffer.shape)
     if reg is None:
         # dimension by dimension: the ones we cannot bound are whole (as in TVM)
         reg = []
         for a, b, d in zip(lo, hi, region.buffer.shape):
-            one = region_of_indices([(a,), (b,)], {}, C.loop_bounds(inner),
-                                    C.loop_bounds(outer), (d,))
+            one = region_of_indices([(a,), (b,)], {}, common.loop_bounds(inner),
+                                    common.loop_bounds(outer), (d,))
             reg.append(one[0] if one else
-                       (C.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d))
+                       (common.int32(0, d.dtype), d.value if isinstance(d, E.IntImm) else d))
     if back:
         reg = [(_ir.substitute(mn, back), ext) for mn, ext in reg]
         lo = tuple(_ir.substitute(x, back) for x in lo)
         hi = tuple(_ir.substitute(x, back) for x in hi)
     out = []
-    obounds = C.loop_bounds(outer)
+    obounds = common.loop_bounds(outer)
     # a predicate of plain comparisons bounds the indices it names (TVM reads such a
     # predicate as bounds of the iterators; anything else it leaves aside)
     conj = _conjuncts(info.realize.predicate)
@@ -77,7 +77,7 @@ def relaxed_region(sch, info, region, loc, storage="global"):
     for (mn, ext), d, a, b in zip(reg, region.buffer.shape, lo, hi):
         if isinstance(mn, E.IntImm) and isinstance(d, E.IntImm):
             lo_, hi_ = max(mn.value, 0), min(mn.value + ext - 1, d.value - 1)
-            mn, ext = C.int32(lo_, mn.dtype), hi_ - lo_ + 1
+            mn, ext = common.int32(lo_, mn.dtype), hi_ - lo_ + 1
         elif isinstance(ext, int) and conj and any(id(v) in relaxed for v in _ir.vars_in(a)):
             mn, ext = _clamped(mn, ext, _predicate_bounds(a, b, conj), obounds)
         out.append((mn, ext))
@@ -217,7 +217,7 @@ def symbolic_region(lo, hi, inner, shape, predicate=None):
 
 def _conjuncts(e):
     """The conjuncts of a predicate; none when there is no predicate."""
-    return [] if e is None else C.conjuncts(e)
+    return [] if e is None else common.conjuncts(e)
 
 
 def _bound_all(lin, rng, low):

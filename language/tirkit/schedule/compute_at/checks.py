@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _common as C
-from . import bounds as B
+from .. import _common as common
+from . import bounds as nest_bounds
 from .. import _ir
 from ..analysis import read_buffers, scope_blocks, write_buffers
 
@@ -41,7 +41,7 @@ def contains(s, node):
 
 def _tight(a, b, pick):
     """The bound of a and b that `pick` prefers (a when b is None or they do not compare)."""
-    r = None if b is None else B.hull(a, b, pick)
+    r = None if b is None else nest_bounds.hull(a, b, pick)
     return a if r is None else r
 
 
@@ -50,11 +50,11 @@ def _whole(infos, buf, writes):
     `buf` over all their loops in the scope; None when it cannot be described."""
     out = None
     for d in infos:
-        r, w = B.regions_of(d.block)
+        r, w = nest_bounds.regions_of(d.block)
         ivmap = {id(iv.var): v for iv, v in zip(d.block.iter_vars, d.realize.iter_values)}
         k = max((i for i, a in enumerate(d.ancestors) if isinstance(a, S.Block)), default=-1)
         loops = [a for a in d.ancestors[k + 1:] if isinstance(a, S.For)]
-        cb = C.loop_bounds(loops)
+        cb = common.loop_bounds(loops)
         sym = {id(a.loop_var): a for a in loops if id(a.loop_var) not in cb}
         ivb = {}
         own = {id(iv.var) for iv in d.block.iter_vars}
@@ -68,12 +68,13 @@ def _whole(infos, buf, writes):
             for x in reg.region:
                 top = E.Sub(E.Add(x.min, x.extent, x.min.dtype), E.IntImm(x.min.dtype, 1),
                             x.min.dtype)
-                a = B.relax(_ir.substitute(x.min, ivmap), cb, sym)
-                b = B.relax(_ir.substitute(top, ivmap), cb, sym)
+                a = nest_bounds.relax(_ir.substitute(x.min, ivmap), cb, sym)
+                b = nest_bounds.relax(_ir.substitute(top, ivmap), cb, sym)
                 # the iterators' domains bound it too (a predicate keeps them inside)
-                a2, b2 = B.relax(x.min, ivb, {}), B.relax(top, ivb, {})
+                a2, b2 = nest_bounds.relax(x.min, ivb, {}), nest_bounds.relax(top, ivb, {})
                 if a2 is not None and b2 is not None and not any(
-                        id(v) in own for v in B.lin_vars(a2[0]) + B.lin_vars(b2[1])):
+                        id(v) in own
+                        for v in nest_bounds.lin_vars(a2[0]) + nest_bounds.lin_vars(b2[1])):
                     a = (None, None) if a is None else a
                     b = (None, None) if b is None else b
                     a = (_tight(a2[0], a[0], max), None)
@@ -84,7 +85,7 @@ def _whole(infos, buf, writes):
             if out is None:
                 out = dims
                 continue
-            out = B.hull_box(out, dims)
+            out = nest_bounds.hull_box(out, dims)
             if out is None:
                 return None
     return out
@@ -101,7 +102,7 @@ def check_cover(sch, info, deps, what):
         need, have = _whole([info], buf, False), _whole(ws, buf, True)
         ok = need is not None and have is not None
         for (lo, hi), (wlo, whi) in zip(need or (), have or ()):
-            a, b = B.lower(lo.add(wlo, -1), {}), B.lower(whi.add(hi, -1), {})
+            a, b = nest_bounds.lower(lo.add(wlo, -1), {}), nest_bounds.lower(whi.add(hi, -1), {})
             ok = ok and a is not None and a >= 0 and b is not None and b >= 0
         if not ok:
             raise sch.error(f"{what}/not-covered", f"block '{blk.name_hint}' reads parts of "
@@ -112,22 +113,23 @@ def check_reads(sch, blk, realize, loops, reqs, f, what, outer):
     """The moved consumer may read only what the producers under the loop have written in
     the same iteration: its read regions, over the new bindings and loops, must lie inside
     the region they write."""
-    own_r, _ = B.regions_of(blk)
+    own_r, _ = nest_bounds.regions_of(blk)
     ivmap = {id(iv.var): v for iv, v in zip(blk.iter_vars, realize.iter_values)}
-    cb = C.loop_bounds(loops)
+    cb = common.loop_bounds(loops)
     sym = {id(a.loop_var): a for a in loops if id(a.loop_var) not in cb}
     for reg in own_r:
         req = reqs.get(id(reg.buffer))
         if req is None:
             continue
         for dim, (x, (lo, hi)) in enumerate(zip(reg.region, req)):
-            a = B.relax(_ir.substitute(x.min, ivmap), cb, sym)
+            a = nest_bounds.relax(_ir.substitute(x.min, ivmap), cb, sym)
             top = E.Sub(E.Add(x.min, x.extent, x.min.dtype), E.IntImm(x.min.dtype, 1),
                         x.min.dtype)
-            b = B.relax(_ir.substitute(top, ivmap), cb, sym)
+            b = nest_bounds.relax(_ir.substitute(top, ivmap), cb, sym)
             ok = a is not None and b is not None
             if ok:
-                l1, h1 = B.lower(a[0].add(lo, -1), outer), B.lower(hi.add(b[1], -1), outer)
+                l1 = nest_bounds.lower(a[0].add(lo, -1), outer)
+                h1 = nest_bounds.lower(hi.add(b[1], -1), outer)
                 ok = l1 is not None and l1 >= 0 and h1 is not None and h1 >= 0
             if not ok:
                 raise sch.error(f"{what}/region", f"block '{blk.name_hint}' would read "

@@ -1,14 +1,13 @@
 """What compute_at and reverse_compute_at share: the driver that checks where the block may
 go, solves the region it must cover there, builds its new loop nest and puts it in place.
-The checks are in _compute_at_checks, the region in _compute_at_region, the nest in
-_compute_at_nest."""
+The checks are in `checks`, the region in `region`, the nest in `nest`."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import stmt as S
-from .. import _common as C
-from ..inline import common as I
+from .. import _common as common
+from ..inline import common as inlining
 from .. import _ir
 from .checks import check_cover, check_passed, check_reads, contains, is_under
 from .nest import make_nest
@@ -22,7 +21,7 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     blk = info.block
     f, f_anc = sch.loop_info(loop)
     func = sch.func(block.func)
-    scope = I.scope_of(sch, block.func, info)
+    scope = inlining.scope_of(sch, block.func, info)
     if any(a is f for a in info.ancestors):
         raise sch.error(f"{what}/loop-is-ancestor", f"loop '{f.loop_var.name}' is an ancestor "
                         f"of block '{blk.name_hint}'", f, [(blk, "block")])
@@ -82,19 +81,19 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     reqs = {}
     outer_loops = [a for a in f_anc if isinstance(a, S.For)] + [f]
     region = needed_region(sch, blk, deps, f, reverse, what, reqs,
-                           C.loop_bounds(outer_loops))
+                           common.loop_bounds(outer_loops))
     new_realize, new_loops = make_nest(sch, info, region, outer_loops, preserve_unit_loops,
                                        what)
     if reverse:
         check_cover(sch, info, deps, what)
         check_reads(sch, blk, new_realize, new_loops, reqs, f, what,
-                    C.loop_bounds(outer_loops))
-    nest = C.nest(new_loops, new_realize)
+                    common.loop_bounds(outer_loops))
+    nest = common.nest(new_loops, new_realize)
     new_kids = kids[:pos] + [nest] + kids[pos:]
     new_f = dataclasses.replace(f, body=S.SeqStmt(tuple(new_kids)) if len(new_kids) > 1
                                 else new_kids[0])
     mapping = {}
-    I.removal(info, mapping)
+    inlining.removal(info, mapping)
     mapping[id(f)] = new_f
-    I.rewrite_scope(sch, block.func, scope, mapping)
+    inlining.rewrite_scope(sch, block.func, scope, mapping)
     return None

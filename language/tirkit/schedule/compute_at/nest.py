@@ -9,14 +9,14 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from .. import _arith as A
-from .. import _common as C
-from . import bounds as B
+from .. import _common as common
+from . import bounds as nest_bounds
 from .. import _ir
 
 
 def make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
     values, loops, preds = [], [], []
-    bounds = C.loop_bounds(outer_loops)
+    bounds = common.loop_bounds(outer_loops)
     # unit loops around the new nest are folded to their value (as TVM's analyzer does)
     fold = {k: True for k, (lo, hi) in bounds.items() if lo == hi}
     A.FOLD.update(fold)
@@ -25,7 +25,7 @@ def make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
                                       values, loops, preds)
         kept = _carry_predicate(sch, info, outer_loops, realize.iter_values, bounds, what)
         if kept is not None:
-            realize = dataclasses.replace(realize, predicate=C.and_(realize.predicate, kept))
+            realize = dataclasses.replace(realize, predicate=common.and_(realize.predicate, kept))
         return realize, loops
     finally:
         A.FOLD.clear()
@@ -52,13 +52,13 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
                 # the producer computes no more than its domain
                 if isinstance(mn, E.IntImm):
                     lo, hi = max(mn.value, dom_lo), min(mn.value + ext, dom_hi)
-                    mn, ext = C.int32(lo, dt), max(hi - lo, 1)
+                    mn, ext = common.int32(lo, dt), max(hi - lo, 1)
                 else:
                     # a range that provably covers the whole domain becomes the domain;
                     # otherwise it stays, and predicates keep it inside (as TVM)
                     b = A.bound_of(mn, bounds)
                     if b is not None and b[1] <= dom_lo and b[0] + ext >= dom_hi:
-                        mn, ext = C.int32(dom_lo, dt), dom_hi - dom_lo
+                        mn, ext = common.int32(dom_lo, dt), dom_hi - dom_lo
         elif isinstance(iv.dom.extent, E.IntImm):
             mn, ext = iv.dom.min, iv.dom.extent.value
         else:
@@ -71,10 +71,10 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
             v = E.Var(f"ax{n}", dt)
             n += 1
             if isinstance(ext, int):
-                loops.append(C.new_loop(v, ext))
+                loops.append(common.new_loop(v, ext))
                 bounds[id(v)] = (0, ext - 1)
             else:
-                loops.append(C.new_loop(v, ext if ext.dtype == dt else E.Cast(dt, ext)))
+                loops.append(common.new_loop(v, ext if ext.dtype == dt else E.Cast(dt, ext)))
             val = v if isinstance(start, E.IntImm) and start.value == 0 else \
                 E.Add(start, v, dt)
         values.append(val)
@@ -85,14 +85,14 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
             k, vdt = lin.const, val.dtype
             var_part = A.to_expr(A.Lin(lin.terms, 0, lin.dtype))
             if b is None or b[0] < dom_lo:
-                preds.append(A.simplify(E.LE(C.int32(dom_lo - k, vdt), var_part, "bool"),
+                preds.append(A.simplify(E.LE(common.int32(dom_lo - k, vdt), var_part, "bool"),
                                         bounds))
             if b is None or b[1] >= dom_hi:
-                preds.append(A.simplify(E.LT(var_part, C.int32(dom_hi - k, vdt), "bool"),
+                preds.append(A.simplify(E.LT(var_part, common.int32(dom_hi - k, vdt), "bool"),
                                         bounds))
-    pred = C.TRUE
+    pred = common.TRUE
     for p in preds:
-        pred = C.and_(pred, p)
+        pred = common.and_(pred, p)
     realize = dataclasses.replace(info.realize, iter_values=tuple(values), predicate=pred)
     return realize, loops
 
@@ -103,7 +103,7 @@ def _carry_predicate(sch, info, outer_loops, values, bounds, what):
     dropped, the others kept (None when nothing is left). Refused when a conjunct cannot be
     written over the iterators."""
     pred = info.realize.predicate
-    if C.is_true(pred):
+    if common.is_true(pred):
         return None
     blk = info.block
     kept_ids = {id(f.loop_var) for f in outer_loops}
@@ -117,7 +117,7 @@ def _carry_predicate(sch, info, outer_loops, values, bounds, what):
             dom[id(iv.var)] = (iv.dom.min.value, iv.dom.min.value + iv.dom.extent.value - 1)
     newmap = {id(v): x for v, x in zip(ivs, values)}
     out = None
-    for conj in C.conjuncts(pred):
+    for conj in common.conjuncts(pred):
         c = _ir.substitute(conj, {k: v for k, v in direct.items()})
         if any(id(v) in gone for v in _ir.vars_in(c)):
             c = _over_iterators(c, ivs, old, gone)
@@ -125,12 +125,12 @@ def _carry_predicate(sch, info, outer_loops, values, bounds, what):
                 raise sch.error(f"{what}/predicate", f"the predicate of block "
                                 f"'{blk.name_hint}' cannot be written over its iterators",
                                 blk)
-        if C.is_true(A.simplify(c, dom)):
+        if common.is_true(A.simplify(c, dom)):
             continue
         c = A.simplify(_ir.substitute(c, newmap), bounds)
-        if C.is_true(c):
+        if common.is_true(c):
             continue
-        out = c if out is None else C.and_(out, c)
+        out = c if out is None else common.and_(out, c)
     return out
 
 
@@ -154,7 +154,7 @@ def _over_iterators(c, ivs, old, gone):
         t = k // coef
         d = d.add(lb, -t)
         d._add_term(("var", v), t)
-    if any(id(x) in gone for x in B.lin_vars(d)):
+    if any(id(x) in gone for x in nest_bounds.lin_vars(d)):
         return None
     rest = A.Lin([], d.const, d.dtype)
     lhs = A.Lin([t for t in d.terms], 0, d.dtype)
@@ -166,5 +166,5 @@ def _inside(mn, ext, dom, bounds):
     m = A.to_lin(mn, bounds)
     d0 = A.to_lin(dom.min, bounds)
     top = A.to_lin(dom.extent, bounds).add(d0).add(m, -1).add(A.to_lin(ext, bounds), -1)
-    low, high = B.lower(m.add(d0, -1), bounds), B.lower(top, bounds)
+    low, high = nest_bounds.lower(m.add(d0, -1), bounds), nest_bounds.lower(top, bounds)
     return low is not None and low >= 0 and high is not None and high >= 0

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from .. import _arith as A
-from .. import _common as C
-from . import bounds as B
+from .. import _common as common
+from . import bounds as nest_bounds
 from .. import _ir
 from ..analysis import read_buffers, write_buffers
 
@@ -19,7 +19,7 @@ def needed_region(sch, blk, deps, f, reverse, what, reqs, outer):
     accesses the buffer (an iterator, an iterator times a constant, an iterator divided by a
     constant, a constant); an iterator taken modulo a constant is left free."""
     bufs = read_buffers(blk) if reverse else write_buffers(blk)
-    own_r, own_w = B.regions_of(blk)
+    own_r, own_w = nest_bounds.regions_of(blk)
     own = own_r if reverse else own_w
     ivs = {id(iv.var): iv for iv in blk.iter_vars}
     result = {}
@@ -64,7 +64,7 @@ def needed_region(sch, blk, deps, f, reverse, what, reqs, outer):
             var, vlo, vhi = solved
             prev = result.get(id(var))
             if prev is not None:
-                vlo, vhi = B.hull(prev[0], vlo, min), B.hull(prev[1], vhi, max)
+                vlo, vhi = nest_bounds.hull(prev[0], vlo, min), nest_bounds.hull(prev[1], vhi, max)
                 if vlo is None or vhi is None:
                     raise sch.error(f"{what}/region", f"block '{blk.name_hint}' would need "
                                     f"two different ranges for iterator '{var.name}'", blk)
@@ -201,12 +201,12 @@ def _required(sch, blk, buf, deps, f, reverse, what, outer):
     extent too), as linear forms over the loops at and above `f` and shape symbols."""
     out = None
     for d in deps:
-        r, w = B.regions_of(d.block)
+        r, w = nest_bounds.regions_of(d.block)
         ivmap = {id(iv.var): v for iv, v in zip(d.block.iter_vars, d.realize.iter_values)}
         inner = [a for a in d.ancestors if isinstance(a, S.For)]
         k = next(i for i, a in enumerate(inner) if a is f)
         loops = inner[k + 1:]
-        cb = C.loop_bounds(loops)
+        cb = common.loop_bounds(loops)
         sym = {id(a.loop_var): a for a in loops if id(a.loop_var) not in cb}
         for reg in (w if reverse else r):
             if reg.buffer is not buf:
@@ -217,7 +217,7 @@ def _required(sch, blk, buf, deps, f, reverse, what, outer):
                   for x in reg.region]
             dims = []
             for a, b in zip(lo, hi):
-                ra, rb = B.relax(a, cb, sym, outer), B.relax(b, cb, sym, outer)
+                ra, rb = nest_bounds.relax(a, cb, sym, outer), nest_bounds.relax(b, cb, sym, outer)
                 if ra is None or rb is None:
                     raise sch.error(f"{what}/region", f"the region of '{buf.name}' that block "
                                     f"'{blk.name_hint}' must cover is not a box",
@@ -226,7 +226,7 @@ def _required(sch, blk, buf, deps, f, reverse, what, outer):
             if out is None:
                 out = dims
                 continue
-            merged = B.hull_box(out, dims)
+            merged = nest_bounds.hull_box(out, dims)
             if merged is None:
                 raise sch.error(f"{what}/region", f"the region of '{buf.name}' that block "
                                 f"'{blk.name_hint}' must cover is not a box of known size",

@@ -9,7 +9,7 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from . import common as I
+from . import common as inlining
 from .. import _ir
 from ..analysis import opaque_uses, output_buffers, refresh_regions
 from ..registry import primitive
@@ -23,18 +23,18 @@ def compute_inline(sch, block):
     if blk.init is not None:
         raise sch.error("compute_inline/has-init", f"block '{blk.name_hint}' has an init "
                         "(it is a reduction)", blk)
-    store = I.single_store(sch, blk, "compute_inline")
+    store = inlining.single_store(sch, blk, "compute_inline")
     buf = store.buffer
     if any(buf is o for o in output_buffers(func)):
         raise sch.error("compute_inline/writes-output", f"block '{blk.name_hint}' writes "
                         f"'{buf.name}', an output of the function", blk)
-    if not I.distinct_iter_indices(blk, store.indices, allow_const=True):
+    if not inlining.distinct_iter_indices(blk, store.indices, allow_const=True):
         raise sch.error("compute_inline/not-injective", f"block '{blk.name_hint}' does not "
                         f"store into '{buf.name}' at its iterators", blk)
     if any(ld.buffer is buf for ld in _ir.buffer_loads(store.value)):
         raise sch.error("compute_inline/self-read", f"block '{blk.name_hint}' reads the "
                         f"buffer '{buf.name}' it writes", blk)
-    scope = I.scope_of(sch, block.func, info)
+    scope = inlining.scope_of(sch, block.func, info)
     others = [i for i in sch.index(block.func).order if i.block is not blk and i.scope is scope]
     for other in others:
         if any(s.buffer is buf for s in _ir.buffer_stores(other.block.body)):
@@ -62,7 +62,7 @@ def compute_inline(sch, block):
         return None
 
     mapping = {}
-    I.removal(info, mapping)
+    inlining.removal(info, mapping)
     for other in others:
         pred = other.realize.predicate
         in_pred = any(ld.buffer is buf for ld in _ir.buffer_loads(pred))
@@ -78,7 +78,7 @@ def compute_inline(sch, block):
                 other.realize, predicate=_ir.rebuild(pred, inline), block=nb)
         else:
             mapping[id(other.block)] = nb
-    I.rewrite_scope(sch, block.func, scope, mapping, drop=buf)
+    inlining.rewrite_scope(sch, block.func, scope, mapping, drop=buf)
 
 
 def _nested_in_others(info, infos):

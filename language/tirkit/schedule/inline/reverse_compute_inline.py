@@ -22,8 +22,8 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.equality import identical
 from ...ir.visit import child_fields
-from .. import _common as C
-from . import common as I
+from .. import _common as common
+from . import common as inlining
 from .. import _ir
 from .reverse_map import dom_bounds, invert
 from .reverse_producer import (check_covered, check_reduction_producer, leaf_writer,
@@ -40,8 +40,8 @@ def reverse_compute_inline(sch, block):
     if blk.init is not None:
         raise sch.error("reverse_compute_inline/has-init", f"block '{blk.name_hint}' has an "
                         "init (it is a reduction)", blk)
-    store = I.single_store(sch, blk, "reverse_compute_inline")
-    scope = I.scope_of(sch, block.func, info)
+    store = inlining.single_store(sch, blk, "reverse_compute_inline")
+    scope = inlining.scope_of(sch, block.func, info)
     prods = producers(sch, block.func, info)
     if len(prods) != 1:
         raise sch.error("reverse_compute_inline/producers", f"block '{blk.name_hint}' has "
@@ -77,7 +77,7 @@ def reverse_compute_inline(sch, block):
             raise sch.error("reverse_compute_inline/other-readers", f"block "
                             f"'{other.block.name_hint}' also reads '{buf.name}'",
                             other.block, [(blk, "consumer")])
-    if not C.is_true(info.realize.predicate):
+    if not common.is_true(info.realize.predicate):
         raise sch.error("reverse_compute_inline/predicate", f"block '{blk.name_hint}' has a "
                         "predicate", blk)
     for b, what in ((pb, "producer"), (blk, "consumer")):
@@ -115,13 +115,13 @@ def reverse_compute_inline(sch, block):
     pred = new_predicate(blk, sub, pb, prod.realize, pbounds, extra)
     new_realize = dataclasses.replace(prod.realize, block=nb, predicate=pred)
     mapping = {}
-    I.removal(info, mapping)
+    inlining.removal(info, mapping)
     mapping[id(prod.realize)] = new_realize
     new = _ir.replace_nodes(scope, mapping)
     if new is _ir.REMOVE:
         new = dataclasses.replace(scope, body=S.SeqStmt(()))
     new = _refresh_path(new, new_realize)
-    sch.replace(block.func, scope, I.drop_alloc(new, buf))
+    sch.replace(block.func, scope, inlining.drop_alloc(new, buf))
 
 
 def _refresh_path(root, target):

@@ -10,7 +10,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.equality import identical
 from .. import _arith as A
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from .reverse_map import const_like, is_const
 from ..analysis import opaque_uses
@@ -112,15 +112,15 @@ def new_predicate(blk, sub, pb, realize, pbounds, extra=()):
     for c in conds:
         c = _ir.substitute(c, binding)
         c = E.LE(c.a, A.simplify(c.b), "bool") if isinstance(c, E.LE) else _lt_div(A.simplify(c))
-        if not C.is_true(c):
+        if not common.is_true(c):
             new.append(c)
     if len(new) >= 2:
         new[0] = _lt_and_mod(new[0], new[1])
     out = realize.predicate
     for c in new:
-        if any(identical(c, x) for x in C.conjuncts(out)):
+        if any(identical(c, x) for x in common.conjuncts(out)):
             continue
-        out = C.and_(out, c)
+        out = common.and_(out, c)
     return out
 
 

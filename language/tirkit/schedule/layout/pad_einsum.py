@@ -15,9 +15,9 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ..cache import placement as K
-from .. import _common as C
-from ..inline import common as I
+from ..cache import placement
+from .. import _common as common
+from ..inline import common as inlining
 from .. import _ir
 from ..analysis import infer_regions
 from ..registry import primitive
@@ -95,14 +95,14 @@ def pad_einsum(sch, block, padding):
             return dataclasses.replace(y, buffer=pads[id(y.buffer)])
         return None
     nb = _ir.rebuild(dataclasses.replace(
-        blk, iter_vars=tuple(dataclasses.replace(iv, dom=E.Range(iv.dom.min, C.int32(
+        blk, iter_vars=tuple(dataclasses.replace(iv, dom=E.Range(iv.dom.min, common.int32(
             n, iv.dom.extent.dtype))) for iv, n in zip(ivs, new_ext))), swap)
     lmap = {}
     for iv, v, n in zip(ivs, info.realize.iter_values, new_ext):
         lp = loops[id(v)]
         lmap[id(lp)] = n
-    scope = I.scope_of(sch, block.func, info)
-    top = K.top_stmt(info, scope)
+    scope = inlining.scope_of(sch, block.func, info)
+    top = placement.top_stmt(info, scope)
     # the copies go before and after the scope statement that holds the block: another
     # block in that statement must not write a padded input or touch the padded output
     for other in _blocks_beside(top, blk):
@@ -120,7 +120,7 @@ def pad_einsum(sch, block, padding):
 
     def grow(y, x):
         if isinstance(x, S.For) and id(x) in lmap:
-            return dataclasses.replace(y, extent=C.int32(lmap[id(x)], x.extent.dtype))
+            return dataclasses.replace(y, extent=common.int32(lmap[id(x)], x.extent.dtype))
         if x is blk:
             return nb
         return None
@@ -149,8 +149,8 @@ def _copy(name, shape, src, dst, guard):
         dt = dst.shape[k].dtype
         lv = E.Var(f"i{k}", dt)
         v = E.Var(f"v{k}", dt)
-        loops.append(C.new_loop(lv, n))
-        ivs.append(S.IterVar(v, E.Range(C.int32(0, dt), C.int32(n, dt)), "S"))
+        loops.append(common.new_loop(lv, n))
+        ivs.append(S.IterVar(v, E.Range(common.int32(0, dt), common.int32(n, dt)), "S"))
         vals.append(lv)
     idx = tuple(iv.var for iv in ivs)
     value = E.BufferLoad(src, idx, src.dtype)
@@ -162,7 +162,7 @@ def _copy(name, shape, src, dst, guard):
             cond = c if cond is None else E.And(cond, c, "bool")
         zero = E.const(0, src.dtype)
         value = E.Call(src.dtype, "if_then_else", (cond, value, zero))
-    point = tuple(E.Range(v, C.int32(1)) for v in idx)
+    point = tuple(E.Range(v, common.int32(1)) for v in idx)
     blk = S.Block(name, tuple(ivs), (S.BufferRegion(src, point),),
                   (S.BufferRegion(dst, point),), S.BufferStore(dst, value, idx))
-    return C.nest(loops, S.BlockRealize(tuple(vals), C.TRUE, blk))
+    return common.nest(loops, S.BlockRealize(tuple(vals), common.TRUE, blk))

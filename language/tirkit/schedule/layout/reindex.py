@@ -15,9 +15,9 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.equality import identical
-from ..cache import placement as K
-from .. import _common as C
-from ..inline import common as I
+from ..cache import placement
+from .. import _common as common
+from ..inline import common as inlining
 from .. import _ir
 from ..analysis import infer_regions
 from ..registry import primitive
@@ -74,7 +74,7 @@ def reindex(sch, block, buffer):
         if isinstance(y, S.BufferStore) and y.buffer is buf:
             return dataclasses.replace(y, buffer=rbuf, indices=new_idx)
         if isinstance(y, S.BufferRegion) and y.buffer is buf:
-            return S.BufferRegion(rbuf, tuple(E.Range(v, C.int32(1)) for v in new_idx))
+            return S.BufferRegion(rbuf, tuple(E.Range(v, common.int32(1)) for v in new_idx))
         return None
     nb = _ir.rebuild(blk, swap)
     # the copy nest
@@ -82,15 +82,15 @@ def reindex(sch, block, buffer):
     for n, iv in enumerate(used):
         lv = E.Var(f"ax{n}", iv.var.dtype)
         v = E.Var(f"v{n}", iv.var.dtype)
-        loops.append(C.new_loop(lv, iv.dom.extent.value, min_=None))
-        civs.append(S.IterVar(v, E.Range(C.int32(0, iv.var.dtype), iv.dom.extent), "S"))
+        loops.append(common.new_loop(lv, iv.dom.extent.value, min_=None))
+        civs.append(S.IterVar(v, E.Range(common.int32(0, iv.var.dtype), iv.dom.extent), "S"))
         vals.append(lv)
-        vmap[id(iv.var)] = v if C.is_zero(iv.dom.min) else E.Add(iv.dom.min, v, iv.var.dtype)
+        vmap[id(iv.var)] = v if common.is_zero(iv.dom.min) else E.Add(iv.dom.min, v, iv.var.dtype)
     for iv in units:
         vmap[id(iv.var)] = iv.dom.min
     orig_idx = tuple(_ir.substitute(e, vmap) for e in idx)
-    rpoint = tuple(E.Range(v.var, C.int32(1)) for v in civs)
-    opoint = tuple(E.Range(e, C.int32(1)) for e in orig_idx)
+    rpoint = tuple(E.Range(v.var, common.int32(1)) for v in civs)
+    opoint = tuple(E.Range(e, common.int32(1)) for e in orig_idx)
     cname = sch.fresh_block_name(block.func, name + "_reindex")
     if kind == "read":
         store = S.BufferStore(rbuf, E.BufferLoad(buf, orig_idx, buf.dtype),
@@ -102,10 +102,10 @@ def reindex(sch, block, buffer):
                               orig_idx)
         cblk = S.Block(cname, tuple(civs), (S.BufferRegion(rbuf, rpoint),),
                        (S.BufferRegion(buf, opoint),), store)
-    nest = C.nest(loops, S.BlockRealize(tuple(vals), C.TRUE, cblk))
-    scope = I.scope_of(sch, block.func, info)
-    pos = K.position(scope, K.top_stmt(info, scope), after=(kind == "write"))
-    new_scope = K.insert_in_scope(_ir.replace_nodes(scope, {id(blk): nb}), nest, pos)
+    nest = common.nest(loops, S.BlockRealize(tuple(vals), common.TRUE, cblk))
+    scope = inlining.scope_of(sch, block.func, info)
+    pos = placement.position(scope, placement.top_stmt(info, scope), after=(kind == "write"))
+    new_scope = placement.insert_in_scope(_ir.replace_nodes(scope, {id(blk): nb}), nest, pos)
     new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + (rbuf,))
     sch.replace(block.func, scope, new_scope)
     return sch.block_of(block.func, cname)

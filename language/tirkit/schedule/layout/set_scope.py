@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import expr as E
-from ..cache import placement as K
+from ..cache import placement
 from .. import _ir
 from ..analysis import infer_regions, output_buffers
 from ..registry import primitive
@@ -15,7 +15,7 @@ from ..registry import primitive
 def set_scope(sch, block, buffer_index, storage_scope):
     info = sch.block_info(block)
     blk = info.block
-    K.check_scope(sch, storage_scope, blk)
+    placement.check_scope(sch, storage_scope, blk)
     writes = blk.writes if blk.writes is not None else infer_regions(blk)[1]
     if not isinstance(buffer_index, int) or not 0 <= buffer_index < len(writes):
         raise sch.error("set_scope/bad-index", f"block '{blk.name_hint}' writes {len(writes)} "

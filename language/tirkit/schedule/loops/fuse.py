@@ -11,7 +11,7 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from ..registry import primitive
 
@@ -22,7 +22,7 @@ def _one(e):
 
 def _mul(a, b, dt):
     if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
-        return C.int32(a.value * b.value, dt)
+        return common.int32(a.value * b.value, dt)
     if _one(a):
         return b
     return E.Mul(a, b, dt)
@@ -58,11 +58,11 @@ def fuse(sch, *loops, preserve_unit_iters=True):
     dt = fors[0].loop_var.dtype
     name = "_".join(f.loop_var.name for f in fors) + "_fused"
     fused = E.Var(name, dt, None, fors[0].loop_var.span)
-    total = C.int32(1, dt)
+    total = common.int32(1, dt)
     for f in fors:
         total = _mul(total, f.extent, dt)
     vmap = {}
-    stride = C.int32(1, dt)
+    stride = common.int32(1, dt)
     for k in range(len(fors) - 1, -1, -1):
         f = fors[k]
         e = fused if _one(stride) else E.FloorDiv(fused, stride, dt)
@@ -73,12 +73,12 @@ def fuse(sch, *loops, preserve_unit_iters=True):
         vmap[id(f.loop_var)] = e
         stride = _mul(stride, f.extent, dt)
     body = _ir.substitute(fors[-1].body, vmap)
-    new = C.new_loop(fused, total, body, span=fors[0].span)
+    new = common.new_loop(fused, total, body, span=fors[0].span)
     new = dataclasses.replace(new, comments=fors[0].comments, trailing=fors[0].trailing)
     outer = [a for a in ancestors if isinstance(a, S.For)]
     # a fused loop of extent 1 is folded away (as TVM does), whatever preserve_unit_iters says
     unit = isinstance(total, E.IntImm) and total.value == 1
-    new = C.simplify_bindings(new, outer, () if preserve_unit_iters and not unit
+    new = common.simplify_bindings(new, outer, () if preserve_unit_iters and not unit
                               else {id(fused)})
     sch.replace(loops[0].func, fors[0], new)
     return sch.loop_of(loops[0].func, new)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import expr as E
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from ..registry import primitive
 
@@ -64,19 +64,19 @@ def split(sch, loop, factors, preserve_unit_iters=True):
     expr = None
     stride = 1
     for v, x in zip(reversed(new_vars), reversed(vals)):
-        term = v if stride == 1 else E.Mul(v, C.int32(stride, dt), dt)
+        term = v if stride == 1 else E.Mul(v, common.int32(stride, dt), dt)
         expr = term if expr is None else E.Add(term, expr, dt)
         stride *= x
-    full = expr if C.is_zero(f.min) else E.Add(f.min, expr, dt)
+    full = expr if common.is_zero(f.min) else E.Add(f.min, expr, dt)
     body = _ir.substitute(f.body, {id(f.loop_var): full})
     if total != extent:
         body = _add_predicate(body, E.LT(expr, f.extent, "bool"))
-    loops = [C.new_loop(v, x, None, span=f.span) for v, x in zip(new_vars, vals)]
+    loops = [common.new_loop(v, x, None, span=f.span) for v, x in zip(new_vars, vals)]
     loops[0] = dataclasses.replace(loops[0], comments=f.comments, trailing=f.trailing)
-    new = C.nest(loops, body)
+    new = common.nest(loops, body)
     outer = [a for a in ancestors if isinstance(a, type(f))]
     fold = () if preserve_unit_iters else {id(v) for v in new_vars}
-    new = C.simplify_bindings(new, outer, fold, touched={id(v) for v in new_vars})
+    new = common.simplify_bindings(new, outer, fold, touched={id(v) for v in new_vars})
     sch.replace(loop.func, f, new)
     return [sch.loop_of(loop.func, lp) for lp in loops]
 
@@ -86,7 +86,7 @@ def _add_predicate(body, cond):
 
     def fn(y, x):
         if isinstance(y, S.BlockRealize):
-            return dataclasses.replace(y, predicate=C.and_(y.predicate, cond))
+            return dataclasses.replace(y, predicate=common.and_(y.predicate, cond))
         if isinstance(y, S.Block):
             return None
         return None
@@ -105,4 +105,4 @@ def _add_predicate(body, cond):
             go(getattr(x, fld))
     go(body)
     return _ir.replace_nodes(body, {id(r): dataclasses.replace(
-        r, predicate=C.and_(r.predicate, cond)) for r in out})
+        r, predicate=common.and_(r.predicate, cond)) for r in out})

@@ -12,7 +12,7 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from ..registry import primitive
 
@@ -75,12 +75,12 @@ def decompose_reduction(sch, block, loop):
     init_block = S.Block(name, tuple(new_ivs), (), writes, init_body)
     values = tuple(_ir.substitute(v, lmap) for _, v in spatial)
     pred = realize.predicate
-    if not C.is_true(pred) and all(not _ir.uses_var(pred, lp.loop_var) for lp in under
+    if not common.is_true(pred) and all(not _ir.uses_var(pred, lp.loop_var) for lp in under
                                    if lp not in used):
         pred = _ir.substitute(pred, lmap)
     else:
-        pred = C.TRUE
-    init_nest = C.nest(new_loops, S.BlockRealize(values, pred, init_block))
+        pred = common.TRUE
+    init_nest = common.nest(new_loops, S.BlockRealize(values, pred, init_block))
     update_name = sch.fresh_block_name(block.func, blk.name_hint + "_update")
     # without its init the update reads what it writes: those regions come first
     reads = blk.reads

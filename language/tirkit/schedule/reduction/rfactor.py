@@ -14,7 +14,7 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _common as C
+from .. import _common as common
 from .. import _ir
 from ..analysis import infer_regions
 from ..registry import primitive
@@ -139,7 +139,7 @@ def rfactor(sch, loop, factor_axis):
     update = S.BufferStore(rf_buf, _combine(op, load, rf_rhs, buf.dtype), rf_idx,
                            span=blk.body.span)
     rf_init = S.BufferStore(rf_buf, blk.init.value, rf_idx)
-    point = tuple(E.Range(x, C.int32(1)) for x in rf_idx)
+    point = tuple(E.Range(x, common.int32(1)) for x in rf_idx)
     reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
     rf_reads = tuple(_ir.substitute(x, rmap) for x in reads if x.buffer is not buf)
     if not any(iv.kind == "R" for iv in new_ivs):
@@ -176,10 +176,11 @@ def rfactor(sch, loop, factor_axis):
                            w_idx)
     w_init = S.BufferStore(buf, blk.init.value, w_idx)
     w_block = S.Block(blk.name_hint, tuple(w_ivs),
-                      (S.BufferRegion(rf_buf, tuple(E.Range(x, C.int32(1)) for x in w_rf_idx)),),
-                      (S.BufferRegion(buf, tuple(E.Range(x, C.int32(1)) for x in w_idx)),),
+                      (S.BufferRegion(rf_buf, tuple(E.Range(x, common.int32(1))
+                                                     for x in w_rf_idx)),),
+                      (S.BufferRegion(buf, tuple(E.Range(x, common.int32(1)) for x in w_idx)),),
                       w_body, w_init)
-    w_nest = C.nest(w_loops, S.BlockRealize(tuple(w_vals), C.TRUE, w_block))
+    w_nest = common.nest(w_loops, S.BlockRealize(tuple(w_vals), common.TRUE, w_block))
     new_top = _ir.replace_nodes(top, {id(r): rf_realize})
     new_scope = _ir.replace_nodes(scope, {id(top): S.SeqStmt((new_top, w_nest))})
     new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + (rf_buf,))
