@@ -26,3 +26,13 @@ def test_import_contracts_are_kept():
         "importing a higher one, the core importing the server, or a private module or name "
         "used from another package):\n" + r.stdout[-4000:] + r.stderr[-2000:])
     assert "0 broken" in r.stdout, r.stdout[-2000:]
+
+
+def test_every_schedule_primitive_is_in_the_independence_contract():
+    import tomllib
+
+    from tirkit.schedule.registry import MODULES
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        contracts = tomllib.load(fh)["tool"]["importlinter"]["contracts"]
+    listed = next(c["modules"] for c in contracts if c["id"] == "schedule-primitives")
+    assert sorted(listed) == sorted(f"tirkit.schedule.{m}" for m in MODULES)
