@@ -29,10 +29,9 @@ def test_import_contracts_are_kept():
 
 
 def test_every_schedule_primitive_is_in_the_independence_contract():
-    import tomllib
+    from importlinter.api import read_configuration
 
     from tirkit.schedule.registry import MODULES
-    with open(ROOT / "pyproject.toml", "rb") as fh:
-        contracts = tomllib.load(fh)["tool"]["importlinter"]["contracts"]
+    contracts = read_configuration(str(ROOT / "pyproject.toml"))["contracts_options"]
     listed = next(c["modules"] for c in contracts if c["id"] == "schedule-primitives")
     assert sorted(listed) == sorted(f"tirkit.schedule.{m}" for m in MODULES)
