@@ -23,6 +23,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of
 from ..ir.text import expr_text
+from ..ir.visit import const_int
 from .roofline import (PEAKS, bound_by, default_target, format_seconds,  # noqa: F401
                        roofline_seconds, target_peaks)
 
@@ -125,7 +126,7 @@ class BlockCost:
         for buf, box in self.footprint.items():
             n = bytes_of(buf.dtype)
             for dim, iv in zip(buf.shape, box):
-                size = _dim_size(dim)
+                size = const_int(dim)
                 if iv is not None:
                     lo, hi = iv
                     if size is not None:
@@ -161,10 +162,6 @@ class KernelCost:
 
     def block(self, block):
         return self.blocks.get(id(block))
-
-
-def _dim_size(d):
-    return d.value if isinstance(d, E.IntImm) else None
 
 
 # ----------------------------------------------------------------------------- counting

@@ -81,6 +81,22 @@ def uses_var(node, var) -> bool:
     return find_first(node, lambda x: x is var, E.Var) is not None
 
 
+def vars_in(node) -> list:
+    """The variables that occur under `node`, each once, in order of first appearance
+    (bound ones included: see free_variables for those nothing under `node` defines)."""
+    out, seen = [], set()
+
+    def fn(x):
+        if isinstance(x, E.Var):
+            if id(x) not in seen:
+                seen.add(id(x))
+                out.append(x)
+            return False
+        return True
+    walk(node, fn)
+    return out
+
+
 def const_int(e):
     """The value of an integer immediate, or None for any other expression."""
     return e.value if isinstance(e, E.IntImm) else None

@@ -6,6 +6,7 @@ from .. import target as targets
 from ..analysis.regions import accesses
 from ..ir import expr as E
 from ..ir.text import expr_text
+from ..ir.visit import const_int  # noqa: F401  (the rules take it from here)
 
 
 def func_accesses(func, ctx):
@@ -52,10 +53,6 @@ def target_for(func, ctx, fa=None):
         t = targets.resolve(ctx.target, ctx.text, has_threads)
         ctx.cache[key] = t
     return t
-
-
-def const_int(e):
-    return e.value if isinstance(e, E.IntImm) else None
 
 
 def text(e):
