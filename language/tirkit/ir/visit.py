@@ -77,8 +77,8 @@ def contains(node, pred, cls=None) -> bool:
 
 
 def uses_var(node, var) -> bool:
-    """Whether the variable `var` (by identity) occurs under `node`."""
-    return find_first(node, lambda x: x is var, E.Var) is not None
+    """Whether the variable `var` (or any other node, by identity) occurs under `node`."""
+    return find_first(node, lambda x: x is var) is not None
 
 
 def vars_in(node) -> list:
