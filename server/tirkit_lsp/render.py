@@ -2,14 +2,12 @@
 only: every number here is computed by `tirkit.analysis`)."""
 from __future__ import annotations
 
-import numpy as np
-
 from tirkit.analysis.cost import bound_by, format_seconds, roofline_seconds, target_peaks
-from tirkit.analysis.nest import find_realize, inferred_regions, producers_consumers
+from tirkit.analysis.nest import (buffer_bytes, find_realize, inferred_regions,
+                                  producers_consumers, value_stats)
 from tirkit.analysis.nest import loop_trip_count as trip_count
 from tirkit.ir import expr as E
 from tirkit.ir import stmt as S
-from tirkit.ir.dtype import bytes_of
 from tirkit.script.printer import Printer
 
 KIND = {"S": "spatial", "R": "reduce", "C": "scan", "O": "opaque"}
@@ -149,14 +147,8 @@ def loop_trip_count(loop: S.For) -> str:
 def buffer_markdown(func, buf: S.Buffer, role: str) -> str:
     pr = printer_for(func)
     shape = ", ".join(pr.expr(d) for d in buf.shape)
-    n = bytes_of(buf.dtype)
-    symbolic = False
-    for d in buf.shape:
-        if isinstance(d, E.IntImm):
-            n *= d.value
-        else:
-            symbolic = True
-    size = "symbolic" if symbolic else f"{n:,} bytes"
+    n = buffer_bytes(buf)
+    size = "symbolic" if n is None else f"{n:,} bytes"
     prod, cons = producers_consumers(func, buf)
     kind = {"param": "parameter", "alloc": "allocated", "match": "matched",
             "decl": "declared"}.get(role, role)
@@ -188,9 +180,9 @@ def constant_markdown(func, stmt: S.AllocateConst, constants) -> str:
             arr = constants[stmt.const_name].array()
     except Exception:
         arr = None
-    if arr is not None and arr.size:
-        a = np.asarray(arr, dtype=np.float64)
-        out += [f"- min: {a.min():.6g}", f"- max: {a.max():.6g}", f"- mean: {a.mean():.6g}"]
+    stats = value_stats(arr)
+    if stats is not None:
+        out += [f"- min: {stats[0]:.6g}", f"- max: {stats[1]:.6g}", f"- mean: {stats[2]:.6g}"]
     else:
         out.append("- values: not loaded")
     return "\n".join(out)

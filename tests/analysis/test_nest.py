@@ -42,3 +42,16 @@ def test_symbolic_trip_count_and_inferred_regions():
     assert [r.buffer.name for r in reads] == ["A", "B"]        # C's own read is left out
     assert {r.buffer.name for r in writes} == {"C"}             # init and body
     assert all(r.dims is not None and len(r.dims) == 2 for r in reads + writes)
+
+
+def test_buffer_bytes_and_value_stats():
+    import numpy as np
+
+    from tirkit.analysis.nest import buffer_bytes, value_stats
+    f = _func("matmul.py")
+    a = f.buffer_of(f.params[0])
+    assert buffer_bytes(a) == 4 * int(np.prod([d.value for d in a.shape]))
+    g = _func("batch_matmul_symbolic.py")
+    assert buffer_bytes(g.buffer_of(next(p for p in g.params if g.buffer_of(p)))) is None
+    assert value_stats(np.array([[1, -3], [2, 4]], dtype="int8")) == (-3.0, 4.0, 1.0)
+    assert value_stats(np.zeros((0,), "float32")) is None and value_stats(None) is None

@@ -1,13 +1,16 @@
 """Facts about a kernel's loop nest that an editor shows next to the code: how many innermost
-iterations run under a loop, which blocks write and read a buffer, and the regions a block
-accesses as the region analysis infers them."""
+iterations run under a loop, which blocks write and read a buffer, the regions a block
+accesses as the region analysis infers them, a buffer's size, a constant's value range."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import contains, find_first, walk
+from ..ir.dtype import bytes_of
+from ..ir.visit import const_int, contains, find_first, walk
 from .cost import Poly, extent_poly
 from .regions import accesses, block_regions
 
@@ -69,6 +72,25 @@ def producers_consumers(func: S.PrimFunc, buf) -> tuple:
         return True
     walk(func.body, fn)
     return prod, cons
+
+
+def buffer_bytes(buf: S.Buffer):
+    """The bytes a buffer holds, or None when its shape is symbolic."""
+    n = bytes_of(buf.dtype)
+    for d in buf.shape:
+        v = const_int(d)
+        if v is None:
+            return None
+        n *= v
+    return n
+
+
+def value_stats(array):
+    """(min, max, mean) of a constant's values, or None when there are none."""
+    if array is None or not array.size:
+        return None
+    a = np.asarray(array, dtype=np.float64)
+    return float(a.min()), float(a.max()), float(a.mean())
 
 
 def find_realize(func: S.PrimFunc, block: S.Block):
