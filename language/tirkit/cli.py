@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from .diagnostics import Diagnostic
+from . import __version__
 
 
 def _files(paths):
@@ -20,26 +20,9 @@ def _read(path):
         return fh.read()
 
 
-def render_text(path, text, d: Diagnostic) -> str:
-    """`file:line:col: severity: message [code]` and a caret excerpt."""
-    s = d.span
-    out = [f"{path}:{s.line}:{s.column}: {d.severity}: {d.message} [{d.code}]"]
-    lines = text.split("\n") if isinstance(text, str) else []
-    if 0 < s.line <= len(lines):
-        src = lines[s.line - 1].rstrip("\r")
-        out.append(f"  {s.line:4d} | {src}")
-        end = s.end_column if s.end_line == s.line else len(src) + 1
-        width = max(1, end - s.column)
-        out.append("       | " + " " * (s.column - 1) + "^" * width)
-    for rs, msg in d.related:
-        if rs is not None:
-            out.append(f"  note: {rs.file or path}:{rs.line}:{rs.column}: {msg}")
-    return "\n".join(out)
-
-
 def cmd_check(args) -> int:
     from .project.commands import run_check
-    return run_check(args, render_text)
+    return run_check(args)
 
 
 def cmd_fmt(args) -> int:
@@ -100,6 +83,7 @@ def main(argv=None) -> int:
     from .project import commands as project_commands
     ap = argparse.ArgumentParser(prog="tirkit", description="Check, format, run and benchmark "
                                  "TensorIR kernels written in TVMScript.")
+    ap.add_argument("--version", action="version", version=f"tirkit {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check", help="report diagnostics for files or folders")
     c.add_argument("paths", nargs="+")
@@ -117,15 +101,16 @@ def main(argv=None) -> int:
                    help="constants of more than N elements go to the script's .params file "
                    "(default: constants.inline-threshold of the configuration, or 64)")
     f.set_defaults(fn=cmd_fmt)
-    try:
-        from .codegen import cli as codegen_cli
-        codegen_cli.add_commands(sub)
-    except ImportError:
-        pass
+    from .codegen import cli as codegen_cli
+    codegen_cli.add_commands(sub)
     project_commands.add_commands(sub)
-    lsp = sub.add_parser("lsp", help="start the language server on stdio")
-    lsp.set_defaults(fn=lambda a: _lsp())
-    args = ap.parse_args(argv)
+    lsp = sub.add_parser("lsp", help="start the language server (`tirkit-lsp`; its options "
+                         "follow)")
+    lsp.set_defaults(fn=lambda a: _lsp(a.server_args))
+    args, rest = ap.parse_known_args(argv)
+    if rest and args.cmd != "lsp":
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.server_args = rest
     try:
         return args.fn(args)
     except KeyboardInterrupt:
@@ -140,13 +125,16 @@ def main(argv=None) -> int:
         return 2
 
 
-def _lsp() -> int:
-    try:
-        from tirkit_lsp.__main__ import main as lsp_main
-    except ImportError:
-        print("tirkit-lsp is not installed: pip install 'tirkit[lsp]'", file=sys.stderr)
+def _lsp(server_args) -> int:
+    """Start the server through its console script's entry point: the core does not import
+    the server, and a missing server says what to install."""
+    from importlib.metadata import entry_points
+    found = list(entry_points(group="console_scripts", name="tirkit-lsp"))
+    if not found:
+        print("the language server is not installed: pip install 'tirkit[lsp]'",
+              file=sys.stderr)
         return 2
-    return lsp_main([]) or 0
+    return found[0].load()(server_args) or 0
 
 
 if __name__ == "__main__":

@@ -19,7 +19,14 @@ def main(argv=None) -> int:
         [logging.StreamHandler(sys.stderr)]
     logging.basicConfig(level=getattr(logging, args.log_level), handlers=handlers,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from .server import create_server
+    try:
+        from .server import create_server
+    except ImportError as e:
+        if (e.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        print(f"tirkit-lsp needs pygls and lsprotocol ({e}): pip install 'tirkit[lsp]'",
+              file=sys.stderr)
+        return 2
     server = create_server()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")

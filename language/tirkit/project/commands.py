@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+from ..diagnostics import render_text
 from .config import ConfigError, resolve
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -53,8 +54,8 @@ def _overrides(args) -> dict:
             "cache_dir": args.cache_dir or os.environ.get("TIRKIT_CACHE_DIR") or None}
 
 
-def run_check(args, render_text) -> int:
-    """`tirkit check`; `render_text(path, text, diagnostic)` writes the text format."""
+def run_check(args) -> int:
+    """`tirkit check`."""
     from .tree import Resolver, check_tree
     if args.jobs is not None and args.jobs < 1:
         print("tirkit: --jobs takes a number of processes, at least 1", file=sys.stderr)

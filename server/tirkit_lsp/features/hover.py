@@ -106,18 +106,8 @@ def symbol_markdown(a, sym, target):
 
 
 def _constant_of(func, data_var):
-    from tirkit.ir.visit import walk
-    found = []
-
-    def fn(x):
-        if found:
-            return False
-        if isinstance(x, S.AllocateConst) and x.buffer_var is data_var:
-            found.append(x)
-            return False
-        return True
-    walk(func.body, fn)
-    return found[0] if found else None
+    from tirkit.ir.visit import find_first
+    return find_first(func.body, lambda x: x.buffer_var is data_var, S.AllocateConst)
 
 
 def setup(server) -> None:
