@@ -7,6 +7,7 @@ from ...ir import stmt as S
 from .base import INDENT, PrinterBase, _str
 from .consts import ConstPrinter
 from .exprs import ExprPrinter, free_vars
+from .sparse import SparsePrinter, is_sparse_buffer
 from .stmts import StmtPrinter
 
 
@@ -42,6 +43,8 @@ class FuncPrinter:
         inner = indent + INDENT
         if f.attrs:
             out.append(f"{inner}{T}.func_attr({self.annotations(f.attrs)})")
+        for a in f.sparse_axes:
+            self.emit(out, inner, self.sparse_axis_decl(a))
         # symbolic variables used in buffer shapes
         seen = set(id(p) for p in f.params)
         for _, b in f.buffer_map:
@@ -53,7 +56,9 @@ class FuncPrinter:
                         name = self.define(v, v.name)
                         out.append(f"{inner}{name} = {T}.{v.dtype}()")
         for p, b in f.buffer_map:
-            if id(p) not in sugared:
+            if id(p) not in sugared and is_sparse_buffer(b):
+                self.emit(out, inner, self.sparse_buffer_decl(p, b))
+            elif id(p) not in sugared:
                 name = self.define_buffer(b)
                 self.emit(out, inner, f"{name} = {T}.match_buffer({self.name_of(p)}, "
                           f"{self.buffer_args(b)})")
@@ -88,12 +93,12 @@ class FuncPrinter:
         return f"{T}.{p.dtype}"
 
 
-class Printer(FuncPrinter, StmtPrinter, ConstPrinter, ExprPrinter, PrinterBase):
+class Printer(FuncPrinter, SparsePrinter, StmtPrinter, ConstPrinter, ExprPrinter, PrinterBase):
     """IR -> canonical TVMScript text; one instance prints one function."""
 
 
 def _simple_buffer(b: S.Buffer) -> bool:
-    return (all(isinstance(x, E.IntImm) for x in b.shape) and not b.strides and
+    return (not is_sparse_buffer(b) and all(isinstance(x, E.IntImm) for x in b.shape) and not b.strides and
             b.elem_offset is None and b.scope == "global" and b.align == -1 and
             b.offset_factor == 0 and b.buffer_type == "default" and not b.axis_separators)
 
