@@ -1,7 +1,6 @@
 from tvm.script import tir as T
 
 
-# C = A @ B, row by row: each nonzero A[i, j] scales row j of B into row i of C
 @T.prim_func
 def spgemm(
     a: T.handle,
@@ -29,5 +28,6 @@ def spgemm(
     A = T.match_sparse_buffer(a, (I, J), "float32")
     B = T.match_sparse_buffer(b, (J_detach, K), "float32")
     C = T.match_sparse_buffer(c, (I, K_c), "float32")
+    # C = A @ B, row by row: each nonzero A[i, j] scales row j of B into row i of C
     with T.sp_iter([I, J, K], "SRS", "spgemm") as [i, j, k]:
         C[i, k] = C[i, k] + A[i, j] * B[j, k]

@@ -1,7 +1,6 @@
 from tvm.script import tir as T
 
 
-# Gustavson's SpGEMM into an output whose rows are hashed (constant-time insertion)
 @T.prim_func
 def spgemm(
     a: T.handle,
@@ -36,5 +35,6 @@ def spgemm(
     A = T.match_sparse_buffer(a, (I, J), "float32")
     B = T.match_sparse_buffer(b, (J_detach, K), "float32")
     C = T.match_sparse_buffer(c, (I, K_c), "float32")
+    # Gustavson's SpGEMM into an output whose rows are hashed (constant-time insertion)
     with T.sp_iter([I, J, K], "SRS", "spgemm") as [i, j, k]:
         C[i, k] = C[i, k] + A[i, j] * B[j, k]

@@ -1,7 +1,6 @@
 from tvm.script import tir as T
 
 
-# C = A @ B by inner products: B is given transposed (CSR of B^T, i.e. CSC of B)
 @T.prim_func
 def spgemm(
     a: T.handle,
@@ -29,5 +28,6 @@ def spgemm(
     A = T.match_sparse_buffer(a, (I, J), "float32")
     BT = T.match_sparse_buffer(bt, (K, J_t), "float32")
     C = T.match_sparse_buffer(c, (I, K_c), "float32")
+    # C = A @ B by inner products: B is given transposed (CSR of B^T, i.e. CSC of B)
     with T.sp_iter([I, K, J], "SSR", "spgemm") as [i, k, j]:
         C[i, k] = C[i, k] + A[i, j] * BT[k, j]

@@ -43,8 +43,6 @@ class FuncPrinter:
         inner = indent + INDENT
         if f.attrs:
             out.append(f"{inner}{T}.func_attr({self.annotations(f.attrs)})")
-        for a in f.sparse_axes:
-            self.emit(out, inner, self.sparse_axis_decl(a))
         # symbolic variables used in buffer shapes
         seen = set(id(p) for p in f.params)
         for _, b in f.buffer_map:
@@ -56,12 +54,16 @@ class FuncPrinter:
                         name = self.define(v, v.name)
                         out.append(f"{inner}{name} = {T}.{v.dtype}()")
         for p, b in f.buffer_map:
-            if id(p) not in sugared and is_sparse_buffer(b):
-                self.emit(out, inner, self.sparse_buffer_decl(p, b))
-            elif id(p) not in sugared:
+            if id(p) not in sugared and not is_sparse_buffer(b):
                 name = self.define_buffer(b)
                 self.emit(out, inner, f"{name} = {T}.match_buffer({self.name_of(p)}, "
                           f"{self.buffer_args(b)})")
+        # a sparse kernel's axes, then its sparse buffers (they name the axes)
+        for a in f.sparse_axes:
+            self.emit(out, inner, self.sparse_axis_decl(a))
+        for p, b in f.buffer_map:
+            if is_sparse_buffer(b):
+                self.emit(out, inner, self.sparse_buffer_decl(p, b))
         body = f.body
         if isinstance(body, S.BlockRealize) and _implicit_root(body):
             blk = body.block
