@@ -1,0 +1,125 @@
+"""The asymptotic cost model: domination by homomorphism, program costs, frontiers."""
+import pytest
+
+from tirkit.analysis.asymptotic import (Kernel, Program, Tensor, cost_at_most, equivalent,
+                                        frontier, program_cost, programs, strictly_less)
+from tirkit.analysis.asymptotic.model import LOCATE, STEP
+from tirkit.analysis.asymptotic.query import Cost, at_most, query
+from tirkit.analysis.asymptotic.render import render
+
+U, C = "u", "c"
+SS = (STEP, STEP)
+
+
+def kernel(out, ins, dims):
+    return Kernel(out, tuple(ins), tuple(dims.items()))
+
+
+D3 = {"i": "I", "j": "J", "k": "K"}
+SPMV = kernel(Tensor("a", ("i",), (U,), False),
+              [Tensor("B", ("i", "j"), (U, C)), Tensor("c", ("j",), (U,), False)],
+              {"i": "I", "j": "J"})
+# Pigeon's SpGEMM: A[i, j] += B[i, k] * C[j, k], everything (u, c)
+SPGEMM_T = kernel(Tensor("A", ("i", "j"), (U, C)),
+                  [Tensor("B", ("i", "k"), (U, C)), Tensor("C", ("j", "k"), (U, C))], D3)
+# A = B @ C with both inputs in CSR
+SPGEMM = kernel(Tensor("A", ("i", "j"), (U, C)),
+                [Tensor("B", ("i", "k"), (U, C)), Tensor("C", ("k", "j"), (U, C))], D3)
+SDDMM = kernel(Tensor("A", ("i", "j"), (U, C)),
+               [Tensor("B", ("i", "j"), (U, C)), Tensor("C", ("i", "k"), (U, U), False),
+                Tensor("D", ("j", "k"), (U, U), False)], D3)
+MTTKRP = kernel(Tensor("A", ("i", "j"), (U, U), False),
+                [Tensor("B", ("i", "k", "l"), (U, C, C)), Tensor("C", ("k", "j"), (U, U), False),
+                 Tensor("D", ("l", "j"), (U, U), False)],
+                {"i": "I", "j": "J", "k": "K", "l": "L"})
+
+
+def test_dense_monomials_compare_by_exponents():
+    IK = query(("i", "k"), [], {"i": "I", "k": "K"})
+    IIK = query(("i", "a", "k"), [], {"i": "I", "a": "I", "k": "K"})
+    I = query(("i",), [], {"i": "I"})
+    assert at_most(IK, IIK) and not at_most(IIK, IK)
+    assert at_most(I, IK) and not at_most(IK, I)
+    J = query(("j",), [], {"j": "J"})
+    assert not at_most(I, J) and not at_most(J, I)
+
+
+def test_nonzeros_against_dense():
+    dims = {"i": "I", "j": "J", "k": "K"}
+    nnzB = query(("i", "j"), [("B", ("i", "j"))], dims)
+    IJ = query(("i", "j"), [], dims)
+    rowsB = query(("i",), [("B", ("i", "h"))], {**dims, "h": "J"})
+    nnzBK = query(("i", "j", "k"), [("B", ("i", "j"))], dims)
+    assert at_most(nnzB, IJ) and not at_most(IJ, nnzB)
+    assert at_most(rowsB, nnzB) and not at_most(nnzB, rowsB)
+    assert at_most(nnzB, nnzBK) and not at_most(nnzBK, nnzB)
+    join = query(("i", "j", "k"), [("B", ("i", "j")), ("C", ("j", "k"))], dims)
+    assert at_most(join, nnzBK) and not at_most(nnzBK, join)
+
+
+def test_canonical_form_drops_implied_atoms():
+    dims = {"i": "I", "j": "J", "h": "J"}
+    q = query(("i", "j"), [("B", ("i", "h")), ("B", ("i", "j"))], dims)
+    assert q.atoms == query(("i", "j"), [("B", ("i", "j"))], dims).atoms
+
+
+def test_spmm_cost_reads_like_the_paper():
+    spmm = kernel(Tensor("C", ("i", "k"), (U, U), False),
+                  [Tensor("B", ("i", "j"), (U, C)), Tensor("X", ("j", "k"), (U, U), False)], D3)
+    cost = program_cost(spmm, Program(("i", "j", "k"), (SS, (LOCATE, LOCATE))), sunk=False)
+    assert render(cost) == "O(nnz(B)·K + I)"
+
+
+def test_three_spgemm_algorithms():
+    inner = program_cost(SPGEMM, Program(("i", "j", "k"), (SS, SS)))
+    gustavson = program_cost(SPGEMM, Program(("i", "k", "j"), (SS, SS)))
+    outer = program_cost(SPGEMM, Program(("k", "i", "j"), (SS, SS)))
+    assert strictly_less(gustavson, inner)
+    assert strictly_less(outer, inner)
+    assert equivalent(gustavson, outer)
+    bare = program_cost(SPGEMM, Program(("i", "j", "k"), (SS, SS)), sunk=False)
+    assert render(bare) == "O(I·J + nnz(B⋈C) + nnz(C))"
+    assert render(program_cost(SPGEMM, Program(("i", "k", "j"), (SS, SS)), sunk=False)) == \
+        "O(nnz(B) + nnz(B⋈C) + I)"
+
+
+@pytest.mark.parametrize("k, universe, size", [(SPMV, 8, 4), (SPGEMM_T, 96, 16),
+                                               (SDDMM, 24, 4), (MTTKRP, 192, 24)])
+def test_frontier_sizes(k, universe, size):
+    assert len(list(programs(k))) == universe
+    assert len(frontier(k)) == size
+
+
+def test_spmv_frontier_steps_the_compressed_level():
+    """The inner loop steps B's compressed level (transposed first when j is outer)."""
+    for prog, _ in frontier(SPMV):
+        inner = prog.order[1]
+        assert prog.protocols[0][("i", "j").index(inner)] == STEP
+
+
+def test_spgemm_frontier_excludes_inner_products():
+    orders = {p.order for p, _ in frontier(SPGEMM_T)}
+    assert orders == {("i", "k", "j"), ("j", "k", "i"), ("k", "i", "j"), ("k", "j", "i")}
+
+
+def test_sddmm_frontier_is_fused():
+    """Hand-checked: k innermost, the compressed level of B stepped: O(nnz(B)·K)."""
+    f = frontier(SDDMM)
+    assert {p.order for p, _ in f} == {("i", "j", "k"), ("j", "i", "k")}
+    for p, c in f:
+        assert render(program_cost(SDDMM, p, sunk=False)).startswith("O(nnz(B)·K")
+
+
+def test_mttkrp_frontier():
+    """Hand-checked: j (the dense output column) never before two of i, k, l are bound."""
+    orders = {p.order for p, _ in frontier(MTTKRP)}
+    assert len(orders) == 12
+    assert all(o.index("j") >= 2 for o in orders)
+
+
+def test_cost_sums():
+    dims = {"i": "I", "j": "J"}
+    a = Cost((query(("i",), [], dims),))
+    b = Cost((query(("i", "j"), [], dims),))
+    assert cost_at_most(a, a + b) and cost_at_most(a + b, b)
+    assert not cost_at_most(b, a)
