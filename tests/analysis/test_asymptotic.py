@@ -123,3 +123,43 @@ def test_cost_sums():
     b = Cost((query(("i", "j"), [], dims),))
     assert cost_at_most(a, a + b) and cost_at_most(a + b, b)
     assert not cost_at_most(b, a)
+
+
+# ---- sparse iterations of the IR ------------------------------------------------------------
+import pathlib  # noqa: E402
+
+import tirkit  # noqa: E402
+from tirkit.analysis.asymptotic.iteration import (iteration_cost, reordered,  # noqa: E402
+                                                  sparse_iterations)
+
+EX = pathlib.Path(__file__).parents[2] / "examples" / "sparse"
+
+
+def _iteration(name):
+    f = tirkit.parse((EX / name).read_text()).module.functions[0][1]
+    return f, sparse_iterations(f)[0]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("spmv.py", "O(nnz(A) + I)"), ("spmm.py", "O(nnz(A)·K + I)"),
+    ("sddmm.py", "O(nnz(S)·K + I)"), ("spgemm_gustavson.py", "O(nnz(A) + nnz(A⋈B) + I)"),
+    ("spgemm_inner.py", "O(nnz(A)·K + I·K)")])
+def test_iteration_costs(name, text):
+    f, it = _iteration(name)
+    r = iteration_cost(f, it)
+    assert r.current.text == text
+    assert bool(r.better) == (name == "spgemm_inner.py")
+
+
+def test_inner_product_is_dominated_by_gustavson_order():
+    f, it = _iteration("spgemm_inner.py")
+    r = iteration_cost(f, it)
+    assert [b.axes for b in r.better] == [("I", "J", "K")]
+    g = reordered(f, it, r.better[0])
+    it2 = sparse_iterations(g)[0]
+    assert [v.var.name for v in it2.sp_iter_vars] == ["i", "j", "k"]
+    assert iteration_cost(g, it2).better == ()
+    diags = [d for d in tirkit.check((EX / "spgemm_inner.py").read_text())]
+    assert [(d.code, d.severity, d.span.line) for d in diags] == [
+        ("cost/asymptotically-dominated", "information", 32)]
+    assert "[I, J, K]" in diags[0].message

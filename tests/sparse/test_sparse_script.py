@@ -14,7 +14,8 @@ def test_example_prints_back_exactly(path):
     text = path.read_text()
     r = tirkit.parse(text, str(path))
     assert [d.code for d in r.diagnostics] == []
-    assert tirkit.check(text) == []
+    want = ["cost/asymptotically-dominated"] if path.name == "spgemm_inner.py" else []
+    assert [d.code for d in tirkit.check(text)] == want
     printed = tirkit.to_script(r.module)
     assert printed == text
     again = tirkit.parse(printed)
