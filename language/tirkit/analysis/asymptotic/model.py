@@ -93,7 +93,8 @@ def needs_transpose(t: Tensor, protos, order, located_any_order=False) -> bool:
     return False
 
 
-def program_cost(kernel: Kernel, prog: Program, sunk=True, located_any_order=False) -> Cost:
+def program_cost(kernel: Kernel, prog: Program, sunk=True, located_any_order=False,
+                 coiterate="intersection") -> Cost:
     order = prog.order
     dimof = dict(kernel.dims)
     terms = []
@@ -107,16 +108,22 @@ def program_cost(kernel: Kernel, prog: Program, sunk=True, located_any_order=Fal
             atom, dvars = tensor_atom(t, set(t.idxs), "")
             terms.append(_q(t.idxs, [atom], dvars, dimof))
         levels.append(lv)
-    atoms, dvars = [], []
+    atoms, dvars = [], []          # what the tasks reaching the current depth satisfy
     for d, x in enumerate(order):
         known = set(order[:d + 1])
+        stepped = []
         for t, lv in zip(kernel.inputs, levels):
             for k, (y, f, p) in enumerate(lv):
                 if y == x and p == STEP and f in ("c", "h") and t.hollow:
                     prefix = {z for z, _, _ in lv[:k + 1]}
-                    atom, dv = tensor_atom(t, prefix & known, f"d{d}")
-                    atoms.append(atom)
-                    dvars += dv
+                    stepped.append(tensor_atom(t, prefix & known, f"d{d}"))
+        if coiterate == "union" and len(stepped) > 1:
+            # each stepped level is walked in full (a merge): one task set per level
+            for atom, dv in stepped:
+                terms.append(_q(order[:d + 1], atoms + [atom], dvars + dv, dimof))
+        for atom, dv in stepped:
+            atoms.append(atom)
+            dvars += dv
         terms.append(_q(order[:d + 1], atoms, dvars, dimof))
     cost = Cost(tuple(terms))
     return cost + sunk_cost(kernel) if sunk else cost
