@@ -26,11 +26,14 @@ def _by_name(low, arrays):
     return dict(zip(names, arrays))
 
 
-def _run_both(low, arrays, scalars):
+def _run_both(low, arrays, scalars, interpret=True):
+    """Compile and run; also interpret a copy (the reference) unless told not to: the
+    interpreter is slow on the denser SpGEMMs, compiled code is then checked by scipy alone."""
     ref = [a.copy() for a in arrays]
-    run_reference(low, ref, scalars)
+    if interpret:
+        run_reference(low, ref, scalars)
     build(low)(*arrays, scalars=scalars)
-    return ref
+    return ref if interpret else None
 
 
 @pytest.mark.parametrize("density", DENSITIES)
@@ -105,12 +108,13 @@ def test_spgemm(name, density):
         perm = np.concatenate([np.random.default_rng(5).permutation(
             np.arange(C.indptr[r], C.indptr[r + 1])) for r in range(C.shape[0])])
         a["c_indices"][:] = C.indices[perm]
-    ref = _run_both(low, arrays, scalars)
+    ref = _run_both(low, arrays, scalars, interpret=density < 0.5)
     a = _by_name(low, arrays)
     got = sp.csr_matrix((a["C"], a["c_indices"], a["c_indptr"]), shape=C.shape)
     assert got.nnz == C.nnz and np.any(C.data != 0)
     np.testing.assert_allclose(got.toarray(), C.toarray(), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(_by_name(low, ref)["C"], a["C"], rtol=1e-5, atol=1e-6)
+    if ref is not None:
+        np.testing.assert_allclose(_by_name(low, ref)["C"], a["C"], rtol=1e-5, atol=1e-6)
 
 
 def test_missing_element_reads_zero():
