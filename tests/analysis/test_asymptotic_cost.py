@@ -143,7 +143,8 @@ def _iteration(name):
 @pytest.mark.parametrize("name, text", [
     ("spmv.py", "O(nnz(A) + I)"), ("spmm.py", "O(nnz(A)·K + I)"),
     ("sddmm.py", "O(nnz(S)·K + I)"), ("spgemm_gustavson.py", "O(nnz(A) + nnz(A⋈B) + I)"),
-    ("spgemm_inner.py", "O(nnz(A)·K + I·K)")])
+    ("spgemm_inner.py", "O(nnz(A)·K + nnz(BT)·I + I·K)"),
+    ("csr_dot_rows.py", "O(nnz(A) + nnz(B) + I)")])
 def test_iteration_costs(name, text):
     f, it = _iteration(name)
     r = iteration_cost(f, it)

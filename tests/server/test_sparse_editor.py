@@ -36,7 +36,7 @@ async def test_hover_shows_the_cost(client):
     h = await client.text_document_hover_async(T.HoverParams(
         text_document=T.TextDocumentIdentifier(uri=uri), position=T.Position(SP_ITER, 10)))
     assert h is not None
-    assert "O(nnz(A)·K + I·K)" in h.contents.value
+    assert "asymptotic cost: `O(nnz(A)·K + nnz(BT)·I + I·K)`" in h.contents.value
     assert "[I, J, K]: `O(nnz(A)·K + I)`" in h.contents.value
     body = await client.text_document_hover_async(T.HoverParams(
         text_document=T.TextDocumentIdentifier(uri=uri), position=T.Position(SP_ITER + 1, 40)))

@@ -137,3 +137,26 @@ def test_cli_run_check(tmp_path, capsys):
     assert main(["run", "--check", str(EX / "spmm.py"), "--size", "m=20"]) == 0
     out = capsys.readouterr().out
     assert "C: ok" in out and "MISMATCH" not in out
+
+
+@pytest.mark.parametrize("density", DENSITIES)
+def test_two_compressed_rows_merge(density):
+    """Row-wise dot product of two CSR matrices: both rows walked together (one merge loop,
+    no search), against scipy."""
+    from tirkit.ir import expr as E
+    from tirkit.ir import stmt as S
+    from tirkit.ir.visit import walk
+    f, low = _kernel("csr_dot_rows.py")
+    kinds = []
+    walk(low.body, lambda x: kinds.append(type(x)) if isinstance(x, (S.While, E.FloorDiv))
+         else None)
+    assert kinds == [S.While]
+    rng = np.random.default_rng(8)
+    arrays, scalars, _ = sparse_inputs(f, low, rng, {"m": 26, "n": 35}, density)
+    ref = _run_both(low, arrays, scalars)
+    a = _by_name(low, arrays)
+    A = sp.csr_matrix((a["A"], a["a_indices"], a["a_indptr"]), shape=(26, 35))
+    B = sp.csr_matrix((a["B"], a["b_indices"], a["b_indptr"]), shape=(26, 35))
+    want = np.asarray(A.multiply(B).sum(axis=1)).ravel()
+    np.testing.assert_allclose(a["Y"], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_by_name(low, ref)["Y"], a["Y"], rtol=1e-5, atol=1e-6)

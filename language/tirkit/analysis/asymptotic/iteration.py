@@ -3,7 +3,9 @@ orders that do asymptotically less work for every input.
 
 The iteration's tensors are its sparse buffers, each level's format that of its axis (`u`,
 `c`, `h`); a level indexed by the iterator of its own axis is stepped, any other is located
-(tirkit's lowering searches it, which needs no particular order).  The candidate orders are
+(tirkit's lowering searches it, which needs no particular order); a sorted compressed level
+of the same coordinates as the iterated one is walked with it by merge (stepped too: each
+level is walked in full).  The candidate orders are
 the permutations of the iterated axes that keep every axis after its parent."""
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from .query import strictly_less
 from .render import render
 
 CODE = "cost/asymptotically-dominated"
+MERGE = "merge"          # stepped with the iterated level when the level's parent is bound
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def kernel_of(func, it: SparseIteration):
             if v is None:
                 return None
             idxs.append(v.var.name)
-            protos.append(STEP if v.axis is ax else LOCATE)
+            protos.append(STEP if v.axis is ax else MERGE if _merged(v.axis, ax) else LOCATE)
         formats = tuple(ax.level_format for ax in b.axes)
         t = Tensor(b.name, tuple(idxs), formats, any(f != "u" for f in formats))
         if b is out_buf:
@@ -89,6 +92,13 @@ def kernel_of(func, it: SparseIteration):
             protocols.append(tuple(protos))
     dims = tuple((v.var.name, _dim(names, v.axis)) for v in it.sp_iter_vars)
     return Kernel(out, tuple(tensors), dims), tuple(protocols)
+
+
+def _merged(a, b) -> bool:
+    """Two sorted compressed levels of the same coordinates: the lowering walks them together
+    (a merge) when one is iterated and the other read as a factor."""
+    return all(x.kind == "sparse_variable" and x.sorted and x.format != "hash" for x in (a, b)) \
+        and identical(a.length, b.length)
 
 
 def _legal(its) -> bool:
@@ -103,10 +113,25 @@ def _legal(its) -> bool:
     return True
 
 
+def _protocols(kernel, protocols, order):
+    """The lowering merges a level only where the loops have bound its outer levels."""
+    out = []
+    for t, protos in zip(kernel.inputs, protocols):
+        row = []
+        for k, (x, p) in enumerate(zip(t.idxs, protos)):
+            if p == MERGE:
+                bound = all(order.index(y) < order.index(x) for y in t.idxs[:k])
+                p = STEP if bound else LOCATE
+            row.append(p)
+        out.append(tuple(row))
+    return tuple(out)
+
+
 def _order(kernel, protocols, it, its) -> Order:
-    prog = Program(tuple(v.var.name for v in its), protocols)
-    full = program_cost(kernel, prog, located_any_order=True)
-    bare = program_cost(kernel, prog, sunk=False, located_any_order=True)
+    order = tuple(v.var.name for v in its)
+    prog = Program(order, _protocols(kernel, protocols, order))
+    full = program_cost(kernel, prog, located_any_order=True, coiterate="union")
+    bare = program_cost(kernel, prog, sunk=False, located_any_order=True, coiterate="union")
     return Order(replace(it, sp_iter_vars=tuple(its)), tuple(v.axis.name for v in its), full,
                  render(bare))
 
