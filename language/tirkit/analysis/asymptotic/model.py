@@ -12,7 +12,7 @@ program's cost is the sum of the task sets of its loops, the transpositions, and
 every program pays (reading each sparse input, each dimension)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import permutations, product
 
 from .query import Cost, query

@@ -10,8 +10,6 @@ from .query import Cost, Query
 
 def render_query(q: Query) -> str:
     head = set(q.head)
-    tensors = [(rel, args) for rel, args in q.atoms if len(args) > 1 or
-               rel not in {d for _, d in q.dims} or args[0] not in head and False]
     dim_names = {d for _, d in q.dims}
     tensors = [(rel, args) for rel, args in q.atoms if not (len(args) == 1 and rel in dim_names)]
     # connected parts: tensor atoms sharing a variable
