@@ -99,3 +99,28 @@ def _runs_like_scipy(text):
     got = sp.csr_matrix((by["C"], by["c_indices"], by["c_indptr"]), shape=C.shape)
     assert C.nnz > 0
     np.testing.assert_allclose(got.toarray(), C.toarray(), rtol=1e-5, atol=1e-5)
+
+
+async def test_every_feature_answers_on_sparse_kernels(client):
+    """Symbols, code lens, inlay hints, formatting and hover on every line of each sparse
+    example: answers without errors, and formatting changes nothing (canonical already)."""
+    for path in sorted((ROOT / "examples" / "sparse").glob("*.py")):
+        uri = path.as_uri().replace(".py", "_features.py")
+        text = path.read_text()
+        open_doc(client, uri, text)
+        doc = T.TextDocumentIdentifier(uri=uri)
+        n = len(text.split("\n"))
+        symbols = await client.text_document_document_symbol_async(
+            T.DocumentSymbolParams(text_document=doc))
+        assert symbols
+        await client.text_document_code_lens_async(T.CodeLensParams(text_document=doc))
+        await client.text_document_inlay_hint_async(T.InlayHintParams(
+            text_document=doc, range=T.Range(T.Position(0, 0), T.Position(n, 0))))
+        edits = await client.text_document_formatting_async(T.DocumentFormattingParams(
+            text_document=doc, options=T.FormattingOptions(tab_size=4, insert_spaces=True)))
+        assert not edits
+        for line in range(n):
+            await client.text_document_hover_async(T.HoverParams(
+                text_document=doc, position=T.Position(line, 10)))
+    failed = [m.message for m in client.log_messages if m.type == T.MessageType.Error]
+    assert failed == []
