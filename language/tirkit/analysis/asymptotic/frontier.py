@@ -5,11 +5,17 @@ from .model import program_cost, programs
 from .query import strictly_less
 
 
-def frontier(kernel, candidates=None):
+PIGEON = {"widen": True, "coiterate": "union"}
+
+
+def frontier(kernel, candidates=None, semantics=PIGEON):
     """[(program, cost)] of the undominated programs among `candidates` (default: every
-    program of minimum depth); programs of equivalent cost are all kept."""
+    program of minimum depth); programs of equivalent cost are all kept.  The default
+    semantics are Pigeon's: a stepped level filters its loop whatever its format (a dense
+    level is widened to a hashed one), several stepped levels are each walked in full, and a
+    transposition workspace takes the formats its protocols need."""
     progs = list(candidates if candidates is not None else programs(kernel))
-    costs = [program_cost(kernel, p).simplified() for p in progs]
+    costs = [program_cost(kernel, p, **semantics).simplified() for p in progs]
     # group programs of the same cost structure so each comparison runs once per group
     groups = {}
     for p, c in zip(progs, costs):
@@ -22,4 +28,4 @@ def frontier(kernel, candidates=None):
     return keep
 
 
-__all__ = ["frontier"]
+__all__ = ["frontier", "PIGEON"]
