@@ -3,7 +3,9 @@ import pytest
 
 from tirkit.analysis.asymptotic import (Kernel, Program, Tensor, cost_at_most, equivalent,
                                         frontier, program_cost, programs, strictly_less)
+from tirkit.analysis.asymptotic.frontier import universe
 from tirkit.analysis.asymptotic.model import LOCATE, STEP
+from tirkit.analysis.asymptotic.workspace import WorkspaceProgram
 from tirkit.analysis.asymptotic.query import Cost, at_most, query
 from tirkit.analysis.asymptotic.render import render
 
@@ -83,18 +85,39 @@ def test_three_spgemm_algorithms():
         "O(nnz(B) + nnz(B⋈C) + I)"
 
 
-@pytest.mark.parametrize("k, universe, size", [(SPMV, 8, 4), (SPGEMM_T, 96, 12),
-                                               (SDDMM, 24, 8), (MTTKRP, 192, 36)])
-def test_frontier_sizes(k, universe, size):
-    """SpMV and SpGEMM as Pigeon's artifact (results/spmv_data.json, spgemm_data.json);
-    SDDMM and MTTKRP hand-checked below."""
-    assert len(list(programs(k))) == universe
-    assert len(frontier(k)) == size
+SPMV2 = kernel(Tensor("a", ("i",), (U,), False),
+               [Tensor("B", ("i", "j"), (U, C)), Tensor("C", ("j", "k"), (U, C)),
+                Tensor("d", ("k",), (U,), False)], D3)
+
+
+@pytest.mark.parametrize("k, size, front", [(SPMV, 8, 4), (SPGEMM_T, 96, 12),
+                                            (SPMV2, 144, 28)])
+def test_frontier_sizes_as_the_paper(k, size, front):
+    """Pigeon's artifact: results/spmv_data.json, spgemm_data.json, spmv2_data.json
+    (universe_length, frontier_length)."""
+    assert len(list(universe(k))) == size
+    assert len(frontier(k)) == front
+
+
+def test_spmv2_uses_a_workspace():
+    """SpMV with two sparse inputs: the least depth (2) needs the workspace w = C·d."""
+    progs = list(universe(SPMV2))
+    assert all(isinstance(p, WorkspaceProgram) and p.depth == 2 for p in progs)
+    for p, _ in frontier(SPMV2):
+        assert p.pair == (1, 2)
+
+
+@pytest.mark.parametrize("k, size, front", [(SDDMM, 24, 8), (MTTKRP, 192, 36)])
+def test_frontier_sizes_of_plain_nests(k, size, front):
+    """SDDMM and MTTKRP among their plain loop nests, hand-checked below (their universes
+    also hold workspace programs of the same depth: 3,208 and 42,672 programs)."""
+    assert len(list(programs(k))) == size
+    assert len(frontier(k, programs(k))) == front
 
 
 def _per_order(k):
     out = {}
-    for p, _ in frontier(k):
+    for p, _ in frontier(k, programs(k)):
         out[p.order] = out.get(p.order, 0) + 1
     return out
 
@@ -126,7 +149,7 @@ def test_sddmm_frontier_costs_nnz_times_k():
     assert per == {("i", "j", "k"): 2, ("j", "i", "k"): 2, ("i", "k", "j"): 1,
                    ("j", "k", "i"): 1, ("k", "i", "j"): 1, ("k", "j", "i"): 1}
     fused = program_cost(SDDMM, Program(("i", "j", "k"), (SS, (LOCATE,) * 2, (LOCATE,) * 2)))
-    for p, _ in frontier(SDDMM):
+    for p, _ in frontier(SDDMM, programs(SDDMM)):
         c = program_cost(SDDMM, p, widen=True, coiterate="union")
         assert equivalent(c, fused)
     dense = program_cost(SDDMM, Program(("i", "j", "k"), ((LOCATE, LOCATE),) + ((LOCATE,) * 2,)
