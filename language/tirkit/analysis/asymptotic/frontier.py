@@ -37,11 +37,15 @@ def frontier(kernel, candidates=None, semantics=PIGEON):
     groups = {}
     for p, c in zip(progs, costs):
         groups.setdefault(frozenset(c.terms), []).append((p, c))
-    reps = [(key, members[0][1]) for key, members in groups.items()]
+    # a skyline: each group against the undominated ones found so far
+    front = []                       # [(key, cost)]
+    for key, c in ((k, m[0][1]) for k, m in groups.items()):
+        if any(strictly_less(d, c) for _, d in front):
+            continue
+        front = [(k2, d) for k2, d in front if not strictly_less(c, d)] + [(key, c)]
     keep = []
-    for key, c in reps:
-        if not any(strictly_less(d, c) for k2, d in reps if k2 != key):
-            keep.extend(groups[key])
+    for key, _ in front:
+        keep.extend(groups[key])
     return keep
 
 

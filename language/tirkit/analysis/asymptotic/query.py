@@ -35,6 +35,11 @@ def query(head, atoms, dims) -> Query:
     return core(Query(tuple(head), frozenset(full), tuple(sorted((v, dims[v]) for v in used))))
 
 
+@lru_cache(maxsize=65536)
+def _core_cached(q: "Query") -> "Query":
+    return _core(q)
+
+
 def _homomorphisms(q: Query, p: Query, head_cover: bool):
     """Search for h: vars(q) -> vars(p) mapping q's atoms onto p's; with head_cover, h(head q)
     must include head p."""
@@ -91,6 +96,10 @@ def _with_witnesses(p: Query, q: Query) -> Query:
 def core(q: Query) -> Query:
     """The query without atoms that others imply (a smaller equivalent body): the canonical
     form that printing and comparison use."""
+    return _core_cached(q)
+
+
+def _core(q: Query) -> Query:
     atoms = set(q.atoms)
     changed = True
     while changed:
