@@ -99,6 +99,18 @@ def make_scalars(func, rng):
     return out
 
 
+def kernel_inputs(func, rng, sizes):
+    """(the function to build, its arrays, its scalars): a sparse kernel is lowered to loops
+    over its indptr/indices and gets a random sparse pattern (sparse/inputs.py)."""
+    if func.sparse_axes:
+        from ..sparse.inputs import sparse_inputs
+        from ..sparse.lower import lower_sparse
+        dense = lower_sparse(func)
+        arrays, scalars, _ = sparse_inputs(func, dense, rng, sizes)
+        return dense, arrays, scalars
+    return func, make_inputs(func, rng, sizes), make_scalars(func, rng)
+
+
 def compare(out, ref, dtype):
     """(ok, error) : exact for integers and bool, relative max error for floats."""
     d = parse_dtype(dtype)
@@ -196,9 +208,8 @@ def cmd_run(args) -> int:
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
         try:
+            func, arrays, scalars = kernel_inputs(func, rng, _sizes(args.size))
             kernel = build(func, module)
-            arrays = make_inputs(func, rng, _sizes(args.size))
-            scalars = make_scalars(func, rng)
             ref = [a.copy() for a in arrays]
             if args.check:      # the reference first: it stops on out-of-bounds accesses
                 ref_value = run_reference(func, ref, scalars, module=module)
@@ -267,9 +278,9 @@ def cmd_bench(args) -> int:
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
         try:
+            func, arrays, scalars = kernel_inputs(func, rng, _sizes(args.size))
             kernel = build(func, module)
-            arrays = make_inputs(func, rng, _sizes(args.size))
-            sec = kernel.time(*arrays, scalars=make_scalars(func, rng), threads=threads,
+            sec = kernel.time(*arrays, scalars=scalars, threads=threads,
                               repeat=args.repeat)
             env = {}
             for b, a in zip(kernel.buffers, arrays):

@@ -48,10 +48,10 @@ class _Eq:
             if r is None:
                 return a.dtype == b.dtype and self.eq(a.type_annotation, b.type_annotation)
             return r
-        if ta is Buffer:
+        if ta is Buffer or getattr(ta, "BIND_BY_IDENTITY", False):
             r = self.bind(a, b)
             if r is None:
-                return all(self.eq(getattr(a, f), getattr(b, f)) for f in _fields(Buffer)
+                return all(self.eq(getattr(a, f), getattr(b, f)) for f in _fields(ta)
                            if f != "name")
             return r
         if ta is FloatImm:

@@ -251,6 +251,7 @@ class PrimFunc:
     spelling: str = field(default="classic", repr=False)   # "classic" | "tirx"
     comments: tuple = TRIVIA_()
     header_span: Optional[Span] = SPAN_()
+    sparse_axes: tuple = ()          # tuple[ir.sparse.Axis] of a sparse kernel, in order
 
     def buffer_of(self, param: Var):
         for v, b in self.buffer_map:

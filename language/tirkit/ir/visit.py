@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import expr as E
+from . import sparse as SP
 from . import stmt as S
 
 _SKIP = frozenset({"span", "comments", "trailing", "spelling", "header_span", "name_span",
@@ -190,6 +191,9 @@ def free_variables(s) -> list:
             define(x.node.var)
         elif t is S.IterVar:
             define(x.var)
+        elif t is SP.SpIterVar:
+            define(x.var)
+            return False
         elif t is E.Var or t is E.SizeVar:
             use(x)
             return False

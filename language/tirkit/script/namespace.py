@@ -116,3 +116,22 @@ DOCS = {
     'Broadcast': '`T.Broadcast(value, lanes)`: a vector of lanes copies of value.',
     'Let': '`T.Let(var, value, body)`: body with var bound to value.',
 }
+
+# Sparse kernels, in SparseTIR's spelling (script/lower/sparse.py)
+SPARSE_DOCS = {
+    'dense_fixed': '`T.dense_fixed(length)`: a dense axis (an uncompressed level, `u`).',
+    'dense_variable': '`T.dense_variable(parent, (length, nnz), indptr, "int32")`: a ragged '
+                      'dense axis: row p of the parent holds `indptr[p + 1] - indptr[p]` '
+                      'elements.',
+    'sparse_fixed': '`T.sparse_fixed(parent, (length, nnz_cols), indices, "int32")`: a '
+                    'compressed axis with nnz_cols coordinates per parent position (ELL).',
+    'sparse_variable': '`T.sparse_variable(parent, (length, nnz), (indptr, indices), '
+                       '"int32")`: a compressed axis (`c`, CSR-like); `format="hash"` marks '
+                       'one whose coordinates are found in constant time (`h`).',
+    'match_sparse_buffer': '`T.match_sparse_buffer(param, (I, J), "float32")`: the sparse '
+                           'buffer a handle parameter holds, over the given axes.',
+    'sp_iter': '`with T.sp_iter([I, J, K], "SRS", "name") as [i, j, k]:` iterates the '
+               'axes (S spatial, R reduction); hover shows its asymptotic cost.',
+}
+DOCS.update(SPARSE_DOCS)
+NAMES = NAMES | frozenset(SPARSE_DOCS)

@@ -22,6 +22,7 @@ FEATURES = (
     "completion",         # the `T.` namespace with its documentation
     "canonical_form",     # command tirkit.canonicalForm: the canonical text of a kernel
     "code_actions",       # schedule primitives at a loop or a block; the trace as Python
+    "asymptotic",         # sparse iterations: cost on hover, the dominated-order quick fix
 )
 
 

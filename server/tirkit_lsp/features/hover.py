@@ -9,6 +9,7 @@ from tirkit.ir import stmt as S
 from tirkit.script.namespace import DOCS, NAMES
 
 from .. import render
+from . import asymptotic
 
 
 def _tir_aliases(a) -> set:
@@ -39,6 +40,9 @@ def hover_at(server, a, pos: T.Position):
             text = t_name_markdown(tok.base, tok.name)
         elif sym is not None:
             text = symbol_markdown(a, sym, target)
+    sparse = asymptotic.hover_markdown(func, line)
+    if sparse is not None and (text is None or index.block_at_line(line) is None):
+        text, span = sparse, None
     if text is None:
         blk = index.at(line, col) if hit is None else None
         if blk is not None and blk.kind == "block":

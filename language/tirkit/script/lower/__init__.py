@@ -9,11 +9,12 @@ from .context import Context, LowerError
 from .exprs import ExprMixin
 from .funcs import ConstantsBuilder, FuncMixin
 from .loops import LoopMixin
+from .sparse import SparseMixin
 from .stmts import StmtMixin
 
 
 class Lowerer(Context, ExprMixin, AccessMixin, CallMixin, StmtMixin, LoopMixin, BlockMixin,
-              BufferMixin, FuncMixin):
+              BufferMixin, FuncMixin, SparseMixin):
     # `T.<name>(...)` as a statement of its own: handler method
     FRAME_CALLS = {
         "reads": "reads_stmt", "writes": "writes_stmt", "where": "where_stmt",
@@ -31,6 +32,9 @@ class Lowerer(Context, ExprMixin, AccessMixin, CallMixin, StmtMixin, LoopMixin, 
         "allocate": "allocate", "allocate_const": "allocate_const",
         "launch_thread": "launch_thread_assign", "env_thread": "env_thread",
         "bind": "bind_stmt",
+        "dense_fixed": "sparse_axis", "dense_variable": "sparse_axis",
+        "sparse_fixed": "sparse_axis", "sparse_variable": "sparse_axis",
+        "match_sparse_buffer": "match_sparse_buffer",
     }
 
     def __init__(self, *args, table=None, base_dir=None, comments=(), **kwargs):
@@ -39,6 +43,8 @@ class Lowerer(Context, ExprMixin, AccessMixin, CallMixin, StmtMixin, LoopMixin, 
         self.env_threads = {}
         self.func_attrs = []
         self.buffer_map = []
+        self.sparse_axes = []
+        self.sp_iters = None
         self._own_comments = []
         self._trailing_comments = {}
         lines = self.source_lines

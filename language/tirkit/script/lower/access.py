@@ -54,6 +54,8 @@ class AccessMixin:
                           f"buffer '{buf.name}' has {len(buf.shape)} dimensions but is indexed "
                           f"with 1 index", n)
                 return False
+        if getattr(buf, "axes", None):
+            self.check_sparse_access(buf, indices, n)
         return True
 
     def vector_indices(self, raw, store):

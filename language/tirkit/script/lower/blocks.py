@@ -29,6 +29,8 @@ class BlockMixin:
             return self.block(s, ctx, tn)
         if tn == "init":
             return self.init_stmt(s)
+        if tn == "sp_iter":
+            return self.sp_iter(s, ctx)
         if tn == "launch_thread":
             return self.launch_thread(item.target, ctx, s, body_stmts=s.body)
         if tn == "attr":

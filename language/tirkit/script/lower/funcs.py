@@ -69,6 +69,7 @@ class FuncMixin:
         self.sym_vars = []
         self.func_attrs = []
         self.buffer_map = []
+        self.sparse_axes = []
         self.func_level = True
         self.decl_prefix = True      # only declarations so far in the function body
         params = []
@@ -103,7 +104,8 @@ class FuncMixin:
         name_tok = f.aux
         return S.PrimFunc(f.name, tuple(params), tuple(self.buffer_map), body, ret_type,
                           tuple(self.func_attrs), private, self.span(f), spelling, (),
-                          self.tok_span(name_tok) if name_tok is not None else None)
+                          self.tok_span(name_tok) if name_tok is not None else None,
+                          tuple(self.sparse_axes))
 
     def param(self, p):
         span = self.span(p)

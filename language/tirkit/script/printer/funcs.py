@@ -8,6 +8,7 @@ from ...ir.visit import vars_in
 from .base import INDENT, PrinterBase, _str
 from .consts import ConstPrinter
 from .exprs import ExprPrinter
+from .sparse import SparsePrinter, is_sparse_buffer
 from .stmts import StmtPrinter
 
 
@@ -54,10 +55,16 @@ class FuncPrinter:
                         name = self.define(v, v.name)
                         out.append(f"{inner}{name} = {T}.{v.dtype}()")
         for p, b in f.buffer_map:
-            if id(p) not in sugared:
+            if id(p) not in sugared and not is_sparse_buffer(b):
                 name = self.define_buffer(b)
                 self.emit(out, inner, f"{name} = {T}.match_buffer({self.name_of(p)}, "
                           f"{self.buffer_args(b)})")
+        # a sparse kernel's axes, then its sparse buffers (they name the axes)
+        for a in f.sparse_axes:
+            self.emit(out, inner, self.sparse_axis_decl(a))
+        for p, b in f.buffer_map:
+            if is_sparse_buffer(b):
+                self.emit(out, inner, self.sparse_buffer_decl(p, b))
         body = f.body
         if isinstance(body, S.BlockRealize) and _implicit_root(body):
             blk = body.block
@@ -89,12 +96,12 @@ class FuncPrinter:
         return f"{T}.{p.dtype}"
 
 
-class Printer(FuncPrinter, StmtPrinter, ConstPrinter, ExprPrinter, PrinterBase):
+class Printer(FuncPrinter, SparsePrinter, StmtPrinter, ConstPrinter, ExprPrinter, PrinterBase):
     """IR -> canonical TVMScript text; one instance prints one function."""
 
 
 def _simple_buffer(b: S.Buffer) -> bool:
-    return (all(isinstance(x, E.IntImm) for x in b.shape) and not b.strides and
+    return (not is_sparse_buffer(b) and all(isinstance(x, E.IntImm) for x in b.shape) and not b.strides and
             b.elem_offset is None and b.scope == "global" and b.align == -1 and
             b.offset_factor == 0 and b.buffer_type == "default" and not b.axis_separators)
 

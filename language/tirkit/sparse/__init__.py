@@ -1,0 +1,2 @@
+"""Sparse kernels: lowering of sparse iterations to ordinary loops (`lower.py`), random
+sparse inputs (`inputs.py`)."""
