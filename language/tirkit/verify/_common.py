@@ -108,6 +108,7 @@ def iter_map_of(fa, r, ctx):
             loops[lp.var] = (mn, ext.const if ext.is_const() else ext)
         names = [iv.var.name for iv in r.block.iter_vars]
         spatial = [iv.kind != "R" for iv in r.block.iter_vars]
-        m = (detect(list(r.iter_values), loops, an, names, spatial), an)
+        threads = frozenset(lp.var for lp in inner if is_thread(lp))
+        m = (detect(list(r.iter_values), loops, an, names, spatial, threads), an)
         ctx.cache[key] = m
     return m

@@ -48,16 +48,32 @@ def _understood(cond):
 
 
 def _exact(fa, a):
-    """The access's box is exact: affine indices (floor division allowed) and guards the
-    analysis reads."""
+    """The access's box is exact: affine indices (floor division allowed; a modulo whose
+    dividend steps by one over at least the modulus, so every residue is reached) and
+    guards the analysis reads."""
     if not all(_understood(c) for c, _ in a.conds):
         return False
     an = Analyzer()
     for i in a.indices:
         x = an.to_aff(i.base if isinstance(i, E.Ramp) else i, fa.env)
-        if any(isinstance(k, Atom) and k.kind != "fdiv" for k in x.terms):
-            return False
+        for k in x.terms:
+            if not isinstance(k, Atom) or k.kind == "fdiv":
+                continue
+            if k.kind != "fmod" or a.conds or not _all_residues(a, k):
+                return False
     return True
+
+
+def _all_residues(a, k):
+    """`x % c` takes every value in [0, c): x has a loop with coefficient +-1 and at least c
+    iterations (the other terms held fixed)."""
+    for lp in a.loops:
+        if abs(k.args[0].terms.get(lp.var, 0)) == 1 and isinstance(lp.extent, E.IntImm) \
+                and lp.extent.value >= k.c:
+            return True
+    return False
+
+
 
 
 def _opaque_buffers(fa):
@@ -108,7 +124,7 @@ def uncovered(func, ctx):
                     out.append((a, [], shared, f"nothing writes `{buf.name}`, yet it is "
                                 f"read here"))
                 continue
-            if later or not _exact(fa, a) or not all(_exact(fa, p) for p in prods):
+            if later or not _exact(fa, a):
                 continue      # loop-carried, or regions the analysis cannot pin down
             keep = frozenset()
             in_kernel = shared and any(is_thread(lp) for lp in a.loops)
