@@ -68,6 +68,8 @@ VERDICTS = [
      "`A` and `B` are 256 wide but the reduction `vk` runs to 511"),
     (r"verify_gpu_code__Conv2dCuda1__",
      "writes `B_local[6400000 - 1 + ff_c_init * 8]` up to 6400055 on 6400000 elements (a deliberately oversized fixture)"),
+    (r"verify_gpu_code__Conv2dCuda2__",
+     "`T.decl_buffer([512000], scope=\"shared\")`: 2000 KB of static shared memory per block, beyond every GPU (TVM's VerifyGPUCode fixture that must be rejected; ptxas refuses it)"),
     (r"verify_gpu_code__Conv2dCuda3__",
      "800,000 threads on threadIdx.x (limit 1024); `Apad_shared` (512) indexed up to 6400447"),
     (r"compute_inline__elementwise_multi_loads(_inlined)?__",

@@ -14,7 +14,8 @@ programs, numbers replaced, indentation noise; 1-3 of them per mutant.
 
 Each mutant goes through `tirkit.check` (parse, lower, every rule).  Counted: `internal`
 diagnostics, exceptions, diagnostics without a valid range, and the wall time per mutant
-(target: none over 2 s; a check is stopped after 60 s).  Failing mutants are written to
+(target: none over 2 s, the best of three runs where the first is slower; a check is stopped
+after 60 s).  Failing mutants are written to
 `--save` (default /tmp/tirkit-fuzz) so each can be replayed with `tirkit check FILE`.
 """
 from __future__ import annotations
@@ -123,7 +124,15 @@ def run(n, seed, programs, save):
             elif problem is None and not _valid_span(d, n_lines):
                 problem = f"invalid range {d.span} for {d.code}"
         if problem is None and dt > SLOW_S:
-            problem = f"slow: {dt:.2f} s"
+            # a busy machine stretches single runs: the best of three decides
+            for _ in range(2):
+                tirkit.clear_caches()
+                t0 = time.perf_counter()
+                tirkit.check(data, path=f"mutant{k}.py")
+                dt = min(dt, time.perf_counter() - t0)
+            times[-1] = dt
+            if dt > SLOW_S:
+                problem = f"slow: {dt:.2f} s (best of 3)"
         if problem is not None:
             os.makedirs(save, exist_ok=True)
             p = os.path.join(save, f"mutant{k}.py")

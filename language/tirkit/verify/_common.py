@@ -66,6 +66,14 @@ def block_name(r):
     return r.block.name_hint if r is not None else "root"
 
 
+def block_label(block):
+    """How messages name a block: `block 'C'`, or `block at line 42` when it has no name."""
+    if block.name_hint:
+        return f"block '{block.name_hint}'"
+    line = (block.name_span or block.span).line if (block.name_span or block.span) else None
+    return f"block at line {line}" if line else "an unnamed block"
+
+
 def binding_scope(fa, r):
     """(the loops between a block and its parent block, every enclosing loop, the enclosing
     blocks) of a BlockRealize."""

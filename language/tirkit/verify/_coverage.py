@@ -92,6 +92,11 @@ def _opaque_buffers(fa):
     return used
 
 
+def once_key(a):
+    """Uncovered reads of one buffer on one line are one finding."""
+    return (a.buffer.name, a.span.line if a.span is not None else None)
+
+
 def uncovered(func, ctx):
     """[(read Access, [producer Access], shared: bool, message)] of reads whose region the
     earlier writes do not certainly cover (cached per function)."""

@@ -33,8 +33,21 @@ def _exact(aff):
                for k in aff.terms)
 
 
+def out_of_bounds_spans(func, ctx):
+    """(line, column) of the accesses this rule reports (rules that would report the same
+    access for another reason stay quiet there: one root cause, one diagnostic)."""
+    return {(d.span.line, d.span.column) for d in check_bounds(func, ctx) if d.span}
+
+
 @register("bounds", codes=("bounds/out-of-bounds",), fast=True)
 def check_bounds(func, ctx):
+    key = ("bounds", id(func))
+    if key not in ctx.cache:
+        ctx.cache[key] = _check_bounds(func, ctx)
+    return list(ctx.cache[key])
+
+
+def _check_bounds(func, ctx):
     fa = func_accesses(func, ctx)
     out = []
     seen = set()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..arith.affine import Atom
 from ..diagnostics import error, warning
 from . import register
-from ._common import func_accesses, iter_map_of, text
+from ._common import block_label, func_accesses, iter_map_of, text
 
 
 def _exact(aff):
@@ -42,16 +42,16 @@ def check_domain(func, ctx):
                   f"{text(iv.dom.extent)})"
             if hi is not None and an.prove_nonneg(hi - dhi - 1):
                 out.append(error("loop-nest/domain-mismatch",
-                                 f"block '{b.name_hint}': `{iv.var.name}` = `{text(v)}` reaches "
+                                 f"{block_label(b)}: `{iv.var.name}` = `{text(v)}` reaches "
                                  f"{hi!r}, outside its domain {dom}", iv.span))
             elif lo is not None and an.prove_neg(lo - dlo):
                 out.append(error("loop-nest/domain-mismatch",
-                                 f"block '{b.name_hint}': `{iv.var.name}` = `{text(v)}` goes "
+                                 f"{block_label(b)}: `{iv.var.name}` = `{text(v)}` goes "
                                  f"down to {lo!r}, outside its domain {dom}", iv.span))
             elif iv.kind == "R" and k not in dependent and aff.all_vars() and ((hi is not None and an.prove_neg(hi - dhi)) or
                                      (lo is not None and an.prove_nonneg(lo - dlo - 1))):
                 out.append(warning("loop-nest/domain-mismatch",
-                                   f"block '{b.name_hint}': reduction `{iv.var.name}` = "
+                                   f"{block_label(b)}: reduction `{iv.var.name}` = "
                                    f"`{text(v)}` covers only [{lo!r}, {hi!r}] of its domain "
                                    f"{dom}: a partial reduction", iv.span))
     return out
