@@ -1,5 +1,7 @@
-"""signature/region-out-of-bounds: a declared `T.reads`/`T.writes` region that provably
-leaves its buffer (`T.reads(data[vi, vj, 6])` on a dimension of extent 6).
+"""signature/region-out-of-bounds: a declared `T.reads`/`T.writes` region that lies wholly
+outside its buffer for some block instance (`T.reads(data[vi, vj, 6])` on a dimension of
+extent 6).  A region that only overlaps the edge (a halo such as `A[vi - 1 : vi + 2]`,
+which `annotate_buffer_access` writes) is not reported.
 
 TVM trusts the declared regions (they drive compaction, `compute_at` and the dependence
 analysis), so a region outside the buffer is wrong even when the body stays inside.  The
@@ -32,13 +34,15 @@ def _out(an, mn, extent, dim, env):
     b = a + an.to_aff(extent, env) - 1
     if not (_exact(a) and _exact(b)):
         return None
-    blo, _ = an.bound(a)
-    _, bhi = an.bound(b)
+    # the whole region outside for some instance: its first element past the end, or its
+    # last one below zero (a halo that overlaps the buffer, `A[vi - 1 : vi + 2]`, is not)
+    _, ahi = an.bound(a)
+    blo, _ = an.bound(b)
     d = an.to_aff(dim)
-    if bhi is not None and an.prove_nonneg(bhi - d):
-        return f"reaches {bhi!r}"
+    if ahi is not None and an.prove_nonneg(ahi - d):
+        return f"starts at {ahi!r}"
     if blo is not None and an.prove_neg(blo):
-        return f"goes down to {blo!r}"
+        return f"ends at {blo!r}"
     return None
 
 
@@ -87,7 +91,8 @@ def check_region_bounds(func, ctx):
                     out.append(error(
                         "signature/region-out-of-bounds",
                         f"{name} declares {kind} of `{buf.name}` out of bounds: "
-                        f"dimension {d} {why or why2}, but it has extent {text(buf.shape[d])}",
+                        f"in dimension {d} the region {why or why2}, outside the extent "
+                        f"{text(buf.shape[d])}",
                         reg.span))
                     break
     return out
