@@ -150,7 +150,7 @@ def _read_atom(k: Atom, loops, an, fused):
         if isinstance(mark.extent, int):
             if mark.extent <= dd:
                 return Split(mark.source, mark.lower, mark.extent, s)
-            if mark.extent % dd != 0:
+            if mark.extent % dd != 0 and not _predicate_divides(k.args[0], s, dd, an):
                 raise _NotAffine(f"`{k!r}` wraps unevenly: `{_name(mark.source)}` takes "
                                  f"{mark.extent} values, not a multiple of {dd}")
         return Split(mark.source, mark.lower, dd, s)
@@ -161,6 +161,16 @@ def _read_atom(k: Atom, loops, an, fused):
         what = "is not an affine function of the loops"
     text = _expr_text(k.expr) if k.expr is not None else repr(k)
     raise _NotAffine(f"`{text}` {what}")
+
+
+def _predicate_divides(arg: Aff, s, dd, an):
+    """A predicate bounds the dividend to [0, P * s) with P a multiple of dd: the digits
+    below it split evenly (`T.where(f * 128 + tx < 400)` under `(f * 128 + tx) % 20`)."""
+    lo, hi = an.bound(arg)
+    if lo is None or hi is None or not (lo.is_const() and hi.is_const()) or lo.const != 0:
+        return False
+    p, r = divmod(hi.const + 1, s)
+    return r == 0 and p % dd == 0
 
 
 def _read_mark(arg: Aff, loops, an, fused):

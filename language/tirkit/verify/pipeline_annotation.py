@@ -4,7 +4,8 @@ kernel is compiled:
 
 - one of the two without the other, or lists of different lengths;
 - lists whose length is not the number of statements of the loop body (the statements of
-  the body's sequence, inside the opaque block that usually wraps it);
+  the body's sequence, inside the opaque block that usually wraps it; not checked when the
+  body holds another pipelined loop, which is expanded into more statements first);
 - an order that is not a permutation of 0..n-1 (an order repeated or out of range);
 - an order that puts a statement before one of the same stage that it depends on (it reads
   a buffer the earlier statement writes).
@@ -49,6 +50,18 @@ def _statements(body):
     return None
 
 
+def _nested(body):
+    """The body holds another pipelined loop."""
+    found = []
+
+    def f(x):
+        if isinstance(x, S.For) and any(k == STAGE for k, _ in x.annotations):
+            found.append(x)
+        return not found
+    walk(body, f)
+    return bool(found)
+
+
 def _buffers(stmt):
     """(buffers read, buffers written) by a statement, as data Vars."""
     reads, writes = set(), set()
@@ -79,6 +92,8 @@ def _check_loop(lp):
     if len(stage) != len(order):
         return (f"`{STAGE}` has {len(stage)} entries but `{ORDER}` has {len(order)}", None)
     stmts = _statements(lp.body)
+    if _nested(lp.body):
+        stmts = None      # an inner pipeline is expanded first (prologue, body, epilogue)
     if stmts is not None and len(stmts) != len(stage):
         return (f"the pipeline annotations have {len(stage)} entries but the loop body has "
                 f"{len(stmts)} statements", None)
