@@ -38,8 +38,6 @@ VERDICTS = [
      "block 'A_1' binds `vi = i + 64` on a domain of 64: the binding reaches 127 (TVM's cached-flags fixture for a non-affine-domain producer)"),
     (r"state_cached_flags__warp_memory_negative__",
      "TVM negative test: `C` (128 elements) written at `warp_id * 32 + lane_id` up to 995, `B` indexed by `warp_id` up to 31 on extent 4"),
-    (r"split_fuse__elementwise_not_affine(_fused)?__",
-     "TVM negative test: `vi = i * 32 + j` reaches 127 on a domain of 127"),
     (r"split_fuse__elementwise_dependent_loops__",
      "TVM negative test: a loop extent depends on another loop's variable"),
     # ---- reads of storage nothing writes ------------------------------------------------------

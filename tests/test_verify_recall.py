@@ -423,6 +423,24 @@ def test_unnamed_block_is_named_by_its_line():
     assert "''" not in d[0].message
 
 
+def test_clipped_tail_loop_is_not_read_as_reaching_its_bound():
+    # j stops at min(31, 126 - 32 * i): vi reaches 126 at most, though j alone reaches 31
+    body = """
+    @T.prim_func
+    def f(A: T.Buffer((127, 128), "float32"), B: T.Buffer((127, 128), "float32")):
+        for i in range(4):
+            for j, k in T.grid(T.min(31, 126 - i * 32) + 1, 128):
+                with T.block("B"):
+                    vi = T.axis.spatial(127, i * 32 + j)
+                    vj = T.axis.spatial(128, k)
+                    B[vi, vj] = A[vi, vj]
+    """
+    assert codes(check(body)) == []
+    # the same nest without the clip does leave the domain
+    bad = body.replace("T.min(31, 126 - i * 32) + 1", "32")
+    assert (line_of(bad, "vi = T.axis"), "loop-nest/domain-mismatch") in codes(check(bad))
+
+
 # ---- never an internal error ----------------------------------------------------------------
 def test_attribute_as_a_remap_target_is_a_syntax_error():
     body = """

@@ -74,6 +74,27 @@ def block_label(block):
     return f"block at line {line}" if line else "an unnamed block"
 
 
+def loose_vars(loops):
+    """Variables of loops whose extent or start depends on another loop of the stack (a
+    clipped tail, `for j in range(T.min(31, 126 - i * 32) + 1)`): interval bounds over such
+    loops are not attained, so no rule may report a value as certainly reached through
+    them."""
+    from ..ir.visit import walk
+    own = {lp.var for lp in loops}
+    out = set()
+    for lp in loops:
+        found = []
+
+        def f(x, lp=lp):
+            if isinstance(x, E.Var) and x in own and x is not lp.var:
+                found.append(x)
+            return not found
+        walk((lp.min, lp.extent), f)
+        if found:
+            out.add(lp.var)
+    return out
+
+
 def binding_scope(fa, r):
     """(the loops between a block and its parent block, every enclosing loop, the enclosing
     blocks) of a BlockRealize."""

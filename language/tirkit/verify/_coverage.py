@@ -7,7 +7,7 @@ from ..arith import Analyzer
 from ..arith.affine import Atom
 from ..ir import expr as E
 from ..ir.visit import walk
-from ._common import func_accesses, is_thread, relax_thread
+from ._common import func_accesses, is_thread, loose_vars, relax_thread
 
 _SKIP_SCOPES = ("wmma.", "m16n8k8", "local.fragment", "warp")
 
@@ -54,8 +54,11 @@ def _exact(fa, a):
     if not all(_understood(c) for c, _ in a.conds):
         return False
     an = Analyzer()
+    loose = loose_vars(a.loops)
     for i in a.indices:
         x = an.to_aff(i.base if isinstance(i, E.Ramp) else i, fa.env)
+        if loose & set(x.all_vars()):
+            return False
         for k in x.terms:
             if not isinstance(k, Atom) or k.kind == "fdiv":
                 continue

@@ -23,7 +23,7 @@ from ..ir import stmt as S
 from ..ir.dtype import bytes_of
 from ..ir.visit import walk
 from . import register
-from ._common import func_accesses, text
+from ._common import func_accesses, loose_vars, text
 
 _EXACT_ATOMS = ("fdiv",)
 
@@ -88,10 +88,15 @@ def _check_bounds(func, ctx):
             if not _simple_cond(c):
                 cond_vars.update(_vars_of(c, env))
         full = None
+        loose = None
         for d, idx in enumerate(a.indices):
             base = idx.base if isinstance(idx, E.Ramp) else idx
             aff = an.to_aff(base, env)
             if not _exact(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
+                continue
+            if loose is None:
+                loose = loose_vars(a.loops)
+            if loose and loose & _loop_vars_of(an.to_aff(base, full_env(fa))):
                 continue
             dim = an.to_aff(shape[d])
             rng = index_range(an, idx, env)
@@ -122,6 +127,16 @@ def _check_bounds(func, ctx):
                 f"{'' if shape is buf.shape else ' (elements of its storage)'}",
                 a.span))
     return out
+
+
+def full_env(fa):
+    env = dict(fa.env)
+    env.update(fa.lets)
+    return env
+
+
+def _loop_vars_of(aff):
+    return set(aff.all_vars())
 
 
 def _owners(func, fa):
