@@ -83,6 +83,8 @@ def loose_vars(loops):
     own = {lp.var for lp in loops}
     out = set()
     for lp in loops:
+        if isinstance(lp.extent, E.IntImm) and isinstance(lp.min, E.IntImm):
+            continue
         found = []
 
         def f(x, lp=lp):

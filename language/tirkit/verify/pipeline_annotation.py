@@ -18,6 +18,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.visit import walk
 from . import register
+from ._common import func_accesses
 
 STAGE = "software_pipeline_stage"
 ORDER = "software_pipeline_order"
@@ -119,14 +120,12 @@ def check_pipeline_annotation(func, ctx):
     if ctx.incomplete(func):
         return []         # a statement may be missing from the IR
     out = []
-
-    def f(x):
+    for lp in func_accesses(func, ctx).loops:
+        x = lp.node
         if isinstance(x, S.For) and x.annotations and x.span is not None:
             found = _check_loop(x)
             if found is not None:
                 msg, rel = found
                 related = [(rel, "this statement")] if rel is not None else []
                 out.append(error("annotation/software-pipeline", msg, x.span, related))
-        return True
-    walk(func.body, f)
     return out

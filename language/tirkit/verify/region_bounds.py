@@ -51,12 +51,18 @@ def check_region_bounds(func, ctx):
     fa = func_accesses(func, ctx)
     owned = {b.data for _, b in func.buffer_map} | {b.data for b, _ in fa.allocs}
     out = []
+    under = {}            # id(BlockRealize) -> accesses in its body, at any depth
+    for a in fa.accesses:
+        for r in a.blocks:
+            under.setdefault(id(r), []).append(a)
     for r in fa.realizes:
         b = r.block
-        if b.reads is None and b.writes is None:
+        if not b.reads and not b.writes:
+            continue
+        if not any(reg.buffer.data in owned for reg in (b.reads or ()) + (b.writes or ())):
             continue
         depth = len(fa.blocks_of[id(r)])
-        body = [a for a in fa.accesses if len(a.blocks) > depth and a.blocks[depth] is r]
+        body = under.get(id(r), [])
         it_an = None
         if b.iter_vars:
             it_an = Analyzer()
@@ -65,7 +71,7 @@ def check_region_bounds(func, ctx):
                     it_an.bind_extent(iv.var, iv.dom.min, iv.dom.extent)
             for iv in b.iter_vars:
                 it_an.bind_extent(iv.var, iv.dom.min, iv.dom.extent)
-        loop_an = binding_analyzer(fa, r)
+        loop_an = None
         env = dict(fa.env)
         env.update(fa.lets)
         for kind, regions in (("reads", b.reads or ()), ("writes", b.writes or ())):
@@ -81,6 +87,8 @@ def check_region_bounds(func, ctx):
                     why = _out(it_an, rng.min, rng.extent, buf.shape[d], None) if it_an else ""
                     if why is None:
                         continue
+                    if loop_an is None:
+                        loop_an = binding_analyzer(fa, r)
                     why2 = _out(loop_an, rng.min, rng.extent, buf.shape[d], env)
                     if why2 is None:
                         continue
