@@ -36,7 +36,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "language"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from fuzz_mutators import MUTATORS  # noqa: E402
+from fuzz_mutators import MUTATORS, TWO_PROGRAMS  # noqa: E402
 
 SLOW_S = 2.0
 STOP_S = 60
@@ -96,9 +96,9 @@ def run(n, seed, programs, save):
         data = rng.choice(sources)
         applied = []
         for _ in range(rng.choice([1, 1, 1, 2, 3])):
-            m = rng.choice(MUTATORS)
-            other = rng.choice(sources)
             if data.strip():
+                m = rng.choice(MUTATORS)
+                other = rng.choice(sources) if m in TWO_PROGRAMS else b""
                 data = m(rng, data, other)
                 applied.append(m.__name__)
         kind_counts.update(applied)

@@ -159,15 +159,19 @@ FIRST_KINDS = [truncate, delete_lines, swap_tokens, duplicate_token, delete_toke
                random_bytes, non_utf8, reindent]
 SECOND_KINDS = [splice_tokens, swap_lines, crossover, replace_number, indent_noise]
 MUTATORS = FIRST_KINDS + SECOND_KINDS
+TWO_PROGRAMS = (splice_tokens, crossover)      # the kinds that read a second program
 
 
 def mutants(sources, n, seed, kinds=MUTATORS):
-    """(k, bytes) for n mutants of the given seed programs, each 1-3 mutations deep."""
+    """(k, bytes) for n mutants of the given seed programs, each 1-3 mutations deep (with
+    FIRST_KINDS, the same sequence as before the second kinds existed)."""
     import random
     rng = random.Random(seed)
     for k in range(n):
         data = rng.choice(sources)
         for _ in range(rng.choice([1, 1, 1, 2, 3])):
-            other = rng.choice(sources)
-            data = rng.choice(kinds)(rng, data, other) if data.strip() else data
+            if data.strip():
+                m = rng.choice(kinds)
+                other = rng.choice(sources) if m in TWO_PROGRAMS else b""
+                data = m(rng, data, other)
         yield k, data

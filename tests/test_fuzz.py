@@ -11,7 +11,7 @@ from pathlib import Path
 import tirkit
 from conftest import EXAMPLES
 from tirkit.diagnostics import Diagnostic
-from fuzz_mutators import MUTATORS, SECOND_KINDS
+from fuzz_mutators import FIRST_KINDS, SECOND_KINDS
 from fuzz_mutators import mutants as fuzz_mutants
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +19,7 @@ SEEDS = sorted((EXAMPLES / "valid").glob("*.py")) + sorted((EXAMPLES / "invalid"
 N_MUTANTS = 2000
 
 
-def mutants(n, seed=20240, kinds=MUTATORS):
+def mutants(n, seed=20240, kinds=FIRST_KINDS):
     sources = [p.read_bytes() for p in SEEDS]
     return fuzz_mutants(sources, n, seed, kinds)
 
