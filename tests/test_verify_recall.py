@@ -457,3 +457,20 @@ def test_attribute_as_a_remap_target_is_a_syntax_error():
     assert (line, "syntax") in codes(d, ("error",))
     s = next(x for x in d if x.code == "syntax").span
     assert s.column == textwrap.dedent(body).splitlines()[line - 4].index("T.vk") + 1
+
+
+def test_keyword_in_a_positional_intrinsic_is_a_type_error():
+    # `vi = 3` typed for `vi == 3` makes a keyword argument of T.if_then_else
+    body = """
+    @T.prim_func
+    def f(A: T.Buffer((8,), "int32")):
+        for i in range(8):
+            with T.block("A"):
+                vi = T.axis.spatial(8, i)
+                A[vi] = T.if_then_else(vi = 3, 0, 1, dtype="int32")
+    """
+    d = check(body)
+    assert [x.code for x in d if x.code == "internal"] == []
+    assert (line_of(body, "T.if_then_else"), "type/mismatch") in codes(d, ("error",))
+    ok = body.replace("vi = 3", "vi == 3")
+    assert codes(check(ok)) == []
