@@ -108,7 +108,7 @@ def main(argv=None):
            f"(of {len(rows)}), drawn with `random.Random({args.seed}).sample` from the "
            f"list sorted by spelling and file.  Verdicts: `benchmarks/results/audit.md`.", ""]
     sources = {}
-    for k, (spelling, file, _, errs, _) in enumerate(sample, 1):
+    for k, (spelling, file, _, errs, *_) in enumerate(sample, 1):
         commit, entries = manifests[spelling]
         e = entries[file]
         path = os.path.join(args.corpus, spelling, file)
@@ -136,7 +136,7 @@ def main(argv=None):
     with open(args.out, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
     print(f"{len(sample)} programs written to {args.out}")
-    for spelling, file, _, errs, _ in sample:
+    for spelling, file, _, errs, *_ in sample:
         print(f"{spelling}/{file}: " + ", ".join(sorted({c for c, _, _ in errs})))
     return 0
 
