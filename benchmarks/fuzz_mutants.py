@@ -172,7 +172,7 @@ def main(argv=None):
         f"- `internal` diagnostics: **{by_kind.get('internal', 0)}**; exceptions: "
         f"**{by_kind.get('exception', 0)}**; invalid ranges: {by_kind.get('invalid', 0)}; "
         f"stopped: {by_kind.get('stopped', 0)}",
-        f"- time per mutant: median {statistics.median(times) * 1000:.1f} ms, "
+        f"- CPU time per mutant: median {statistics.median(times) * 1000:.1f} ms, "
         f"max {max(times):.2f} s; over {SLOW_S:.0f} s: **{by_kind.get('slow', 0)}**",
         "- diagnostics by family: " + ", ".join(f"`{k}` {v}" for k, v in codes.most_common()),
         "",
