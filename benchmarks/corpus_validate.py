@@ -53,7 +53,8 @@ def run(corpus):
                 result = parse(text, path)
                 diags = run_rules(result)
             except Exception as ex:          # reported, never hidden
-                rows.append((spelling, e["file"], "crash", [("crash", 0, repr(ex)[:200])], []))
+                rows.append((spelling, e["file"], "crash", [("crash", 0, repr(ex)[:200])], [],
+                             []))
                 continue
             # `well-formed/*` are validation rules that lowering reports (docs/validation.md)
             low = {id(d) for d in result.diagnostics if not d.code.startswith("well-formed/")}
@@ -66,7 +67,8 @@ def run(corpus):
             else:
                 kind = "clean"
             rows.append((spelling, e["file"], kind,
-                         [(d.code, d.span.line, d.message) for d in errs], low_errs))
+                         [(d.code, d.span.line, d.message) for d in errs], low_errs,
+                         [d.code for d in diags if d.severity == "warning"]))
     return rows
 
 
@@ -150,9 +152,14 @@ def report(rows, seconds, tvm=None):
            "Programs per rule (a program may count under several):", "",
            "| rule | programs |", "| --- | --- |"]
     out += [f"| `{c}` | {k} |" for c, k in codes.most_common()]
+    warns = collections.Counter(c for r in rows for c in r[5])
+    wprogs = collections.Counter(c for r in rows for c in set(r[5]))
+    out += ["", "Warnings (every program, flagged or not):", "",
+            "| code | warnings | programs |", "| --- | ---: | ---: |"]
+    out += [f"| `{c}` | {k} | {wprogs[c]} |" for c, k in warns.most_common()]
     out += ["", "## Every flagged program and why it is illegal", "",
             "| program | rules (first error line) | why it is illegal |", "| --- | --- | --- |"]
-    for spelling, f, kind, errs, _ in sorted(flagged, key=lambda r: (r[1], r[0])):
+    for spelling, f, kind, errs, *_ in sorted(flagged, key=lambda r: (r[1], r[0])):
         rules = sorted({c for c, _, _ in errs})
         first = {}
         for c, ln, _ in errs:
@@ -162,7 +169,7 @@ def report(rows, seconds, tvm=None):
                    f"{verdict(f) or '**not reviewed**'} |")
     low = collections.Counter()
     progs = collections.defaultdict(set)
-    for spelling, f, kind, errs, low_errs in rows:
+    for spelling, f, kind, errs, low_errs, *_ in rows:
         if kind != "lowering":
             continue
         for code, msg in {(c, _shape(m)) for c, m in low_errs}:
@@ -176,7 +183,7 @@ def report(rows, seconds, tvm=None):
         out.append(f"| {k} | `{code}` | {msg.replace('|', '/')} | {ex} |")
     out += ["", "## Every program with a lowering error", "",
             "| program | first error |", "| --- | --- |"]
-    for spelling, f, kind, errs, low_errs in sorted(rows, key=lambda r: (r[1], r[0])):
+    for spelling, f, kind, errs, low_errs, *_ in sorted(rows, key=lambda r: (r[1], r[0])):
         if kind == "lowering" and low_errs:
             code, msg = low_errs[0]
             msg = msg if len(msg) <= 110 else msg[:107] + "..."

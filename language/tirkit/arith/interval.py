@@ -306,6 +306,22 @@ def _aff(x):
     return Aff({}, int(x))
 
 
+def floor_lower(x: Aff):
+    """An affine lower bound of x without floor divisions by constants, or None:
+    `v * (a // c)` is at least `v/c * (a - c + 1)` for v > 0 and at least `v/c * a` for
+    v < 0 (v a multiple of c), so `32 * ((n + 31) // 32) - n` is at least 0."""
+    out = Aff({}, x.const)
+    for k, v in x.terms.items():
+        if not isinstance(k, Atom):
+            out = out + Aff.of(k, v)
+        elif k.kind == "fdiv" and k.c > 0 and v % k.c == 0:
+            q = v // k.c
+            out = out + (k.args[0] - (k.c - 1)).scale(q) if v > 0 else out + k.args[0].scale(q)
+        else:
+            return None
+    return out
+
+
 def _tighter(cur, new, an, lower):
     """The tighter of two bounds when comparable; the known one when one is None."""
     if new is None:
@@ -315,6 +331,11 @@ def _tighter(cur, new, an, lower):
     d = new - cur
     if d.is_const():
         return (new if d.const > 0 else cur) if lower else (new if d.const < 0 else cur)
+    # a constraint's end point against one rounded up from the ranges (`n + 1` against
+    # `32 * ((n + 31) // 32) + 1`): the tighter one when floor division decides
+    lb = floor_lower(d if lower else cur - new)
+    if lb is not None and lb.is_const() and lb.const >= 0:
+        return new
     return cur          # not comparable: keep the range-derived end point
 
 

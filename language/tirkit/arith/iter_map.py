@@ -75,11 +75,13 @@ def _ceil_div(e, d):
     return None
 
 
-def detect(bindings, loops, an, names=None, overlap_ok=None) -> IterMap:
+def detect(bindings, loops, an, names=None, overlap_ok=None, parallel=frozenset()) -> IterMap:
     """bindings: [PrimExpr or Aff]; loops: {Var: (min Aff, extent int|Aff)}.
 
     `overlap_ok[i]` true lets binding i combine splits whose ranges overlap (a sliding
-    window, as `compute_at` produces for spatial iterators: legal, it recomputes values)."""
+    window, as `compute_at` produces for spatial iterators: legal, it recomputes values),
+    except where the split that spans past the next stride is a loop of `parallel` (threads:
+    two threads then write one element at the same time)."""
     names = names or [f"v{i}" for i in range(len(bindings))]
     result = IterMap([], [])
     result.overlap_ok = overlap_ok
@@ -93,8 +95,9 @@ def detect(bindings, loops, an, names=None, overlap_ok=None) -> IterMap:
             splits, base = [], aff
         result.splits.append(splits)
         result.bases.append(base)
-        if splits and not (overlap_ok and overlap_ok[idx]):
-            msg = _check_strides(splits, names[idx])
+        if splits:
+            only = parallel if overlap_ok and overlap_ok[idx] else None
+            msg = _check_strides(splits, names[idx], only, an)
             if msg:
                 result.failures.append(Failure(idx, "not-bijective", msg))
     _check_overlap(result, names, fused)
@@ -147,7 +150,7 @@ def _read_atom(k: Atom, loops, an, fused):
         if isinstance(mark.extent, int):
             if mark.extent <= dd:
                 return Split(mark.source, mark.lower, mark.extent, s)
-            if mark.extent % dd != 0:
+            if mark.extent % dd != 0 and not _predicate_divides(k.args[0], s, dd, an):
                 raise _NotAffine(f"`{k!r}` wraps unevenly: `{_name(mark.source)}` takes "
                                  f"{mark.extent} values, not a multiple of {dd}")
         return Split(mark.source, mark.lower, dd, s)
@@ -158,6 +161,16 @@ def _read_atom(k: Atom, loops, an, fused):
         what = "is not an affine function of the loops"
     text = _expr_text(k.expr) if k.expr is not None else repr(k)
     raise _NotAffine(f"`{text}` {what}")
+
+
+def _predicate_divides(arg: Aff, s, dd, an):
+    """A predicate bounds the dividend to [0, P * s) with P a multiple of dd: the digits
+    below it split evenly (`T.where(f * 128 + tx < 400)` under `(f * 128 + tx) % 20`)."""
+    lo, hi = an.bound(arg)
+    if lo is None or hi is None or not (lo.is_const() and hi.is_const()) or lo.const != 0:
+        return False
+    p, r = divmod(hi.const + 1, s)
+    return r == 0 and p % dd == 0
 
 
 def _read_mark(arg: Aff, loops, an, fused):
@@ -195,16 +208,37 @@ def _read_mark(arg: Aff, loops, an, fused):
 
 
 # ---- independence ----------------------------------------------------------------------
-def _check_strides(splits, name):
-    """Inside one binding: sorted by scale, each scale must reach past the span below it."""
+def _check_strides(splits, name, only=None, an=None):
+    """Inside one binding: sorted by scale, each scale must reach past the span below it
+    (with `only`, a set of loops, just where the split below is one of those loops).  A
+    predicate that bounds the sum below (`T.where(ty * 32 + tx < 256)`) counts."""
     ss = sorted(splits, key=lambda s: s.scale)
-    for a, b in zip(ss, ss[1:]):
+    for n, (a, b) in enumerate(zip(ss, ss[1:])):
+        if only is not None and (a.source not in only or b.scale == a.scale):
+            continue
         span = _ext_mul(a.scale, a.extent)
+        if span is not None and b.scale < span and an is not None and \
+                _span_below(ss[:n + 1], an) <= b.scale:
+            continue
         if span is not None and b.scale < span:
             return (f"`{name}` is not one-to-one: `{_name(a.source)}` spans {a.extent} values "
                     f"at stride {a.scale} but `{_name(b.source)}` steps by only {b.scale}, so "
                     f"two iterations give the same `{name}`")
     return None
+
+
+def _span_below(splits, an):
+    """How far the sum of plain-loop splits reaches under the analyzer's facts (max - min;
+    infinite when not every split is a whole loop or the bound is not a constant)."""
+    total = Aff({}, 0)
+    for s in splits:
+        if isinstance(s.source, Fused) or s.lower != 1:
+            return float("inf")
+        total = total + Aff.of(s.source, s.scale)
+    lo, hi = an.bound(total)
+    if lo is None or hi is None or not (lo.is_const() and hi.is_const()):
+        return float("inf")
+    return hi.const - lo.const + 1
 
 
 def _intervals(src, lo, hi, out, depth=0):

@@ -63,6 +63,37 @@ def block_name(r):
     return r.block.name_hint if r is not None else "root"
 
 
+def block_label(block):
+    """How messages name a block: `block 'C'`, or `block at line 42` when it has no name."""
+    if block.name_hint:
+        return f"block '{block.name_hint}'"
+    line = (block.name_span or block.span).line if (block.name_span or block.span) else None
+    return f"block at line {line}" if line else "an unnamed block"
+
+
+def loose_vars(loops):
+    """Variables of loops whose extent or start depends on another loop of the stack (a
+    clipped tail, `for j in range(T.min(31, 126 - i * 32) + 1)`): interval bounds over such
+    loops are not attained, so no rule may report a value as certainly reached through
+    them."""
+    from ..ir.visit import walk
+    own = {lp.var for lp in loops}
+    out = set()
+    for lp in loops:
+        if isinstance(lp.extent, E.IntImm) and isinstance(lp.min, E.IntImm):
+            continue
+        found = []
+
+        def f(x, lp=lp):
+            if isinstance(x, E.Var) and x in own and x is not lp.var:
+                found.append(x)
+            return not found
+        walk((lp.min, lp.extent), f)
+        if found:
+            out.add(lp.var)
+    return out
+
+
 def binding_scope(fa, r):
     """(the loops between a block and its parent block, every enclosing loop, the enclosing
     blocks) of a BlockRealize."""
@@ -105,6 +136,7 @@ def iter_map_of(fa, r, ctx):
             loops[lp.var] = (mn, ext.const if ext.is_const() else ext)
         names = [iv.var.name for iv in r.block.iter_vars]
         spatial = [iv.kind != "R" for iv in r.block.iter_vars]
-        m = (detect(list(r.iter_values), loops, an, names, spatial), an)
+        threads = frozenset(lp.var for lp in inner if is_thread(lp))
+        m = (detect(list(r.iter_values), loops, an, names, spatial, threads), an)
         ctx.cache[key] = m
     return m

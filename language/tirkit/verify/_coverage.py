@@ -7,7 +7,7 @@ from ..arith import Analyzer
 from ..arith.affine import Atom
 from ..ir import expr as E
 from ..ir.visit import walk
-from ._common import func_accesses, is_thread, relax_thread
+from ._common import func_accesses, is_thread, loose_vars, relax_thread
 
 _SKIP_SCOPES = ("wmma.", "m16n8k8", "local.fragment", "warp")
 
@@ -48,16 +48,35 @@ def _understood(cond):
 
 
 def _exact(fa, a):
-    """The access's box is exact: affine indices (floor division allowed) and guards the
-    analysis reads."""
+    """The access's box is exact: affine indices (floor division allowed; a modulo whose
+    dividend steps by one over at least the modulus, so every residue is reached) and
+    guards the analysis reads."""
     if not all(_understood(c) for c, _ in a.conds):
         return False
     an = Analyzer()
+    loose = loose_vars(a.loops)
     for i in a.indices:
         x = an.to_aff(i.base if isinstance(i, E.Ramp) else i, fa.env)
-        if any(isinstance(k, Atom) and k.kind != "fdiv" for k in x.terms):
+        if loose & set(x.all_vars()):
             return False
+        for k in x.terms:
+            if not isinstance(k, Atom) or k.kind == "fdiv":
+                continue
+            if k.kind != "fmod" or a.conds or not _all_residues(a, k):
+                return False
     return True
+
+
+def _all_residues(a, k):
+    """`x % c` takes every value in [0, c): x has a loop with coefficient +-1 and at least c
+    iterations (the other terms held fixed)."""
+    for lp in a.loops:
+        if abs(k.args[0].terms.get(lp.var, 0)) == 1 and isinstance(lp.extent, E.IntImm) \
+                and lp.extent.value >= k.c:
+            return True
+    return False
+
+
 
 
 def _opaque_buffers(fa):
@@ -74,6 +93,11 @@ def _opaque_buffers(fa):
         for m in r.block.match_buffers:
             used.add(m.source.buffer.data)
     return used
+
+
+def once_key(a):
+    """Uncovered reads of one buffer on one line are one finding."""
+    return (a.buffer.name, a.span.line if a.span is not None else None)
 
 
 def uncovered(func, ctx):
@@ -108,7 +132,7 @@ def uncovered(func, ctx):
                     out.append((a, [], shared, f"nothing writes `{buf.name}`, yet it is "
                                 f"read here"))
                 continue
-            if later or not _exact(fa, a) or not all(_exact(fa, p) for p in prods):
+            if later or not _exact(fa, a):
                 continue      # loop-carried, or regions the analysis cannot pin down
             keep = frozenset()
             in_kernel = shared and any(is_thread(lp) for lp in a.loops)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..diagnostics import error, warning
 from . import register
-from ._common import func_accesses, iter_map_of
+from ._common import block_label, func_accesses, iter_map_of
 
 
 @register("loop-nest/binding", codes=("loop-nest/non-affine", "loop-nest/not-bijective"),
@@ -39,6 +39,6 @@ def check_binding(func, ctx):
                     else "makes the block iterators dependent")
             make = error if f.code == "not-bijective" else warning
             out.append(make(f"loop-nest/{f.code}",
-                             f"block '{b.name_hint}': the binding of `{iv.var.name}` {what}: "
+                             f"{block_label(b)}: the binding of `{iv.var.name}` {what}: "
                              f"{f.reason}", span, related))
     return out

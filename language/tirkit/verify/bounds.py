@@ -23,7 +23,7 @@ from ..ir import stmt as S
 from ..ir.dtype import bytes_of
 from ..ir.visit import vars_in, walk
 from . import register
-from ._common import func_accesses, text
+from ._common import func_accesses, loose_vars, text
 
 _EXACT_ATOMS = ("fdiv",)
 
@@ -33,8 +33,21 @@ def _exact(aff):
                for k in aff.terms)
 
 
+def out_of_bounds_spans(func, ctx):
+    """(line, column) of the accesses this rule reports (rules that would report the same
+    access for another reason stay quiet there: one root cause, one diagnostic)."""
+    return {(d.span.line, d.span.column) for d in check_bounds(func, ctx) if d.span}
+
+
 @register("bounds", codes=("bounds/out-of-bounds",), fast=True)
 def check_bounds(func, ctx):
+    key = ("bounds", id(func))
+    if key not in ctx.cache:
+        ctx.cache[key] = _check_bounds(func, ctx)
+    return list(ctx.cache[key])
+
+
+def _check_bounds(func, ctx):
     fa = func_accesses(func, ctx)
     out = []
     seen = set()
@@ -75,10 +88,15 @@ def check_bounds(func, ctx):
             if not _simple_cond(c):
                 cond_vars.update(_vars_of(c, env))
         full = None
+        loose = None
         for d, idx in enumerate(a.indices):
             base = idx.base if isinstance(idx, E.Ramp) else idx
             aff = an.to_aff(base, env)
             if not _exact(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
+                continue
+            if loose is None:
+                loose = loose_vars(a.loops)
+            if loose and loose & _loop_vars_of(an.to_aff(base, full_env(fa))):
                 continue
             dim = an.to_aff(shape[d])
             rng = index_range(an, idx, env)
@@ -109,6 +127,16 @@ def check_bounds(func, ctx):
                 f"{'' if shape is buf.shape else ' (elements of its storage)'}",
                 a.span))
     return out
+
+
+def full_env(fa):
+    env = dict(fa.env)
+    env.update(fa.lets)
+    return env
+
+
+def _loop_vars_of(aff):
+    return set(aff.all_vars())
 
 
 def _owners(func, fa):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..diagnostics import error
 from . import register
-from ._coverage import uncovered
+from ._coverage import once_key, uncovered
+from .bounds import out_of_bounds_spans
 from .dataflow import _block, related
 
 
@@ -14,12 +15,15 @@ from .dataflow import _block, related
 def check_cooperative(func, ctx):
     out = []
     seen = set()
+    oob = out_of_bounds_spans(func, ctx)
     for a, prods, coop, msg in uncovered(func, ctx):
-        if not coop or a.span is None or id(a.span) in seen:
-            continue
-        seen.add(id(a.span))
+        key = once_key(a)
+        if not coop or a.span is None or key in seen or \
+                (a.span.line, a.span.column) in oob:
+            continue           # one diagnostic per root cause: per buffer and line
+        seen.add(key)
         name = _block(a)
-        where = f"block '{name}' " if name else ""
+        where = f"{name} " if name else ""
         out.append(error("thread/cooperative-coverage",
                          f"{where}{msg} (per thread block)", a.span, related(prods)))
     return out

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from ..diagnostics import error
 from . import register
-from ._coverage import uncovered
+from ._common import block_label
+from ._coverage import once_key, uncovered
+from .bounds import out_of_bounds_spans
 
 
 def _block(a):
-    return a.blocks[-1].block.name_hint if a.blocks and a.blocks[-1].block.iter_vars \
+    """How a message names the block of an access (None outside blocks with iterators)."""
+    return block_label(a.blocks[-1].block) if a.blocks and a.blocks[-1].block.iter_vars \
         else None
 
 
@@ -22,7 +25,7 @@ def related(prods):
         b = p.blocks[-1].block if p.blocks else None
         span = (b.name_span if b is not None and b.iter_vars else None) or p.span
         if span is not None:
-            who = f"block '{b.name_hint}'" if b is not None and b.iter_vars else "a store"
+            who = block_label(b) if b is not None and b.iter_vars else "a store"
             out.append((span, f"{who} writes `{p.buffer.name}` here"))
     return out
 
@@ -31,11 +34,14 @@ def related(prods):
 def check_uncovered(func, ctx):
     out = []
     seen = set()
+    oob = out_of_bounds_spans(func, ctx)
     for a, prods, coop, msg in uncovered(func, ctx):
-        if coop or a.span is None or id(a.span) in seen:
+        key = once_key(a)
+        if coop or a.span is None or key in seen or \
+                (a.span.line, a.span.column) in oob:
             continue
-        seen.add(id(a.span))
+        seen.add(key)
         name = _block(a)
-        where = f"block '{name}' " if name else ""
+        where = f"{name} " if name else ""
         out.append(error("dataflow/uncovered-read", f"{where}{msg}", a.span, related(prods)))
     return out

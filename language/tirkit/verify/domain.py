@@ -5,13 +5,15 @@ Error when the binding provably leaves the domain (`T.axis.spatial(128, i)` with
 reduction iterator provably covers only part of its domain (legal, but a partial sum).
 A spatial iterator covering part of its domain is common and legal (after `compute_at`
 a producer computes only what its consumer needs) and is not reported.  The predicate (`T.where`) is respected.
+A binding through a loop whose extent depends on another loop (`range(T.min(31, 126 - i * 32)
++ 1)`) is not checked: the interval bound is not reached there.
 """
 from __future__ import annotations
 
 from ..arith.affine import Atom
 from ..diagnostics import error, warning
 from . import register
-from ._common import func_accesses, iter_map_of, text
+from ._common import binding_scope, block_label, func_accesses, iter_map_of, loose_vars, text
 
 
 def _exact(aff):
@@ -29,11 +31,12 @@ def check_domain(func, ctx):
         m, an = iter_map_of(fa, r, ctx)
         bad = {f.index for f in m.failures if f.code == "non-affine"}
         dependent = {f.index for f in m.failures}
+        loose = loose_vars(binding_scope(fa, r)[1])
         for k, (iv, v) in enumerate(zip(b.iter_vars, r.iter_values)):
             if k in bad or iv.span is None:
                 continue
             aff = an.to_aff(v)
-            if not _exact(aff):
+            if not _exact(aff) or loose & set(aff.all_vars()):
                 continue
             lo, hi = an.bound(aff)
             dlo = an.to_aff(iv.dom.min)
@@ -42,16 +45,16 @@ def check_domain(func, ctx):
                   f"{text(iv.dom.extent)})"
             if hi is not None and an.prove_nonneg(hi - dhi - 1):
                 out.append(error("loop-nest/domain-mismatch",
-                                 f"block '{b.name_hint}': `{iv.var.name}` = `{text(v)}` reaches "
+                                 f"{block_label(b)}: `{iv.var.name}` = `{text(v)}` reaches "
                                  f"{hi!r}, outside its domain {dom}", iv.span))
             elif lo is not None and an.prove_neg(lo - dlo):
                 out.append(error("loop-nest/domain-mismatch",
-                                 f"block '{b.name_hint}': `{iv.var.name}` = `{text(v)}` goes "
+                                 f"{block_label(b)}: `{iv.var.name}` = `{text(v)}` goes "
                                  f"down to {lo!r}, outside its domain {dom}", iv.span))
             elif iv.kind == "R" and k not in dependent and aff.all_vars() and ((hi is not None and an.prove_neg(hi - dhi)) or
                                      (lo is not None and an.prove_nonneg(lo - dlo - 1))):
                 out.append(warning("loop-nest/domain-mismatch",
-                                   f"block '{b.name_hint}': reduction `{iv.var.name}` = "
+                                   f"{block_label(b)}: reduction `{iv.var.name}` = "
                                    f"`{text(v)}` covers only [{lo!r}, {hi!r}] of its domain "
                                    f"{dom}: a partial reduction", iv.span))
     return out

@@ -17,13 +17,42 @@ from ..diagnostics import error, warning
 from ..ir import expr as E
 from ..ir.visit import vars_in, walk
 from . import register
-from ._common import const_int, func_accesses, is_thread, kernel_of, kernels, target_for
+from ..arith import Atom
+from ._common import const_int, func_accesses, is_thread, kernel_of, kernels, target_for, text
 
 WARP_OPS = frozenset({
     "tvm_mma_sync", "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync",
     "tvm_fill_fragment", "ptx_mma", "ptx_mma_sp", "ptx_ldmatrix", "mma_store", "mma_fill",
     "ptx_wgmma_ss", "ptx_wgmma_rs",
 })
+
+
+# wmma intrinsics: every operand (fragment, index, pointer, stride, value) is one value for
+# the whole warp.  (The ptx_* ones take per-lane offsets by design.)
+WMMA_OPS = frozenset({"tvm_mma_sync", "tvm_bmma_sync", "tvm_load_matrix_sync",
+                      "tvm_store_matrix_sync", "tvm_fill_fragment"})
+
+
+def _lane_operand(call, tx, fa, warp):
+    """An integer operand of a wmma call that varies with the lane (threadIdx.x outside a
+    division by a multiple of the warp size), or None."""
+    from ..arith import Analyzer
+    an = Analyzer()
+    env = dict(fa.env)
+    env.update(fa.lets)
+    stack = list(call.args)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, E.Call):
+            stack.extend(a for a in x.args if not isinstance(a, (str, bytes)))
+            continue
+        if not isinstance(x, E.PrimExpr) or not str(getattr(x, "dtype", "")).startswith("int"):
+            continue
+        aff = an.to_aff(x, env)
+        if aff.terms.get(tx) or any(isinstance(k, Atom) and k.kind == "fmod" and
+                                    k.args[0].terms.get(tx) for k in aff.terms):
+            return x
+    return None
 
 
 def _truthy(v):
@@ -83,6 +112,15 @@ def check_execution_scope(func, ctx):
                              f"`T.{call.op}` needs whole warps, but threadIdx.x has {n} "
                              f"threads, not a multiple of the warp size {warp}", span, rel))
             continue
+        if call.op in WMMA_OPS and tx and id(call) not in warp_blocks:
+            lane = _lane_operand(call, tx[0].var, fa, warp)
+            if lane is not None:
+                rel = [(tx[0].span, f"threadIdx.x = {n}")] if tx[0].span else []
+                out.append(error("thread/execution-scope",
+                                 f"`T.{call.op}` is a warp-level intrinsic, but its operand "
+                                 f"`{text(lane)}` differs between the threads of a warp: each "
+                                 f"thread issues its own call (thread scope)", span, rel))
+                continue
         tvars = {lp.var for lp in loops if is_thread(lp) and
                  (lp.thread_tag or "").startswith("threadIdx")}
         for cond, _ in conds:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..diagnostics import error
 from . import register
-from ._common import binding_scope, func_accesses
+from ._common import binding_scope, block_label, func_accesses
 
 
 def _racy(lp):
@@ -40,7 +40,7 @@ def check_reduction(func, ctx):
                     rel = [(lp.span, f"loop `{lp.var.name}` is {why} here")] if lp.span else []
                     out.append(error(
                         "loop-nest/reduction-on-parallel",
-                        f"block '{b.name_hint}': reduction iterator `{iv.var.name}` is fed by "
+                        f"{block_label(b)}: reduction iterator `{iv.var.name}` is fed by "
                         f"loop `{lp.var.name}`, which is {why}: its iterations would update "
                         f"the accumulator at the same time", iv.span, rel))
                     break

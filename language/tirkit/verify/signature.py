@@ -14,7 +14,7 @@ from ..arith import Analyzer
 from ..arith.affine import Atom
 from ..diagnostics import error
 from . import register
-from ._common import func_accesses, text
+from ._common import block_label, func_accesses, text
 
 
 def _decl_ranges(an, region, env):
@@ -130,7 +130,7 @@ def check_signature(func, ctx):
             shown = ", ".join(f"`{n}`" for n in names[:3])
             more = f" and {len(names) - 3} more" if len(names) > 3 else ""
             out.append(error(
-                code, f"block '{b.name_hint}' {word} {shown}{more}, which its T.{word} "
+                code, f"{block_label(b)} {word} {shown}{more}, which its T.{word} "
                 f"does not cover", span,
                 [(a.span, f"the body {word} `{a.buffer.name}` here") for a in missing[:3]
                  if a.span is not None]))

@@ -192,6 +192,8 @@ class BlockMixin:
             if info is None:
                 self.fail("type/mismatch", "T.axis.remap binds loop variables only", it)
             t = C.unparen(t)
+            if not isinstance(t, C.Name):
+                self.fail("syntax", "a block iterator must be assigned to a name", t)
             var = E.Var(t.id, loop.dtype, None, self.span(t))
             frame.iter_vars.append(S.IterVar(var, E.Range(info.min, info.extent), REMAP_KINDS[k],
                                              None, self.span(t)))

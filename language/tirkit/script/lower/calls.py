@@ -134,6 +134,11 @@ class CallMixin:
         if name == "Let" and "where" in kwargs and len(args) == 1:
             return self._let_where(args[0], kwargs["where"], n)
         self._arity(name, n, len(args) + len(kwargs))
+        positional = {"Cast": 2, "if_then_else": 3, "Select": 3, "max": 2, "min": 2}
+        if name in positional and len(args) != positional[name]:
+            extra = [k for k in kwargs if k != "dtype"]
+            self.fail("type/mismatch", f"T.{name} takes {positional[name]} positional arguments"
+                      + (f", not the keyword `{extra[0]}`" if extra else f", got {len(args)}"), n)
         span = self.span(n)
         if name == "Cast":
             dtype, x = args
@@ -141,6 +146,8 @@ class CallMixin:
         if name == "cast":
             if "dtype" in kwargs and len(args) == 1:
                 args.append(kwargs.pop("dtype"))
+            if len(args) != 2:
+                self.fail("type/mismatch", "T.cast takes a value and a dtype", n)
             x, dtype = args
             return self._cast(dtype, x, n)
         if name in ("if_then_else", "Select"):

@@ -1,0 +1,69 @@
+"""thread/invalid-reducer: a reduction across threadIdx whose update is not a reducer.
+
+A block whose reduction iterator is fed by a `threadIdx.*` loop is lowered to a
+cross-thread reduction (`LowerCrossThreadReduction`): its update must match a commutative
+reducer (`+`, `*`, `min`, `max`, ...) so that the threads' partial results can be combined
+in any order.  An update that subtracts, divides or takes a remainder with the accumulator
+(`B[i] = B[i] - A[i, k]`) matches none, and TVM's compile stops there.  Reported on the
+store; the thread loop is a related location."""
+from __future__ import annotations
+
+from ..diagnostics import error
+from ..ir import expr as E
+from ..ir import stmt as S
+from . import register
+from ._common import binding_scope, block_label, func_accesses
+
+_NOT_REDUCERS = {E.Sub: "-", E.Div: "/", E.FloorDiv: "//", E.FloorMod: "%", E.Mod: "%"}
+
+
+def _thread_feeding(fa, r):
+    """The threadIdx loop that feeds a reduction iterator of the block, or None."""
+    from ..arith import Analyzer
+    b = r.block
+    _, loops, _ = binding_scope(fa, r)
+    by_var = {lp.var: lp for lp in loops if lp.kind == "thread_binding" and
+              (lp.thread_tag or "").startswith("threadIdx")}
+    if not by_var:
+        return None
+    an = Analyzer()
+    for iv, v in zip(b.iter_vars, r.iter_values):
+        if iv.kind != "R":
+            continue
+        for var in an.to_aff(v).all_vars():
+            if var in by_var:
+                return by_var[var]
+    return None
+
+
+def _same_load(x, store):
+    return isinstance(x, E.BufferLoad) and x.buffer is store.buffer and \
+        len(x.indices) == len(store.indices) and \
+        all(a == b for a, b in zip(x.indices, store.indices))
+
+
+@register("thread/invalid-reducer", fast=True)
+def check_cross_thread_reducer(func, ctx):
+    fa = func_accesses(func, ctx)
+    out = []
+    for r in fa.realizes:
+        b = r.block
+        if not any(iv.kind == "R" for iv in b.iter_vars) or not isinstance(b.body, S.BufferStore):
+            continue
+        lp = _thread_feeding(fa, r)
+        if lp is None:
+            continue
+        st = b.body
+        op = _NOT_REDUCERS.get(type(st.value))
+        if op is None or not (_same_load(st.value.a, st) or _same_load(st.value.b, st)):
+            continue
+        span = st.span or b.name_span
+        if span is None:
+            continue
+        rel = [(lp.span, f"`{lp.var.name}` is bound to {lp.thread_tag} here")] if lp.span else []
+        out.append(error("thread/invalid-reducer",
+                         f"{block_label(b)} reduces across {lp.thread_tag}, but its update "
+                         f"`{st.buffer.name} = ... {op} ...` is not a commutative reducer "
+                         f"(+, *, min, max): the threads' partial results cannot be combined",
+                         span, rel))
+    return out
