@@ -15,7 +15,7 @@ import time
 
 from ..ir import stmt as S
 from .errors import ARGUMENT, THREAD_BINDING, UNSUPPORTED
-from .hash import structural_hash
+from ..ir.hash import structural_hash
 
 _MEMORY: dict = {}
 _VERSION = []

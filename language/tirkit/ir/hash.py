@@ -7,9 +7,9 @@ import hashlib
 
 import numpy as np
 
-from ..ir import expr as E
-from ..ir import stmt as S
-from ..ir.stmt import TRIVIA_FIELDS
+from . import expr as E
+from . import stmt as S
+from .stmt import TRIVIA_FIELDS
 
 
 def structural_hash(func: S.PrimFunc, constants=None, extra: str = "") -> str:
