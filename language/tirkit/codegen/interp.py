@@ -26,6 +26,7 @@ from ..diagnostics import TirkitError
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import is_float, parse_dtype
+from ..ir.hash import structural_key
 from ..ir.visit import walk
 from .arith import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
@@ -160,7 +161,6 @@ class Interpreter(ExprEval):
 
     def _lane_safe_uncached(self, loop):
         from .passes.blocks import blocks_to_loops, predicates_to_conditions
-        from .passes.compact import _skey
         if not self.lanes_enabled:
             return False
         try:
@@ -202,7 +202,7 @@ class Interpreter(ExprEval):
             accs = acc[data]
             if len({id(a.buffer) for a in accs}) != 1:
                 return False
-            if not separates([a.indices for a in accs], v, ranges, _skey):
+            if not separates([a.indices for a in accs], v, ranges, structural_key):
                 return False
         return True
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.hash import structural_key
 from . import _arith as A
 from . import _common as C
 from . import _ir
@@ -137,31 +138,6 @@ def _clamped(mn, ext, limits, bounds):
     return start, size
 
 
-_SKEYS: dict = {}
-
-
-def _skey(e):
-    """A structural key of an expression (variables and buffers by identity), so that two
-    equal opaque terms built apart still cancel."""
-    hit = _SKEYS.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    if isinstance(e, (E.Var, E.SizeVar)) or not hasattr(e, "__dataclass_fields__") or \
-            type(e).__name__ == "Buffer":
-        key = ("id", id(e)) if not isinstance(e, (int, float, str, bool, type(None))) \
-            else ("c", e)
-    elif isinstance(e, (E.IntImm, E.FloatImm)):
-        key = (type(e).__name__, e.dtype, e.value)
-    else:
-        key = (type(e).__name__,) + tuple(
-            tuple(_skey(x) for x in v) if isinstance(v, tuple) else _skey(v)
-            for k, v in ((f, getattr(e, f)) for f in e.__dataclass_fields__) if k != "span")
-    if len(_SKEYS) > 50000:
-        _SKEYS.clear()
-    _SKEYS[id(e)] = (e, key)
-    return key
-
-
 def _symbolize(lo, hi, relaxed):
     """lo, hi with each non-affine term that no relaxed loop variable reaches replaced by a
     fresh variable (a symbol to region_of_indices), and the map back."""
@@ -173,7 +149,7 @@ def _symbolize(lo, hi, relaxed):
         for atom, coef in lin.terms:
             if atom[0] == "opaque" and not isinstance(atom[1], E.BufferLoad) and \
                     not any(id(v) in relaxed for v in _ir.vars_in(atom[1])):
-                key = _skey(atom[1])
+                key = structural_key(atom[1])
                 if key not in table:
                     table[key] = (E.Var(f"sym{len(table)}", atom[1].dtype), atom[1])
                 terms.append([("var", table[key][0]), coef])

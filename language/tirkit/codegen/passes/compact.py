@@ -12,30 +12,11 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
+from ...ir.hash import structural_key
 from ...ir.visit import walk
 from ..arith import affine, bound, separates
 from .blocks import allocate
 from .rewrite import transform
-
-
-def _skey(e):
-    """A structural key of an expression (variables by identity)."""
-    if isinstance(e, E.Var):
-        return ("v", id(e))
-    if isinstance(e, (E.IntImm, E.FloatImm)):
-        return (type(e).__name__, e.dtype, e.value)
-    if isinstance(e, E.BufferLoad):
-        return ("load", id(e.buffer), tuple(_skey(i) for i in e.indices))
-    if dataclasses.is_dataclass(e):
-        out = [type(e).__name__]
-        for f in dataclasses.fields(e):
-            if f.name == "span":
-                continue
-            v = getattr(e, f.name)
-            out.append(tuple(_skey(x) for x in v) if isinstance(v, tuple) else _skey(v)
-                       if dataclasses.is_dataclass(v) else v)
-        return tuple(out)
-    return e
 
 
 def accesses(stmt, buf):
@@ -85,7 +66,7 @@ def _split(index, ranges):
         a, b = c * r[0], c * r[1]
         lo += min(a, b)
         hi += max(a, b)
-    okey = tuple(sorted((_skey(terms[k]), c) for k, c in outer.items()))
+    okey = tuple(sorted((structural_key(terms[k]), c) for k, c in outer.items()))
     return inner, (lo, hi), okey, outer, terms, const
 
 
@@ -109,7 +90,7 @@ def _private_to_iteration(stmt: S.For, buf) -> bool:
     acc = accesses(stmt.body, buf)
     if not acc:
         return False
-    return separates(acc, id(stmt.loop_var), _loop_ranges(stmt.body), _skey)
+    return separates(acc, id(stmt.loop_var), _loop_ranges(stmt.body), structural_key)
 
 
 def _uses(stmt, buf) -> bool:
