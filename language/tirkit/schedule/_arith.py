@@ -3,7 +3,8 @@ tables (affine form, floordiv/floormod rules, interval bounds) and written back 
 prints them.
 
     simplify(e, bounds)     bounds: id(Var) -> (lo, hi) inclusive; a var with lo == hi
-                            becomes lo only when listed in FOLD (TVM keeps unit loop variables)
+                            becomes lo only when `bounds` is a `Bounds` that lists it in
+                            `fold` (TVM keeps unit loop variables)
     bound_of(e, bounds)     (lo, hi) or None
     to_lin(e, bounds)       the linear form as a `Lin`: terms [[atom, coef]] in TVM's order of
                             first appearance, atoms ("var", v), ("div", Lin, c), ("mod", Lin, c)
@@ -19,7 +20,16 @@ from ..arith.affine import Aff, Atom
 from ..arith.interval import Analyzer
 from ..ir import expr as E
 
-FOLD: dict = {}          # id(var) -> True: unit-range variables replaced by their value
+
+
+class Bounds(dict):
+    """Variable bounds, id(var) -> (lo, hi) inclusive, with `fold`: the ids of the unit-range
+    variables that stand for their value (an immutable set fixed when the bounds are made)."""
+    __slots__ = ("fold",)
+
+    def __init__(self, items=(), fold=frozenset()):
+        super().__init__(items)
+        self.fold = frozenset(fold)
 
 _INT_OPS = (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod)
 
@@ -93,14 +103,15 @@ class _Ranges:
 
 
 class _Folded:
-    """to_aff's env: the FOLD variables of unit range stand for their value."""
-    __slots__ = ("bounds",)
+    """to_aff's env: the `fold` variables of unit range stand for their value."""
+    __slots__ = ("bounds", "fold")
 
     def __init__(self, bounds):
         self.bounds = bounds
+        self.fold = getattr(bounds, "fold", ())
 
     def get(self, var):
-        if id(var) not in FOLD:
+        if id(var) not in self.fold:
             return None
         b = self.bounds.get(id(var))
         return Aff({}, b[0]) if b is not None and b[0] == b[1] else None

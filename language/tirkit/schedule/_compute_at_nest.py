@@ -16,19 +16,15 @@ from . import _ir
 
 def make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
     values, loops, preds = [], [], []
-    bounds = C.loop_bounds(outer_loops)
+    outer = C.loop_bounds(outer_loops)
     # unit loops around the new nest are folded to their value (as TVM's analyzer does)
-    fold = {k: True for k, (lo, hi) in bounds.items() if lo == hi}
-    A.FOLD.update(fold)
-    try:
-        realize, loops = _nest_values(sch, info, region, bounds, preserve_unit_loops, what,
-                                      values, loops, preds)
-        kept = _carry_predicate(sch, info, outer_loops, realize.iter_values, bounds, what)
-        if kept is not None:
-            realize = dataclasses.replace(realize, predicate=C.and_(realize.predicate, kept))
-        return realize, loops
-    finally:
-        A.FOLD.clear()
+    bounds = A.Bounds(outer, {k for k, (lo, hi) in outer.items() if lo == hi})
+    realize, loops = _nest_values(sch, info, region, bounds, preserve_unit_loops, what,
+                                  values, loops, preds)
+    kept = _carry_predicate(sch, info, outer_loops, realize.iter_values, bounds, what)
+    if kept is not None:
+        realize = dataclasses.replace(realize, predicate=C.and_(realize.predicate, kept))
+    return realize, loops
 
 
 def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, loops, preds):
