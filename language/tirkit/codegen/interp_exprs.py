@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..arith.alu import ALU
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, parse_dtype
@@ -68,14 +69,6 @@ _BIN = {
     "bitwise_xor": np.bitwise_xor, "shift_left": np.left_shift,
     "shift_right": np.right_shift,
 }
-
-
-def _truncdiv(a, b):
-    q = np.floor_divide(a, b)
-    r = a - q * b
-    fix = (r != 0) & ((a < 0) != (b < 0))
-    return np.where(fix, q + 1, q).astype(np.result_type(a, b))
-
 
 
 class ExprEval:
@@ -210,33 +203,15 @@ class ExprEval:
         t = type(e)
         if t in (E.And, E.Or):
             return (np.logical_and if t is E.And else np.logical_or)(a, b)
-        if t in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE):
-            b = _as(b, e.a.dtype)
-            return {E.EQ: np.equal, E.NE: np.not_equal, E.LT: np.less, E.LE: np.less_equal,
-                    E.GT: np.greater, E.GE: np.greater_equal}[t](a, b)
+        if t in E.COMPARISONS:
+            return ALU[t](a, _as(b, e.a.dtype), is_int(e.a.dtype))
         dt = e.dtype
         a, b = _as(a, dt), _as(b, dt)
+        fn = ALU.get(t)
+        if fn is None:
+            fail(UNSUPPORTED, f"the interpreter cannot evaluate {t.__name__}", e)
         with np.errstate(all="ignore"):
-            if t is E.Add:
-                r = a + b
-            elif t is E.Sub:
-                r = a - b
-            elif t is E.Mul:
-                r = a * b
-            elif t is E.Div:
-                r = _truncdiv(a, b) if is_int(dt) else a / b
-            elif t is E.Mod:
-                r = np.fmod(a, b)
-            elif t is E.FloorDiv:
-                r = np.floor_divide(a, b) if is_int(dt) else np.floor(a / b)
-            elif t is E.FloorMod:
-                r = np.mod(a, b) if is_int(dt) else a - np.floor(a / b) * b
-            elif t is E.Min:
-                r = np.where(a < b, a, b)
-            elif t is E.Max:
-                r = np.where(a > b, a, b)
-            else:
-                fail(UNSUPPORTED, f"the interpreter cannot evaluate {t.__name__}", e)
+            r = fn(a, b, is_int(dt))
         return _as(r, dt)
 
     def _e_Call(self, e, env):
