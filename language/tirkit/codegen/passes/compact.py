@@ -14,7 +14,7 @@ from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.hash import structural_key
 from ...ir.visit import walk
-from ..arith import affine, bound, separates
+from ...arith.linear import key_range, linear_form, separates, term_expr
 from .blocks import allocate
 from .rewrite import transform
 
@@ -54,11 +54,13 @@ def _loop_ranges(stmt):
 
 def _split(index, ranges):
     """(inner terms, inner const-span (lo, hi), outer key, outer terms) of one index."""
-    coeffs, const, terms = affine(index)
+    form = linear_form(index)
+    const = form.const
+    terms = {k: term_expr(k) for k in form.terms}
     inner, outer = {}, {}
     lo = hi = const
-    for k, c in coeffs.items():
-        r = ranges.get(k) if not isinstance(k, tuple) else bound(terms[k], ranges)
+    for k, c in form.terms.items():
+        r = key_range(k, ranges)
         if r is None:
             outer[k] = c
             continue
@@ -90,7 +92,7 @@ def _private_to_iteration(stmt: S.For, buf) -> bool:
     acc = accesses(stmt.body, buf)
     if not acc:
         return False
-    return separates(acc, id(stmt.loop_var), _loop_ranges(stmt.body), structural_key)
+    return separates(acc, stmt.loop_var, _loop_ranges(stmt.body))
 
 
 def _uses(stmt, buf) -> bool:
