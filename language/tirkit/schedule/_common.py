@@ -6,7 +6,7 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from . import _arith as A
+from ..arith import writeback as A
 from . import _ir
 
 TRUE = E.IntImm("bool", 1)
