@@ -2,6 +2,7 @@
 bfloat16); a value is a numpy scalar, or an array with one element per lane."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -14,17 +15,16 @@ from .errors import OUT_OF_BOUNDS, UNSUPPORTED, fail
 
 _LANES = "lanes"         # env key: number of lanes (None when running one iteration)
 
-_ND: dict = {}
-_LIMITS: dict = {}
 
-
+@functools.lru_cache(maxsize=256)
 def _np_dtype(dtype):
-    nd = _ND.get(dtype)
-    if nd is None:
-        from ..ir.dtype import element_of            # a vector holds its elements' dtype
-        nd = _ND[dtype] = np.dtype(np.int64) if dtype == "handle" else \
-            numpy_dtype(element_of(dtype))
-    return nd
+    from ..ir.dtype import element_of            # a vector holds its elements' dtype
+    return np.dtype(np.int64) if dtype == "handle" else numpy_dtype(element_of(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _limits(nd):
+    return int(np.iinfo(nd).min), int(np.iinfo(nd).max)
 
 
 def _const(dtype, value):
@@ -32,10 +32,7 @@ def _const(dtype, value):
     if nd == np.bool_:
         return np.bool_(bool(value))
     if nd.kind in "iu":
-        lim = _LIMITS.get(nd)
-        if lim is None:
-            lim = _LIMITS[nd] = (int(np.iinfo(nd).min), int(np.iinfo(nd).max))
-        lo, hi = lim
+        lo, hi = _limits(nd)
         value = (int(value) - lo) % (hi - lo + 1) + lo
     return nd.type(value)
 
