@@ -12,31 +12,6 @@ from . import _ir
 ONE = E.IntImm("int32", 1)
 
 
-def accesses(block: S.Block):
-    """(loads, stores): [(buffer, indices)] in the block body and init, nested blocks'
-    accesses included."""
-    loads, stores = [], []
-
-    def v(x):
-        if isinstance(x, E.BufferLoad):
-            loads.append((x.buffer, x.indices))
-        elif isinstance(x, S.BufferStore):
-            stores.append((x.buffer, x.indices))
-        return True
-    walk(block.body, v)
-    if block.init is not None:
-        walk(block.init, v)
-    return loads, stores
-
-
-def _buffers(pairs):
-    out = []
-    for b, _ in pairs:
-        if not any(b is x for x in out):
-            out.append(b)
-    return out
-
-
 def read_buffers(block: S.Block) -> list:
     if block.reads is not None:
         return _uniq([r.buffer for r in block.reads])
@@ -46,7 +21,7 @@ def read_buffers(block: S.Block) -> list:
 def write_buffers(block: S.Block) -> list:
     if block.writes is not None:
         return _uniq([r.buffer for r in block.writes])
-    return _buffers(accesses(block)[1])
+    return _uniq([r.buffer for r in infer_regions(block)[1]])
 
 
 def _uniq(bs):
