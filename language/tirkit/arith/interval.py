@@ -50,14 +50,19 @@ class RangesById:
 def interval(e, ranges):
     """Numeric inclusive bounds (lo, hi) of integer expression `e` whose variables range
     over `ranges` ({id(var): (lo, hi)}); None when either end is unknown."""
-    an = Analyzer()
-    an.ranges = RangesById(ranges)
-    if type(e) is E.Ramp:
+    t = type(e)
+    if t is E.IntImm:
+        return e.value, e.value
+    if t is E.Var or t is E.SizeVar:
+        return ranges.get(id(e))
+    if t is E.Ramp:
         base, stride = interval(e.base, ranges), interval(e.stride, ranges)
         if base is None or stride is None or stride[0] != stride[1]:
             return None
         last = stride[0] * (e.lanes - 1)
         return base[0] + min(0, last), base[1] + max(0, last)
+    an = Analyzer()
+    an.ranges = RangesById(ranges)
     lo, hi = an.const_bound(an.to_aff(e))
     return None if lo is None or hi is None else (lo, hi)
 
