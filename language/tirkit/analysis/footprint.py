@@ -23,7 +23,6 @@ from ..arith.interval import Analyzer
 from ..arith.linear import key_range, linear_form, term_expr
 from ..ir import expr as E
 from ..ir.hash import structural_key
-from ..ir.visit import substitute
 
 
 @dataclass(frozen=True)
@@ -95,10 +94,10 @@ def compacted_extent(b, size):
 
 def footprint(fa, buffer, relax_loop):
     """Extents per dimension of `buffer` after compaction in a function's accesses `fa`
-    (analysis.regions): the loops below the accesses' common ancestor, the single-trip ones
-    and those `relax_loop(Loop)` says are relaxed; the allocated size where an extent is
-    not a constant."""
-    from .regions import single_trip
+    (analysis.regions): accesses relaxed over every loop below their common ancestor and
+    over the loops `relax_loop(Loop)` says, by the Analyzer (guards included); the allocated
+    shape where an extent is not a constant."""
+    from .regions import analyzer_for, index_range, single_trip
     acc = [a for a in fa.accesses + fa.matched if a.buffer is buffer]
     shape = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
     if not acc or any(a.opaque for a in acc):
@@ -108,39 +107,44 @@ def footprint(fa, buffer, relax_loop):
     while common < len(first) and all(len(a.loops) > common and a.loops[common] is
                                       first[common] for a in acc):
         common += 1
-    kept = {id(lp) for lp in first[:common] if not relax_loop(lp) and not single_trip(lp)}
-    env = {id(v): b for v, b in fa.env.items()}
-    env.update({id(v): b for v, b in fa.lets.items()})
-    ranges, tuples = {}, []
+    keep_all = first[:common]
+    los = [None] * len(shape)
+    his = [None] * len(shape)
     for a in acc:
-        for lp in a.loops:
-            if id(lp) not in kept and isinstance(lp.min, E.IntImm) and \
-                    isinstance(lp.extent, E.IntImm):
-                ranges[id(lp.var)] = (lp.min.value, lp.min.value + lp.extent.value - 1)
-        tuples.extend(_corners(tuple(_resolved(i, env) for i in a.indices[:len(shape)])))
+        keep = frozenset(lp.var for lp in keep_all
+                         if not relax_loop(lp) and not single_trip(lp))
+        env = dict(fa.env)
+        env.update(fa.lets)
+        an = analyzer_for(fa, a, keep, env=env)
+        for d, idx in enumerate(a.indices[:len(shape)]):
+            lo, hi = index_range(an, idx, env)
+            los[d] = _merge(los[d], lo, True, a is acc[0])
+            his[d] = _merge(his[d], hi, False, a is acc[0])
     out = []
-    for d, (b, s) in enumerate(zip(box(tuples, ranges, len(shape)), shape)):
-        ext = compacted_extent(b, s)
-        out.append(s if ext is None else ext)
+    for d, s in enumerate(shape):
+        lo, hi = los[d], his[d]
+        if lo is None or hi is None or lo is _UNKNOWN or hi is _UNKNOWN:
+            out.append(s)
+            continue
+        ext = hi - lo + 1
+        if ext.is_const() and ext.const > 0:
+            out.append(ext.const if s is None else min(ext.const, s))
+        else:
+            out.append(s)
     return out
 
 
-def _resolved(e, env, depth=8):
-    """e over loop variables: block iterators and let variables replaced by their values."""
-    for _ in range(depth):
-        e2 = substitute(e, env)
-        if e2 is e:
-            return e
-        e = e2
-    return e
+_UNKNOWN = object()
 
 
-def _corners(ix):
-    """An index tuple with vector ramps as its two corner tuples."""
-    if not any(isinstance(i, E.Ramp) for i in ix):
-        return [ix]
-    lo = tuple(i.base if isinstance(i, E.Ramp) else i for i in ix)
-    hi = tuple(E.Add(i.base, E.Mul(i.stride, E.IntImm(i.base.dtype, i.lanes - 1),
-                                   i.base.dtype), i.base.dtype)
-               if isinstance(i, E.Ramp) else i for i in ix)
-    return [lo, hi]
+def _merge(cur, new, lower, first):
+    if first:
+        return new if new is not None else _UNKNOWN
+    if cur is _UNKNOWN or new is None or cur is None:
+        return _UNKNOWN
+    d = new - cur
+    if not d.is_const():
+        return _UNKNOWN
+    if lower:
+        return new if d.const < 0 else cur
+    return new if d.const > 0 else cur

@@ -1,8 +1,8 @@
 """thread/shared-memory-limit: shared memory per block beyond the target's limit.
 
-Each shared buffer is sized as lowering allocates it (analysis/footprint.py, the box the
-compaction pass allocates): its accesses relaxed over the loops below their common ancestor
-and over threadIdx/vthread loops, with blockIdx and outer serial loops fixed.  `shared` buffers
+Each shared buffer is sized as region compaction allocates it (analysis/footprint.py): the
+bounding box of its accesses relaxed over the loops below their common ancestor and over
+threadIdx/vthread loops, with blockIdx and outer serial loops fixed.  `shared` buffers
 become static `__shared__` arrays (limit: `shared_static`, 48 KB on CUDA, a compile error
 beyond); `shared.dyn` adds up to the opt-in limit (`shared_optin`, a launch error beyond).
 Reported on the largest buffer's allocation, the others as related locations."""
