@@ -149,7 +149,7 @@ def test_exact_forms_keep_casts_truncating_division_and_written_sums():
 
 
 def test_schedule_view_writes_results_back_as_tvm_prints_them():
-    from tirkit.schedule import _arith as A
+    from tirkit.arith import writeback as A
     from tirkit.script.printer import Printer
     text = Printer().expr
     bounds = {id(i): (0, 63), id(j): (0, 3)}

@@ -384,13 +384,14 @@ def test_shared_memory_counts_regions_read_through_match_buffer():
                         B[vi * 16 + i, vj * 16 + j] = V[i, j]
     """
     import tirkit.analysis.regions as R
+    from tirkit.analysis.footprint import footprint
     from tirkit.verify._common import relax_thread
     r = tirkit.parse(HEAD + textwrap.dedent(body))
     f = r.module.prim_funcs()[0]
     f = f[1] if isinstance(f, tuple) else f
     fa = R.accesses(f)
     (S, _), = [(b, o) for b, o in fa.allocs if b.name == "S"]
-    assert R.footprint(fa, S, relax_thread) == [16, 16]
+    assert footprint(fa, S, relax_thread) == [16, 16]
     assert codes(check(body)) == []
 
 

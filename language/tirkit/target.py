@@ -42,9 +42,28 @@ TARGETS = {
                         "capability 9.0", shared_optin=227 * 1024, **_CUDA),
 }
 
-ALIASES = {"cpu": "llvm", "c": "llvm", "cuda": "cuda-sm80", "sm80": "cuda-sm80",
-           "sm_80": "cuda-sm80", "cuda-sm_80": "cuda-sm80", "sm90": "cuda-sm90",
-           "sm_90": "cuda-sm90", "cuda-sm_90": "cuda-sm90"}
+ALIASES = {"cpu": "llvm", "c": "llvm", "znver4": "llvm", "x86": "llvm",
+           "cuda": "cuda-sm80", "gpu": "cuda-sm80", "sm80": "cuda-sm80", "sm_80": "cuda-sm80",
+           "cuda-sm_80": "cuda-sm80", "a100": "cuda-sm80", "nvidia/a100": "cuda-sm80",
+           "sm90": "cuda-sm90", "sm_90": "cuda-sm90", "cuda-sm_90": "cuda-sm90",
+           "h100": "cuda-sm90", "h200": "cuda-sm90", "nvidia/h100": "cuda-sm90"}
+
+# Peak compute (ops/s by element dtype class) and memory bandwidth (bytes/s) per target, for
+# the roofline estimates of analysis/roofline.py.
+# "llvm": one core of an AMD EPYC Zen 4 (znver4): fp32 FMA ~116 GFLOP/s per core,
+# int8 vpdpbusd ~460 GOP/s, bf16 ~230 GFLOP/s; ~27 GB/s copy bandwidth (measured).
+# GPU rows: vendor datasheet figures (non-tensor-core fp32; tensor-core rates for 16/8-bit).
+PEAKS = {
+    "llvm": {"float32": 116e9, "float64": 58e9, "float16": 116e9, "bfloat16": 230e9,
+             "int8": 460e9, "uint8": 460e9, "int32": 58e9, "default": 116e9, "bandwidth": 27e9,
+             "label": "CPU znver4, 1 core"},
+    "cuda-sm80": {"float32": 19.5e12, "float64": 9.7e12, "float16": 312e12,
+                  "bfloat16": 312e12, "int8": 624e12, "default": 19.5e12,
+                  "bandwidth": 1.555e12, "label": "NVIDIA A100 (40 GB)"},
+    "cuda-sm90": {"float32": 67e12, "float64": 34e12, "float16": 990e12, "bfloat16": 990e12,
+                  "int8": 1979e12, "default": 67e12, "bandwidth": 3.35e12,
+                  "label": "NVIDIA H100 SXM"},
+}
 
 DEFAULT_CUDA = "cuda-sm80"
 DEFAULT_CPU = "llvm"

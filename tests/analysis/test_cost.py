@@ -94,3 +94,13 @@ def test_poly_arithmetic():
     p = (n * m * 3) + (m * n * 2) + Poly.const(5)
     assert str(p) == "5·m·n + 5"
     assert p.value is None and (Poly.const(4) * 3).value == 12
+
+
+def test_one_target_table():
+    # the roofline reads its peaks from the target table: every name that target.get knows
+    # gives the peaks of that very target
+    from tirkit import target
+    for alias, name in target.ALIASES.items():
+        assert target_peaks(alias) is target.PEAKS[name], alias
+    assert target_peaks(target.get("sm90"))["label"] == target.PEAKS["cuda-sm90"]["label"]
+    assert target_peaks("cuda-sm90") is not target_peaks("cuda-sm80")

@@ -65,7 +65,7 @@ def _fold_extents(mod):
     import dataclasses
 
     from tirkit.ir import expr as E
-    from tirkit.schedule import _arith
+    from tirkit.arith import writeback as _arith
 
     def fn(y, x):
         if isinstance(y, S.BufferRegion):

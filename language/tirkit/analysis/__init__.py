@@ -1,5 +1,6 @@
 """Analyses over the IR: buffer accesses, block read/write regions, footprints."""
-from .regions import (Access, FuncAccesses, Loop, accesses, block_regions, footprint,
+from .footprint import footprint
+from .regions import (Access, FuncAccesses, Loop, accesses, block_regions,
                       relax)
 
 __all__ = ["Access", "FuncAccesses", "Loop", "accesses", "block_regions", "footprint",

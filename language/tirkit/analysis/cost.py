@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..arith.interval import interval
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of
@@ -226,46 +227,8 @@ def _loads(e, out):
             stack.extend((x.value, x.body))
 
 
-def _interval(e, env):
-    """Integer bounds (lo, hi) of an index expression, or None when unknown."""
-    if isinstance(e, E.IntImm):
-        return (e.value, e.value)
-    if isinstance(e, E.Var):
-        return env.get(id(e))
-    if isinstance(e, E.Cast):
-        return _interval(e.value, env)
-    if isinstance(e, (E.Add, E.Sub, E.Mul, E.Min, E.Max, E.FloorDiv, E.FloorMod)):
-        a, b = _interval(e.a, env), _interval(e.b, env)
-        if isinstance(e, E.FloorMod) and b and b[0] == b[1] and b[0] > 0:
-            if a and a[0] >= 0 and a[1] < b[0]:
-                return a
-            return (0, b[0] - 1)
-        if a is None or b is None:
-            return None
-        if isinstance(e, E.Add):
-            return (a[0] + b[0], a[1] + b[1])
-        if isinstance(e, E.Sub):
-            return (a[0] - b[1], a[1] - b[0])
-        if isinstance(e, E.Mul):
-            p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
-            return (min(p), max(p))
-        if isinstance(e, E.Min):
-            return (min(a[0], b[0]), min(a[1], b[1]))
-        if isinstance(e, E.Max):
-            return (max(a[0], b[0]), max(a[1], b[1]))
-        if isinstance(e, E.FloorDiv) and b[0] == b[1] and b[0] > 0:
-            return (a[0] // b[0], a[1] // b[0])
-    if isinstance(e, E.Ramp):
-        base = _interval(e.base, env)
-        st = _interval(e.stride, env)
-        if base and st and st[0] == st[1]:
-            last = st[0] * (e.lanes - 1)
-            return (base[0] + min(0, last), base[1] + max(0, last))
-    return None
-
-
 def _range_of(minimum, extent):
-    lo, ext = _interval(minimum, {}), extent
+    lo, ext = interval(minimum, {}), extent
     if lo is None or lo[0] != lo[1] or not isinstance(ext, E.IntImm):
         return None
     return (lo[0], lo[0] + ext.value - 1)
@@ -282,7 +245,7 @@ class _Counter:
                 acc.bytes_written = acc.bytes_written + mult * nbytes
             else:
                 acc.bytes_read = acc.bytes_read + mult * nbytes
-            box = [_interval(i, env) for i in indices]
+            box = [interval(i, env) for i in indices]
             old = acc.footprint.get(buf)
             if old is None:
                 acc.footprint[buf] = box

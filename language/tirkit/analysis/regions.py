@@ -9,8 +9,8 @@ those records:
   its own iterators, relaxed over the loops inside it (what TVM fills in for omitted
   `T.reads`/`T.writes`);
 - `relax(access, keep)`: an access's index range with every loop relaxed except `keep`;
-- `footprint(func, buffer, relax_loop)`: a buffer's bounding box after region compaction
-  (the extent per dimension lowering would allocate).
+- `footprint.footprint(fa, buffer, relax_loop)`: a buffer's box after region compaction
+  (the extent per dimension lowering allocates).
 """
 from __future__ import annotations
 
@@ -375,62 +375,7 @@ def block_regions(fa: FuncAccesses, realize):
     return out
 
 
-def footprint(fa: FuncAccesses, buffer, relax_loop):
-    """Extents per dimension of `buffer` after compaction: accesses relaxed over every loop
-    below the common ancestor of the accesses and over the loops `relax_loop(Loop)` says;
-    the allocated shape where an extent is not a constant."""
-    acc = [a for a in fa.accesses + fa.matched if a.buffer is buffer]
-    shape = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
-    if not acc or any(a.opaque for a in acc):
-        return shape
-    common = 0
-    first = acc[0].loops
-    while common < len(first) and all(len(a.loops) > common and a.loops[common] is
-                                      first[common] for a in acc):
-        common += 1
-    keep_all = first[:common]
-    los = [None] * len(shape)
-    his = [None] * len(shape)
-    for a in acc:
-        keep = frozenset(lp.var for lp in keep_all
-                         if not relax_loop(lp) and not single_trip(lp))
-        env = dict(fa.env)
-        env.update(fa.lets)
-        an = analyzer_for(fa, a, keep, env=env)
-        for d, idx in enumerate(a.indices[:len(shape)]):
-            lo, hi = index_range(an, idx, env)
-            los[d] = _merge(los[d], lo, True, a is acc[0])
-            his[d] = _merge(his[d], hi, False, a is acc[0])
-    out = []
-    for d, s in enumerate(shape):
-        lo, hi = los[d], his[d]
-        if lo is None or hi is None or lo is _UNKNOWN or hi is _UNKNOWN:
-            out.append(s)
-            continue
-        ext = hi - lo + 1
-        if ext.is_const() and ext.const > 0:
-            out.append(ext.const if s is None else min(ext.const, s))
-        else:
-            out.append(s)
-    return out
-
-
-_UNKNOWN = object()
-
-
 def single_trip(lp) -> bool:
     """A loop of one iteration: its variable is a constant, not a symbol to keep."""
     return isinstance(lp.extent, E.IntImm) and lp.extent.value == 1
 
-
-def _merge(cur, new, lower, first):
-    if first:
-        return new if new is not None else _UNKNOWN
-    if cur is _UNKNOWN or new is None or cur is None:
-        return _UNKNOWN
-    d = new - cur
-    if not d.is_const():
-        return _UNKNOWN
-    if lower:
-        return new if d.const < 0 else cur
-    return new if d.const > 0 else cur

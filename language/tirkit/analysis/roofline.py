@@ -1,34 +1,14 @@
 """Roofline estimates: peak compute and memory bandwidth per target, and the time a block
 or kernel needs at best on it.
 
-    roofline_seconds(cost, "llvm")      # max(FLOPs / peak, unique bytes / bandwidth)
+    roofline_seconds(cost, "llvm")      # targets and their peak figures: tirkit.target      # max(FLOPs / peak, unique bytes / bandwidth)
     default_target(func)                # "cuda" for kernels with thread bindings, else "llvm"
 """
 from __future__ import annotations
 
 from ..ir import stmt as S
+from ..target import PEAKS, get
 from ..ir.dtype import element_of
-
-# Peak compute (ops/s by element dtype class) and memory bandwidth (bytes/s).
-# "llvm"/"cpu": one core of an AMD EPYC Zen 4 (znver4): fp32 FMA ~116 GFLOP/s per core,
-# int8 vpdpbusd ~460 GOP/s, bf16 ~230 GFLOP/s; ~27 GB/s copy bandwidth (measured).
-# GPU rows: vendor datasheet figures (non-tensor-core fp32; tensor-core rates for 16/8-bit).
-PEAKS = {
-    "llvm": {"float32": 116e9, "float64": 58e9, "float16": 116e9, "bfloat16": 230e9,
-             "int8": 460e9, "uint8": 460e9, "int32": 58e9, "default": 116e9, "bandwidth": 27e9,
-             "label": "CPU znver4, 1 core"},
-    "cuda": {"float32": 19.5e12, "float64": 9.7e12, "float16": 312e12, "bfloat16": 312e12,
-             "int8": 624e12, "default": 19.5e12, "bandwidth": 1.555e12,
-             "label": "NVIDIA A100 (40 GB)"},
-    "h100": {"float32": 67e12, "float64": 34e12, "float16": 990e12, "bfloat16": 990e12,
-             "int8": 1979e12, "default": 67e12, "bandwidth": 3.35e12,
-             "label": "NVIDIA H100 SXM"},
-}
-ALIASES = {"cpu": "llvm", "c": "llvm", "znver4": "llvm", "x86": "llvm", "gpu": "cuda",
-           "a100": "cuda", "nvidia/a100": "cuda", "cuda-sm80": "cuda", "sm80": "cuda",
-           "sm_80": "cuda", "h200": "h100", "nvidia/h100": "h100", "cuda-sm90": "h100",
-           "sm90": "h100", "sm_90": "h100"}
-
 
 def default_target(func) -> str:
     """"cuda" for a kernel with GPU thread bindings, else "llvm" (the host CPU)."""
@@ -48,15 +28,13 @@ def default_target(func) -> str:
 
 
 def target_peaks(target=None) -> dict:
-    """The peak table of a target given by name (or an object with `.kind`/`.name`)."""
-    name = target
-    if target is not None and not isinstance(target, str):
-        name = getattr(target, "name", None) or getattr(target, "kind", None)
-    key = (name or "llvm").lower()
-    key = ALIASES.get(key, key)
-    if key not in PEAKS:
-        key = "cuda" if ("cuda" in key or "nvidia" in key) else "llvm"
-    return PEAKS[key]
+    """The peak figures of a target given by name or alias (see `tirkit.target`) or as a
+    `Target`; an unknown name counts as the CPU, or as the default GPU when it names one."""
+    t = get(target or "llvm")
+    if t is None:
+        name = str(getattr(target, "name", None) or getattr(target, "kind", None) or target)
+        t = get("cuda" if ("cuda" in name.lower() or "nvidia" in name.lower()) else "llvm")
+    return PEAKS[t.name]
 
 
 def roofline_seconds(cost, target=None):

@@ -52,12 +52,15 @@ class Atom:
 
 
 class Aff:
-    """`const + sum(coeff * key)` with integer coefficients; keys are Vars or Atoms."""
-    __slots__ = ("terms", "const")
+    """`const + sum(coeff * key)` with integer coefficients; keys are Vars or Atoms, kept in
+    order of first appearance (the order a form is written back in).  `dtype` is the integer
+    type of the expression it stands for (not part of its identity)."""
+    __slots__ = ("terms", "const", "dtype")
 
-    def __init__(self, terms=None, const=0):
+    def __init__(self, terms=None, const=0, dtype="int32"):
         self.terms = {k: v for k, v in (terms or {}).items() if v}
         self.const = const
+        self.dtype = dtype
 
     # ---- construction ------------------------------------------------------------------
     @staticmethod
@@ -66,24 +69,28 @@ class Aff:
 
     def __add__(self, other):
         if isinstance(other, int):
-            return Aff(self.terms, self.const + other)
+            return Aff(self.terms, self.const + other, self.dtype)
         t = dict(self.terms)
         for k, v in other.terms.items():
             t[k] = t.get(k, 0) + v
-        return Aff(t, self.const + other.const)
+        return Aff(t, self.const + other.const, self.dtype)
 
     def __neg__(self):
-        return Aff({k: -v for k, v in self.terms.items()}, -self.const)
+        return Aff({k: -v for k, v in self.terms.items()}, -self.const, self.dtype)
 
     def __sub__(self, other):
         if isinstance(other, int):
-            return Aff(self.terms, self.const - other)
+            return Aff(self.terms, self.const - other, self.dtype)
         return self + (-other)
 
     def scale(self, c: int):
         if c == 0:
-            return Aff()
-        return Aff({k: v * c for k, v in self.terms.items()}, self.const * c)
+            return Aff({}, 0, self.dtype)
+        return Aff({k: v * c for k, v in self.terms.items()}, self.const * c, self.dtype)
+
+    def add(self, other, scale=1):
+        """self + scale * other."""
+        return self + other.scale(scale)
 
     # ---- queries -----------------------------------------------------------------------
     def is_const(self):

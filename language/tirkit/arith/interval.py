@@ -26,6 +26,47 @@ COMPARE = {
 NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT}
 
 
+class RangesById:
+    """An Analyzer's `ranges` read from numeric bounds keyed by variable identity,
+    `{id(var): (lo, hi)}` inclusive.  The end points of an empty loop (extent 0: `(0, -1)`)
+    are taken in order, `[-1, 0]`."""
+    __slots__ = ("bounds",)
+
+    def __init__(self, bounds):
+        self.bounds = bounds
+
+    def get(self, var, default=None):
+        b = self.bounds.get(id(var))
+        return default if b is None else self[var]
+
+    def __getitem__(self, var):
+        lo, hi = self.bounds[id(var)]
+        return (Aff({}, lo), Aff({}, hi)) if lo <= hi else (Aff({}, hi), Aff({}, lo))
+
+    def __contains__(self, var):
+        return id(var) in self.bounds
+
+
+def interval(e, ranges):
+    """Numeric inclusive bounds (lo, hi) of integer expression `e` whose variables range
+    over `ranges` ({id(var): (lo, hi)}); None when either end is unknown."""
+    t = type(e)
+    if t is E.IntImm:
+        return e.value, e.value
+    if t is E.Var or t is E.SizeVar:
+        return ranges.get(id(e))
+    if t is E.Ramp:
+        base, stride = interval(e.base, ranges), interval(e.stride, ranges)
+        if base is None or stride is None or stride[0] != stride[1]:
+            return None
+        last = stride[0] * (e.lanes - 1)
+        return base[0] + min(0, last), base[1] + max(0, last)
+    an = Analyzer()
+    an.ranges = RangesById(ranges)
+    lo, hi = an.const_bound(an.to_aff(e))
+    return None if lo is None or hi is None else (lo, hi)
+
+
 class Analyzer:
     def __init__(self):
         self.ranges = {}            # Var -> (lo Aff, hi Aff), inclusive

@@ -349,3 +349,4 @@ def to_aff(e, an, env=None, exact=False) -> Aff:
         # T.Add(a, b), T.floordiv(a, b), ... spelled as calls: the operator itself
         return to_aff(CALL_OPS[e.op](e.args[0], e.args[1], e.dtype), an, env)
     return Aff.of(Atom("opaque", (), 0, e))
+

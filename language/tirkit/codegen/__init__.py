@@ -9,31 +9,31 @@ A function that returns a value (`T.ret`, see passes/control.py) gives it back f
 """
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import time
 
 from ..ir import stmt as S
+from ..lru import LRU
 from .errors import ARGUMENT, THREAD_BINDING, UNSUPPORTED
-from .hash import structural_hash
+from ..ir.hash import structural_hash
 
-_MEMORY: dict = {}
-_VERSION = []
+_MEMORY = LRU(256)          # structural hash -> object code, the most recent kernels
 
 
+@functools.lru_cache(maxsize=1)
 def version() -> str:
     """A digest of the code generator's own sources: a cached kernel from another version of
     the compiler is never reused."""
-    if not _VERSION:
-        import hashlib
-        from pathlib import Path
-        h = hashlib.sha256()
-        here = Path(__file__).resolve().parent
-        for p in sorted(here.rglob("*.py")):
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
-        _VERSION.append(h.hexdigest()[:16])
-    return _VERSION[0]
+    import hashlib
+    from pathlib import Path
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for p in sorted(here.rglob("*.py")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def cache_dir() -> str:
@@ -100,7 +100,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
         obj, ir_text = engine.compile_ir(loop_metadata(str(mod)))
         if cache:
             _write_cache(key, obj)
-    _MEMORY[key] = obj
+    _MEMORY.put(key, obj)
     loaded = engine.Loaded(obj)
     seconds = time.perf_counter() - t0
     return Kernel(func.name, buffers, scalars, sources, loaded, entry_name, seconds, cached,

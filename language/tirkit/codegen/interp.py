@@ -27,7 +27,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import is_float, parse_dtype
 from ..ir.visit import walk
-from .arith import separates
+from ..arith.linear import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
 from .passes.control import BREAK, RET, check_control_flow, control_op, return_dtype
 from .passes.simplify import is_region_declaration
@@ -160,7 +160,6 @@ class Interpreter(ExprEval):
 
     def _lane_safe_uncached(self, loop):
         from .passes.blocks import blocks_to_loops, predicates_to_conditions
-        from .passes.compact import _skey
         if not self.lanes_enabled:
             return False
         try:
@@ -195,14 +194,14 @@ class Interpreter(ExprEval):
         walk(body, fn)
         if bad:
             return False
-        v = id(loop.loop_var)
+        v = loop.loop_var
         for data in written:
             if data in private:
                 continue
             accs = acc[data]
             if len({id(a.buffer) for a in accs}) != 1:
                 return False
-            if not separates([a.indices for a in accs], v, ranges, _skey):
+            if not separates([a.indices for a in accs], v, ranges):
                 return False
         return True
 

@@ -2,10 +2,12 @@
 bfloat16); a value is a numpy scalar, or an array with one element per lane."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
+from ..arith.alu import ALU
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, parse_dtype
@@ -13,17 +15,16 @@ from .errors import OUT_OF_BOUNDS, UNSUPPORTED, fail
 
 _LANES = "lanes"         # env key: number of lanes (None when running one iteration)
 
-_ND: dict = {}
-_LIMITS: dict = {}
 
-
+@functools.lru_cache(maxsize=256)
 def _np_dtype(dtype):
-    nd = _ND.get(dtype)
-    if nd is None:
-        from ..ir.dtype import element_of            # a vector holds its elements' dtype
-        nd = _ND[dtype] = np.dtype(np.int64) if dtype == "handle" else \
-            numpy_dtype(element_of(dtype))
-    return nd
+    from ..ir.dtype import element_of            # a vector holds its elements' dtype
+    return np.dtype(np.int64) if dtype == "handle" else numpy_dtype(element_of(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _limits(nd):
+    return int(np.iinfo(nd).min), int(np.iinfo(nd).max)
 
 
 def _const(dtype, value):
@@ -31,10 +32,7 @@ def _const(dtype, value):
     if nd == np.bool_:
         return np.bool_(bool(value))
     if nd.kind in "iu":
-        lim = _LIMITS.get(nd)
-        if lim is None:
-            lim = _LIMITS[nd] = (int(np.iinfo(nd).min), int(np.iinfo(nd).max))
-        lo, hi = lim
+        lo, hi = _limits(nd)
         value = (int(value) - lo) % (hi - lo + 1) + lo
     return nd.type(value)
 
@@ -68,14 +66,6 @@ _BIN = {
     "bitwise_xor": np.bitwise_xor, "shift_left": np.left_shift,
     "shift_right": np.right_shift,
 }
-
-
-def _truncdiv(a, b):
-    q = np.floor_divide(a, b)
-    r = a - q * b
-    fix = (r != 0) & ((a < 0) != (b < 0))
-    return np.where(fix, q + 1, q).astype(np.result_type(a, b))
-
 
 
 class ExprEval:
@@ -210,33 +200,15 @@ class ExprEval:
         t = type(e)
         if t in (E.And, E.Or):
             return (np.logical_and if t is E.And else np.logical_or)(a, b)
-        if t in (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE):
-            b = _as(b, e.a.dtype)
-            return {E.EQ: np.equal, E.NE: np.not_equal, E.LT: np.less, E.LE: np.less_equal,
-                    E.GT: np.greater, E.GE: np.greater_equal}[t](a, b)
+        if t in E.COMPARISONS:
+            return ALU[t](a, _as(b, e.a.dtype), is_int(e.a.dtype))
         dt = e.dtype
         a, b = _as(a, dt), _as(b, dt)
+        fn = ALU.get(t)
+        if fn is None:
+            fail(UNSUPPORTED, f"the interpreter cannot evaluate {t.__name__}", e)
         with np.errstate(all="ignore"):
-            if t is E.Add:
-                r = a + b
-            elif t is E.Sub:
-                r = a - b
-            elif t is E.Mul:
-                r = a * b
-            elif t is E.Div:
-                r = _truncdiv(a, b) if is_int(dt) else a / b
-            elif t is E.Mod:
-                r = np.fmod(a, b)
-            elif t is E.FloorDiv:
-                r = np.floor_divide(a, b) if is_int(dt) else np.floor(a / b)
-            elif t is E.FloorMod:
-                r = np.mod(a, b) if is_int(dt) else a - np.floor(a / b) * b
-            elif t is E.Min:
-                r = np.where(a < b, a, b)
-            elif t is E.Max:
-                r = np.where(a > b, a, b)
-            else:
-                fail(UNSUPPORTED, f"the interpreter cannot evaluate {t.__name__}", e)
+            r = fn(a, b, is_int(dt))
         return _as(r, dt)
 
     def _e_Call(self, e, env):

@@ -7,6 +7,7 @@ thread and runs the chunks on worker threads (each chunk again a ctypes call, GI
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import struct
 import threading
@@ -64,15 +65,13 @@ class ThreadPool:
             self.errors.append(e)
 
 
-_POOLS: dict = {}
-
-
 def pool(threads=None) -> ThreadPool:
-    n = threads or cpu_count()
-    p = _POOLS.get(n)
-    if p is None:
-        p = _POOLS[n] = ThreadPool(n)
-    return p
+    return _pool(threads or cpu_count())
+
+
+@functools.lru_cache(maxsize=8)
+def _pool(n) -> ThreadPool:
+    return ThreadPool(n)
 
 
 def returned_value(slot, dtype):

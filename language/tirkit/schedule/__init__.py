@@ -9,9 +9,9 @@ Layout. The package's own modules are what every primitive shares: `state` (the 
 its one replace point), `trace`, `errors` (ScheduleError names IR nodes with spans),
 `registry` (one `@primitive` per public primitive; `Schedule.<name>` finds it there),
 `analysis` (block reads/writes, producers and consumers), `actions` (the editor's code
-actions), and the package-private helpers `_ir` (tree plumbing), `_common` (constants, loop
-nests, binding simplification) and `_arith` (linear forms). The primitives are grouped by
-family, as TVM groups them; a family's public primitive is the module of the same name, and
+actions), and the package-private helpers `_ir` (tree plumbing) and `_common` (constants,
+loop nests, binding simplification); linear forms come from `arith.writeback`, which writes
+them back as TVM prints them. The primitives are grouped by family, as TVM groups them; a family's public primitive is the module of the same name, and
 its other modules are the steps that primitive (or its sibling) takes:
 
     loops/       split, fuse, reorder, loop_kind (parallel, vectorize, unroll), bind

@@ -6,7 +6,7 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from . import _arith as A
+from ..arith import writeback as A
 from . import _ir
 
 TRUE = E.IntImm("bool", 1)
@@ -56,14 +56,11 @@ def simplify_bindings(stmt, outer_loops, fold=(), touched=None):
             seq = go(x.seq, bounds)
             return x if seq is x.seq else dc.replace(x, seq=seq)
         if isinstance(x, S.BlockRealize):
-            A.FOLD.update({k: True for k in fold})
-            try:
-                # only the bindings the primitive changed (TVM leaves the others as written)
-                vals = tuple(A.simplify(v, bounds, binding=True) if touched is None or
-                             any(id(u) in touched for u in _ir.vars_in(v)) else v
-                             for v in x.iter_values)
-            finally:
-                A.FOLD.clear()
+            folding = A.Bounds(bounds, fold)
+            # only the bindings the primitive changed (TVM leaves the others as written)
+            vals = tuple(A.simplify(v, folding, binding=True) if touched is None or
+                         any(id(u) in touched for u in _ir.vars_in(v)) else v
+                         for v in x.iter_values)
             return dc.replace(x, iter_values=vals)
         if isinstance(x, (S.LetStmt, S.IfThenElse, S.AttrStmt, S.Allocate, S.DeclBuffer)):
             f = "then_case" if isinstance(x, S.IfThenElse) else "body"

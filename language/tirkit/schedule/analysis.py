@@ -5,35 +5,11 @@ from __future__ import annotations
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.visit import walk
-from . import _arith as A
+from ..arith import writeback as A
+from ..arith.affine import Aff
 from . import _ir
 
 ONE = E.IntImm("int32", 1)
-
-
-def accesses(block: S.Block):
-    """(loads, stores): [(buffer, indices)] in the block body and init, nested blocks'
-    accesses included."""
-    loads, stores = [], []
-
-    def v(x):
-        if isinstance(x, E.BufferLoad):
-            loads.append((x.buffer, x.indices))
-        elif isinstance(x, S.BufferStore):
-            stores.append((x.buffer, x.indices))
-        return True
-    walk(block.body, v)
-    if block.init is not None:
-        walk(block.init, v)
-    return loads, stores
-
-
-def _buffers(pairs):
-    out = []
-    for b, _ in pairs:
-        if not any(b is x for x in out):
-            out.append(b)
-    return out
 
 
 def read_buffers(block: S.Block) -> list:
@@ -45,7 +21,7 @@ def read_buffers(block: S.Block) -> list:
 def write_buffers(block: S.Block) -> list:
     if block.writes is not None:
         return _uniq([r.buffer for r in block.writes])
-    return _buffers(accesses(block)[1])
+    return _uniq([r.buffer for r in infer_regions(block)[1]])
 
 
 def _uniq(bs):
@@ -118,13 +94,13 @@ def realizes_under(stmt) -> list:
 
 
 def is_affine(e, bounds=None) -> bool:
-    lin = A.to_lin(e, bounds or {})
+    lin = A.to_form(e, bounds or {})
 
     def ok(l):
-        for a, _ in l.terms:
-            if a[0] == "opaque":
+        for a in l.terms:
+            if A.is_opaque(a):
                 return False
-            if a[0] in ("div", "mod") and not ok(a[1]):
+            if not A.is_var(a) and not ok(a.args[0]):
                 return False
         return True
     return ok(lin)
@@ -141,23 +117,23 @@ def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds, shape=Non
         dims = []
         for d, e in enumerate(idx):
             e = _ir.substitute(e, ivmap)
-            lin = A.to_lin(e, {**outer_bounds, **inner_bounds})
+            lin = A.to_form(e, {**outer_bounds, **inner_bounds})
             if shape is not None and _opaque(lin, inner_bounds):
                 # not an affine function of the iterators: the whole dimension (as TVM)
                 full.add(d)
-                dims.append((A.Lin([], 0, lin.dtype), 0, 0))
+                dims.append((A.const_form(0, lin.dtype), 0, 0))
                 continue
-            inner = A.Lin([], lin.const, lin.dtype)
-            outer = A.Lin([], 0, lin.dtype)
-            for atom, coef in lin.terms:
+            inner, outer = {}, {}
+            for atom, coef in lin.terms.items():
                 vs = atom_vars(atom)
                 if any(id(v) in inner_bounds for v in vs):
                     if not all(id(v) in inner_bounds for v in vs):
                         return None
-                    inner._add_term(atom, coef)
+                    inner[atom] = coef
                 else:
-                    outer._add_term(atom, coef)
-            b = A.bound_lin(inner, inner_bounds)
+                    outer[atom] = coef
+            outer = Aff(outer, 0, lin.dtype)
+            b = A.bound_form(Aff(inner, lin.const, lin.dtype), inner_bounds)
             if b is None:
                 return None
             dims.append((outer, b[0], b[1]))
@@ -182,20 +158,20 @@ def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds, shape=Non
                 return None
             out.append((E.IntImm(o.dtype, 0), ext))
         else:
-            out.append((A.to_expr(o.add(A.Lin([], lo, o.dtype))), hi - lo + 1))
+            out.append((A.to_expr(o + lo), hi - lo + 1))
     return out
 
 
 def _opaque(lin, inner) -> bool:
     """A term that is not affine in the iterators (a load from another buffer whose index
     does not vary inside counts as a symbol, as in TVM)."""
-    for a, _ in lin.terms:
-        if a[0] == "opaque":
-            if isinstance(a[1], E.BufferLoad) and \
-                    not any(id(v) in inner for v in _ir.vars_in(a[1])):
+    for a in lin.terms:
+        if A.is_opaque(a):
+            if isinstance(a.expr, E.BufferLoad) and \
+                    not any(id(v) in inner for v in _ir.vars_in(a.expr)):
                 continue
             return True
-        if a[0] in ("div", "mod") and _opaque(a[1], inner):
+        if not A.is_var(a) and _opaque(a.args[0], inner):
             return True
     return False
 
@@ -203,11 +179,11 @@ def _opaque(lin, inner) -> bool:
 def atom_vars(atom):
     """The variables of an atom of a linear form (a variable, a division or remainder of a
     linear form, an opaque term)."""
-    if atom[0] == "var":
-        return [atom[1]]
-    if atom[0] in ("div", "mod"):
-        return [v for a, _ in atom[1].terms for v in atom_vars(a)]
-    return _ir.vars_in(atom[1])
+    if A.is_var(atom):
+        return [atom]
+    if not A.is_opaque(atom):
+        return [v for a in atom.args[0].terms for v in atom_vars(a)]
+    return _ir.vars_in(atom.expr)
 
 
 def _inner_loop_bounds(stmt):

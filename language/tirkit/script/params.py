@@ -26,6 +26,8 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from ..lru import LRU
+
 MAGIC = 0xF7E58D4F05049CB7
 TENSOR_MAGIC = 0xDD5E40F096B4A13F
 CPU = 1                                   # DLPack device type written for every tensor
@@ -251,8 +253,7 @@ def _parse(path: str, buf) -> ParamsIndex:
     return index
 
 
-_index_cache: "OrderedDict[str, tuple]" = OrderedDict()
-_INDEX_CACHE_SIZE = 32
+_index_cache = LRU(32)          # real path -> (stamp, ParamsIndex)
 
 
 def open_index(path) -> ParamsIndex:
@@ -269,7 +270,6 @@ def open_index(path) -> ParamsIndex:
     stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
     hit = _index_cache.get(key)
     if hit is not None and hit[0] == stamp:
-        _index_cache.move_to_end(key)
         return hit[1]
     try:
         with open(path, "rb") as fh:
@@ -284,9 +284,7 @@ def open_index(path) -> ParamsIndex:
                           getattr(e, "strerror", None) or "cannot be read") from None
     index = _parse(path, mm if mm is not None else b"")
     index._mm = mm
-    _index_cache[key] = (stamp, index)
-    if len(_index_cache) > _INDEX_CACHE_SIZE:
-        _index_cache.popitem(last=False)
+    _index_cache.put(key, (stamp, index))
     return index
 
 

@@ -8,6 +8,7 @@ is read beyond its imports and top-level literal constants.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -90,24 +91,21 @@ def kernel_kind(dotted: str, al: Aliases):
 _STR_OR_COMMENT = re.compile(r'"""|\'\'\'|#|"(?:[^"\\]|\\.)*"?|\'(?:[^\'\\]|\\.)*\'?')
 
 
-_STRIP_MEMO: dict = {}
-
-
 def _strip_strings_and_comment(line: str, state: list) -> str:
     """Code of one line with string contents blanked; `state[0]` carries an open
     triple-quoted string across lines.  Lines outside strings are memoised: re-checking an
     edited file meets the same lines again."""
     if state[0] is None:
-        hit = _STRIP_MEMO.get(line)
-        if hit is None:
-            code = _strip(line, state)
-            if len(_STRIP_MEMO) > 100_000:
-                _STRIP_MEMO.clear()
-            _STRIP_MEMO[line] = (code, state[0])
-            return code
-        state[0] = hit[1]
-        return hit[0]
+        code, state[0] = _strip_fresh(line)
+        return code
     return _strip(line, state)
+
+
+@functools.lru_cache(maxsize=100_000)
+def _strip_fresh(line: str):
+    """`_strip` of a line that starts outside any string: (code, open string after it)."""
+    state = [None]
+    return _strip(line, state), state[0]
 
 
 def _strip(line: str, state: list) -> str:

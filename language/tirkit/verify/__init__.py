@@ -10,11 +10,10 @@ from __future__ import annotations
 import copy
 import importlib
 import pkgutil
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
+from ..lru import LRU
 
 RULES: dict = {}
 
@@ -58,31 +57,20 @@ _loaded = False
 # error inside it, the rule selection); the entry keeps the function alive, so its id cannot be
 # reused by another object while the entry exists.  Bounded (least recently used goes first)
 # and guarded by a lock: the language server checks documents from a thread pool.
-_RESULT_CACHE_SIZE = 1024
-_results: "OrderedDict[tuple, tuple]" = OrderedDict()
-_results_lock = threading.Lock()
+_results = LRU(1024)
 
 
 def clear_result_cache():
-    with _results_lock:
-        _results.clear()
+    _results.clear()
 
 
 def _cached_results(key, func):
-    with _results_lock:
-        hit = _results.get(key)
-        if hit is None or hit[0] is not func:
-            return None
-        _results.move_to_end(key)
-        return hit[1]
+    hit = _results.get(key)
+    return None if hit is None or hit[0] is not func else hit[1]
 
 
 def _store_results(key, func, diags):
-    with _results_lock:
-        _results[key] = (func, tuple(diags))
-        _results.move_to_end(key)
-        while len(_results) > _RESULT_CACHE_SIZE:
-            _results.popitem(last=False)
+    _results.put(key, (func, tuple(diags)))
 
 
 def load_rules():

@@ -15,7 +15,7 @@ limit, and it says when the kernel needs more than any GPU of the target table o
 from __future__ import annotations
 
 from .. import target as targets
-from ..analysis.regions import footprint
+from ..analysis.footprint import footprint
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import stmt as S

@@ -12,7 +12,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import bytes_of, parse_dtype
 from ...ir.visit import contains, walk
-from ..arith import coefficient
+from ...arith.linear import coefficient
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from ..passes.control import BREAK, RET, control_op
 from . import types as T

@@ -13,29 +13,10 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.visit import walk
-from ..arith import affine, bound, separates
+from ...analysis.footprint import box, compacted_extent, split_index
+from ...arith.linear import separates
 from .blocks import allocate
 from .rewrite import transform
-
-
-def _skey(e):
-    """A structural key of an expression (variables by identity)."""
-    if isinstance(e, E.Var):
-        return ("v", id(e))
-    if isinstance(e, (E.IntImm, E.FloatImm)):
-        return (type(e).__name__, e.dtype, e.value)
-    if isinstance(e, E.BufferLoad):
-        return ("load", id(e.buffer), tuple(_skey(i) for i in e.indices))
-    if dataclasses.is_dataclass(e):
-        out = [type(e).__name__]
-        for f in dataclasses.fields(e):
-            if f.name == "span":
-                continue
-            v = getattr(e, f.name)
-            out.append(tuple(_skey(x) for x in v) if isinstance(v, tuple) else _skey(v)
-                       if dataclasses.is_dataclass(v) else v)
-        return tuple(out)
-    return e
 
 
 def accesses(stmt, buf):
@@ -71,45 +52,12 @@ def _loop_ranges(stmt):
     return ranges
 
 
-def _split(index, ranges):
-    """(inner terms, inner const-span (lo, hi), outer key, outer terms) of one index."""
-    coeffs, const, terms = affine(index)
-    inner, outer = {}, {}
-    lo = hi = const
-    for k, c in coeffs.items():
-        r = ranges.get(k) if not isinstance(k, tuple) else bound(terms[k], ranges)
-        if r is None:
-            outer[k] = c
-            continue
-        inner[k] = c
-        a, b = c * r[0], c * r[1]
-        lo += min(a, b)
-        hi += max(a, b)
-    okey = tuple(sorted((_skey(terms[k]), c) for k, c in outer.items()))
-    return inner, (lo, hi), okey, outer, terms, const
-
-
-def _box(idx_list, ranges, ndim):
-    """Per dimension (lo, hi, outer key) covering all accesses, or None where unknown."""
-    box = []
-    for d in range(ndim):
-        parts = [_split(ix[d], ranges) for ix in idx_list]
-        keys = {p[2] for p in parts}
-        if len(keys) != 1:
-            box.append(None)
-            continue
-        lo = min(p[1][0] for p in parts)
-        hi = max(p[1][1] for p in parts)
-        box.append((lo, hi, parts[0]))
-    return box
-
-
 def _private_to_iteration(stmt: S.For, buf) -> bool:
     """Every iteration of loop `stmt` touches a slice of buf no other iteration touches."""
     acc = accesses(stmt.body, buf)
     if not acc:
         return False
-    return separates(acc, id(stmt.loop_var), _loop_ranges(stmt.body), _skey)
+    return separates(acc, stmt.loop_var, _loop_ranges(stmt.body))
 
 
 def _uses(stmt, buf) -> bool:
@@ -154,22 +102,15 @@ def _compact(buf, body):
     if not acc:
         return None
     ranges = _loop_ranges(body)
-    box = _box(acc, ranges, buf.ndim)
     shape, offsets, changed = [], [], False
-    for d, b in enumerate(box):
-        old = buf.shape[d]
-        if b is None or not isinstance(old, E.IntImm):
-            shape.append(old)
-            offsets.append(None)
-            continue
-        lo, hi, part = b
-        ext = hi - lo + 1
-        if ext >= old.value or lo < 0 and not part[3]:
+    for b, old in zip(box(acc, ranges, buf.ndim), buf.shape):
+        ext = compacted_extent(b, old.value) if isinstance(old, E.IntImm) else None
+        if ext is None:
             shape.append(old)
             offsets.append(None)
             continue
         shape.append(E.IntImm(old.dtype, ext))
-        offsets.append(lo)
+        offsets.append(b[0])
         changed = True
     if not changed:
         return None
@@ -181,10 +122,11 @@ def _compact(buf, body):
             if offsets[d] is None:
                 out.append(ix)
                 continue
-            inner, _, _, _, terms, const = _split(ix, ranges)
+            part = split_index(ix, ranges)
+            const = part.const
             e = None
-            for k, c in inner.items():
-                term = terms[k]
+            for k, c in part.inner.items():
+                term = part.terms[k]
                 t = term if c == 1 else E.Mul(term, E.IntImm(ix.dtype, c), ix.dtype)
                 e = t if e is None else E.Add(e, t, ix.dtype)
             k0 = const - offsets[d]

@@ -2,6 +2,7 @@
 only (floating-point expressions are left exactly as written)."""
 from __future__ import annotations
 
+from ...arith.alu import fold
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int, int_range, parse_dtype
@@ -14,24 +15,7 @@ def _wrap(v, dtype):
     return (v - lo) % span + lo
 
 
-def _tdiv(a, b):
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-_FOLD = {   # constant folding of integer binary operators
-    E.Add: lambda a, b: a + b,
-    E.Sub: lambda a, b: a - b,
-    E.Mul: lambda a, b: a * b,
-    E.FloorDiv: lambda a, b: a // b if b else None,
-    E.FloorMod: lambda a, b: a % b if b else None,
-    E.Div: lambda a, b: _tdiv(a, b) if b else None,
-    E.Mod: lambda a, b: a - _tdiv(a, b) * b if b else None,
-    E.Min: min,
-    E.Max: max,
-}
-_CMP = {E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b, E.LT: lambda a, b: a < b,
-        E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b, E.GE: lambda a, b: a >= b}
+_FOLDED = E.ARITH            # integer binary operators folded (arith.alu computes them)
 
 
 def _ci(e, v=None):
@@ -46,10 +30,10 @@ def _rule(x):
         num = _rule(E.Sub(_rule(E.Add(a, b, dt)) or E.Add(a, b, dt), E.IntImm(dt, 1), dt))
         num = num or E.Sub(E.Add(a, b, dt), E.IntImm(dt, 1), dt)
         return _rule(E.FloorDiv(num, b, dt)) or E.FloorDiv(num, b, dt)
-    if t in _FOLD and is_int(x.dtype) and parse_dtype(x.dtype).lanes == 1:
+    if t in _FOLDED and is_int(x.dtype) and parse_dtype(x.dtype).lanes == 1:
         a, b = x.a, x.b
         if _ci(a) and _ci(b):
-            v = _FOLD[t](a.value, b.value)
+            v = fold(t, a.value, b.value)
             if v is not None:
                 return E.IntImm(x.dtype, _wrap(v, x.dtype))
         if t is E.Add and _ci(b, 0):            # x + 0 -> x
@@ -72,8 +56,8 @@ def _rule(x):
             return E.Add(a.a, E.IntImm(x.dtype, _wrap(a.b.value + b.value, x.dtype)), x.dtype)
         if t is E.Mul and _ci(b) and type(a) is E.Mul and _ci(a.b):   # (x * c1) * c2
             return E.Mul(a.a, E.IntImm(x.dtype, _wrap(a.b.value * b.value, x.dtype)), x.dtype)
-    if t in _CMP and _ci(x.a) and _ci(x.b):
-        return E.IntImm("bool", int(_CMP[t](x.a.value, x.b.value)))
+    if t in E.COMPARISONS and _ci(x.a) and _ci(x.b):
+        return E.IntImm("bool", fold(t, x.a.value, x.b.value))
     if t is E.And:
         if _ci(x.a, 1):
             return x.b

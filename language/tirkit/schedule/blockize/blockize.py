@@ -22,7 +22,7 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _arith as A
+from ...arith import writeback as A
 from .. import _common as common
 from .. import _ir
 from .divide import as_expr, divide, exact, split_predicate
@@ -64,7 +64,7 @@ def blockize(sch, target, preserve_unit_iters=True):
     alldoms = {**odoms, **idoms}
     # TVM divides bindings that are fusions of loops; when one is not (`l * 16`), each
     # binding over the inner (outer) loops alone keeps its domain as the inner (outer) one
-    trivial = not all(exact(A.to_lin(v, {**ob, **ib}), alldoms) for v in r.iter_values)
+    trivial = not all(exact(A.to_form(v, {**ob, **ib}), alldoms) for v in r.iter_values)
     conds = common.conjuncts(r.predicate)
     for iv, v in zip(blk.iter_vars, r.iter_values):
         dt = iv.var.dtype

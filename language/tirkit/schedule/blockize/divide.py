@@ -4,7 +4,8 @@ condition of the predicate placed with its loops."""
 from __future__ import annotations
 
 from ...ir import expr as E
-from .. import _arith as A
+from ...arith import writeback as A
+from ...arith.affine import Aff
 from .. import _common as common
 from .. import _ir
 from ..analysis import atom_vars
@@ -14,18 +15,18 @@ def divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
     """(outer extent, outer binding, inner extent, inner binding) of one binding written as
     `outer * inner_extent + inner`; extents are ints or expressions."""
     dt = iv.var.dtype
-    lin = A.to_lin(v, {**ob, **ib})
-    inner = A.Lin([], 0, lin.dtype)
-    outer = A.Lin([], 0, lin.dtype)
-    for atom, coef in lin.terms:
+    lin = A.to_form(v, {**ob, **ib})
+    inner, outer = {}, {}
+    for atom, coef in lin.terms.items():
         vs = atom_vars(atom)
         if any(id(x) in idoms for x in vs):
             if any(id(x) in odoms for x in vs):
                 raise refuse("blockize/mixed-binding", f"the binding of '{iv.var.name}'"
                              f" mixes loops inside and outside loop '{loop_name}'")
-            inner._add_term(atom, coef)
+            inner[atom] = coef
         else:
-            outer._add_term(atom, coef)
+            outer[atom] = coef
+    inner, outer = Aff(inner, 0, lin.dtype), Aff(outer, 0, lin.dtype)
     if not common.is_zero(iv.dom.min):
         raise refuse("blockize/not-divisible", f"the domain of '{iv.var.name}' does not "
                      "start at zero")
@@ -35,15 +36,15 @@ def divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
                      "not start at zero")
     const = lin.const
     if isinstance(ext_i, int):
-        if any(c % ext_i for _, c in outer.terms) or const % ext_i:
+        if any(c % ext_i for c in outer.terms.values()) or const % ext_i:
             raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
                          f"does not split into tiles of {ext_i}")
-        o_lin = A.Lin([[a, c // ext_i] for a, c in outer.terms], const // ext_i, dt)
+        o_lin = Aff({a: c // ext_i for a, c in outer.terms.items()}, const // ext_i, dt)
     else:
         if outer.terms or const:
             raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
                          "does not split into tiles of a symbolic extent")
-        o_lin = A.Lin([], 0, dt)
+        o_lin = A.const_form(0, dt)
     if not o_lin.terms:
         if o_lin.const == 0:
             ext_o = 1
@@ -53,7 +54,7 @@ def divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
             raise refuse("blockize/not-divisible", f"the binding of '{iv.var.name}' "
                          "has no extent")
     else:
-        bd = A.bound_lin(o_lin, ob)
+        bd = A.bound_form(o_lin, ob)
         if bd is not None and bd[0] >= 0:
             ext_o = bd[1] + 1
         else:
@@ -73,10 +74,10 @@ def divide(iv, v, ob, ib, odoms, idoms, conds, refuse, loop_name):
         for cond in conds:
             if isinstance(cond, E.LT) and isinstance(cond.b, E.IntImm) and \
                     cond.b.value < ext_o and \
-                    A.to_lin(cond.a, {}).key() == A.Lin(o_lin.terms, 0, dt).key() and \
+                    A.to_form(cond.a, {}).key() == (o_lin - o_lin.const).key() and \
                     o_lin.const == 0:
                 ext_o = cond.b.value
-    o_val = A.to_expr(A._merge(o_lin), neg_add=True)
+    o_val = A.to_expr(A.join(o_lin), neg_add=True)
     return ext_o, o_val, ext_i, A.to_expr(inner, neg_add=True)
 
 
@@ -90,17 +91,17 @@ def _extent(lin, bounds, doms):
     None when it does not start at zero."""
     if not lin.terms:
         return 1 if lin.const == 0 else None
-    bd = A.bound_lin(lin, bounds)
+    bd = A.bound_form(lin, bounds)
     if bd is not None:
         return bd[1] + 1 if bd[0] == 0 else None
     if lin.const:
         return None
     scale = 1
-    for atom, coef in sorted(lin.terms, key=lambda t: t[1]):
-        if atom[0] != "var" or id(atom[1]) not in doms or not isinstance(scale, int) or \
+    for atom, coef in sorted(lin.terms.items(), key=lambda t: t[1]):
+        if not A.is_var(atom) or id(atom) not in doms or not isinstance(scale, int) or \
                 coef != scale:
             return None
-        lp = doms[id(atom[1])]
+        lp = doms[id(atom)]
         if not common.is_zero(lp.min):
             return None
         ext = lp.extent
@@ -116,13 +117,13 @@ def _extent(lin, bounds, doms):
 def exact(lin, doms) -> bool:
     """Whether the loop-variable terms of a binding fuse its loops exactly (scales 1,
     e1, e1*e2...); other symbols count as a base."""
-    vts = sorted(((a, c) for a, c in lin.terms if a[0] == "var" and id(a[1]) in doms),
+    vts = sorted(((a, c) for a, c in lin.terms.items() if A.is_var(a) and id(a) in doms),
                  key=lambda t: abs(t[1]))
     scale = 1
     for a, c in vts:
         if not isinstance(scale, int) or c != scale:
             return False
-        ext = doms[id(a[1])].extent
+        ext = doms[id(a)].extent
         scale = scale * ext.value if isinstance(ext, E.IntImm) else None
     return True
 

@@ -8,7 +8,8 @@ import math
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _arith as A
+from ...arith import writeback as A
+from ...arith.affine import Aff
 from .. import _common as common
 from .. import _ir
 from .simplify import affine, norm, substitute
@@ -74,43 +75,45 @@ def _relax_dim(rg, bounds, doms):
     divisor keeps its outer part (as TVM's interval analysis finds)."""
     if not affine(rg.min) or not isinstance(rg.extent, E.IntImm):
         return None
-    lin = A.to_lin(rg.min, bounds)
-    width = A.Lin([], 0, lin.dtype)
+    lin = A.to_form(rg.min, bounds)
+    width = A.const_form(0, lin.dtype)
     sym = None
-    for atom, coef in lin.terms:
+    for atom, coef in lin.terms.items():
         vs = atom_vars(atom)
         if not any(id(v) in doms for v in vs):
             continue
         if any(id(v) in doms and id(v) not in bounds for v in vs):
             # an iterator of symbolic extent n stepping over tiles of its step k: k * n
-            if atom[0] != "var" or coef != rg.extent.value or sym is not None:
+            if not A.is_var(atom) or coef != rg.extent.value or sym is not None:
                 return None
-            sym = (atom[1], coef)
+            sym = (atom, coef)
             continue
         if all(id(v) in bounds for v in vs):
-            width._add_term(atom, coef)
+            width = width + Aff.of(atom, coef)
             continue
-        if atom[0] not in ("div", "mod"):
+        if not (A.is_div(atom) or A.is_mod(atom)):
             return None
-        c = atom[2]
-        g = math.gcd(c, atom[1].const)
-        inner = A.Lin([], 0, lin.dtype)
-        for a, k in atom[1].terms:
+        c = atom.c
+        arg = atom.args[0]
+        g = math.gcd(c, arg.const)
+        inner = {}
+        for a, k in arg.terms.items():
             avs = atom_vars(a)
             if all(id(v) in bounds for v in avs):
-                inner._add_term(a, k)
+                inner[a] = k
             elif any(id(v) in doms for v in avs):
                 return None
             else:
                 g = math.gcd(g, k)
-        bd = A.bound_lin(inner, bounds)
+        inner = Aff(inner, 0, lin.dtype)
+        bd = A.bound_form(inner, bounds)
         if bd is None or bd[0] < 0 or bd[1] >= g:
             return None
-        if atom[0] == "mod":
+        if A.is_mod(atom):
             width = width.add(inner, coef)
-    bd = A.bound_lin(width, bounds)
+    bd = A.bound_form(width, bounds)
     zero = {k: (0, 0) for k in bounds}
-    z = A.bound_lin(width, zero)
+    z = A.bound_form(width, zero)
     if bd is None or z is None:
         return None
     at_zero = substitute(rg.min, {k: common.int32(0, _dt(rg.min)) for k in doms}, {})

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from ...ir import expr as E
-from .. import _arith as A
+from ...arith import writeback as A
+from ...arith.affine import Aff
 from .. import _common as common
 from .. import _ir
 from ..analysis import atom_vars
@@ -32,11 +33,11 @@ def _simp(e, bounds):
         flip = (E.LE if t is E.GE else E.LT)(e.b, e.a, e.dtype)
         out = _simp(flip, bounds)
         return flip if out is None else out
-    if t in (E.LE, E.LT) and A._is_int(e.a) and A._is_int(e.b):
+    if t in (E.LE, E.LT) and A.is_int(e.a) and A.is_int(e.b):
         a, b = _fold_casts(e.a), _fold_casts(e.b)
         if affine(a) and affine(b):
-            d = A.to_lin(a, bounds).add(A.to_lin(b, bounds), -1)
-            bd = A.bound_lin(d, bounds)
+            d = A.to_form(a, bounds).add(A.to_form(b, bounds), -1)
+            bd = A.bound_form(d, bounds)
             if bd is not None:
                 lo, hi = bd
                 if t is E.LE and (hi <= 0 or lo > 0):
@@ -52,7 +53,7 @@ def _simp(e, bounds):
         return None
     if t is E.Cast:
         return _cast(e)
-    if t in _ARITH and A._is_int(e):
+    if t in _ARITH and A.is_int(e):
         e = _fold_casts(e)
         if affine(e):
             return _index(e, bounds)
@@ -64,7 +65,7 @@ def _cast(e):
     v = e.value
     if v.dtype == e.dtype:
         return v
-    if A._is_int(e) and isinstance(v, (E.IntImm, E.FloatImm)) and math.isfinite(v.value):
+    if A.is_int(e) and isinstance(v, (E.IntImm, E.FloatImm)) and math.isfinite(v.value):
         return E.IntImm(e.dtype, int(v.value))
     return None
 
@@ -88,20 +89,20 @@ def _index(e, bounds):
     t = type(e)
     if t in (E.FloorDiv, E.FloorMod) and isinstance(e.b, E.IntImm) and e.b.value > 0:
         c = e.b.value
-        lin = A.to_lin(e.a, bounds)
+        lin = A.to_form(e.a, bounds)
         dt = lin.dtype
-        q = A.Lin([], 0, dt)
-        r = A.Lin([], lin.const, dt)
-        for a, k in lin.terms:
+        q, r = {}, {}
+        for a, k in lin.terms.items():
             if k % c == 0 and not _bounded(a, bounds):
-                q._add_term(a, k // c)
+                q[a] = k // c
             else:
-                r._add_term(a, k)
+                r[a] = k
+        q, r = Aff(q, 0, dt), Aff(r, lin.const, dt)
         if q.terms:
             if t is E.FloorMod:
-                return _index(E.FloorMod(A.to_expr(A._merge(r)), e.b, dt), bounds)
-            rest = _index(E.FloorDiv(A.to_expr(A._merge(r)), e.b, dt), bounds)
-            qe = A.to_expr(A._merge(q))
+                return _index(E.FloorMod(A.to_expr(A.join(r)), e.b, dt), bounds)
+            rest = _index(E.FloorDiv(A.to_expr(A.join(r)), e.b, dt), bounds)
+            qe = A.to_expr(A.join(q))
             if isinstance(rest, E.IntImm) and rest.value == 0:
                 return qe
             return norm(E.Add(qe, rest, dt), bounds)
@@ -109,7 +110,8 @@ def _index(e, bounds):
         if d is not None:
             return d
         if t is E.FloorMod and isinstance(e.a, E.FloorDiv) and isinstance(e.a.b, E.IntImm) \
-                and len(lin.terms) == 1 and lin.terms[0][0][0] == "div" and not lin.const:
+                and len(lin.terms) == 1 and A.is_div(next(iter(lin.terms))) \
+                and not lin.const:
             x, k = e.a.a, e.a.b.value
             bd = A.bound_of(x, bounds)
             if bd is None or bd[0] < 0 or bd[1] >= k * c:
@@ -119,7 +121,7 @@ def _index(e, bounds):
 
 def norm(e, bounds):
     """A sum in TVM's order: larger scale first, then a division by more first."""
-    return A.to_expr(A._order(A._merge(A.to_lin(e, bounds)), {}))
+    return A.to_expr(A.order(A.join(A.to_form(e, bounds)), {}))
 
 
 def affine(e) -> bool:
@@ -135,25 +137,25 @@ def affine(e) -> bool:
 def _divmod_scaled(lin, is_div, c, bounds):
     """`(x * g + y) // c` with g dividing c and 0 <= y < g is `x // (c / g)`; the remainder
     `(x * g + y) % c` is `x % (c / g) * g + y` (x the only unbounded term)."""
-    free = [(a, k) for a, k in lin.terms if not _bounded(a, bounds)]
+    free = [(a, k) for a, k in lin.terms.items() if not _bounded(a, bounds)]
     if len(free) != 1:
         return None
     g = math.gcd(c, free[0][1])
     if g <= 1:
         return None
     dt = lin.dtype
-    q = A.Lin([], lin.const // g, dt)
-    rest = A.Lin([], lin.const % g, dt)
-    for a, k in lin.terms:
+    q, rest = {}, {}
+    for a, k in lin.terms.items():
         if k % g == 0 and not _bounded(a, bounds):
-            q._add_term(a, k // g)
+            q[a] = k // g
         else:
-            rest._add_term(a, k)
-    bd = A.bound_lin(rest, bounds)
+            rest[a] = k
+    q, rest = Aff(q, lin.const // g, dt), Aff(rest, lin.const % g, dt)
+    bd = A.bound_form(rest, bounds)
     if bd is None or bd[0] < 0 or bd[1] >= g:
         return None
     n = c // g
-    qe = A.to_expr(A._merge(q))
+    qe = A.to_expr(A.join(q))
     if is_div:
         return qe if n == 1 else E.FloorDiv(qe, common.int32(n, dt), dt)
     head = None if n == 1 else E.Mul(E.FloorMod(qe, common.int32(n, dt), dt),

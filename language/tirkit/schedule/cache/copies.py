@@ -8,7 +8,7 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _arith as A
+from ...arith import writeback as A
 from .. import _common as common
 from .. import _ir
 
@@ -117,9 +117,8 @@ def shift_buffer(node, old, new, region):
     def one(i, m):
         if common.is_zero(m):
             return i
-        li, lm = A.to_lin(i, {}), A.to_lin(m, {})
-        keys = {A._akey(a) for a, _ in lm.terms}
-        if any(A._akey(a) in keys for a, _ in li.terms) or li.const and lm.const:
+        li, lm = A.to_form(i, {}), A.to_form(m, {})
+        if any(a in lm.terms for a in li.terms) or li.const and lm.const:
             # terms or constants cancel: simplify
             return A.simplify(E.Sub(i, m, i.dtype))
         return E.Sub(i, m, i.dtype)

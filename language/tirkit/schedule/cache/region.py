@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _arith as A
+from ...arith import writeback as A
+from ...arith.affine import Aff
+from ...ir.hash import structural_key
 from .. import _common as common
 from .. import _ir
 from ..analysis import region_of_indices
@@ -87,7 +89,7 @@ def relaxed_region(sch, info, region, loc, storage="global"):
 def _predicate_bounds(a, b, conj):
     """(lowest, end) the predicate allows a point index (a == b) to take, each None when
     it says nothing: `c <= e`, `e >= c`, `e < c` with e the index plus a constant."""
-    la, lb = A.to_lin(a, {}), A.to_lin(b, {})
+    la, lb = A.to_form(a, {}), A.to_form(b, {})
     if la.add(lb, -1).terms or la.const != lb.const:
         return None, None
     low = end = None
@@ -95,11 +97,11 @@ def _predicate_bounds(a, b, conj):
         if isinstance(c, (E.LE, E.GE)):
             e, k = (c.b, c.a) if isinstance(c, E.LE) else (c.a, c.b)
             if isinstance(k, E.IntImm):
-                diff = la.add(A.to_lin(e, {}), -1)
+                diff = la.add(A.to_form(e, {}), -1)
                 if not diff.terms:
                     low = k.value + diff.const if low is None else max(low, k.value + diff.const)
         elif isinstance(c, E.LT) and isinstance(c.b, E.IntImm):
-            diff = la.add(A.to_lin(c.a, {}), -1)
+            diff = la.add(A.to_form(c.a, {}), -1)
             if not diff.terms:
                 end = c.b.value + diff.const if end is None else min(end, c.b.value + diff.const)
     return low, end
@@ -118,12 +120,12 @@ def _clamped(mn, ext, limits, bounds):
     over = end is not None and b[1] + ext > end
     if not under and not over:
         return mn, ext
-    lin = A.to_lin(mn, bounds)
+    lin = A.to_form(mn, bounds)
     dt = lin.dtype
     c = lin.const
-    L = A.Lin(lin.terms, 0, dt)
+    L = lin - c
     zero = E.IntImm(dt, 0)
-    neg = A.to_expr(A.Lin([[a, -k] for a, k in lin.terms], (low or 0) - c, dt))
+    neg = A.to_expr(Aff({a: -k for a, k in lin.terms.items()}, (low or 0) - c, dt))
     if under and over:
         size = E.Sub(E.Sub(E.IntImm(dt, end - c),
                            E.Max(A.to_expr(L), E.IntImm(dt, end - ext - c), dt), dt),
@@ -137,50 +139,24 @@ def _clamped(mn, ext, limits, bounds):
     return start, size
 
 
-_SKEYS: dict = {}
-
-
-def _skey(e):
-    """A structural key of an expression (variables and buffers by identity), so that two
-    equal opaque terms built apart still cancel."""
-    hit = _SKEYS.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    if isinstance(e, (E.Var, E.SizeVar)) or not hasattr(e, "__dataclass_fields__") or \
-            type(e).__name__ == "Buffer":
-        key = ("id", id(e)) if not isinstance(e, (int, float, str, bool, type(None))) \
-            else ("c", e)
-    elif isinstance(e, (E.IntImm, E.FloatImm)):
-        key = (type(e).__name__, e.dtype, e.value)
-    else:
-        key = (type(e).__name__,) + tuple(
-            tuple(_skey(x) for x in v) if isinstance(v, tuple) else _skey(v)
-            for k, v in ((f, getattr(e, f)) for f in e.__dataclass_fields__) if k != "span")
-    if len(_SKEYS) > 50000:
-        _SKEYS.clear()
-    _SKEYS[id(e)] = (e, key)
-    return key
-
-
 def _symbolize(lo, hi, relaxed):
     """lo, hi with each non-affine term that no relaxed loop variable reaches replaced by a
     fresh variable (a symbol to region_of_indices), and the map back."""
     table = {}
 
     def one(e):
-        lin = A.to_lin(e, {})
-        terms, changed = [], False
-        for atom, coef in lin.terms:
-            if atom[0] == "opaque" and not isinstance(atom[1], E.BufferLoad) and \
-                    not any(id(v) in relaxed for v in _ir.vars_in(atom[1])):
-                key = _skey(atom[1])
+        lin = A.to_form(e, {})
+        out, changed = A.const_form(lin.const, lin.dtype), False
+        for atom, coef in lin.terms.items():
+            if A.is_opaque(atom) and not isinstance(atom.expr, E.BufferLoad) and \
+                    not any(id(v) in relaxed for v in _ir.vars_in(atom.expr)):
+                key = structural_key(atom.expr)
                 if key not in table:
-                    table[key] = (E.Var(f"sym{len(table)}", atom[1].dtype), atom[1])
-                terms.append([("var", table[key][0]), coef])
+                    table[key] = (E.Var(f"sym{len(table)}", atom.expr.dtype), atom.expr)
+                atom = table[key][0]
                 changed = True
-            else:
-                terms.append([atom, coef])
-        return A.to_expr(A.Lin(terms, lin.const, lin.dtype)) if changed else e
+            out = out + Aff.of(atom, coef)
+        return A.to_expr(out) if changed else e
     lo, hi = tuple(one(x) for x in lo), tuple(one(x) for x in hi)
     return lo, hi, {id(v): x for v, x in table.values()}
 
@@ -193,23 +169,22 @@ def symbolic_region(lo, hi, inner, shape, predicate=None):
     limits = {}
     for c in _conjuncts(predicate):
         if isinstance(c, E.LT):
-            limits[A.to_lin(c.a, {}).key()] = A.to_lin(c.b, {})
+            limits[A.to_form(c.a, {}).key()] = A.to_form(c.b, {})
     rng = {}
     for f in inner:
-        mn = A.to_lin(f.min, {})
-        rng[id(f.loop_var)] = (mn, mn.add(A.to_lin(f.extent, {})).add(
-            A.Lin([], -1, mn.dtype)))
+        mn = A.to_form(f.min, {})
+        rng[id(f.loop_var)] = (mn, mn.add(A.to_form(f.extent, {})) - 1)
     out = []
     for a, b, d in zip(lo, hi, shape):
-        la = _bound_all(A.to_lin(a, {}), rng, low=True)
-        hb = _bound_all(A.to_lin(b, {}), rng, low=False)
-        cap = limits.get(A.to_lin(a, {}).key())
-        if cap is not None and A.to_lin(a, {}).key() == A.to_lin(b, {}).key():
-            hb = cap.add(A.Lin([], -1, cap.dtype))
+        la = _bound_all(A.to_form(a, {}), rng, low=True)
+        hb = _bound_all(A.to_form(b, {}), rng, low=False)
+        cap = limits.get(A.to_form(a, {}).key())
+        if cap is not None and A.to_form(a, {}).key() == A.to_form(b, {}).key():
+            hb = cap - 1
         if la is None or hb is None:
             out.append((E.IntImm(d.dtype, 0), d.value if isinstance(d, E.IntImm) else d))
             continue
-        ext = hb.add(la, -1).add(A.Lin([], 1, la.dtype))
+        ext = hb.add(la, -1) + 1
         ext = ext.const if ext.is_const() else A.simplify(A.to_expr(ext))
         out.append((A.simplify(A.to_expr(la)), ext))
     return out
@@ -224,8 +199,8 @@ def _bound_all(lin, rng, low):
     """_lin_bound until no relaxed variable is left (a loop whose extent is another relaxed
     loop's variable: `for k in range(i)`)."""
     for _ in range(len(rng) + 1):
-        if lin is None or not any(_ir_uses_any(A.atom_expr(a, lin.dtype), rng)
-                                  for a, _ in lin.terms):
+        if lin is None or not any(_ir_uses_any(A.key_expr(a, lin.dtype), rng)
+                                  for a in lin.terms):
             return lin
         lin = _lin_bound(lin, rng, low)
     return None
@@ -233,28 +208,29 @@ def _bound_all(lin, rng, low):
 
 def _lin_bound(lin, rng, low):
     """A lower (low) or upper bound of `lin` as a linear form when the variables of `rng`
-    (id -> (lo Lin, hi Lin)) run over their ranges; None when it is not affine in them."""
-    out = A.Lin([], lin.const, lin.dtype)
-    for atom, coef in lin.terms:
-        vs = A._atom_vars(atom) if atom[0] != "opaque" else None
+    (id -> (lo, hi) forms) run over their ranges; None when it is not affine in them."""
+    out = A.const_form(lin.const, lin.dtype)
+    for atom, coef in lin.terms.items():
+        vs = A.key_vars(atom) if not A.is_opaque(atom) else None
         if vs is None:
-            if _ir_uses_any(atom[1], rng):
+            if _ir_uses_any(atom.expr, rng):
                 return None
-            out._add_term(atom, coef)
+            out = out + Aff.of(atom, coef)
             continue
         if not any(id(v) in rng for v in vs):
-            out._add_term(atom, coef)
+            out = out + Aff.of(atom, coef)
             continue
         pick_low = low if coef > 0 else not low
-        if atom[0] == "var":
-            b = rng[id(atom[1])][0 if pick_low else 1]
-        elif atom[0] == "div":
-            inner = _lin_bound(atom[1], rng, pick_low)
+        if A.is_var(atom):
+            b = rng[id(atom)][0 if pick_low else 1]
+        elif A.is_div(atom):
+            arg = atom.args[0]
+            inner = _lin_bound(Aff(arg.terms, arg.const, lin.dtype), rng, pick_low)
             if inner is None:
                 return None
-            b = A._divmod(inner, atom[2], True, {})
+            b = A.divmod_form(inner, atom.c, True, {})
         else:                                   # a remainder: somewhere in [0, c - 1]
-            b = A.Lin([], 0 if pick_low else atom[2] - 1, lin.dtype)
+            b = A.const_form(0 if pick_low else atom.c - 1, lin.dtype)
         out = out.add(b, coef)
     return out
 

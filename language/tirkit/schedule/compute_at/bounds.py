@@ -4,7 +4,8 @@ bounds, a lower bound in which divisions may cancel."""
 from __future__ import annotations
 
 from ...ir import expr as E
-from .. import _arith as A
+from ...arith import writeback as A
+from ...arith.affine import Aff
 from ..analysis import atom_vars, infer_regions
 
 
@@ -41,19 +42,18 @@ def hull_box(box, other):
 def relax(e, cb, sym, outer=None):
     """(lo, hi) linear forms of `e` with the loop variables of cb (constant bounds) and of
     sym (loops of symbolic extent) ranging over their loops; None when not affine in them."""
-    return _relax_lin(A._merge(A.to_lin(e, cb)), cb, sym, outer or {})
+    return _relax_lin(A.join(A.to_form(e, cb)), cb, sym, outer or {})
 
 
 def _relax_lin(lin, cb, sym, outer):
-    lo = A.Lin([], lin.const, lin.dtype)
-    hi = A.Lin([], lin.const, lin.dtype)
-    for atom, coef in lin.terms:
+    lo = A.const_form(lin.const, lin.dtype)
+    hi = A.const_form(lin.const, lin.dtype)
+    for atom, coef in lin.terms.items():
         vs = atom_vars(atom)
-        if atom[0] == "var" and id(atom[1]) in sym:
-            loop = sym[id(atom[1])]
-            m = A.to_lin(loop.min, {})
-            top = A.to_lin(loop.extent, {}).add(m)
-            top.const -= 1
+        if A.is_var(atom) and id(atom) in sym:
+            loop = sym[id(atom)]
+            m = A.to_form(loop.min, {})
+            top = A.to_form(loop.extent, {}).add(m) - 1
             if any(id(v) in cb or id(v) in sym for v in lin_vars(m) + lin_vars(top)):
                 return None
             a, b = (m, top) if coef > 0 else (top, m)
@@ -62,28 +62,34 @@ def _relax_lin(lin, cb, sym, outer):
         elif any(id(v) in cb for v in vs) and not any(id(v) in sym for v in vs):
             if not all(id(v) in cb for v in vs):
                 # `(outer + inner) // c`: the division of each end of the inner range
-                if atom[0] != "div":
+                if not A.is_div(atom):
                     return None
-                r = _relax_lin(atom[1], cb, sym, outer)
+                r = _relax_lin(_arg(atom, lin), cb, sym, outer)
                 if r is None:
                     return None
-                a, b = _floordiv(r[0], atom[2], outer), _floordiv(r[1], atom[2], outer)
+                a, b = _floordiv(r[0], atom.c, outer), _floordiv(r[1], atom.c, outer)
                 a, b = (a, b) if coef > 0 else (b, a)
                 lo = lo.add(a, coef)
                 hi = hi.add(b, coef)
                 continue
-            bd = A.bound_atom(atom, cb)
+            bd = A.bound_key(atom, cb)
             if bd is None:
                 return None
             x, y = bd[0] * coef, bd[1] * coef
-            lo.const += min(x, y)
-            hi.const += max(x, y)
+            lo = lo + min(x, y)
+            hi = hi + max(x, y)
         elif any(id(v) in sym for v in vs):
             return None
         else:
-            lo._add_term(atom, coef)
-            hi._add_term(atom, coef)
+            lo = lo + Aff.of(atom, coef)
+            hi = hi + Aff.of(atom, coef)
     return lo, hi
+
+
+def _arg(atom, lin):
+    """The argument of a division term of `lin`, in lin's dtype."""
+    x = atom.args[0]
+    return Aff(x.terms, x.const, lin.dtype)
 
 
 def _floordiv(lin, c, outer):
@@ -92,40 +98,37 @@ def _floordiv(lin, c, outer):
     c) and lin = g * m + r, 0 <= r < g, it is `m // (c / g)`."""
     import math
     if lin.is_const():
-        return A.Lin([], lin.const // c, lin.dtype)
-    q = A.Lin([], lin.const // c, lin.dtype)
-    rest = A.Lin([], lin.const % c, lin.dtype)
-    for a, k in lin.terms:
-        q._add_term(a, k // c)
-        rest._add_term(a, k % c)
-    b = A.bound_lin(rest, outer)
+        return A.const_form(lin.const // c, lin.dtype)
+    q = Aff({a: k // c for a, k in lin.terms.items()}, lin.const // c, lin.dtype)
+    rest = Aff({a: k % c for a, k in lin.terms.items()}, lin.const % c, lin.dtype)
+    b = A.bound_form(rest, outer)
     if b is not None and b[0] >= 0 and b[1] < c:
         return q
     g = c
-    for _, k in lin.terms:
+    for k in lin.terms.values():
         g = math.gcd(g, k)
-    m = A.Lin([[a, k // g] for a, k in lin.terms], lin.const // g, lin.dtype)
+    m = Aff({a: k // g for a, k in lin.terms.items()}, lin.const // g, lin.dtype)
     c2 = c // g
     if c2 == 1:
         return m
-    return A.to_lin(E.FloorDiv(A.to_expr(m), E.IntImm(lin.dtype, c2), lin.dtype), {})
+    return A.to_form(E.FloorDiv(A.to_expr(m), E.IntImm(lin.dtype, c2), lin.dtype), {})
 
 
 def lin_vars(lin):
-    return [v for a, _ in lin.terms for v in atom_vars(a)]
+    return [v for a in lin.terms for v in atom_vars(a)]
 
 
 def lower(lin, bounds):
     """A lower bound of a linear form: `k*c * (x // c)` is at least `k * (x - c + 1)` and
     `-k*c * (x // c)` at least `-k * x`, which may cancel symbols; None when unbounded."""
-    out = A.Lin([], lin.const, lin.dtype)
-    for atom, coef in lin.terms:
-        if atom[0] == "div" and coef % atom[2] == 0:
-            k = coef // atom[2]
-            out = out.add(atom[1], k)
+    out = A.const_form(lin.const, lin.dtype)
+    for atom, coef in lin.terms.items():
+        if A.is_div(atom) and coef % atom.c == 0:
+            k = coef // atom.c
+            out = out.add(_arg(atom, lin), k)
             if k > 0:
-                out.const -= k * (atom[2] - 1)
+                out = out - k * (atom.c - 1)
         else:
-            out._add_term(atom, coef)
-    b = A.bound_lin(out, bounds)
+            out = out + Aff.of(atom, coef)
+    b = A.bound_form(out, bounds)
     return None if b is None else b[0]

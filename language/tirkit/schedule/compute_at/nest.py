@@ -8,7 +8,8 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _arith as A
+from ...arith import writeback as A
+from ...arith.affine import Aff
 from .. import _common as common
 from . import bounds as nest_bounds
 from .. import _ir
@@ -16,19 +17,15 @@ from .. import _ir
 
 def make_nest(sch, info, region, outer_loops, preserve_unit_loops, what):
     values, loops, preds = [], [], []
-    bounds = common.loop_bounds(outer_loops)
+    outer = common.loop_bounds(outer_loops)
     # unit loops around the new nest are folded to their value (as TVM's analyzer does)
-    fold = {k: True for k, (lo, hi) in bounds.items() if lo == hi}
-    A.FOLD.update(fold)
-    try:
-        realize, loops = _nest_values(sch, info, region, bounds, preserve_unit_loops, what,
-                                      values, loops, preds)
-        kept = _carry_predicate(sch, info, outer_loops, realize.iter_values, bounds, what)
-        if kept is not None:
-            realize = dataclasses.replace(realize, predicate=common.and_(realize.predicate, kept))
-        return realize, loops
-    finally:
-        A.FOLD.clear()
+    bounds = A.Bounds(outer, {k for k, (lo, hi) in outer.items() if lo == hi})
+    realize, loops = _nest_values(sch, info, region, bounds, preserve_unit_loops, what,
+                                  values, loops, preds)
+    kept = _carry_predicate(sch, info, outer_loops, realize.iter_values, bounds, what)
+    if kept is not None:
+        realize = dataclasses.replace(realize, predicate=common.and_(realize.predicate, kept))
+    return realize, loops
 
 
 def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, loops, preds):
@@ -81,9 +78,9 @@ def _nest_values(sch, info, region, bounds, preserve_unit_loops, what, values, l
         if dom_hi is not None and not isinstance(val, E.IntImm):
             b = A.bound_of(val.value if isinstance(val, E.Cast) else val, bounds)
             # the constant moves to the bound's side (as TVM writes them)
-            lin = A.to_lin(val, bounds)
+            lin = A.to_form(val, bounds)
             k, vdt = lin.const, val.dtype
-            var_part = A.to_expr(A.Lin(lin.terms, 0, lin.dtype))
+            var_part = A.to_expr(lin - lin.const)
             if b is None or b[0] < dom_lo:
                 preds.append(A.simplify(E.LE(common.int32(dom_lo - k, vdt), var_part, "bool"),
                                         bounds))
@@ -140,31 +137,28 @@ _FLIP = {E.LT: E.GT, E.LE: E.GE, E.GT: E.LT, E.GE: E.LE, E.EQ: E.EQ, E.NE: E.NE}
 def _over_iterators(c, ivs, old, gone):
     """A comparison `a < b` over loop variables rewritten as `d < 0` (d over the iterators)
     by subtracting multiples of the bindings; None when loop variables remain."""
-    if type(c) not in _FLIP or not A._is_int(c.a):
+    if type(c) not in _FLIP or not A.is_int(c.a):
         return None
-    d = A.to_lin(c.a, {}).add(A.to_lin(c.b, {}), -1)
+    d = A.to_form(c.a, {}).add(A.to_form(c.b, {}), -1)
     for v, b in zip(ivs, old):
-        lb = A.to_lin(b, {})
+        lb = A.to_form(b, {})
         if not lb.terms:
             continue
-        atom, coef = lb.terms[0]
-        k = next((t[1] for t in d.terms if A._akey(t[0]) == A._akey(atom)), 0)
+        atom, coef = next(iter(lb.terms.items()))
+        k = d.terms.get(atom, 0)
         if k == 0 or k % coef:
             continue
         t = k // coef
-        d = d.add(lb, -t)
-        d._add_term(("var", v), t)
+        d = d.add(lb, -t) + Aff.of(v, t)
     if any(id(x) in gone for x in nest_bounds.lin_vars(d)):
         return None
-    rest = A.Lin([], d.const, d.dtype)
-    lhs = A.Lin([t for t in d.terms], 0, d.dtype)
-    return type(c)(A.to_expr(lhs), E.IntImm(d.dtype, -rest.const), "bool")
+    return type(c)(A.to_expr(d - d.const), E.IntImm(d.dtype, -d.const), "bool")
 
 
 def _inside(mn, ext, dom, bounds):
     """mn >= dom.min and mn + ext <= dom.min + dom.extent, for the loops' bounds."""
-    m = A.to_lin(mn, bounds)
-    d0 = A.to_lin(dom.min, bounds)
-    top = A.to_lin(dom.extent, bounds).add(d0).add(m, -1).add(A.to_lin(ext, bounds), -1)
+    m = A.to_form(mn, bounds)
+    d0 = A.to_form(dom.min, bounds)
+    top = A.to_form(dom.extent, bounds).add(d0).add(m, -1).add(A.to_form(ext, bounds), -1)
     low, high = nest_bounds.lower(m.add(d0, -1), bounds), nest_bounds.lower(top, bounds)
     return low is not None and low >= 0 and high is not None and high >= 0

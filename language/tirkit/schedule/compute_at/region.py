@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from .. import _arith as A
+from ...arith import writeback as A
+from ...arith.affine import Aff
 from .. import _common as common
 from . import bounds as nest_bounds
 from .. import _ir
@@ -54,7 +55,7 @@ def needed_region(sch, blk, deps, f, reverse, what, reqs, outer):
                                 f"accesses dimension {dim} of '{buf.name}' in a way whose "
                                 "iterator range cannot be solved", blk)
             if solved == "const":
-                if not (A.to_lin(x.min, {}).key() == lo.key() == hi.key()):
+                if not (A.to_form(x.min, {}).key() == lo.key() == hi.key()):
                     raise sch.error(f"{what}/region", f"block '{blk.name_hint}' provides one "
                                     f"point of dimension {dim} of '{buf.name}', but more is "
                                     "needed", blk)
@@ -76,8 +77,7 @@ def needed_region(sch, blk, deps, f, reverse, what, reqs, outer):
                         f"blocks under loop '{f.loop_var.name}'", blk)
     out = {}
     for k, (lo, hi) in result.items():
-        ext = hi.add(lo, -1)
-        ext.const += 1
+        ext = hi.add(lo, -1) + 1
         mn = A.to_expr(lo)
         if k in wide:
             # widened to the iterator's type (as TVM)
@@ -88,12 +88,12 @@ def needed_region(sch, blk, deps, f, reverse, what, reqs, outer):
 
 
 def _fold_units(lin, units):
-    out = A.Lin([], lin.const, lin.dtype)
-    for atom, coef in lin.terms:
-        if atom[0] == "var" and id(atom[1]) in units:
-            out.const += coef * units[id(atom[1])]
+    out = A.const_form(lin.const, lin.dtype)
+    for atom, coef in lin.terms.items():
+        if A.is_var(atom) and id(atom) in units:
+            out = out + coef * units[id(atom)]
         else:
-            out._add_term(atom, coef)
+            out = out + Aff.of(atom, coef)
     return out
 
 
@@ -106,12 +106,13 @@ def _solve_dim(x, lo, hi, ivs):
         return "const" if unit else None
     if isinstance(m, E.Var) and id(m) in ivs:
         return m, lo, hi
-    lin = A.to_lin(m, {})
-    if unit and len(lin.terms) == 1 and lin.terms[0][0][0] == "var" and \
-            id(lin.terms[0][0][1]) in ivs and abs(lin.terms[0][1]) == 1:
+    lin = A.to_form(m, {})
+    first = next(iter(lin.terms.items()), (None, 0))
+    if unit and len(lin.terms) == 1 and A.is_var(first[0]) and \
+            id(first[0]) in ivs and abs(first[1]) == 1:
         # `v + k` or `k - v`: one point per iterator value, inverted
-        v, k = lin.terms[0][0][1], A.Lin([], lin.const, lin.dtype)
-        if lin.terms[0][1] == 1:
+        v, k = first[0], A.const_form(lin.const, lin.dtype)
+        if first[1] == 1:
             return v, lo.add(k, -1), hi.add(k, -1)
         return v, k.add(hi, -1), k.add(lo, -1)
     if isinstance(m, E.Mul):
@@ -122,8 +123,7 @@ def _solve_dim(x, lo, hi, ivs):
     if unit and isinstance(m, E.FloorDiv) and isinstance(m.a, E.Var) and id(m.a) in ivs \
             and isinstance(m.b, E.IntImm) and m.b.value > 0:
         c = m.b.value
-        h = hi.scale(c)
-        h.const += c - 1
+        h = hi.scale(c) + (c - 1)
         return m.a, lo.scale(c), h
     if unit and isinstance(m, E.FloorMod) and isinstance(m.a, E.Var) and id(m.a) in ivs:
         return "free"
@@ -136,14 +136,14 @@ def _solve_fused(x, lo, hi, ivs):
     [(var, lo, hi)] or None."""
     if not (isinstance(x.extent, E.IntImm) and x.extent.value == 1) or lo.key() != hi.key():
         return None
-    lin = A.to_lin(x.min, {})
-    terms = sorted(lin.terms, key=lambda t: -t[1])
-    if len(terms) < 2 or any(a[0] != "var" or id(a[1]) not in ivs or c <= 0
+    lin = A.to_form(x.min, {})
+    terms = sorted(lin.terms.items(), key=lambda t: -t[1])
+    if len(terms) < 2 or any(not A.is_var(a) or id(a) not in ivs or c <= 0
                              for a, c in terms):
         return None
     exts = []
     for a, _ in terms:
-        dom = ivs[id(a[1])].dom
+        dom = ivs[id(a)].dom
         if not (isinstance(dom.min, E.IntImm) and dom.min.value == 0 and
                 isinstance(dom.extent, E.IntImm)):
             return None
@@ -151,15 +151,15 @@ def _solve_fused(x, lo, hi, ivs):
     if terms[-1][1] != 1 or any(terms[k][1] != terms[k + 1][1] * exts[k + 1]
                                 for k in range(len(terms) - 1)):
         return None
-    point = A.to_expr(lo.add(A.Lin([], lin.const, lin.dtype), -1))
+    point = A.to_expr(lo - lin.const)
     dt = point.dtype
     out = []
     for k, ((a, c), ext) in enumerate(zip(terms, exts)):
         e = point if c == 1 else E.FloorDiv(point, E.IntImm(dt, c), dt)
         if k > 0:
             e = E.FloorMod(e, E.IntImm(dt, ext), dt)
-        v = A.to_lin(e, {})
-        out.append((a[1], v, v))
+        v = A.to_form(e, {})
+        out.append((a, v, v))
     return out
 
 
@@ -192,7 +192,7 @@ def _solve_split(region, req, ivs):
 
 
 def _div_lin(lin, c):
-    return A.to_lin(E.FloorDiv(A.to_expr(lin), E.IntImm(lin.dtype, c), lin.dtype), {})
+    return A.to_form(E.FloorDiv(A.to_expr(lin), E.IntImm(lin.dtype, c), lin.dtype), {})
 
 
 def _required(sch, blk, buf, deps, f, reverse, what, outer):

@@ -6,7 +6,7 @@ indices."""
 from __future__ import annotations
 
 from ...ir import expr as E
-from .. import _arith as A
+from ...arith import writeback as A
 
 
 def dom_bounds(block):
@@ -43,20 +43,21 @@ def _detect(indices, ext):
     def mark(lin):
         if lin.const != 0 or not lin.terms:
             return None
-        if any(a[0] != "var" or ext.get(id(a[1])) is None or c <= 0 for a, c in lin.terms):
+        if any(not A.is_var(a) or ext.get(id(a)) is None or c <= 0
+               for a, c in lin.terms.items()):
             return None
-        if len(lin.terms) == 1 and lin.terms[0][1] == 1:
-            return lin.terms[0][0][1]
+        if len(lin.terms) == 1 and next(iter(lin.terms.values())) == 1:
+            return next(iter(lin.terms))
         key = lin.key()
         if key in marks:
             return marks[key]
-        terms = sorted(lin.terms, key=lambda t: -t[1])
+        terms = sorted(lin.terms.items(), key=lambda t: -t[1])
         if terms[-1][1] != 1:
             return None
         for (a, c), (b, d) in zip(terms, terms[1:]):
-            if c != d * ext[id(b[1])]:
+            if c != d * ext[id(b)]:
                 return None
-        m = _Sum([_Split(a[1], 1, ext[id(a[1])], c) for a, c in terms], 0)
+        m = _Sum([_Split(a, 1, ext[id(a)], c) for a, c in terms], 0)
         marks[key] = m
         mark_lins.append((lin, m))
         return m
@@ -64,11 +65,11 @@ def _detect(indices, ext):
     def within(inner, m):
         """A fused group whose value modulo m is inner's (`(i*2048 + j*64) % 128` is
         `(j*64) % 128`, as the simplifier writes it)."""
-        have = {id(a[1]): c for a, c in inner.terms if a[0] == "var"}
+        have = {id(a): c for a, c in inner.terms.items() if A.is_var(a)}
         if inner.const or len(have) != len(inner.terms):
             return None
         for lin, mk in mark_lins:
-            coefs = {id(a[1]): c for a, c in lin.terms}
+            coefs = {id(a): c for a, c in lin.terms.items()}
             if all(coefs.get(k) == c for k, c in have.items()) and \
                     all(c % m == 0 for k, c in coefs.items() if k not in have):
                 return mk
@@ -81,24 +82,24 @@ def _detect(indices, ext):
     def split(atom, coef):
         if coef <= 0:
             return None
-        kind = atom[0]
-        if kind == "var":
-            if id(atom[1]) not in ext:
+        if A.is_var(atom):
+            if id(atom) not in ext:
                 return None
-            return _Split(atom[1], 1, ext[id(atom[1])], coef)
-        if any(a[0] == "var" and ext.get(id(a[1]), 0) is None for a in _lin_vars(atom)):
+            return _Split(atom, 1, ext[id(atom)], coef)
+        if any(A.is_var(a) and ext.get(id(a), 0) is None for a in _lin_vars(atom)):
             return None
-        if kind == "div":
-            src = mark(atom[1])
+        if A.is_div(atom):
+            src = mark(atom.args[0])
             if src is None:
                 return None
-            return _Split(src, atom[2], -(-mark_ext(src) // atom[2]), coef)
-        if kind == "mod":
-            inner, m = atom[1], atom[2]
-            if inner.const == 0 and len(inner.terms) == 1 and inner.terms[0][1] == 1 and \
-                    inner.terms[0][0][0] == "div":
-                src = mark(inner.terms[0][0][1])
-                lower = inner.terms[0][0][2]
+            return _Split(src, atom.c, -(-mark_ext(src) // atom.c), coef)
+        if A.is_mod(atom):
+            inner, m = atom.args[0], atom.c
+            first = next(iter(inner.terms.items()), (None, 0))
+            if inner.const == 0 and len(inner.terms) == 1 and first[1] == 1 and \
+                    A.is_div(first[0]):
+                src = mark(first[0].args[0])
+                lower = first[0].c
             else:
                 src, lower = within(inner, m) or mark(inner), 1
             if src is None:
@@ -108,15 +109,15 @@ def _detect(indices, ext):
 
     # divisions that cannot carry are dropped first (`v // 8` is 0 when v < 8)
     bounds = {k: (0, n - 1) for k, n in ext.items() if n is not None and n > 1}
-    lins = [A.to_lin(e, bounds) for e in indices]
+    lins = [A.to_form(e, bounds) for e in indices]
     for lin in lins:
-        for atom, _ in lin.terms:
-            if atom[0] == "div":
-                mark(atom[1])
+        for atom in lin.terms:
+            if A.is_div(atom):
+                mark(atom.args[0])
     out = []
     for lin in lins:
         args = []
-        for atom, coef in lin.terms:
+        for atom, coef in lin.terms.items():
             s = split(atom, coef)
             if s is None:
                 return None, None
@@ -212,8 +213,8 @@ def invert(sch, blk, idx, outputs, pb, buf):
 
 
 def _lin_vars(atom):
-    if atom[0] in ("div", "mod"):
-        return [a for t, _ in atom[1].terms for a in _lin_vars(t)]
+    if A.is_div(atom) or A.is_mod(atom):
+        return [a for t in atom.args[0].terms for a in _lin_vars(t)]
     return [atom]
 
 

@@ -9,7 +9,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.equality import identical
-from .. import _arith as A
+from ...arith import writeback as A
 from .. import _common as common
 from .. import _ir
 from .reverse_map import const_like, is_const

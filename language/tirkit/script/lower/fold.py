@@ -1,23 +1,24 @@
 """Folding as TVM's operators fold: integer constants, constant slice extents."""
 from __future__ import annotations
 
+from ...arith.alu import ALU, fold
 from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.equality import identical
 
-_FOLD = {E.Add: lambda x, y: x + y, E.Sub: lambda x, y: x - y, E.Mul: lambda x, y: x * y,
-         E.FloorDiv: lambda x, y: x // y, E.FloorMod: lambda x, y: x % y}
+# the operators TVM folds as it builds them (arith.alu says what each computes)
+_FOLDED = (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod)
 
 
 def fold_int(cls, a, b):
     """Two integer constants of one dtype fold into one, as TVM's operators fold them."""
     if type(a) is not E.IntImm or type(b) is not E.IntImm or a.dtype != b.dtype:
         return None
-    if not D.is_int(a.dtype) or D.is_bool(a.dtype) or cls not in _FOLD:
+    if not D.is_int(a.dtype) or D.is_bool(a.dtype) or cls not in _FOLDED:
         return None
-    if cls in (E.FloorDiv, E.FloorMod) and b.value == 0:
+    v = fold(cls, a.value, b.value)
+    if v is None:
         return None
-    v = _FOLD[cls](a.value, b.value)
     lo, hi = D.int_range(a.dtype)
     if not lo <= v <= hi:
         return None
@@ -28,8 +29,7 @@ def fold_minmax(cls, a, b):
     """`T.min`/`T.max` of two constants of one dtype is that constant, as TVM folds it."""
     if type(a) is not type(b) or type(a) not in (E.IntImm, E.FloatImm) or a.dtype != b.dtype:
         return None
-    v = min(a.value, b.value) if cls is E.Min else max(a.value, b.value)
-    return type(a)(a.dtype, v)
+    return type(a)(a.dtype, ALU[cls](a.value, b.value, type(a) is E.IntImm))
 
 
 def slice_extent(lo, hi) -> E.PrimExpr:

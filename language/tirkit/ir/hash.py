@@ -1,5 +1,12 @@
-"""Structural hash of a PrimFunc: node kinds, dtypes and values, variables numbered by first
-occurrence (so renaming does not change it), spans and comments ignored."""
+"""Structural hashing.
+
+    structural_hash(func)   a digest of a PrimFunc: node kinds, dtypes and values, variables
+                            numbered by first occurrence (so renaming does not change it),
+                            spans and comments ignored (the code generator's cache key)
+    structural_key(expr)    a hashable key of an expression tree, variables and buffers by
+                            identity: two trees built apart over the same variables and
+                            buffers get equal keys (so equal opaque terms cancel)
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -7,9 +14,10 @@ import hashlib
 
 import numpy as np
 
-from ..ir import expr as E
-from ..ir import stmt as S
-from ..ir.stmt import TRIVIA_FIELDS
+from . import expr as E
+from . import stmt as S
+from .stmt import TRIVIA_FIELDS
+from ..lru import LRU
 
 
 def structural_hash(func: S.PrimFunc, constants=None, extra: str = "") -> str:
@@ -68,3 +76,30 @@ def structural_hash(func: S.PrimFunc, constants=None, extra: str = "") -> str:
                 up(np.ascontiguousarray(arr).tobytes())
     up(extra.encode())
     return h.hexdigest()[:32]
+
+
+_KEYS = LRU(50_000)      # id(expr) -> (expr, key): the expression is kept, so its id stays its own
+
+
+def structural_key(e):
+    """A hashable key of `e` equal for equal trees over the same variables and buffers
+    (spans and comments ignored)."""
+    if isinstance(e, (E.Var, S.Buffer)):
+        return ("v" if isinstance(e, E.Var) else "b", id(e))
+    if isinstance(e, tuple):
+        return tuple(structural_key(x) for x in e)
+    if e is None or isinstance(e, (int, float, str, bool)):
+        return e
+    if not dataclasses.is_dataclass(e):
+        return ("id", id(e))
+    hit = _KEYS.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if isinstance(e, (E.IntImm, E.FloatImm)):
+        key = (type(e).__name__, e.dtype, e.value)
+    else:
+        key = (type(e).__name__,) + tuple(
+            structural_key(getattr(e, f.name)) for f in dataclasses.fields(e)
+            if f.name not in TRIVIA_FIELDS)
+    _KEYS.put(id(e), (e, key))
+    return key
