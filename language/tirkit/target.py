@@ -74,9 +74,10 @@ def from_pragma(text):
     return m.group(1) if m else None
 
 
-def resolve(explicit, text, has_threads):
-    """The target a kernel is checked against (see the module docstring)."""
-    named = [t for t in (get(explicit), get(from_pragma(text))) if t is not None]
+def resolve(explicit, text, has_threads, pragma=None):
+    """The target a kernel is checked against (see the module docstring); `pragma`: the
+    name `from_pragma(text)` gives, when the caller has read it already."""
+    named = [t for t in (get(explicit), get(pragma or from_pragma(text))) if t is not None]
     if has_threads:
         gpu = [t for t in named if t.is_gpu]
         return gpu[0] if gpu else TARGETS[DEFAULT_CUDA]

@@ -5,11 +5,21 @@ aliases come from the file's imports (`from tvm.script import tir as T`, `tirx`,
 `tirkit.script`, or the qualified `tvm.script.ir_module`).  Kernels may sit at any depth
 (inside a test function, say); each is dedented and parsed alone.  Nothing else in the file
 is read beyond its imports and top-level literal constants.
+
+An `@I.ir_module` class is split further into parts: its decorators and `class` line, then
+one part per method (with the comments above it), so that an edit inside one function of a
+module re-parses and re-lowers that function alone.  The scan is linear in the file and its
+costly steps (where a definition ends, dedenting) are memoised by the text they read, so an
+unchanged definition costs a dictionary look-up, wherever it moved in the file.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
+import bisect
+import itertools
+import operator
 
 _IMPORT_FROM = re.compile(
     r"^\s*from\s+(tvm\.script|tirkit\.script)\s+import\s+(\(?)([^#\n]*)")
@@ -18,6 +28,7 @@ _IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|"
                         r"\s+as\s+(\w+)")
 _DECORATOR = re.compile(r"^([ \t]*)@\s*([\w.]+)")
 _HEAD = re.compile(r"^([ \t]*)(async\s+def|def|class)\b")
+_TOP_LINE = re.compile(r"\n([A-Za-z_][^\n]*)")
 _TOP_CONST = re.compile(r"^([A-Za-z_]\w*)\s*(?::\s*\w+\s*)?=\s*([^#\n]+?)\s*(#.*)?$")
 
 
@@ -37,6 +48,11 @@ class Chunk:
     text: str                # dedented source, ending in a newline
     spelling: str            # "classic" | "tirx"
     name: str = ""
+    # an @I.ir_module class: its header (kind "class") and one part per method (kind
+    # "method"), each dedented to column 0 and covering the lines from the end of the part
+    # before it; empty when the class is not a plain header followed by methods
+    parts: tuple = ()
+    method_names: tuple = ()  # every `def` of the class, in order (calls between functions)
 
 
 def find_aliases(lines) -> Aliases:
@@ -75,6 +91,18 @@ def find_aliases(lines) -> Aliases:
     return al
 
 
+def find_aliases_in(text: str) -> Aliases:
+    """`find_aliases` of a whole text, reading only its lines that import."""
+    lines = []
+    i = text.find("import")
+    while i >= 0:
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        lines.append(text[text.rfind("\n", 0, i) + 1:end])
+        i = text.find("import", end)
+    return find_aliases(lines)
+
+
 def kernel_kind(dotted: str, al: Aliases):
     """'prim_func' / 'ir_module' when a decorator's dotted name makes a kernel."""
     head, _, last = dotted.rpartition(".")
@@ -90,24 +118,21 @@ def kernel_kind(dotted: str, al: Aliases):
 _STR_OR_COMMENT = re.compile(r'"""|\'\'\'|#|"(?:[^"\\]|\\.)*"?|\'(?:[^\'\\]|\\.)*\'?')
 
 
-_STRIP_MEMO: dict = {}
-
-
 def _strip_strings_and_comment(line: str, state: list) -> str:
     """Code of one line with string contents blanked; `state[0]` carries an open
     triple-quoted string across lines.  Lines outside strings are memoised: re-checking an
     edited file meets the same lines again."""
     if state[0] is None:
-        hit = _STRIP_MEMO.get(line)
-        if hit is None:
-            code = _strip(line, state)
-            if len(_STRIP_MEMO) > 100_000:
-                _STRIP_MEMO.clear()
-            _STRIP_MEMO[line] = (code, state[0])
-            return code
-        state[0] = hit[1]
-        return hit[0]
+        code, state[0] = _strip_fresh(line)
+        return code
     return _strip(line, state)
+
+
+@functools.lru_cache(maxsize=100_000)
+def _strip_fresh(line: str):
+    """`_strip` of a line that starts outside any string: (code, open string after it)."""
+    state = [None]
+    return _strip(line, state), state[0]
 
 
 def _strip(line: str, state: list) -> str:
@@ -177,12 +202,94 @@ def _definition_end(lines, head_idx: int, base: int) -> int:
     return last_code
 
 
+class _Lines:
+    """The file's lines and the offset where each starts (for the regular-expression scan)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lines = text.split("\n")
+        self.starts = [0, *map(operator.add, itertools.accumulate(map(len, self.lines)),
+                               itertools.count(1))]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def region(self, first: int, last: int) -> str:
+        """Lines first..last (0-based, inclusive) joined by newlines."""
+        return self.text[self.starts[first]:self.starts[last + 1] - 1]
+
+
+_DECORATOR_LINE = re.compile(r"\n[ \t]*@")
+_CODE_LINE = re.compile(r"\n[ \t]*[^ \t\r\n\f\v#]")
+_CLASS_LINE = re.compile(r"^[ \t]*class\s+(\w+)\s*(?:\([^()#]*\))?\s*:\s*(?:#.*)?$")
+_BARE_DECORATOR = re.compile(r"^[ \t]*@\s*[\w.]+\s*(?:\([^()#]*\))?\s*(?:#.*)?$")
+_DEF_LINE = re.compile(r"^[ \t]*(?:async\s+)?def\s+(\w+)")
+
+
+@functools.lru_cache(maxsize=64)
+def _end_candidates(width: int):
+    """Lines that may end a definition whose header is indented `width` spaces: code (not a
+    comment, not a closing bracket) indented at most as much."""
+    return re.compile(r"\n {0,%d}[^ \t\r\n\f\v#)\]}]" % width)
+
+
+@functools.lru_cache(maxsize=16384)
+def _region_end(region: str, base: int, next_is_def) -> int | None:
+    """Scan the lines from a definition's header up to the first line that may end it;
+    the index of its last code line if that line does end it (not inside a string, and
+    outside brackets or the start of a new definition), else None.  `next_is_def` is None
+    at the end of the file."""
+    state = [None]
+    depth = 0
+    last_code = 0
+    for i, raw in enumerate(region.split("\n")):
+        code = _strip_strings_and_comment(raw, state)
+        if code.strip() or state[0]:
+            last_code = i
+        opens = code.count("(") + code.count("[") + code.count("{")
+        closes = code.count(")") + code.count("]") + code.count("}")
+        if opens or closes:
+            depth = max(0, depth + opens - closes)
+    if next_is_def is None or (state[0] is None and (depth == 0 or next_is_def)):
+        return last_code
+    return None
+
+
+def _def_end(src: _Lines, head: int, base: int, plain: bool) -> int:
+    """`_definition_end`, found by a search for the next line that may end the definition
+    and a memoised scan of the lines before it (indentation by spaces only)."""
+    lines = src.lines
+    if not plain or head + 1 >= len(lines):
+        return _definition_end(lines, head, base)
+    m = _end_candidates(base).search(src.text, src.starts[head + 1] - 1)
+    if m is None:
+        rel = _region_end(src.text[src.starts[head]:], base, None)
+    else:
+        cand = src.line_of(m.end() - 1)
+        rel = _region_end(src.region(head, cand - 1), base, bool(_NEW_DEF.match(lines[cand])))
+    return head + rel if rel is not None else _definition_end(lines, head, base)
+
+
+@functools.lru_cache(maxsize=16384)
+def _dedent(region: str, indent: str) -> str:
+    ded = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip()
+           for ln in region.split("\n")]
+    return "\n".join(ded) + "\n"
+
+
 def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
-    lines = text.split("\n")
-    al = find_aliases(lines)
+    src = _Lines(text)
+    lines = src.lines
+    al = find_aliases_in(text)
+    plain = not any(c in text for c in "\t\f\v")     # indentation by spaces only
     chunks: list[Chunk] = []
     i, n = 0, len(lines)
     while i < n:
+        if i > 0 or not _DECORATOR.match(lines[0]):
+            found = _DECORATOR_LINE.search(text, max(0, src.starts[i] - 1))
+            if found is None:
+                break
+            i = max(i, src.line_of(found.end() - 1))
         m = _DECORATOR.match(lines[i])
         if not m:
             i += 1
@@ -212,24 +319,83 @@ def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
             i = max(j, i + 1)
             continue
         base = _indent(lines[start])
-        end = _definition_end(lines, j, base)
-        body = lines[start:end + 1]
+        end = _def_end(src, j, base, plain)
         width = len(indent_str)
-        ded = [ln[width:] if ln.startswith(indent_str) else ln.lstrip() for ln in body]
+        chunk_text = _dedent(src.region(start, end), indent_str)
         name_m = re.match(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)", lines[j])
         spelling = "classic"
-        aliases = {a: v for a, v in al.tir.items()}
-        if any(v == "tirx" for v in aliases.values()):
+        if any(v == "tirx" for v in al.tir.values()):
             spelling = "tirx"
-        chunk_text = "\n".join(ded) + "\n"
         if re.search(r"\.sblock\b", chunk_text):
             spelling = "tirx"
         elif re.search(r"\.block\(", chunk_text):
             spelling = "classic"
-        chunks.append(Chunk(kind, start + 1, end + 1, width, chunk_text, spelling,
-                            name_m.group(1) if name_m else ""))
+        chunk = Chunk(kind, start + 1, end + 1, width, chunk_text, spelling,
+                      name_m.group(1) if name_m else "")
+        if kind == "ir_module" and plain:
+            chunk.parts, chunk.method_names = _module_parts(src, start, j, end, indent_str,
+                                                            chunk)
+        chunks.append(chunk)
         i = end + 1
     return chunks, al
+
+
+def _module_parts(src: _Lines, start: int, head: int, end: int, indent_str: str,
+                  chunk: Chunk) -> tuple:
+    """(parts, method names) of an @I.ir_module class: its header, then one part per method;
+    ((), ()) when the class holds anything else (a docstring, an assignment, a decorator
+    whose arguments span lines), which is then read as one piece."""
+    rel, names = _class_parts(src.region(start, end), head - start, indent_str)
+    parts = tuple(Chunk(kind, first + start, last + start, width, text, chunk.spelling,
+                        name or chunk.name) for kind, first, last, width, text, name in rel)
+    return parts, names
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_parts(region: str, head: int, indent_str: str) -> tuple:
+    """`_module_parts` of one class's text (lines numbered from 1 at its first line)."""
+    src = _Lines(region)
+    lines = src.lines
+    end = len(lines) - 1
+    if not _CLASS_LINE.match(lines[head]):
+        return (), ()
+    for k in range(head):
+        s = lines[k].strip()
+        if s and not s.startswith("#") and not _BARE_DECORATOR.match(lines[k]):
+            return (), ()
+    base = len(indent_str)
+    parts = [("class", 1, head + 1, base, _dedent(src.region(0, head), indent_str), "")]
+    names = []
+    body = None
+    p = head + 1
+    while p <= end:
+        m = _CODE_LINE.search(region, src.starts[p] - 1)
+        q = src.line_of(m.end() - 1) if m is not None else end + 1
+        if q > end:
+            break
+        w = _indent(lines[q])
+        if body is None:
+            body = w
+        if w != body or w <= base:
+            return (), ()
+        d = q
+        while d <= end and lines[d].lstrip().startswith("@"):
+            if not _BARE_DECORATOR.match(lines[d]):
+                return (), ()
+            d += 1
+            while d <= end and (not lines[d].strip() or lines[d].lstrip().startswith("#")):
+                d += 1
+        head_m = _DEF_LINE.match(lines[d]) if d <= end else None
+        if head_m is None or _indent(lines[d]) != w:
+            return (), ()
+        e = _def_end(src, d, w, True)
+        if e > end:
+            return (), ()
+        parts.append(("method", p + 1, e + 1, w, _dedent(src.region(p, e), " " * w),
+                      head_m.group(1)))
+        names.append(head_m.group(1))
+        p = e + 1
+    return tuple(parts), tuple(names)
 
 
 def top_level_constants(text: str) -> dict:
@@ -238,7 +404,8 @@ def top_level_constants(text: str) -> dict:
     import ast
     import warnings
     out = {}
-    for line in text.split("\n"):
+    first = text[:text.find("\n")] if "\n" in text else text
+    for line in [first, *_TOP_LINE.findall(text)]:
         if not line or line[0] in " \t#@":
             continue
         m = _TOP_CONST.match(line)

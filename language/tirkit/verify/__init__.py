@@ -7,14 +7,14 @@ internal note and the others still run.
 """
 from __future__ import annotations
 
+import bisect
 import copy
 import importlib
 import pkgutil
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
+from ..lru import LRU
 
 RULES: dict = {}
 
@@ -35,6 +35,7 @@ class RuleContext:
     path: str = None
     cache: dict = field(default_factory=dict)
     lowering_errors: set = field(default_factory=set)   # id(PrimFunc) lowered with errors
+    pragma: str = None                 # the file's `# tirkit: target=NAME`, read once
 
     def incomplete(self, func) -> bool:
         """Lowering reported an error inside func: statements may be missing, so rules that
@@ -51,38 +52,33 @@ def register(name: str, codes=(), fast: bool = False):
 
 _loaded = False
 
-# Rule results per function.  Lowered kernels are cached by text and place (script/parse.py),
-# so an unchanged kernel comes back as the very same PrimFunc object: its diagnostics are taken
-# from here instead of running every rule again.  The key is the object's id plus everything
+# Rule results per function.  Lowered kernels are cached by definition (script/parse.py):
+# a function whose definition is unchanged has the same key in `ParseResult.keys`, even when
+# lines were added or removed above it; its diagnostics are taken from here, their lines
+# shifted, instead of running every rule again.  The key is the definition plus everything
 # else a rule reads (target, the file's target pragma, the path, whether lowering reported an
-# error inside it, the rule selection); the entry keeps the function alive, so its id cannot be
-# reused by another object while the entry exists.  Bounded (least recently used goes first)
-# and guarded by a lock: the language server checks documents from a thread pool.
-_RESULT_CACHE_SIZE = 1024
-_results: "OrderedDict[tuple, tuple]" = OrderedDict()
-_results_lock = threading.Lock()
+# error inside it, the rule selection).  A function without a definition key (built by other
+# means) is keyed by the object itself.  Bounded and thread-safe: the language server checks
+# documents from a thread pool.
+_results = LRU(8192)
 
 
 def clear_result_cache():
-    with _results_lock:
-        _results.clear()
+    _results.clear()
 
 
-def _cached_results(key, func):
-    with _results_lock:
-        hit = _results.get(key)
-        if hit is None or hit[0] is not func:
-            return None
-        _results.move_to_end(key)
-        return hit[1]
+def _shifted(d: Diagnostic, delta: int) -> Diagnostic:
+    d = copy.copy(d)
+    if delta:
+        d.span = _shift_span(d.span, delta)
+        d.related = [(_shift_span(sp, delta), msg) for sp, msg in d.related]
+    return d
 
 
-def _store_results(key, func, diags):
-    with _results_lock:
-        _results[key] = (func, tuple(diags))
-        _results.move_to_end(key)
-        while len(_results) > _RESULT_CACHE_SIZE:
-            _results.popitem(last=False)
+def _shift_span(span, delta):
+    if span is None:
+        return None
+    return span._replace(line=span.line + delta, end_line=span.end_line + delta)
 
 
 def load_rules():
@@ -101,25 +97,32 @@ def run_rules(result, target=None, rules=None, fast_only=False) -> list:
     from ..ir.stmt import PrimFunc
     load_rules()
     diags = list(result.diagnostics)
-    ctx = RuleContext(target=target, module=result.module, text=result.text, path=result.path)
-    syntax_bad = {id(f) for k in result.kernels if not k.syntax_ok for _, f in k.functions}
-    err_lines = [d.span.line for d in result.diagnostics if d.severity == "error" and d.span]
-    for _, f in result.module.functions:
-        sp = getattr(f, "span", None)
-        if sp is not None and any(sp.line <= ln <= sp.end_line for ln in err_lines):
-            ctx.lowering_errors.add(id(f))
     from ..target import from_pragma
     pragma = from_pragma(result.text) if result.text else None
+    ctx = RuleContext(target=target, module=result.module, text=result.text, path=result.path,
+                      pragma=pragma)
+    syntax_bad = {id(f) for k in result.kernels if not k.syntax_ok for _, f in k.functions}
+    err_lines = sorted({d.span.line for d in result.diagnostics
+                        if d.severity == "error" and d.span})
+    for _, f in result.module.functions:
+        sp = getattr(f, "span", None)
+        if sp is not None and err_lines:
+            i = bisect.bisect_left(err_lines, sp.line)
+            if i < len(err_lines) and err_lines[i] <= sp.end_line:
+                ctx.lowering_errors.add(id(f))
     selection = (tuple(sorted(rules)) if rules is not None else None, bool(fast_only),
                  len(RULES))
+    keys = getattr(result, "keys", None) or {}
     for name, f in result.module.functions:
         if not isinstance(f, PrimFunc) or id(f) in syntax_bad:
             continue
-        key = (id(f), name, str(target) if target is not None else None, pragma, result.path,
-               ctx.incomplete(f), selection)
-        cached = _cached_results(key, f)
-        if cached is not None:
-            diags.extend(copy.copy(d) for d in cached)
+        place = keys.get(id(f))
+        definition, line = place if place is not None else (id(f), 0)
+        key = (definition, name, str(target) if target is not None else None, pragma,
+               result.path, ctx.incomplete(f), selection)
+        cached = _results.get(key)
+        if cached is not None and (place is not None or cached[0] is f):
+            diags.extend(_shifted(d, line - cached[1]) for d in cached[2])
             continue
         fdiags = []
         for rule in RULES.values():
@@ -142,7 +145,10 @@ def run_rules(result, target=None, rules=None, fast_only=False) -> list:
                 if d.span is not None and d.span.file is None and result.path:
                     d.span = d.span._replace(file=result.path)
             fdiags.extend(out)
-        _store_results(key, f, [copy.copy(d) for d in fdiags])
+        # the entry keeps a function without a definition key alive, so that its id cannot
+        # be taken by another object while the entry exists
+        _results.put(key, (f if place is None else None, line,
+                           tuple(copy.copy(d) for d in fdiags)))
         diags.extend(fdiags)
     seen = set()
     unique = []
