@@ -29,8 +29,10 @@ from ..syntax.chunks import Chunk, find_chunks, top_level_constants
 from ..syntax.parser import parse_chunk
 from .lower import Lowerer, LowerError
 
-parse_cached = functools.lru_cache(maxsize=2048)(parse_chunk)
-_lowered = LRU(4096)          # (definition key, first line) -> _Lowered
+parse_cached = functools.lru_cache(maxsize=16384)(parse_chunk)
+_lowered = LRU(32768)         # (definition, first line) -> _Lowered
+_modules = LRU(4096)          # (@I.ir_module class split into parts, first line) -> lowered
+_tokens = LRU(65536)          # long key -> _Token
 
 
 @dataclass
@@ -42,6 +44,9 @@ class Kernel:
     syntax_ok: bool
     module_name: str | None = None    # class name of an @I.ir_module, None for a bare function
     cst: object = None                # None for a module read method by method
+    # (token of the definition up to its place, its first line): one key, one kernel up to
+    # a line shift; None when it is not cached
+    key: tuple | None = None
 
 
 @dataclass
@@ -86,6 +91,8 @@ def decode(data) -> tuple[str, list]:
 def clear_caches() -> None:
     parse_cached.cache_clear()
     _lowered.clear()
+    _modules.clear()
+    _tokens.clear()
 
 
 def _file_key(aliases, path, py_constants):
@@ -100,42 +107,65 @@ def _file_key(aliases, path, py_constants):
         return None
 
 
-def _lower_cached(chunk: Chunk, file_key, module, lower) -> _Lowered:
-    """`lower()` of a definition, or its cached result when nothing it reads has changed; a
-    lowering that added to the module's constant table is not kept (it must add again)."""
-    key = None
-    if file_key is not None:
-        key = (chunk.kind, chunk.text, chunk.col_offset, chunk.spelling, file_key, module)
-        hit = _lowered.get((key, chunk.start_line))
-        if hit is not None:
-            return hit
-    out, added_constants = lower(key)
-    if key is not None and not added_constants:
-        _lowered.put((key, chunk.start_line), out)
+class _Token:
+    """Stands for a longer cache key (a definition up to its place, the rest of a file),
+    so that keys built from it hash and compare in constant time."""
+    __slots__ = ()
+
+
+def _intern(key) -> _Token:
+    token = _tokens.get(key)
+    if token is None:
+        token = _Token()
+        _tokens.put(key, token)
+    return token
+
+
+@dataclass
+class _File:
+    """What lowering one file's definitions shares."""
+    aliases: object
+    constants: ConstantTable
+    path: str | None
+    py_constants: dict
+    token: object                     # the rest of the file; None: nothing is cached
+    keys: dict                        # ParseResult.keys, being filled
+
+
+def _lower_cached(chunk: Chunk, file: _File, module=None) -> _Lowered:
+    """The lowering of one definition, or its cached result when nothing it reads has
+    changed; one that added to the module's constant table is not kept (it must add again).
+    `module`: (class chunk, token of what the method reads from its class) for a method."""
+    if file.token is None:
+        return _lower_definition(chunk, file, module, None)
+    key = (chunk.text, chunk.col_offset, chunk.spelling, chunk.kind, file.token,
+           module[1] if module is not None else None, chunk.start_line)
+    hit = _lowered.get(key)
+    if hit is not None:
+        return hit
+    n = len(file.constants)
+    out = _lower_definition(chunk, file, module, _intern(key[:-1]))
+    if len(file.constants) == n:
+        _lowered.put(key, out)
     return out
 
 
 def lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None) -> Kernel:
     """Parse and lower one kernel (a module split into methods: each method); an unchanged
     definition is taken from the cache, so an edit re-lowers only what it touched."""
-    return _lower_chunk(chunk, aliases, constants, path, py_constants,
-                        _file_key(aliases, path, py_constants), {})
+    file_key = _file_key(aliases, path, py_constants)
+    return _lower_chunk(chunk, _File(aliases, constants, path, py_constants,
+                                     _intern(file_key) if file_key is not None else None, {}))
 
 
-def _lower_chunk(chunk, aliases, constants, path, py_constants, file_key, keys) -> Kernel:
+def _lower_chunk(chunk: Chunk, file: _File) -> Kernel:
     if chunk.parts:
-        return _lower_module_parts(chunk, aliases, constants, path, py_constants, file_key,
-                                   keys)
-
-    def lower(key):
-        n = len(constants) if constants is not None else 0
-        out = _lower_definition(chunk, aliases, constants, path, py_constants, None, key)
-        return out, constants is not None and len(constants) != n
-
-    low = _lower_cached(chunk, file_key, None, lower)
-    _note_keys(low, chunk, keys)
+        return _lower_module(chunk, file)
+    low = _lower_cached(chunk, file)
+    _note_keys(low, chunk, file.keys)
     return Kernel(chunk, list(low.functions), list(low.diagnostics), low.syntax_ok,
-                  low.module_name, low.cst)
+                  low.module_name, low.cst,
+                  (low.key, chunk.start_line) if low.key is not None else None)
 
 
 def _note_keys(low: _Lowered, chunk: Chunk, keys: dict) -> None:
@@ -144,38 +174,53 @@ def _note_keys(low: _Lowered, chunk: Chunk, keys: dict) -> None:
             keys[id(f)] = (low.key, chunk.start_line)
 
 
-def _lower_module_parts(chunk, aliases, constants, path, py_constants, file_key,
-                        keys) -> Kernel:
-    """An @I.ir_module class, method by method.  A method depends on the rest of the class
-    only through the class name and, when it names the class, the names of its methods."""
-    names = frozenset(chunk.method_names)
-    pieces = []
-    for part in chunk.parts[1:]:
-        module = (chunk.name, names if chunk.name in part.text else None)
-
-        def lower(key, part=part, module=module):
-            n = len(constants) if constants is not None else 0
-            out = _lower_definition(part, aliases, constants, path, py_constants,
-                                    (chunk, module), key)
-            return out, constants is not None and len(constants) != n
-
-        pieces.append((part, _lower_cached(part, file_key, module, lower)))
+def _lower_module(chunk: Chunk, file: _File) -> Kernel:
+    """An @I.ir_module class split into parts, method by method.  A method depends on the
+    rest of the class only through the class name and, when it names the class, the names
+    of its methods.  An unchanged class is one cache look-up."""
+    key = None
+    if file.token is not None:
+        key = (chunk.text, chunk.col_offset, chunk.spelling, file.token, chunk.start_line)
+        hit = _modules.get(key)
+        if hit is not None:
+            functions, diags, syntax_ok, keyed, token = hit
+            for f, part_token, line in keyed:
+                file.keys[id(f)] = (part_token, line)
+            return Kernel(chunk, list(functions), list(diags), syntax_ok, chunk.name, None,
+                          (token, chunk.start_line))
+    n = len(file.constants)
+    plain = _intern(("module", chunk.name, None))
+    named = _intern(("module", chunk.name, frozenset(chunk.method_names)))
+    pieces = [(part, _lower_cached(part, file, (chunk, named if chunk.name in part.text
+                                                 else plain)))
+              for part in chunk.parts[1:]]
     if not all(low.syntax_ok for _, low in pieces):
         # as for any kernel with a syntax error: its syntax errors only, no functions
+        functions, keyed = [], []
         diags = [d for _, low in pieces for d in low.diagnostics if d.code == "syntax"]
-        return Kernel(chunk, [], diags, False, chunk.name, None)
-    functions, diags = [], []
-    for part, low in pieces:
-        _note_keys(low, part, keys)
-        functions.extend(low.functions)
-        diags.extend(low.diagnostics)
-    return Kernel(chunk, functions, diags, True, chunk.name, None)
+    else:
+        functions, diags, keyed = [], [], []
+        for part, low in pieces:
+            functions.extend(low.functions)
+            diags.extend(low.diagnostics)
+            if low.key is not None:
+                keyed.extend((f, low.key, part.start_line) for _, f in low.functions)
+    for f, token, line in keyed:
+        file.keys[id(f)] = (token, line)
+    syntax_ok = all(low.syntax_ok for _, low in pieces)
+    if key is None or len(file.constants) != n:
+        return Kernel(chunk, functions, diags, syntax_ok, chunk.name, None)
+    token = _intern(key[:-1])
+    _modules.put(key, (tuple(functions), tuple(diags), syntax_ok, tuple(keyed), token))
+    return Kernel(chunk, functions, diags, syntax_ok, chunk.name, None,
+                  (token, chunk.start_line))
 
 
-def _lower_definition(chunk: Chunk, aliases, constants, path, py_constants, module,
-                      key) -> _Lowered:
-    """Parse and lower one definition; `module` is (the class chunk, (class name, method
-    names)) for a method of a module split into parts, else None."""
+def _lower_definition(chunk: Chunk, file: _File, module, key) -> _Lowered:
+    """Parse and lower one definition; `module` is (the class chunk, its token) for a method
+    of a module split into parts, else None."""
+    aliases, constants, path = file.aliases, file.constants, file.path
+    py_constants = file.py_constants
     parsed = parse_cached(chunk.text)
     off, col = chunk.start_line - 1, chunk.col_offset
     diags = [Diagnostic("syntax", "error", e.message,
@@ -195,8 +240,8 @@ def _lower_definition(chunk: Chunk, aliases, constants, path, py_constants, modu
                       spelling=chunk.spelling, source_lines=lines, comments=parsed.comments,
                       base_dir=os.path.dirname(os.path.abspath(path)) if path else None)
         if module is not None:
-            owner, (low.module_class, names) = module
-            low.module_funcs = set(owner.method_names) if names is None else set(names)
+            owner = module[0]
+            low.module_class, low.module_funcs = owner.name, set(owner.method_names)
             module_name = owner.name
             # a foreign function keeps its text as the class holds it
             first = chunk.start_line - owner.start_line
@@ -261,11 +306,13 @@ def parse(text, path=None) -> ParseResult:
     kernels = []
     functions = []
     keys: dict = {}
+    file = _File(aliases, constants, path, py_constants,
+                 _intern(file_key) if file_key is not None else None, keys)
     module_name = None
     spelling = "classic"
     with _CollectionPaused():
         for chunk in chunks:
-            k = _lower_chunk(chunk, aliases, constants, path, py_constants, file_key, keys)
+            k = _lower_chunk(chunk, file)
             kernels.append(k)
             diags.extend(k.diagnostics)
             functions.extend(k.functions)

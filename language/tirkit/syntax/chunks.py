@@ -345,9 +345,16 @@ def _module_parts(src: _Lines, start: int, head: int, end: int, indent_str: str,
     """(parts, method names) of an @I.ir_module class: its header, then one part per method;
     ((), ()) when the class holds anything else (a docstring, an assignment, a decorator
     whose arguments span lines), which is then read as one piece."""
-    rel, names = _class_parts(src.region(start, end), head - start, indent_str)
-    parts = tuple(Chunk(kind, first + start, last + start, width, text, chunk.spelling,
-                        name or chunk.name) for kind, first, last, width, text, name in rel)
+    return _placed_parts(src.region(start, end), head - start, indent_str, start,
+                         chunk.spelling, chunk.name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _placed_parts(region: str, head: int, indent_str: str, start: int, spelling: str,
+                  name: str) -> tuple:
+    rel, names = _class_parts(region, head, indent_str)
+    parts = tuple(Chunk(kind, first + start, last + start, width, text, spelling,
+                        part_name or name) for kind, first, last, width, text, part_name in rel)
     return parts, names
 
 

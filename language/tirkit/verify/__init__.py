@@ -60,7 +60,7 @@ _loaded = False
 # error inside it, the rule selection).  A function without a definition key (built by other
 # means) is keyed by the object itself.  Bounded and thread-safe: the language server checks
 # documents from a thread pool.
-_results = LRU(8192)
+_results = LRU(65536)
 
 
 def clear_result_cache():
@@ -92,64 +92,95 @@ def load_rules():
     return RULES
 
 
+def _error_between(err_lines, first, last) -> bool:
+    i = bisect.bisect_left(err_lines, first)
+    return i < len(err_lines) and err_lines[i] <= last
+
+
+def _function_diags(name, f, ctx, keys, common, incomplete) -> list:
+    """Every selected rule on one function, or their cached results (lines shifted)."""
+    from ..ir.stmt import PrimFunc
+    if not isinstance(f, PrimFunc):
+        return []
+    place = keys.get(id(f))
+    definition, line = place if place is not None else (id(f), 0)
+    key = (definition, name, incomplete, *common)
+    cached = _results.get(key)
+    if cached is not None and (place is not None or cached[0] is f):
+        return [_shifted(d, line - cached[1]) for d in cached[2]]
+    rules, fast_only = common[3][0], common[3][1]
+    path = common[2]
+    fdiags = []
+    for rule in RULES.values():
+        if rules is not None and rule.name not in rules:
+            continue
+        if fast_only and not rule.fast:
+            continue
+        if ctx.cache.get("func") is not f:
+            ctx.cache.clear()
+            ctx.cache["func"] = f
+        try:
+            out = rule.fn(f, ctx) or []
+        except RecursionError:
+            out = []
+        except Exception as e:   # a broken rule must not hide the others
+            out = [Diagnostic("internal", "information",
+                              f"rule {rule.name} failed on '{name}': {type(e).__name__}: {e}",
+                              f.span)]
+        for d in out:
+            if d.span is not None and d.span.file is None and path:
+                d.span = d.span._replace(file=path)
+        fdiags.extend(out)
+    # the entry keeps a function without a definition key alive, so that its id cannot be
+    # taken by another object while the entry exists
+    _results.put(key, (f if place is None else None, line,
+                       tuple(copy.copy(d) for d in fdiags)))
+    return fdiags
+
+
 def run_rules(result, target=None, rules=None, fast_only=False) -> list:
     """Diagnostics of parsing plus every selected rule on every function."""
-    from ..ir.stmt import PrimFunc
     load_rules()
     diags = list(result.diagnostics)
     from ..target import from_pragma
     pragma = from_pragma(result.text) if result.text else None
     ctx = RuleContext(target=target, module=result.module, text=result.text, path=result.path,
                       pragma=pragma)
-    syntax_bad = {id(f) for k in result.kernels if not k.syntax_ok for _, f in k.functions}
     err_lines = sorted({d.span.line for d in result.diagnostics
                         if d.severity == "error" and d.span})
-    for _, f in result.module.functions:
-        sp = getattr(f, "span", None)
-        if sp is not None and err_lines:
-            i = bisect.bisect_left(err_lines, sp.line)
-            if i < len(err_lines) and err_lines[i] <= sp.end_line:
-                ctx.lowering_errors.add(id(f))
     selection = (tuple(sorted(rules)) if rules is not None else None, bool(fast_only),
                  len(RULES))
+    common = (str(target) if target is not None else None, pragma, result.path, selection)
     keys = getattr(result, "keys", None) or {}
-    for name, f in result.module.functions:
-        if not isinstance(f, PrimFunc) or id(f) in syntax_bad:
-            continue
-        place = keys.get(id(f))
-        definition, line = place if place is not None else (id(f), 0)
-        key = (definition, name, str(target) if target is not None else None, pragma,
-               result.path, ctx.incomplete(f), selection)
-        cached = _results.get(key)
-        if cached is not None and (place is not None or cached[0] is f):
-            diags.extend(_shifted(d, line - cached[1]) for d in cached[2])
-            continue
-        fdiags = []
-        for rule in RULES.values():
-            if rules is not None and rule.name not in rules:
+    kernels = getattr(result, "kernels", None) or []
+    if sum(len(k.functions) for k in kernels) == len(result.module.functions):
+        groups = [(k, k.functions) for k in kernels]
+    else:                                   # functions that no kernel holds: one by one
+        groups = [(None, result.module.functions)]
+    for kernel, functions in groups:
+        place = getattr(kernel, "key", None)
+        if place is not None and kernel.syntax_ok and \
+                not _error_between(err_lines, kernel.chunk.start_line, kernel.chunk.end_line):
+            # a whole kernel (an @I.ir_module class: every method) without lowering errors
+            key = (place[0], *common)
+            cached = _results.get(key)
+            if cached is not None:
+                diags.extend(_shifted(d, place[1] - cached[1]) for d in cached[2])
                 continue
-            if fast_only and not rule.fast:
+            out = []
+            for name, f in functions:
+                out.extend(_function_diags(name, f, ctx, keys, common, False))
+            _results.put(key, (None, place[1], tuple(copy.copy(d) for d in out)))
+            diags.extend(out)
+            continue
+        for name, f in functions:
+            if kernel is not None and not kernel.syntax_ok:
                 continue
-            if ctx.cache.get("func") is not f:
-                ctx.cache.clear()
-                ctx.cache["func"] = f
-            try:
-                out = rule.fn(f, ctx) or []
-            except RecursionError:
-                out = []
-            except Exception as e:   # a broken rule must not hide the others
-                out = [Diagnostic("internal", "information",
-                                  f"rule {rule.name} failed on '{name}': {type(e).__name__}: {e}",
-                                  f.span)]
-            for d in out:
-                if d.span is not None and d.span.file is None and result.path:
-                    d.span = d.span._replace(file=result.path)
-            fdiags.extend(out)
-        # the entry keeps a function without a definition key alive, so that its id cannot
-        # be taken by another object while the entry exists
-        _results.put(key, (f if place is None else None, line,
-                           tuple(copy.copy(d) for d in fdiags)))
-        diags.extend(fdiags)
+            sp = getattr(f, "span", None)
+            incomplete = sp is not None and _error_between(err_lines, sp.line, sp.end_line)
+            if incomplete:
+                ctx.lowering_errors.add(id(f))
+            diags.extend(_function_diags(name, f, ctx, keys, common, incomplete))
     seen = set()
     unique = []
     for d in sorted(diags, key=Diagnostic.sort_key):
