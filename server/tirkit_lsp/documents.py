@@ -2,7 +2,11 @@
 
 An `Analysis` is built from one snapshot (URI, version, text) in a worker thread.  What it
 computes beyond the parse (rule diagnostics, the symbol index, costs) is computed once, on
-first use, under a lock, so features running on different threads share the work.
+first use, under a lock of its own, so features running on different threads share the work
+and a read (the symbol index for a hover) never waits for a write it does not need (the
+rules).  The parse reuses every unchanged function of the version before (the core caches
+by definition), so a new version's functions other than the edited one are analysed as
+soon as it exists.
 """
 from __future__ import annotations
 
@@ -30,18 +34,28 @@ class Analysis:
         self.path = uri_to_path(uri)
         self.lines = text.split("\n")
         self.result = tirkit.parse(text, self.path)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()      # guards the two dicts below, held only briefly
         self._cache: dict = {}
+        self._locks: dict = {}             # key -> the lock its computation holds
 
     @property
     def has_kernels(self) -> bool:
         return bool(self.result.kernels)
 
     def _once(self, key, fn):
+        """fn(), computed once per key; other keys are not held up meanwhile."""
         with self._lock:
-            if key not in self._cache:
-                self._cache[key] = fn()
-            return self._cache[key]
+            if key in self._cache:
+                return self._cache[key]
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key]
+            value = fn()
+            with self._lock:
+                self._cache[key] = value
+            return value
 
     def diagnostics(self, full: bool, target=None) -> list:
         """Core diagnostics: the fast rule set, or every rule (`full`)."""

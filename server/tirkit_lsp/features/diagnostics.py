@@ -44,7 +44,7 @@ async def publish(server, uri: str, full: bool, delay: float = 0.0) -> None:
     if a is None:
         return
     full = full or wants_full(server, a)
-    items = await server.run_sync(lsp_diagnostics, server, a, full)
+    items = await server.run_sync(lsp_diagnostics, server, a, full, rules=True)
     if not server.is_current(a):          # the document moved on: drop this result
         return
     server.text_document_publish_diagnostics(
@@ -85,7 +85,7 @@ def warm(server, uri: str, delay: float) -> None:
             a = await server.analysis(uri)
             if a is not None and server.is_current(a):
                 await server.run_sync(a.diagnostics, wants_full(server, a),
-                                      server.settings.target)
+                                      server.settings.target, rules=True)
         except asyncio.CancelledError:
             pass
         except Exception as e:
@@ -151,7 +151,7 @@ def setup(server) -> None:
         result_id = f"{a.version}:{'full' if full else 'fast'}:{server.settings.target or ''}"
         if params.previous_result_id == result_id:
             return T.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        items = await server.run_sync(lsp_diagnostics, server, a, full)
+        items = await server.run_sync(lsp_diagnostics, server, a, full, rules=True)
         if not server.is_current(a):
             # the document moved on while we worked: ask the client to pull again
             raise JsonRpcException(message="the document changed", code=-32802,
