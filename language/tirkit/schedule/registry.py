@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 
 PRIMITIVES: dict = {}
 
@@ -34,16 +35,21 @@ def primitive(name):
 
 
 _loaded = False
+_load_lock = threading.Lock()
 
 
 def load():
+    """Every primitive, registered once; a thread that asks while another registers them
+    waits for all of them (not a partly filled table)."""
     global _loaded
     if not _loaded:
-        _loaded = True
-        for m in MODULES:
-            try:
-                importlib.import_module(f"{__package__}.{m}")
-            except ModuleNotFoundError as e:
-                if e.name != f"{__package__}.{m}":
-                    raise
+        with _load_lock:
+            if not _loaded:
+                for m in MODULES:
+                    try:
+                        importlib.import_module(f"{__package__}.{m}")
+                    except ModuleNotFoundError as e:
+                        if e.name != f"{__package__}.{m}":
+                            raise
+                _loaded = True
     return PRIMITIVES
