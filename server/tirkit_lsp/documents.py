@@ -27,7 +27,7 @@ def uri_to_path(uri: str):
 
 
 class Analysis:
-    def __init__(self, uri: str, version, text: str):
+    def __init__(self, uri: str, version, text: str, previous: "Analysis | None" = None):
         self.uri = uri
         self.version = version
         self.text = text
@@ -37,6 +37,17 @@ class Analysis:
         self._lock = threading.Lock()      # guards the two dicts below, held only briefly
         self._cache: dict = {}
         self._locks: dict = {}             # key -> the lock its computation holds
+        if previous is not None:
+            self._inherit(previous)
+
+    def _inherit(self, previous: "Analysis") -> None:
+        """Keep what the version before computed for the functions it shares with this one
+        (the very same IR objects: unchanged and in the same place)."""
+        shared = {id(f) for _, f in self.result.module.functions}
+        with previous._lock:
+            for key, value in previous._cache.items():
+                if isinstance(key, tuple) and key[0] == "cost" and key[1] in shared:
+                    self._cache[key] = value
 
     @property
     def has_kernels(self) -> bool:
@@ -86,6 +97,11 @@ class AnalysisCache:
     def __init__(self, size: int = 64):
         self.size = size
         self._items: "OrderedDict[tuple, Analysis]" = OrderedDict()
+
+    def latest(self, uri):
+        """The newest analysis kept for a document, or None."""
+        found = [a for (u, _), a in self._items.items() if u == uri]
+        return found[-1] if found else None
 
     def get(self, uri, version):
         a = self._items.get((uri, version))

@@ -182,7 +182,8 @@ class TirkitServer(LanguageServer):
 
     async def _build(self, uri, version, text) -> Analysis:
         try:
-            a = await self.run_sync(Analysis, uri, version, text, title="tirkit: analysing")
+            a = await self.run_sync(Analysis, uri, version, text, self.cache.latest(uri),
+                                    title="tirkit: analysing")
             if self.current_version(uri) == version:     # an outdated analysis is not kept
                 self.cache.put(a)
             return a
