@@ -70,8 +70,16 @@ def from_pragma(text):
     """The target named by the first `# tirkit: target=NAME` comment, or None."""
     if not text:
         return None
-    m = _PRAGMA.search(text)
-    return m.group(1) if m else None
+    at = text.find("tirkit:")            # only lines that hold the word, not every line
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        m = _PRAGMA.match(text[start:end])
+        if m:
+            return m.group(1)
+        at = text.find("tirkit:", end)
+    return None
 
 
 def resolve(explicit, text, has_threads, pragma=None):

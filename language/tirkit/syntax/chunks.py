@@ -234,15 +234,16 @@ def _end_candidates(width: int):
 
 
 @functools.lru_cache(maxsize=16384)
-def _region_end(region: str, base: int, next_is_def) -> int | None:
+def _region_end(region: str, base: int, next_is_def) -> tuple | None:
     """Scan the lines from a definition's header up to the first line that may end it;
-    the index of its last code line if that line does end it (not inside a string, and
-    outside brackets or the start of a new definition), else None.  `next_is_def` is None
-    at the end of the file."""
+    (index of its last code line, characters up to that line's end) if that line does end
+    it (not inside a string, and outside brackets or the start of a new definition), else
+    None.  `next_is_def` is None at the end of the file."""
     state = [None]
     depth = 0
     last_code = 0
-    for i, raw in enumerate(region.split("\n")):
+    lines = region.split("\n")
+    for i, raw in enumerate(lines):
         code = _strip_strings_and_comment(raw, state)
         if code.strip() or state[0]:
             last_code = i
@@ -251,23 +252,48 @@ def _region_end(region: str, base: int, next_is_def) -> int | None:
         if opens or closes:
             depth = max(0, depth + opens - closes)
     if next_is_def is None or (state[0] is None and (depth == 0 or next_is_def)):
-        return last_code
+        return last_code, sum(map(len, lines[:last_code + 1])) + last_code
     return None
 
 
+def _line_at(text: str, off: int) -> str:
+    end = text.find("\n", off)
+    return text[off:end if end >= 0 else len(text)]
+
+
+def _next_line(text: str, off: int):
+    """Offset of the line after the one starting at `off`; None after the last line."""
+    end = text.find("\n", off)
+    return end + 1 if end >= 0 else None
+
+
 def _def_end(src: _Lines, head: int, base: int, plain: bool) -> int:
-    """`_definition_end`, found by a search for the next line that may end the definition
-    and a memoised scan of the lines before it (indentation by spaces only)."""
-    lines = src.lines
-    if not plain or head + 1 >= len(lines):
-        return _definition_end(lines, head, base)
-    m = _end_candidates(base).search(src.text, src.starts[head + 1] - 1)
+    """`_definition_end` of a text read with `_Lines` (a class's own text)."""
+    if not plain:
+        return _definition_end(src.lines, head, base)
+    found = _def_end_at(src.text, src.starts[head], base)
+    return head + found[0] if found is not None else _definition_end(src.lines, head, base)
+
+
+def _def_end_at(text: str, head_off: int, base: int) -> tuple | None:
+    """Where the definition whose header line starts at `head_off` ends: (its last line,
+    counted from the header, the offset just past that line), found by a search for the
+    next line that may end it and a memoised scan of the lines before it; None when that
+    line does not end it (a string or brackets still open: scan line by line instead).
+    Indentation by spaces only."""
+    nl = text.find("\n", head_off)
+    if nl < 0:
+        return 0, len(text)
+    m = _end_candidates(base).search(text, nl)
     if m is None:
-        rel = _region_end(src.text[src.starts[head]:], base, None)
+        found = _region_end(text[head_off:], base, None)
     else:
-        cand = src.line_of(m.end() - 1)
-        rel = _region_end(src.region(head, cand - 1), base, bool(_NEW_DEF.match(lines[cand])))
-    return head + rel if rel is not None else _definition_end(lines, head, base)
+        cand = m.start() + 1
+        found = _region_end(text[head_off:cand - 1], base,
+                            bool(_NEW_DEF.match(_line_at(text, cand))))
+    if found is None:
+        return None
+    return found[0], head_off + found[1]
 
 
 @functools.lru_cache(maxsize=16384)
@@ -278,51 +304,66 @@ def _dedent(region: str, indent: str) -> str:
 
 
 def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
-    src = _Lines(text)
-    lines = src.lines
+    """The kernels of a file, with its aliases.  The file is never split into lines: a
+    search finds each decorator, newlines are counted between the places it stops at."""
     al = find_aliases_in(text)
     plain = not any(c in text for c in "\t\f\v")     # indentation by spaces only
     chunks: list[Chunk] = []
-    i, n = 0, len(lines)
-    while i < n:
-        if i > 0 or not _DECORATOR.match(lines[0]):
-            found = _DECORATOR_LINE.search(text, max(0, src.starts[i] - 1))
+    full = None                     # the file split into lines, for the line-by-line scan
+    line, off = 0, 0                # the scan stands at the start of this line
+    while off is not None:
+        if off > 0 or not _DECORATOR.match(_line_at(text, 0)):
+            found = _DECORATOR_LINE.search(text, max(0, off - 1))
             if found is None:
                 break
-            i = max(i, src.line_of(found.end() - 1))
-        m = _DECORATOR.match(lines[i])
+            line += text.count("\n", off, found.start() + 1)
+            off = found.start() + 1
+        m = _DECORATOR.match(_line_at(text, off))
         if not m:
-            i += 1
+            line, off = line + 1, _next_line(text, off)
             continue
         # the run of decorators starting here
-        start = i
+        start, start_off = line, off
         indent_str = m.group(1)
         kind = None
-        j = i
-        while j < n:
-            mj = _DECORATOR.match(lines[j])
+        j, j_off = line, off
+        while j_off is not None:
+            lj = _line_at(text, j_off)
+            mj = _DECORATOR.match(lj)
             if mj and mj.group(1) == indent_str:
                 k = kernel_kind(mj.group(2), al)
                 kind = kind or k
-                j += 1
+                j, j_off = j + 1, _next_line(text, j_off)
                 # a decorator's arguments may span lines
-                depth = lines[j - 1].count("(") - lines[j - 1].count(")")
-                while depth > 0 and j < n:
-                    depth += lines[j].count("(") - lines[j].count(")")
-                    j += 1
+                depth = lj.count("(") - lj.count(")")
+                while depth > 0 and j_off is not None:
+                    lj = _line_at(text, j_off)
+                    depth += lj.count("(") - lj.count(")")
+                    j, j_off = j + 1, _next_line(text, j_off)
                 continue
-            if not lines[j].strip() or lines[j].strip().startswith("#"):
-                j += 1
+            if not lj.strip() or lj.strip().startswith("#"):
+                j, j_off = j + 1, _next_line(text, j_off)
                 continue
             break
-        if kind is None or j >= n or not _HEAD.match(lines[j]):
-            i = max(j, i + 1)
+        if kind is None or j_off is None or not _HEAD.match(_line_at(text, j_off)):
+            if j > line:
+                line, off = j, j_off
+            else:
+                line, off = line + 1, _next_line(text, off)
             continue
-        base = _indent(lines[start])
-        end = _def_end(src, j, base, plain)
+        head_line = _line_at(text, j_off)
+        base = _indent(_line_at(text, start_off))
+        found = _def_end_at(text, j_off, base) if plain else None
+        if found is not None:
+            end, end_off = j + found[0], found[1]
+        else:
+            full = full or _Lines(text)
+            end = _definition_end(full.lines, j, base)
+            end_off = full.starts[end] + len(full.lines[end])
         width = len(indent_str)
-        chunk_text = _dedent(src.region(start, end), indent_str)
-        name_m = re.match(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)", lines[j])
+        region = text[start_off:end_off]
+        chunk_text = _dedent(region, indent_str)
+        name_m = re.match(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)", head_line)
         spelling = "classic"
         if any(v == "tirx" for v in al.tir.values()):
             spelling = "tirx"
@@ -333,25 +374,20 @@ def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
         chunk = Chunk(kind, start + 1, end + 1, width, chunk_text, spelling,
                       name_m.group(1) if name_m else "")
         if kind == "ir_module" and plain:
-            chunk.parts, chunk.method_names = _module_parts(src, start, j, end, indent_str,
-                                                            chunk)
+            chunk.parts, chunk.method_names = _placed_parts(region, j - start, indent_str,
+                                                            start, spelling, chunk.name)
         chunks.append(chunk)
-        i = end + 1
+        line, off = end + 1, (end_off + 1 if end_off < len(text) else None)
     return chunks, al
-
-
-def _module_parts(src: _Lines, start: int, head: int, end: int, indent_str: str,
-                  chunk: Chunk) -> tuple:
-    """(parts, method names) of an @I.ir_module class: its header, then one part per method;
-    ((), ()) when the class holds anything else (a docstring, an assignment, a decorator
-    whose arguments span lines), which is then read as one piece."""
-    return _placed_parts(src.region(start, end), head - start, indent_str, start,
-                         chunk.spelling, chunk.name)
 
 
 @functools.lru_cache(maxsize=1024)
 def _placed_parts(region: str, head: int, indent_str: str, start: int, spelling: str,
                   name: str) -> tuple:
+    """(parts, method names) of an @I.ir_module class whose text is `region`, its `class`
+    line at `head` and its first line at file line `start` (0-based): its header, then
+    one part per method; ((), ()) when the class holds anything else (a docstring, an
+    assignment, a decorator whose arguments span lines), which is then read as one piece."""
     rel, names = _class_parts(region, head, indent_str)
     parts = tuple(Chunk(kind, first + start, last + start, width, text, spelling,
                         part_name or name) for kind, first, last, width, text, part_name in rel)
@@ -360,7 +396,7 @@ def _placed_parts(region: str, head: int, indent_str: str, start: int, spelling:
 
 @functools.lru_cache(maxsize=1024)
 def _class_parts(region: str, head: int, indent_str: str) -> tuple:
-    """`_module_parts` of one class's text (lines numbered from 1 at its first line)."""
+    """`_placed_parts` of one class's text, lines numbered from 1 at its first line."""
     src = _Lines(region)
     lines = src.lines
     end = len(lines) - 1
