@@ -6,9 +6,9 @@ aliases come from the file's imports (`from tvm.script import tir as T`, `tirx`,
 (inside a test function, say); each is dedented and parsed alone.  Nothing else in the file
 is read beyond its imports and top-level literal constants.
 
-An `@I.ir_module` class is split further into parts: its decorators and `class` line, then
-one part per method (with the comments above it), so that an edit inside one function of a
-module re-parses and re-lowers that function alone.  The scan is linear in the file and its
+An `@I.ir_module` class is split further into parts (syntax/class_parts.py): its decorators
+and `class` line, then one part per method (with the comments above it), so that an edit
+inside one function of a module re-parses and re-lowers that function alone.  The scan is linear in the file and its
 costly steps (where a definition ends, dedenting) are memoised by the text they read, so an
 unchanged definition costs a dictionary look-up, wherever it moved in the file.
 """
@@ -17,9 +17,6 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-import bisect
-import itertools
-import operator
 
 _IMPORT_FROM = re.compile(
     r"^\s*from\s+(tvm\.script|tirkit\.script)\s+import\s+(\(?)([^#\n]*)")
@@ -202,28 +199,7 @@ def _definition_end(lines, head_idx: int, base: int) -> int:
     return last_code
 
 
-class _Lines:
-    """The file's lines and the offset where each starts (for the regular-expression scan)."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.lines = text.split("\n")
-        self.starts = [0, *map(operator.add, itertools.accumulate(map(len, self.lines)),
-                               itertools.count(1))]
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset) - 1
-
-    def region(self, first: int, last: int) -> str:
-        """Lines first..last (0-based, inclusive) joined by newlines."""
-        return self.text[self.starts[first]:self.starts[last + 1] - 1]
-
-
 _DECORATOR_LINE = re.compile(r"\n[ \t]*@")
-_CODE_LINE = re.compile(r"\n[ \t]*[^ \t\r\n\f\v#]")
-_CLASS_LINE = re.compile(r"^[ \t]*class\s+(\w+)\s*(?:\([^()#]*\))?\s*:\s*(?:#.*)?$")
-_BARE_DECORATOR = re.compile(r"^[ \t]*@\s*[\w.]+\s*(?:\([^()#]*\))?\s*(?:#.*)?$")
-_DEF_LINE = re.compile(r"^[ \t]*(?:async\s+)?def\s+(\w+)")
 
 
 @functools.lru_cache(maxsize=64)
@@ -265,14 +241,6 @@ def _next_line(text: str, off: int):
     """Offset of the line after the one starting at `off`; None after the last line."""
     end = text.find("\n", off)
     return end + 1 if end >= 0 else None
-
-
-def _def_end(src: _Lines, head: int, base: int, plain: bool) -> int:
-    """`_definition_end` of a text read with `_Lines` (a class's own text)."""
-    if not plain:
-        return _definition_end(src.lines, head, base)
-    found = _def_end_at(src.text, src.starts[head], base)
-    return head + found[0] if found is not None else _definition_end(src.lines, head, base)
 
 
 def _def_end_at(text: str, head_off: int, base: int) -> tuple | None:
@@ -357,9 +325,9 @@ def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
         if found is not None:
             end, end_off = j + found[0], found[1]
         else:
-            full = full or _Lines(text)
-            end = _definition_end(full.lines, j, base)
-            end_off = full.starts[end] + len(full.lines[end])
+            full = full or text.split("\n")
+            end = _definition_end(full, j, base)
+            end_off = sum(map(len, full[:end + 1])) + end
         width = len(indent_str)
         region = text[start_off:end_off]
         chunk_text = _dedent(region, indent_str)
@@ -374,71 +342,12 @@ def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
         chunk = Chunk(kind, start + 1, end + 1, width, chunk_text, spelling,
                       name_m.group(1) if name_m else "")
         if kind == "ir_module" and plain:
-            chunk.parts, chunk.method_names = _placed_parts(region, j - start, indent_str,
-                                                            start, spelling, chunk.name)
+            from .class_parts import placed_parts
+            chunk.parts, chunk.method_names = placed_parts(region, j - start, indent_str,
+                                                           start, spelling, chunk.name)
         chunks.append(chunk)
         line, off = end + 1, (end_off + 1 if end_off < len(text) else None)
     return chunks, al
-
-
-@functools.lru_cache(maxsize=1024)
-def _placed_parts(region: str, head: int, indent_str: str, start: int, spelling: str,
-                  name: str) -> tuple:
-    """(parts, method names) of an @I.ir_module class whose text is `region`, its `class`
-    line at `head` and its first line at file line `start` (0-based): its header, then
-    one part per method; ((), ()) when the class holds anything else (a docstring, an
-    assignment, a decorator whose arguments span lines), which is then read as one piece."""
-    rel, names = _class_parts(region, head, indent_str)
-    parts = tuple(Chunk(kind, first + start, last + start, width, text, spelling,
-                        part_name or name) for kind, first, last, width, text, part_name in rel)
-    return parts, names
-
-
-@functools.lru_cache(maxsize=1024)
-def _class_parts(region: str, head: int, indent_str: str) -> tuple:
-    """`_placed_parts` of one class's text, lines numbered from 1 at its first line."""
-    src = _Lines(region)
-    lines = src.lines
-    end = len(lines) - 1
-    if not _CLASS_LINE.match(lines[head]):
-        return (), ()
-    for k in range(head):
-        s = lines[k].strip()
-        if s and not s.startswith("#") and not _BARE_DECORATOR.match(lines[k]):
-            return (), ()
-    base = len(indent_str)
-    parts = [("class", 1, head + 1, base, _dedent(src.region(0, head), indent_str), "")]
-    names = []
-    body = None
-    p = head + 1
-    while p <= end:
-        m = _CODE_LINE.search(region, src.starts[p] - 1)
-        q = src.line_of(m.end() - 1) if m is not None else end + 1
-        if q > end:
-            break
-        w = _indent(lines[q])
-        if body is None:
-            body = w
-        if w != body or w <= base:
-            return (), ()
-        d = q
-        while d <= end and lines[d].lstrip().startswith("@"):
-            if not _BARE_DECORATOR.match(lines[d]):
-                return (), ()
-            d += 1
-            while d <= end and (not lines[d].strip() or lines[d].lstrip().startswith("#")):
-                d += 1
-        head_m = _DEF_LINE.match(lines[d]) if d <= end else None
-        if head_m is None or _indent(lines[d]) != w:
-            return (), ()
-        e = _def_end(src, d, w, True)
-        if e > end:
-            return (), ()
-        parts.append(("method", p + 1, e + 1, w, _dedent(src.region(p, e), " " * w),
-                      head_m.group(1)))
-        names.append(head_m.group(1))
-        p = e + 1
-    return tuple(parts), tuple(names)
 
 
 def top_level_constants(text: str) -> dict:
