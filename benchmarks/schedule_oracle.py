@@ -117,7 +117,7 @@ def specs_for(sch: Schedule, max_blocks):
 
 
 def _uses(e, var):
-    from tirkit.schedule._ir import uses_var
+    from tirkit.ir.visit import uses_var
     return uses_var(e, var)
 
 

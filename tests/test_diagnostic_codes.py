@@ -4,7 +4,7 @@ import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FAMILIES = r"(?:name|type|bounds|signature|loop-nest|dataflow|thread|well-formed|constants|codegen)"
+FAMILIES = r"(?:name|type|bounds|signature|loop-nest|dataflow|thread|well-formed|constants|codegen|suppression)"
 CODE = re.compile(rf"^(?:syntax|internal|{FAMILIES}/[a-z-]+)$")
 LITERAL = re.compile(r"""["']([a-z-]+(?:/[a-z-]+)?)["']""")
 REGISTER = re.compile(r"""@register\(\s*["']([a-z/-]+)["']\s*,\s*codes=""")

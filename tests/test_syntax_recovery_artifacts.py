@@ -30,3 +30,16 @@ def test_bad_dedent_does_not_hide_the_next_kernel():
             '    A[0] = Z[0]\n')
     got = [(d.code, d.line) for d in tirkit.parse(text).diagnostics]
     assert got == [("syntax", 8), ("name/undefined", 13)]
+
+
+def test_lone_surrogates_read_as_the_bytes_they_stand_for():
+    """Text decoded with `surrogateescape` (or JSON `\\udcXX` escapes) reports like the bytes:
+    the same diagnostics, U+FFFD in the text, columns unchanged."""
+    as_bytes = tirkit.parse(SRC, "bad.py")
+    as_text = tirkit.parse(SRC.decode("utf-8", "surrogateescape"), "bad.py")
+    assert [(d.code, d.line, d.span.column, d.message) for d in as_text.diagnostics] == \
+        [(d.code, d.line, d.span.column, d.message) for d in as_bytes.diagnostics]
+    assert "\ufffd\ufffd A[i]" in as_text.text
+    lone = tirkit.parse("x = 1\ny = '\ud800'\n")
+    assert [(d.code, d.line, d.span.column) for d in lone.diagnostics] == [("syntax", 2, 6)]
+    assert "U+D800" in lone.diagnostics[0].message and "\ud800" not in lone.text

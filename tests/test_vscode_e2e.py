@@ -4,6 +4,8 @@ Needs what `bash vscode-extension/scripts/e2e-setup.sh` installs (Node, Debian's
 code-server 4.100.3 under ~/.cache/tirkit-e2e, the extension's npm packages); each test skips
 with the reason when a piece is missing.  The e2e run happens inside `unshare -n` with only
 loopback up, which proves it needs no network.  Screenshots land in .artifacts/vscode-e2e/.
+The kernels it opens are this checkout's own (tests/data/vscode_e2e), and the extension runs
+in its default settings: the full rule set's diagnostics appear when a file is saved.
 """
 from __future__ import annotations
 
@@ -26,13 +28,7 @@ CS_DIR = Path(os.environ.get("TIRKIT_E2E_HOME", Path.home() / ".cache" / "tirkit
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / ".artifacts" / "vscode-e2e"
 SETUP = "bash vscode-extension/scripts/e2e-setup.sh"
-
-
-def _examples() -> Path:
-    for p in (ROOT.parent / "shared" / "examples", ROOT / "examples"):
-        if (p / "valid").is_dir() and (p / "invalid").is_dir():
-            return p
-    pytest.skip("no examples folder with valid/ and invalid/ (../shared/examples)")
+DATA = ROOT / "tests" / "data" / "vscode_e2e"
 
 
 def _need_node_modules():
@@ -51,16 +47,14 @@ def _npm(*args, timeout=120) -> subprocess.CompletedProcess:
                           timeout=timeout, cwd=EXT)
 
 
-def _reports(path: Path, code: str) -> bool:
-    """Whether the core reports `code` on `path` (i.e. the rule behind it exists)."""
-    sys.path[:0] = [str(ROOT / "language")]
-    try:
-        import tirkit
-        return any(d.code == code for d in tirkit.check(path.read_text(), path=str(path)))
-    except Exception:
-        return False
-    finally:
-        del sys.path[0]
+def _codes(path: Path, fast_only: bool) -> list:
+    """[(1-based line, code)] the core reports on `path`: the on-change (fast) rule set, or
+    every rule (what a save adds)."""
+    import tirkit
+    from tirkit.verify import run_rules
+    return sorted((d.span.line, d.code)
+                  for d in run_rules(tirkit.parse(path.read_text(), str(path)),
+                                     fast_only=fast_only))
 
 
 def _has_schedule_actions() -> bool:
@@ -110,7 +104,12 @@ def test_vscode_end_to_end():
     if importlib.util.find_spec("pygls") is None:
         pytest.skip("pygls is not installed: the language server cannot run")
     netns = _netns_prefix()
-    ex = _examples()
+    invalid, valid, on_save = (DATA / "reduction_on_parallel.py", DATA / "matmul.py",
+                               DATA / "uncovered_read.py")
+    # the kernels show what each step needs: a fast rule's error, and one only a save finds
+    assert _codes(invalid, True) == [(9, "loop-nest/reduction-on-parallel")]
+    assert _codes(on_save, True) == [] and _codes(on_save, False) == [(14, "dataflow/uncovered-read")]
+    assert _codes(valid, False) == []
 
     # Build the .vsix from the current sources, offline (no npm ci: node_modules is there).
     vsix = ARTIFACTS / "tirkit.vsix"
@@ -121,13 +120,10 @@ def test_vscode_end_to_end():
              "-o", str(vsix))
     assert r.returncode == 0 and vsix.is_file(), r.stdout[-2000:] + r.stderr[-2000:]
 
-    invalid = ex / "invalid" / "reduction_on_parallel.py"
-    if not _reports(invalid, "loop-nest/reduction-on-parallel"):
-        invalid = ex / "invalid" / "undefined_name.py"   # until the loop-nest rules exist
     schedule = "yes" if _has_schedule_actions() else "auto"
     cmd = [*netns, "node", str(EXT / "e2e" / "run.mjs"),
            "--code-server", str(CS_DIR), "--vsix", str(vsix), "--python", sys.executable,
-           "--invalid", str(invalid), "--valid", str(ex / "valid" / "matmul.py"),
+           "--invalid", str(invalid), "--valid", str(valid), "--on-save", str(on_save),
            "--artifacts", str(ARTIFACTS), "--schedule-actions", schedule]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=server_env(),
                        cwd=ROOT)
@@ -136,7 +132,8 @@ def test_vscode_end_to_end():
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     out = r.stdout
     assert "FAIL" not in out
-    for check in ("install .vsix", "error squiggle", "Problems entry", "status bar",
+    for check in ("install .vsix", "error squiggle", "Problems entry", "on-save diagnostics",
+                  "status bar", "hover on kernel name",
                   "hover on block", "schedule trace command", "format kernels",
                   "canonical form command", "target setting",
                   "missing server message"):

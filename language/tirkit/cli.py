@@ -1,25 +1,18 @@
-"""`tirkit check | fmt | run | bench | lsp`."""
+"""`tirkit check | fmt | run | bench | config | clean | lsp`."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
-from .diagnostics import Diagnostic
+from . import __version__
 
 
 def _files(paths):
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__"))
-                                 and d not in ("node_modules", "build", "dist"))
-                for f in sorted(files):
-                    if f.endswith(".py"):
-                        yield os.path.join(root, f)
-        else:
-            yield p
+    """The `.py` files under `paths` (folders walked, the configuration's excludes
+    skipped); files named directly as they are."""
+    from .project.tree import Resolver, files
+    return files(paths, Resolver({}))
 
 
 def _read(path):
@@ -27,63 +20,13 @@ def _read(path):
         return fh.read()
 
 
-def render_text(path, text, d: Diagnostic) -> str:
-    """`file:line:col: severity: message [code]` and a caret excerpt."""
-    s = d.span
-    out = [f"{path}:{s.line}:{s.column}: {d.severity}: {d.message} [{d.code}]"]
-    lines = text.split("\n") if isinstance(text, str) else []
-    if 0 < s.line <= len(lines):
-        src = lines[s.line - 1].rstrip("\r")
-        out.append(f"  {s.line:4d} | {src}")
-        end = s.end_column if s.end_line == s.line else len(src) + 1
-        width = max(1, end - s.column)
-        out.append("       | " + " " * (s.column - 1) + "^" * width)
-    for rs, msg in d.related:
-        if rs is not None:
-            out.append(f"  note: {rs.file or path}:{rs.line}:{rs.column}: {msg}")
-    return "\n".join(out)
-
-
 def cmd_check(args) -> int:
-    from . import check
-    from .script.parse import decode
-    results = []
-    errors = 0
-    for path in _files(args.paths):
-        try:
-            data = _read(path)
-        except OSError as e:
-            results.append((path, "", [Diagnostic("io", "error", str(e.strerror or e),
-                                                  _span1())]))
-            errors += 1
-            continue
-        text, _ = decode(data)
-        diags = check(data, path=path, target=args.target)
-        errors += sum(d.severity == "error" for d in diags)
-        results.append((path, text, diags))
-    if args.format == "json":
-        out = [d.to_json(path) for path, _, diags in results for d in diags]
-        json.dump(out, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        n = 0
-        for path, text, diags in results:
-            for d in diags:
-                print(render_text(path, text, d))
-                n += 1
-        files = len(results)
-        print(f"{files} file{'s' if files != 1 else ''} checked, {errors} error"
-              f"{'s' if errors != 1 else ''}, {n - errors} other diagnostic"
-              f"{'s' if n - errors != 1 else ''}", file=sys.stderr)
-    return 1 if errors else 0
-
-
-def _span1():
-    from .diagnostics import Span
-    return Span(1, 1, 1, 2)
+    from .project.commands import run_check
+    return run_check(args)
 
 
 def cmd_fmt(args) -> int:
+    from .project.commands import fmt_threshold, print_diff
     from .script.format import format_text
     changed = 0
     for path in _files(args.paths):
@@ -98,20 +41,22 @@ def cmd_fmt(args) -> int:
             print(f"{path}: not valid UTF-8; left as it is", file=sys.stderr)
             continue
         from .script.params_print import sink_for_script
-        sink = sink_for_script(text, path, args.inline_threshold)
+        sink = sink_for_script(text, path, fmt_threshold(path, args.inline_threshold))
         new, skipped = format_text(text, path, params=sink)
         for name in skipped:
             print(f"{path}: kernel '{name}' has errors; left as it is", file=sys.stderr)
         if new != text:
             changed += 1
-            if args.check:
+            if args.diff:
+                print_diff(path, text, new)
+            elif args.check:
                 print(f"would reformat {path}")
             else:
                 if sink.commit():          # the data first: the text never names missing data
                     print(f"wrote {sink.path}")
                 _atomic_write(path, new)
                 print(f"reformatted {path}")
-    if args.check:
+    if args.check or args.diff:
         return 1 if changed else 0
     return 0
 
@@ -135,45 +80,61 @@ def _atomic_write(path, text):
 
 
 def main(argv=None) -> int:
+    from .project import commands as project_commands
     ap = argparse.ArgumentParser(prog="tirkit", description="Check, format, run and benchmark "
                                  "TensorIR kernels written in TVMScript.")
+    ap.add_argument("--version", action="version", version=f"tirkit {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check", help="report diagnostics for files or folders")
     c.add_argument("paths", nargs="+")
-    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--format", choices=project_commands.FORMATS, default="text")
     c.add_argument("--target", default=None, help="target name (e.g. cuda-sm80, llvm)")
     c.set_defaults(fn=cmd_check)
+    project_commands.add_check_options(c)
     f = sub.add_parser("fmt", help="rewrite kernels in canonical form (the rest of the file "
                        "is left as it is)")
     f.add_argument("paths", nargs="+")
     f.add_argument("--check", action="store_true", help="exit 1 when a file would change")
-    f.add_argument("--inline-threshold", type=int, default=64, metavar="N",
+    f.add_argument("--diff", action="store_true", help="print what would change as a unified "
+                   "diff, write nothing; exit 1 when a file would change")
+    f.add_argument("--inline-threshold", type=int, default=None, metavar="N",
                    help="constants of more than N elements go to the script's .params file "
-                   "(default 64)")
+                   "(default: constants.inline-threshold of the configuration, or 64)")
     f.set_defaults(fn=cmd_fmt)
-    try:
-        from .codegen import cli as codegen_cli
-        codegen_cli.add_commands(sub)
-    except ImportError:
-        pass
-    lsp = sub.add_parser("lsp", help="start the language server on stdio")
-    lsp.set_defaults(fn=lambda a: _lsp())
-    args = ap.parse_args(argv)
+    from .codegen import cli as codegen_cli
+    codegen_cli.add_commands(sub)
+    project_commands.add_commands(sub)
+    lsp = sub.add_parser("lsp", help="start the language server (`tirkit-lsp`; its options "
+                         "follow)")
+    lsp.set_defaults(fn=lambda a: _lsp(a.server_args))
+    args, rest = ap.parse_known_args(argv)
+    if rest and args.cmd != "lsp":
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.server_args = rest
     try:
         return args.fn(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
-
-
-def _lsp() -> int:
-    try:
-        from tirkit_lsp.__main__ import main as lsp_main
-    except ImportError:
-        print("tirkit-lsp is not installed: pip install 'tirkit[lsp]'", file=sys.stderr)
+    except project_commands.ConfigError as e:
+        print(f"tirkit: {e}", file=sys.stderr)
         return 2
-    return lsp_main([]) or 0
+    except Exception as e:                  # never a traceback: exit 2, as documented
+        print(f"tirkit: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+
+
+def _lsp(server_args) -> int:
+    """Start the server through its console script's entry point: the core does not import
+    the server, and a missing server says what to install."""
+    from importlib.metadata import entry_points
+    found = list(entry_points(group="console_scripts", name="tirkit-lsp"))
+    if not found:
+        print("the language server is not installed: pip install 'tirkit[lsp]'",
+              file=sys.stderr)
+        return 2
+    return found[0].load()(server_args) or 0
 
 
 if __name__ == "__main__":

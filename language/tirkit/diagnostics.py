@@ -71,6 +71,23 @@ def warning(code: str, message: str, span: Span, related=None) -> Diagnostic:
     return Diagnostic(code, "warning", message, span, list(related or []))
 
 
+def render_text(path, text, d: Diagnostic) -> str:
+    """`file:line:col: severity: message [code]` and a caret excerpt."""
+    s = d.span
+    out = [f"{path}:{s.line}:{s.column}: {d.severity}: {d.message} [{d.code}]"]
+    lines = text.split("\n") if isinstance(text, str) else []
+    if 0 < s.line <= len(lines):
+        src = lines[s.line - 1].rstrip("\r")
+        out.append(f"  {s.line:4d} | {src}")
+        end = s.end_column if s.end_line == s.line else len(src) + 1
+        width = max(1, end - s.column)
+        out.append("       | " + " " * (s.column - 1) + "^" * width)
+    for rs, msg in d.related:
+        if rs is not None:
+            out.append(f"  note: {rs.file or path}:{rs.line}:{rs.column}: {msg}")
+    return "\n".join(out)
+
+
 class TirkitError(Exception):
     """An error that carries diagnostics (raised by the embedded `tirkit.script` API)."""
 

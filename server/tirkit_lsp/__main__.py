@@ -19,7 +19,14 @@ def main(argv=None) -> int:
         [logging.StreamHandler(sys.stderr)]
     logging.basicConfig(level=getattr(logging, args.log_level), handlers=handlers,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from .server import create_server
+    try:
+        from .server import create_server
+    except ImportError as e:
+        if (e.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        print(f"tirkit-lsp needs pygls and lsprotocol ({e}): pip install 'tirkit[lsp]'",
+              file=sys.stderr)
+        return 2
     server = create_server()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
@@ -29,7 +36,12 @@ def main(argv=None) -> int:
             ap.error(f"--tcp wants HOST:PORT, got {args.tcp!r}")
         server.start_tcp(host or "127.0.0.1", port_n)
     else:
-        server.start_io()
+        from .stdio import LenientStdin
+        server.start_io(stdin=LenientStdin(sys.stdin.buffer))
+    # the connection ended (`exit`, or the client closed it): no analysis may hold the process
+    from .features.lifecycle import exit_code, leave_soon, stop_work
+    stop_work(server)
+    leave_soon(exit_code(server))
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lsprotocol import types as T
+from pygls.workspace import PositionCodec
 
 SEVERITY = {
     "error": T.DiagnosticSeverity.Error,
@@ -12,44 +13,27 @@ SEVERITY = {
 }
 
 
-def _units(ch: str, encoding: str) -> int:
-    o = ord(ch)
-    if encoding == "utf-8":
-        return 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-    if encoding == "utf-32":
-        return 1
-    return 2 if o >= 0x10000 else 1
-
-
 class Converter:
+    """Positions of one document's text; the code units of each encoding are counted by
+    pygls's PositionCodec."""
+
     def __init__(self, lines, encoding="utf-16"):
         self.lines = lines
-        self.encoding = str(getattr(encoding, "value", encoding) or "utf-16")
-        self.plain = self.encoding == "utf-32"
+        self.codec = PositionCodec(encoding or T.PositionEncodingKind.Utf16)
 
     def _line(self, i):
         return self.lines[i] if 0 <= i < len(self.lines) else ""
 
     def to_client_char(self, line0: int, cp: int) -> int:
-        if self.plain:
-            return cp
         text = self._line(line0)
-        if text.isascii():
-            return cp
-        return sum(_units(c, self.encoding) for c in text[:cp])
+        return cp if text.isascii() else self.codec.client_num_units(text[:cp])
 
     def from_client_char(self, line0: int, units: int) -> int:
-        if self.plain:
-            return units
         text = self._line(line0)
-        if text.isascii():
-            return min(units, len(text))
-        n = 0
-        for i, c in enumerate(text):
-            if n >= units:
-                return i
-            n += _units(c, self.encoding)
-        return len(text)
+        if text.isascii() or units >= self.codec.client_num_units(text):
+            return min(units, len(text))      # (the codec puts a position past the end
+        pos = T.Position(0, units)            # on the last character, not after it)
+        return self.codec.position_from_client_units([text], pos).character
 
     # -- spans and positions
     def position(self, line1: int, col1: int) -> T.Position:

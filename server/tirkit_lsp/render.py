@@ -2,20 +2,18 @@
 only: every number here is computed by `tirkit.analysis`)."""
 from __future__ import annotations
 
-import importlib
-
-import numpy as np
-
 from tirkit.analysis.cost import bound_by, format_seconds, roofline_seconds, target_peaks
+from tirkit.analysis.nest import (buffer_bytes, find_realize, inferred_regions,
+                                  producers_consumers, value_stats)
+from tirkit.analysis.nest import loop_trip_count as trip_count
 from tirkit.ir import expr as E
 from tirkit.ir import stmt as S
-from tirkit.ir.dtype import bytes_of
 from tirkit.script.printer import Printer
 
-_KIND = {"S": "spatial", "R": "reduce", "C": "scan", "O": "opaque"}
+KIND = {"S": "spatial", "R": "reduce", "C": "scan", "O": "opaque"}
 
 
-def _printer(func) -> Printer:
+def printer_for(func) -> Printer:
     return Printer(getattr(func, "spelling", "classic"))
 
 
@@ -28,7 +26,7 @@ def _num(p) -> str:
     return fmt_int(v) if v is not None else str(p)
 
 
-def _domain(pr: Printer, r: E.Range) -> str:
+def domain_text(pr: Printer, r: E.Range) -> str:
     lo = pr.expr(r.min)
     if isinstance(r.min, E.IntImm) and isinstance(r.extent, E.IntImm):
         return f"[{r.min.value}, {r.min.value + r.extent.value})"
@@ -37,56 +35,25 @@ def _domain(pr: Printer, r: E.Range) -> str:
     return f"[{lo}, {lo} + {pr.expr(r.extent)})"
 
 
-def find_realize(func, block):
-    """The BlockRealize of `block` in `func` (for its bindings and predicate)."""
-    from tirkit.ir.visit import walk
-    found = []
-
-    def fn(x):
-        if found:
-            return False
-        if isinstance(x, S.BlockRealize) and x.block is block:
-            found.append(x)
-            return False
-        return True
-    walk(func.body, fn)
-    return found[0] if found else None
-
-
-def inferred_regions(func, realize):
-    """(reads, writes) as region texts inferred by the core's region analysis
-    (`tirkit.analysis.regions`), or None when this core has no region inference.  A
-    reduction's read of its own output is left out, as TVM leaves it out of `T.reads`."""
-    try:
-        regions = importlib.import_module("tirkit.analysis.regions")
-    except ImportError:
-        return None
-    accesses = getattr(regions, "accesses", None)
-    block_regions = getattr(regions, "block_regions", None)
-    if realize is None or not callable(accesses) or not callable(block_regions):
-        return None
-    found = block_regions(accesses(func), realize)
-    written = {id(a.buffer) for a, _ in found if a.is_write}
-    reads, writes = [], []
-    for a, reg in found:
-        if not a.is_write and realize.block.init is not None and id(a.buffer) in written:
-            continue
-        if reg is None:
-            text = f"{a.buffer.name}[...]"
+def region_texts(regions) -> list:
+    """Inferred regions (`tirkit.analysis.nest.InferredRegion`) as texts: `A[vi, 0:16]`."""
+    out = []
+    for r in regions:
+        if r.dims is None:
+            text = f"{r.buffer.name}[...]"
         else:
             dims = []
-            for lo, hi in reg:
+            for lo, hi in r.dims:
                 if lo is None or hi is None:
                     dims.append("?")
                 elif lo == hi:
                     dims.append(repr(lo))
                 else:
                     dims.append(f"{lo!r}:{hi + 1!r}")
-            text = f"{a.buffer.name}[{', '.join(dims)}]".replace("+ -", "- ")
-        out = writes if a.is_write else reads
+            text = f"{r.buffer.name}[{', '.join(dims)}]".replace("+ -", "- ")
         if text not in out:
             out.append(text)
-    return reads, writes
+    return out
 
 
 def _regions_text(pr, regions) -> str:
@@ -94,7 +61,7 @@ def _regions_text(pr, regions) -> str:
 
 
 def block_markdown(func, block, cost, target) -> str:
-    pr = _printer(func)
+    pr = printer_for(func)
     realize = find_realize(func, block)
     out = [f"**block** `{block.name_hint}` in `{func.name}`", ""]
     if block.iter_vars:
@@ -102,15 +69,15 @@ def block_markdown(func, block, cost, target) -> str:
         values = realize.iter_values if realize is not None else ()
         for i, iv in enumerate(block.iter_vars):
             binding = pr.expr(values[i]) if i < len(values) else "-"
-            out.append(f"| `{iv.var.name}` | {_KIND.get(iv.kind, iv.kind)} | "
-                       f"`{_domain(pr, iv.dom)}` | `{binding}` |")
+            out.append(f"| `{iv.var.name}` | {KIND.get(iv.kind, iv.kind)} | "
+                       f"`{domain_text(pr, iv.dom)}` | `{binding}` |")
         out.append("")
     else:
         out += ["no iterators (opaque block)", ""]
-    try:
-        inferred = inferred_regions(func, realize)
-    except Exception:
-        inferred = None
+    inferred = None
+    if realize is not None:
+        reads, writes = inferred_regions(func, realize)
+        inferred = (region_texts(reads), region_texts(writes))
     for label, declared, idx in (("reads", block.reads, 0), ("writes", block.writes, 1)):
         dec = _regions_text(pr, declared) if declared is not None else "not declared"
         line = f"- **{label}** (declared): {dec}"
@@ -121,8 +88,6 @@ def block_markdown(func, block, cost, target) -> str:
                     sorted(pr.region(r) for r in declared) != sorted(inferred[idx]):
                 line += " — **differs**"
         out.append(line)
-    if inferred is None:
-        out.append("- inferred regions: unavailable (no region inference in this core build)")
     if block.init is not None:
         lines: list = []
         pr.stmt(block.init, lines, "")
@@ -162,7 +127,7 @@ def cost_lines(cost, target) -> list:
 
 
 def loop_markdown(func, loop: S.For, trip_under) -> str:
-    pr = _printer(func)
+    pr = printer_for(func)
     out = [f"**loop** `{loop.loop_var.name}` in `{func.name}`", "",
            f"- extent: `{pr.expr(loop.extent)}`"
            + (f" (from `{pr.expr(loop.min)}`)" if not (isinstance(loop.min, E.IntImm)
@@ -174,90 +139,16 @@ def loop_markdown(func, loop: S.For, trip_under) -> str:
     return "\n".join(out)
 
 
-def loop_trip_count(loop: S.For):
+def loop_trip_count(loop: S.For) -> str:
     """Iterations of the innermost loops under `loop` (itself included), as text."""
-    from tirkit.analysis.cost import Poly, _extent_poly
-    total = Poly()
-
-    def visit(s, mult):
-        nonlocal total
-        if s is None:
-            return
-        if isinstance(s, S.SeqStmt):
-            for x in s.seq:
-                visit(x, mult)
-        elif isinstance(s, S.For):
-            m = mult * _extent_poly(s.extent)
-            if not _has_loop(s.body):
-                total = total + m
-            else:
-                visit(s.body, m)
-        elif isinstance(s, S.BlockRealize):
-            visit(s.block.body, mult)
-        elif hasattr(s, "body"):
-            visit(s.body, mult)
-            if isinstance(s, S.IfThenElse):
-                visit(s.else_case, mult)
-        elif isinstance(s, S.IfThenElse):
-            visit(s.then_case, mult)
-            visit(s.else_case, mult)
-
-    visit(loop, Poly.const(1))
-    return _num(total)
-
-
-def _has_loop(s) -> bool:
-    from tirkit.ir.visit import walk
-    hit = []
-
-    def fn(x):
-        if hit:
-            return False
-        if isinstance(x, S.For):
-            hit.append(x)
-            return False
-        return True
-    walk(s, fn)
-    return bool(hit)
-
-
-def producers_consumers(func, buf):
-    from tirkit.ir.visit import walk
-    prod, cons = [], []
-
-    def fn(x):
-        if isinstance(x, S.Block) and x.name_hint != "root":
-            w, r = [], []
-
-            def inner(y):
-                if isinstance(y, S.BufferStore) and y.buffer is buf:
-                    w.append(1)
-                elif isinstance(y, E.BufferLoad) and y.buffer is buf:
-                    r.append(1)
-                elif isinstance(y, S.Block) and y is not x:
-                    return False
-                return True
-            walk((x.init, x.body), inner)
-            if w and x.name_hint not in prod:
-                prod.append(x.name_hint)
-            if r and x.name_hint not in cons:
-                cons.append(x.name_hint)
-        return True
-    walk(func.body, fn)
-    return prod, cons
+    return _num(trip_count(loop))
 
 
 def buffer_markdown(func, buf: S.Buffer, role: str) -> str:
-    pr = _printer(func)
+    pr = printer_for(func)
     shape = ", ".join(pr.expr(d) for d in buf.shape)
-    n = bytes_of(buf.dtype)
-    symbolic = False
-    for d in buf.shape:
-        if isinstance(d, E.IntImm):
-            n *= d.value
-        else:
-            symbolic = True
-    size = "symbolic" if symbolic else f"{n:,} bytes"
+    n = buffer_bytes(buf)
+    size = "symbolic" if n is None else f"{n:,} bytes"
     prod, cons = producers_consumers(func, buf)
     kind = {"param": "parameter", "alloc": "allocated", "match": "matched",
             "decl": "declared"}.get(role, role)
@@ -289,9 +180,9 @@ def constant_markdown(func, stmt: S.AllocateConst, constants) -> str:
             arr = constants[stmt.const_name].array()
     except Exception:
         arr = None
-    if arr is not None and arr.size:
-        a = np.asarray(arr, dtype=np.float64)
-        out += [f"- min: {a.min():.6g}", f"- max: {a.max():.6g}", f"- mean: {a.mean():.6g}"]
+    stats = value_stats(arr)
+    if stats is not None:
+        out += [f"- min: {stats[0]:.6g}", f"- max: {stats[1]:.6g}", f"- mean: {stats[2]:.6g}"]
     else:
         out.append("- values: not loaded")
     return "\n".join(out)

@@ -78,6 +78,8 @@ class TirkitServer(LanguageServer):
         self._inflight: dict = {}          # (uri, version) -> asyncio.Future[Analysis]
         self.saved_versions: dict = {}     # uri -> version last saved
         self.diagnostic_tasks: dict = {}   # uri -> the scheduled diagnostics task
+        self.pushed_on_save: set = set()   # uris with on-save diagnostics pushed to a puller
+        self.shutdown_requested = False    # `shutdown` received (the exit code is then 0)
         self.features: list = []
 
     # ------------------------------------------------------------------ plumbing

@@ -61,7 +61,7 @@ def edit_between(old: str, new: str) -> T.TextDocumentContentChangePartial:
         head = text[:off]
         line = head.count("\n")
         col_text = head[head.rfind("\n") + 1:]
-        return T.Position(line, len(col_text.encode("utf-16-le")) // 2)
+        return T.Position(line, len(col_text.encode("utf-16-le", "surrogatepass")) // 2)
     return T.TextDocumentContentChangePartial(
         range=T.Range(pos(old, p), pos(old, len(old) - s)), text=new[p:len(new) - s])
 
@@ -79,8 +79,10 @@ def corpus(texts, count: int, seed: int = 1234):
 
 
 def core_corpus(count: int):
-    """Texts from the compiler core's fuzz corpus (tests/test_fuzz.py `mutants`), decoded as an
-    editor would; None when this checkout has no such corpus."""
+    """Texts from the compiler core's fuzz corpus (tests/test_fuzz.py `mutants`), decoded as
+    editors do: with replacement characters (VS Code), or keeping the bytes that are not UTF-8
+    (Neovim), which then reach the server as lone surrogates; None when this checkout has no
+    such corpus."""
     import pathlib
     import sys
     tests = str(pathlib.Path(__file__).resolve().parents[1])
@@ -89,6 +91,7 @@ def core_corpus(count: int):
     try:
         import test_fuzz
         gen = test_fuzz.mutants(count)
-        return [data.decode("utf-8", "replace") for _, data in gen]
+        return [data.decode("utf-8", "surrogateescape" if i % 2 else "replace")
+                for i, (_, data) in enumerate(gen)]
     except Exception:
         return None

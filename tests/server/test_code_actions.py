@@ -123,7 +123,8 @@ async def test_quick_fix_makes_the_racy_loop_serial(client):
     acts = await client.text_document_code_action_async(T.CodeActionParams(
         text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
         context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
-    assert [a.title for a in acts] == ["Make loop 'k' serial"]
+    assert [a.title for a in acts] == ["Make loop 'k' serial",
+                                       "Ignore loop-nest/reduction-on-parallel on this line"]
     assert acts[0].kind == T.CodeActionKind.QuickFix and acts[0].diagnostics
     ca = await client.code_action_resolve_async(acts[0])
     fixed = _apply(RACY, ca.edit.changes[uri])

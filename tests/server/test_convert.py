@@ -20,6 +20,15 @@ def test_positions_in_each_encoding():
         assert c.line_col(p) == (1, col_y)
 
 
+def test_positions_past_the_end_of_a_line_stay_at_its_end():
+    for enc in ("utf-8", "utf-16", "utf-32"):
+        c = Converter(LINES, enc)
+        end = c.to_client_char(0, len(LINES[0]))
+        assert c.line_col(T.Position(0, end)) == (1, len(LINES[0]) + 1)
+        assert c.line_col(T.Position(0, end + 5)) == (1, len(LINES[0]) + 1)
+        assert c.line_col(T.Position(1, 9)) == (2, 2)                 # "z": ASCII line
+
+
 def test_related_information_becomes_locations():
     d = Diagnostic("well-formed/redefinition", "error", "'A' is defined twice",
                    Span(2, 1, 2, 2, "/tmp/k.py"),

@@ -60,19 +60,7 @@ async def test_hover_block_signature_and_costs(client):
     assert "roofline time on llvm" in text and "compute-bound" in text
 
 
-def _has_region_inference() -> bool:
-    try:
-        from tirkit.analysis import regions
-    except ImportError:
-        return False
-    return hasattr(regions, "accesses") and hasattr(regions, "block_regions")
-
-
 async def test_hover_inferred_regions(client):
-    if not _has_region_inference():
-        text = await hover(client, MATMUL, 11, 22)
-        assert "inferred regions: unavailable" in text
-        pytest.skip("this core has no region inference (tirkit.analysis.regions)")
     text = await hover(client, MATMUL, 11, 22)
     assert "(inferred): `A[vi, vk]`, `B[vk, vj]`" in text and "differs" not in text
     p = example("invalid/signature_mismatch.py")

@@ -11,7 +11,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 import tirkit
 from tirkit.verify import run_rules
-from lsp_helpers import SERVER_COMMAND, example, open_doc, replace_all, server_env
+from lsp_helpers import (SERVER_COMMAND, example, open_doc, replace_all, server_env,
+                         wait_diagnostics)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -81,11 +82,24 @@ async def test_fast_set_while_typing_full_set_after_save(client):
         rep = await pull(client, p.as_uri())
         assert sorted((d.range.start.line, d.code) for d in rep.items) == \
             core_codes(text, str(p), False), p.name
+        pushes = client.diagnostics.pop(p.as_uri(), None)
+        assert pushes is None, p.name
         client.text_document_did_save(T.DidSaveTextDocumentParams(
             text_document=T.TextDocumentIdentifier(uri=p.as_uri())))
+        # this client cannot be asked to pull again: what the save adds is pushed, and the
+        # pull keeps its on-change set, so the two together are the full set, none twice
+        pushed = await wait_diagnostics(client, p.as_uri(), timeout=30)
         rep = await pull(client, p.as_uri())
         assert sorted((d.range.start.line, d.code) for d in rep.items) == \
+            core_codes(text, str(p), False), p.name
+        assert sorted((d.range.start.line, d.code) for d in [*rep.items, *pushed]) == \
             core_codes(text, str(p), True), p.name
+        # the next change withdraws the pushed set
+        replace_all(client, p.as_uri(), text + "\n", 2, text)
+        if pushed:
+            await wait_diagnostics(client, p.as_uri(), lambda d: len(d) == 0, timeout=30)
+        client.text_document_did_close(T.DidCloseTextDocumentParams(
+            T.TextDocumentIdentifier(p.as_uri())))
 
 
 async def test_utf32_columns(client):

@@ -9,6 +9,7 @@ import random
 
 import pytest
 from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
 
 from lsp_helpers import example, open_doc, vscode_client, wait_diagnostics
 from mutations import core_corpus, corpus, edit_between
@@ -37,7 +38,8 @@ def _requests(client, uri, rng, text):
     ]
 
 
-async def test_replay_mutated_kernels(client):
+def replay_states():
+    """(seeds, 300 document states): the core's fuzz corpus interleaved with our own edits."""
     seeds = [example(f"valid/{n}.py").read_text() for n in
              ("matmul", "softmax", "conv2d_nhwc_relu", "gpu_matmul_shared", "module_two_funcs",
               "const_bias", "batch_matmul_symbolic")]
@@ -49,9 +51,14 @@ async def test_replay_mutated_kernels(client):
     else:
         states = corpus(seeds, 300)
     assert len(states) == 300
+    return seeds, states
+
+
+async def replay(client, uri, first, states, pull=False) -> tuple:
+    """Open `first`, then change to each state in turn with requests in between (pulls of
+    diagnostics too when `pull`), a save every 25 versions; return (answered, last text)."""
     rng = random.Random(99)
-    uri = "file:///tmp/tirkit_fuzz.py"
-    text = seeds[0]
+    text = first
     open_doc(client, uri, text)
     answered = 0
     pending = []
@@ -62,6 +69,9 @@ async def test_replay_mutated_kernels(client):
         text = new
         if version % 3 == 0:
             pending += _requests(client, uri, rng, text)
+            if pull:
+                pending.append(client.text_document_diagnostic_async(
+                    T.DocumentDiagnosticParams(T.TextDocumentIdentifier(uri))))
         if version % 25 == 0:
             client.text_document_did_save(T.DidSaveTextDocumentParams(
                 text_document=T.TextDocumentIdentifier(uri=uri)))
@@ -69,10 +79,27 @@ async def test_replay_mutated_kernels(client):
                 T.TextDocumentIdentifier(uri), T.FormattingOptions(4, True)))
             pending.append(fmt)
         if len(pending) > 40:
-            results = await asyncio.wait_for(asyncio.gather(*pending), 60)
-            answered += len(results)
+            answered += await _answered(pending)
             pending = []
-    answered += len(await asyncio.wait_for(asyncio.gather(*pending), 60))
+    answered += await _answered(pending)
+    return answered, text
+
+
+async def _answered(pending) -> int:
+    """Await the requests; each is answered with a result, or (a pull of a version the
+    document has moved past) with the error that asks the client to pull again."""
+    results = await asyncio.wait_for(asyncio.gather(*pending, return_exceptions=True), 60)
+    for r in results:
+        if isinstance(r, BaseException):
+            assert isinstance(r, JsonRpcException) and r.code == -32802 and \
+                r.data == {"retriggerRequest": True}, repr(r)
+    return len(results)
+
+
+async def test_replay_mutated_kernels(client):
+    seeds, states = replay_states()
+    uri = "file:///tmp/tirkit_fuzz.py"
+    answered, text = await replay(client, uri, seeds[0], states)
     assert answered > 600
     # alive, and the document store followed every incremental edit exactly
     good = example("valid/matmul.py").read_text().replace("* B[vk, vj]", "* Qfinal[vk, vj]")

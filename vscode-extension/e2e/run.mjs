@@ -1,11 +1,13 @@
 // End-to-end test of the tirkit extension in a real VS Code (code-server in headless Chromium).
 //
 // node e2e/run.mjs --code-server DIR --vsix FILE --python PY --invalid FILE --valid FILE
-//                  [--artifacts DIR] [--schedule-actions yes|no|auto]
+//                  [--on-save FILE] [--artifacts DIR] [--schedule-actions yes|no|auto]
 //
 // Starts code-server on 127.0.0.1 with a fresh profile, installs the .vsix, opens a workspace
-// holding copies of the example files, and drives the workbench with playwright-core:
+// holding copies of the example files, and drives the workbench with playwright-core, in the
+// extension's default settings (diagnostics of the full rule set on save):
 //   1. the invalid example gets an error squiggle and a Problems entry with its `# expect:` code;
+//      the on-save example has no squiggle until it is edited and saved, then its codes appear;
 //   2. hover on the block of the valid example shows its signature and FLOPs;
 //   3. Ctrl+. at a loop lists schedule actions and applying one edits the file (when the build
 //      has them; `auto` checks what is offered and says so when there is none);
@@ -29,6 +31,7 @@ const VSIX = opt("vsix");
 const PYTHON = opt("python", "python3");
 const INVALID = opt("invalid");
 const VALID = opt("valid");
+const ON_SAVE = opt("on-save");
 const ARTIFACTS = path.resolve(opt("artifacts", ".artifacts/vscode-e2e"));
 const SCHEDULE = opt("schedule-actions", "auto");
 const CHROMIUM = opt("chromium", "/usr/bin/chromium");
@@ -84,6 +87,8 @@ const invalidName = path.basename(INVALID);
 const validName = path.basename(VALID);
 fs.copyFileSync(INVALID, path.join(ws, invalidName));
 fs.copyFileSync(VALID, path.join(ws, validName));
+const onSaveName = ON_SAVE ? path.basename(ON_SAVE) : null;
+if (ON_SAVE) fs.copyFileSync(ON_SAVE, path.join(ws, onSaveName));
 // A copy of the valid example with its spacing disturbed, for the Format Kernels command.
 const messyName = `messy_${validName}`;
 const validText = fs.readFileSync(VALID, "utf8");
@@ -109,7 +114,6 @@ const commonSettings = {
 fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify(commonSettings, null, 2));
 fs.writeFileSync(path.join(ws, ".vscode", "settings.json"), JSON.stringify({
   "tirkit.server.pythonPath": PYTHON,
-  "tirkit.diagnostics.mode": "onChange",
   "tirkit.target": "llvm",
 }, null, 2));
 
@@ -234,6 +238,36 @@ async function main() {
   }
   await page.keyboard.press("Control+Shift+M");   // close the panel again
 
+  // -- 1b. the rules that run on save (the default mode): nothing on open, their codes after a save
+  if (ON_SAVE) await step("on-save diagnostics", async () => {
+    const wantsSaved = expectations(ON_SAVE);
+    await openFile(onSaveName);
+    await page.waitForTimeout(2000);               // the diagnostics of the opened version
+    const before = await page.locator(".monaco-editor .squiggly-error").count();
+    if (before !== 0) {
+      fail("on-save diagnostics", `${before} error squiggles in ${onSaveName} before any save`);
+      return;
+    }
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Enter");            // an edit, so the save writes a new version
+    await page.keyboard.press("Control+S");
+    await page.locator(".monaco-editor .squiggly-error").first().waitFor({ timeout: 45000 });
+    await page.keyboard.press("Control+Shift+M");
+    const saveRows = page.locator(".markers-panel .monaco-list-row");
+    await saveRows.first().waitFor({ timeout: 10000 });
+    await page.waitForTimeout(500);
+    const texts = await saveRows.allInnerTexts();
+    const missing = wantsSaved.filter((w) => !texts.some((t) => t.includes(w.code) && t.includes(`[Ln ${w.line},`)));
+    await shot("01b-on-save");
+    await page.keyboard.press("Control+Shift+M");
+    if (missing.length === 0 && wantsSaved.length > 0) {
+      pass("on-save diagnostics", `none before the save, then ${wantsSaved.map((w) => `${w.code} [Ln ${w.line}]`).join(", ")} in ${onSaveName}`);
+    } else {
+      fail("on-save diagnostics", `after the save, missing ${JSON.stringify(missing)}; rows: ${JSON.stringify(texts)}`);
+    }
+  });
+
   // -- 2. hover on the block: signature and FLOPs
   const validLines = fs.readFileSync(VALID, "utf8").split("\n");
   const blockLine = validLines.findIndex((l) => /\bT\.s?block\("/.test(l));
@@ -275,6 +309,31 @@ async function main() {
     }
     await page.keyboard.press("Escape");
   }
+
+  await step("hover on kernel name", async () => {
+    // -- 2b. hover on the kernel's name: its signature, FLOPs, time, blocks, diagnostics
+    const defLine = validLines.findIndex((l) => /^\s*def\s+\w+\(/.test(l));
+    if (defLine < 0) { skip("hover on kernel name", `${validName} has no kernel`); return; }
+    const name = /def\s+(\w+)\(/.exec(validLines[defLine])[1];
+    const hover = page.locator(".monaco-hover:visible", { hasText: "kernel" }).first();
+    let text = "";
+    for (let attempt = 0; attempt < 3 && !text; attempt++) {
+      await goTo(defLine + 1, validLines[defLine].indexOf(name) + 2);
+      await page.keyboard.press("Control+K");
+      await page.keyboard.press("Control+I");
+      try {
+        await hover.waitFor({ timeout: 8000 });
+        await page.waitForTimeout(300);
+        text = await hover.innerText();
+      } catch { await page.keyboard.press("Escape"); }
+    }
+    const wanted = [`kernel ${name}`, "FLOPs", "estimated time", "blocks", "diagnostics"];
+    const missing = wanted.filter((w) => !text.includes(w));
+    if (text && missing.length === 0) pass("hover on kernel name", text.split("\n").filter((l) => /kernel|FLOPs|blocks/.test(l)).join(" | "));
+    else fail("hover on kernel name", text ? `missing ${JSON.stringify(missing)}: ${JSON.stringify(text.slice(0, 400))}` : "no hover appeared after 3 tries");
+    await shot("02c-hover-kernel");
+    await page.keyboard.press("Escape");
+  });
 
   await step('schedule code actions', async () => {
     // -- 3. Ctrl+. at a loop: schedule actions
@@ -418,7 +477,7 @@ async function main() {
     await runCommand("View: Close All Editors");
     await openFile(validName);
     fs.writeFileSync(path.join(ws, ".vscode", "settings.json"), JSON.stringify({
-      "tirkit.server.pythonPath": PYTHON, "tirkit.diagnostics.mode": "onChange", "tirkit.target": "cuda",
+      "tirkit.server.pythonPath": PYTHON, "tirkit.target": "cuda",
     }, null, 2));
     await page.locator(".statusbar-item", { hasText: "tirkit: cuda" }).first().waitFor({ timeout: 15000 });
     const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "on cuda" }).first();

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of
+from ..ir.text import expr_text
+from ..ir.visit import const_int
 from .roofline import (PEAKS, bound_by, default_target, format_seconds,  # noqa: F401
                        roofline_seconds, target_peaks)
 
@@ -83,33 +85,22 @@ class Poly:
         return " + ".join(parts)
 
 
-def _extent_poly(e) -> Poly:
+def extent_poly(e) -> Poly:
+    """An extent (or product of extents) as a polynomial in the symbolic sizes."""
     if isinstance(e, E.IntImm):
         return Poly.const(e.value)
     if isinstance(e, E.Var):
         return Poly.sym(e.name)
     if isinstance(e, E.Mul):
-        return _extent_poly(e.a) * _extent_poly(e.b)
+        return extent_poly(e.a) * extent_poly(e.b)
     if isinstance(e, E.Add):
-        return _extent_poly(e.a) + _extent_poly(e.b)
-    return Poly.sym(f"({_expr_text(e)})")
-
-
-def _expr_text(e) -> str:
-    if isinstance(e, E.IntImm):
-        return str(e.value)
-    if isinstance(e, E.Var):
-        return e.name
-    ops = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.FloorDiv: "//", E.FloorMod: "%"}
-    for cls, op in ops.items():
-        if isinstance(e, cls):
-            return f"{_expr_text(e.a)} {op} {_expr_text(e.b)}"
-    return "?"
+        return extent_poly(e.a) + extent_poly(e.b)
+    return Poly.sym(f"({expr_text(e)})")
 
 
 def extent_text(e) -> str:
     """An extent as the asymptotic-cost string writes it: `128`, `n`, `(n + 1)`."""
-    t = _expr_text(e)
+    t = expr_text(e)
     return t if isinstance(e, (E.IntImm, E.Var)) else f"({t})"
 
 
@@ -135,7 +126,7 @@ class BlockCost:
         for buf, box in self.footprint.items():
             n = bytes_of(buf.dtype)
             for dim, iv in zip(buf.shape, box):
-                size = _dim_size(dim)
+                size = const_int(dim)
                 if iv is not None:
                     lo, hi = iv
                     if size is not None:
@@ -171,10 +162,6 @@ class KernelCost:
 
     def block(self, block):
         return self.blocks.get(id(block))
-
-
-def _dim_size(d):
-    return d.value if isinstance(d, E.IntImm) else None
 
 
 # ----------------------------------------------------------------------------- counting
@@ -329,7 +316,7 @@ class _Counter:
             if r is not None:
                 env2[id(s.loop_var)] = r
             ext = s.extent
-            self.visit(s.body, env2, mult * _extent_poly(ext), extents + (ext,), init_div)
+            self.visit(s.body, env2, mult * extent_poly(ext), extents + (ext,), init_div)
         elif t is S.BlockRealize:
             self.block(s.block, env, mult, extents)
         elif t is S.Block:
@@ -347,7 +334,7 @@ class _Counter:
                 r = _range_of(E.IntImm("int32", 0), s.value)
                 if r is not None:
                     env2[id(s.node.var)] = r
-                self.visit(s.body, env2, mult * _extent_poly(s.value), extents + (s.value,))
+                self.visit(s.body, env2, mult * extent_poly(s.value), extents + (s.value,))
             else:
                 self.visit(s.body, env, mult, extents, init_div)
         elif t is S.Evaluate:
@@ -363,7 +350,7 @@ class _Counter:
             if r is not None:
                 env2[id(iv.var)] = r
             if iv.kind == "R":
-                reduce_extent = reduce_extent * _extent_poly(iv.dom.extent)
+                reduce_extent = reduce_extent * extent_poly(iv.dom.extent)
         self.stack.append(acc)
         try:
             if b.init is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from math import gcd
 
+from ..ir.text import expr_text
+
 
 class Atom:
     """A non-linear term: `kind` is "fdiv", "fmod", "mul", "min", "max" or "opaque"."""
@@ -130,8 +132,4 @@ class Aff:
 
 
 def _expr_text(e):
-    try:
-        from ..script.printer import Printer
-        return Printer().expr(e)
-    except Exception:
-        return type(e).__name__
+    return expr_text(e)

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from ..diagnostics import TirkitError
+from ..diagnostics import TirkitError, render_text
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import parse_dtype
@@ -123,7 +123,6 @@ def compare(out, ref, dtype):
 
 # ---- commands ----------------------------------------------------------------------------
 def _load(path):
-    from ..cli import render_text
     from ..script.parse import decode, parse
     with open(path, "rb") as fh:
         data = fh.read()
@@ -151,7 +150,6 @@ def _sizes(items):
 
 
 def _report(path, text, err: TirkitError):
-    from ..cli import render_text
     for d in err.diagnostics:
         print(render_text(path, text, d), file=sys.stderr)
 
@@ -173,7 +171,21 @@ def _selected_kernels(args):
     return module, text, funcs
 
 
+def _missing_llvmlite(command):
+    """The message and exit status when the `run` extra (llvmlite) is not installed."""
+    try:
+        import llvmlite  # noqa: F401
+    except ImportError as e:
+        print(f"tirkit {command} needs llvmlite ({e}): pip install 'tirkit[run]'",
+              file=sys.stderr)
+        return 2
+    return None
+
+
 def cmd_run(args) -> int:
+    missing = _missing_llvmlite("run")
+    if missing is not None:
+        return missing
     from . import build
     from .interp import run_reference
     loaded = _selected_kernels(args)
@@ -239,6 +251,9 @@ def _internal(path, name, e):
 
 
 def cmd_bench(args) -> int:
+    missing = _missing_llvmlite("bench")
+    if missing is not None:
+        return missing
     from . import build
     from .flops import count_ops
     from .passes import lower

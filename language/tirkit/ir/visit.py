@@ -1,4 +1,6 @@
-"""Generic traversal of IR nodes: pre-order walk, and the free variables of a statement."""
+"""Generic traversal of IR nodes: pre-order walk and its common questions (the first node
+that satisfies a test, every such node, whether any exists), rebuild and substitution, the
+free variables of a statement, and the constant integer an expression is, if any."""
 from __future__ import annotations
 
 import dataclasses
@@ -37,6 +39,67 @@ def walk(node, fn):
             continue
         kids = [getattr(x, f) for f in child_fields(type(x))]
         stack.extend(reversed(kids))
+
+
+def find_first(node, pred, cls=None):
+    """The first node under `node` (pre-order, `node` included) that is an instance of `cls`
+    (when given) and satisfies `pred`; None when there is none."""
+    found = []
+
+    def fn(x):
+        if found:
+            return False
+        if (cls is None or isinstance(x, cls)) and pred(x):
+            found.append(x)
+            return False
+        return True
+    walk(node, fn)
+    return found[0] if found else None
+
+
+def find_all(node, pred, cls=None, nested=True) -> list:
+    """Every node under `node` (pre-order) that is an instance of `cls` (when given) and
+    satisfies `pred`; with nested=False the search does not look inside a match."""
+    out = []
+
+    def fn(x):
+        if (cls is None or isinstance(x, cls)) and pred(x):
+            out.append(x)
+            return nested
+        return True
+    walk(node, fn)
+    return out
+
+
+def contains(node, pred, cls=None) -> bool:
+    """Whether some node under `node` is an instance of `cls` (when given) satisfying `pred`."""
+    return find_first(node, pred, cls) is not None
+
+
+def uses_var(node, var) -> bool:
+    """Whether the variable `var` (or any other node, by identity) occurs under `node`."""
+    return find_first(node, lambda x: x is var) is not None
+
+
+def vars_in(node) -> list:
+    """The variables that occur under `node`, each once, in order of first appearance
+    (bound ones included: see free_variables for those nothing under `node` defines)."""
+    out, seen = [], set()
+
+    def fn(x):
+        if isinstance(x, E.Var):
+            if id(x) not in seen:
+                seen.add(id(x))
+                out.append(x)
+            return False
+        return True
+    walk(node, fn)
+    return out
+
+
+def const_int(e):
+    """The value of an integer immediate, or None for any other expression."""
+    return e.value if isinstance(e, E.IntImm) else None
 
 
 REMOVE = object()          # a replacement that drops the node from the tuple holding it

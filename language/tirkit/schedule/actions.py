@@ -243,7 +243,7 @@ def actions_at(result, line, column=1) -> list:
 def apply_action(result, action: Action):
     """(new file text, the action as Python lines on `sch`): the kernel that holds the
     function is replaced by its printed result; the rest of the file is untouched."""
-    from ..script.format import _aliases, format_kernel
+    from ..script.format import aliases, format_kernel
     sch = run(result.module, action)
     new_funcs = dict(sch.mod.functions)
     for kernel in result.kernels:
@@ -251,7 +251,7 @@ def apply_action(result, action: Action):
         if action.func in names:
             k2 = dataclasses.replace(kernel, functions=[(n, new_funcs.get(n, g))
                                                         for n, g in kernel.functions])
-            text = format_kernel(k2, result, *_aliases(result.text))
+            text = format_kernel(k2, result, *aliases(result.text))
             if text is None:
                 raise ScheduleError(action.calls[0][0], "unprintable",
                                     "the kernel has errors and is left as it is")

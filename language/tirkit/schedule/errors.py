@@ -10,7 +10,7 @@
 """
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic, Span
+from ..diagnostics import Diagnostic, Span, render_text
 from ..ir import stmt as S
 
 
@@ -68,7 +68,6 @@ class ScheduleError(Exception):
                           [(s, m) for s, m in self.related if s is not None])
 
     def render(self, text=None, path="<kernel>") -> str:
-        from ..cli import render_text
         d = self.diagnostic()
         if self.span is None:
             return f"{path}: error: {d.message} [{d.code}]"

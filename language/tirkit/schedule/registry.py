@@ -12,9 +12,11 @@ import threading
 
 PRIMITIVES: dict = {}
 
-MODULES = ("split", "fuse", "reorder", "loop_kind", "bind", "annotate", "compute_inline",
-           "reverse_compute_inline", "compute_at", "reverse_compute_at", "cache_read",
-           "cache_write", "decompose_reduction", "blockize", "set_scope", "rfactor", "reindex", "pad_einsum")
+MODULES = ("loops.split", "loops.fuse", "loops.reorder", "loops.loop_kind", "loops.bind",
+           "annotate.annotate", "inline.compute_inline", "inline.reverse_compute_inline",
+           "compute_at.compute_at", "compute_at.reverse_compute_at", "cache.cache_read",
+           "cache.cache_write", "reduction.decompose_reduction", "blockize.blockize",
+           "layout.set_scope", "reduction.rfactor", "layout.reindex", "layout.pad_einsum")
 
 
 class Primitive:
@@ -46,10 +48,6 @@ def load():
         with _load_lock:
             if not _loaded:
                 for m in MODULES:
-                    try:
-                        importlib.import_module(f"{__package__}.{m}")
-                    except ModuleNotFoundError as e:
-                        if e.name != f"{__package__}.{m}":
-                            raise
+                    importlib.import_module(f"{__package__}.{m}")
                 _loaded = True
     return PRIMITIVES

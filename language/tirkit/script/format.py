@@ -44,7 +44,7 @@ def format_text(text: str, path=None, params=None):
     skipped = []
     # replace from the last kernel up, so earlier line numbers stay valid
     for kernel in reversed(result.kernels):
-        new = format_kernel(kernel, result, *_aliases(text), params=params)
+        new = format_kernel(kernel, result, *aliases(text), params=params)
         if new is None:
             skipped.append(kernel.chunk.name)
             continue
@@ -58,7 +58,8 @@ def format_text(text: str, path=None, params=None):
     return new_text, list(reversed(skipped))
 
 
-def _aliases(text):
+def aliases(text):
+    """(tir alias, ir alias) the file's imports use, `T` and `I` when it has none."""
     from ..syntax.chunks import find_aliases
     al = find_aliases(text.split("\n"))
     tir = next(iter(al.tir), "T")

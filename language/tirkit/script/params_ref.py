@@ -15,14 +15,14 @@ from ..syntax.chunks import find_params_loads
 
 
 def param_tables(lines, aliases, path=None):
-    """({name: _ParamTable}, diagnostics) for the `NAME = params.load(...)` lines."""
+    """({name: ParamTable}, diagnostics) for the `NAME = params.load(...)` lines."""
     from . import params as P
-    from .lower.values import _ParamTable
+    from .lower.values import ParamTable
     base_dir = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
     tables, diags = {}, []
     for ld in find_params_loads(lines, aliases):
         span = Span(ld.line, 1, ld.line, ld.end_column, path)
-        table = _ParamTable(ld.path, span)
+        table = ParamTable(ld.path, span)
         table.alias = ld.name
         table.index = None
         table.problem = None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 
@@ -73,10 +74,25 @@ class _Lowered:
     key: object                       # the definition up to its place; None: not cacheable
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def decode(data) -> tuple[str, list]:
-    """Source bytes -> text; invalid UTF-8 becomes a `syntax` diagnostic at its first byte."""
+    """Source bytes -> text; invalid UTF-8 becomes a `syntax` diagnostic at its first byte.
+    A str that holds lone surrogates (bytes decoded with `surrogateescape`, `\\udcXX` escapes
+    in JSON) is text with bad bytes in it: each becomes U+FFFD, the first one the diagnostic."""
     if isinstance(data, str):
-        return data, []
+        m = _LONE_SURROGATE.search(data)
+        if m is None:
+            return data, []
+        at = m.start()
+        line = data.count("\n", 0, at) + 1
+        col = at - (data.rfind("\n", 0, at) + 1) + 1
+        o = ord(data[at])
+        what = f"byte 0x{o - 0xdc00:02x}" if 0xdc80 <= o <= 0xdcff else f"lone surrogate U+{o:04X}"
+        return _LONE_SURROGATE.sub("\ufffd", data), [
+            Diagnostic("syntax", "error", f"the file is not valid UTF-8 ({what})",
+                       Span(line, col, line, col + 1))]
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as e:

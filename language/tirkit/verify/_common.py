@@ -5,6 +5,8 @@ from __future__ import annotations
 from .. import target as targets
 from ..analysis.regions import accesses
 from ..ir import expr as E
+from ..ir.text import expr_text
+from ..ir.visit import const_int  # noqa: F401  (the rules take it from here)
 
 
 def func_accesses(func, ctx):
@@ -53,13 +55,8 @@ def target_for(func, ctx, fa=None):
     return t
 
 
-def const_int(e):
-    return e.value if isinstance(e, E.IntImm) else None
-
-
 def text(e):
-    from ..arith.affine import _expr_text
-    return _expr_text(e)
+    return expr_text(e)
 
 
 def block_name(r):

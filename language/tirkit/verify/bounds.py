@@ -21,7 +21,7 @@ from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of
-from ..ir.visit import walk
+from ..ir.visit import vars_in, walk
 from . import register
 from ._common import func_accesses, text
 
@@ -166,14 +166,10 @@ def _outside(an, rng, dim):
 def _vars_of(e, env=None, depth=0):
     """ids of the variables of e, and of what env substitutes for them."""
     out = set()
-
-    def f(x):
-        if isinstance(x, E.Var):
-            out.add(id(x))
-            if env is not None and x in env and depth < 8:
-                out.update(_vars_of(env[x], env, depth + 1))
-        return True
-    walk(e, f)
+    for x in vars_in(e):
+        out.add(id(x))
+        if env is not None and x in env and depth < 8:
+            out.update(_vars_of(env[x], env, depth + 1))
     return out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..diagnostics import error, warning
 from ..ir import expr as E
-from ..ir.visit import walk
+from ..ir.visit import vars_in, walk
 from . import register
 from ._common import const_int, func_accesses, is_thread, kernel_of, kernels, target_for
 
@@ -43,17 +43,6 @@ def _warp_executed_calls(fa):
                 out.add(id(x))
             return True
         walk(r.block, f)
-    return out
-
-
-def _vars(e):
-    out = set()
-
-    def f(x):
-        if isinstance(x, E.Var):
-            out.add(x)
-        return True
-    walk(e, f)
     return out
 
 
@@ -97,7 +86,7 @@ def check_execution_scope(func, ctx):
         tvars = {lp.var for lp in loops if is_thread(lp) and
                  (lp.thread_tag or "").startswith("threadIdx")}
         for cond, _ in conds:
-            if _vars(cond) & tvars:
+            if set(vars_in(cond)) & tvars:
                 out.append(error("thread/execution-scope",
                                  f"`T.{call.op}` is a warp-level intrinsic under a condition "
                                  f"that depends on threadIdx: the warp diverges", span))

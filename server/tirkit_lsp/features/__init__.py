@@ -7,6 +7,7 @@ import logging
 log = logging.getLogger("tirkit_lsp")
 
 FEATURES = (
+    "lifecycle",          # shutdown and exit: the process ends within a second of `exit`
     "configuration",      # tirkit.* settings: workspace/configuration, initializationOptions
     "diagnostics",        # push (debounced fast set, full set on save) and pull diagnostics
     "hover",              # blocks, loops, buffers, variables, constants, `T.` names

@@ -98,7 +98,11 @@ def setup(server) -> None:
         if wanted("refactor.rewrite"):
             actions = await server.run_sync(list_actions, server, a, params.range,
                                             title="tirkit: schedule actions")
-        out = []
+        out, ignores = [], []
+        if wanted("quickfix"):
+            from .suppressions import ignore_fixes
+            ignores = await server.run_sync(ignore_fixes, server, a,
+                                            params.context.diagnostics, title="tirkit: fixes")
         for x, d in fixes:
             ca = _code_action(a, x)
             ca.kind = T.CodeActionKind.QuickFix
@@ -111,7 +115,7 @@ def setup(server) -> None:
         if not lazy:
             out = [await server.run_sync(resolved, server, a, x, ca)
                    for x, ca in zip(actions, out)]
-        return out
+        return out[:len(fixes)] + ignores + out[len(fixes):]
 
     @server.safe_feature(T.CODE_ACTION_RESOLVE, default=None)
     async def code_action_resolve(ca: T.CodeAction):

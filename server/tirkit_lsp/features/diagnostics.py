@@ -3,7 +3,8 @@ set on save (or on every change with `tirkit.diagnostics.mode = "onChange"`), an
 through `textDocument/diagnostic` by clients that ask.  A file without kernels gets none.
 
 A client that pulls diagnostics is not also sent pushed ones (it would see each twice),
-unless `tirkit.diagnostics.push` is "always".
+unless `tirkit.diagnostics.push` is "always"; one that cannot be asked to pull again is
+pushed only what a save adds (saved_diagnostics.py).
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import asyncio
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 
+from . import saved_diagnostics
+from .suppressions import config_key, visible_diagnostics
 
 
 def _pending(server) -> dict:
@@ -26,7 +29,7 @@ def wants_full(server, a) -> bool:
 
 def lsp_diagnostics(server, a, full: bool) -> list:
     conv = server.converter(a)
-    return [conv.diagnostic(d, a.uri, a.path) for d in a.diagnostics(full, server.settings.target)]
+    return [conv.diagnostic(d, a.uri, a.path) for d in visible_diagnostics(server, a, full)]
 
 
 def client_pulls(server) -> bool:
@@ -84,8 +87,9 @@ def warm(server, uri: str, delay: float) -> None:
             await asyncio.sleep(delay)
             a = await server.analysis(uri)
             if a is not None and server.is_current(a):
-                await server.run_sync(a.diagnostics, wants_full(server, a),
-                                      server.settings.target, rules=True)
+                from .suppressions import visible_diagnostics
+                await server.run_sync(visible_diagnostics, server, a, wants_full(server, a),
+                                      rules=True)
         except asyncio.CancelledError:
             pass
         except Exception as e:
@@ -100,6 +104,8 @@ async def refresh_all(server) -> None:
             schedule(server, uri, False, 0.0)
     elif server.client_supports("workspace", "diagnostics", "refresh_support"):
         await server.quietly(server.workspace_diagnostic_refresh_async(None))
+    else:
+        saved_diagnostics.refresh(server)
 
 
 def setup(server) -> None:
@@ -114,6 +120,7 @@ def setup(server) -> None:
         if pushing(server):
             schedule(server, uri, False, server.settings.debounce_ms / 1000.0)
         else:
+            saved_diagnostics.clear(server, uri)
             warm(server, uri, server.settings.debounce_ms / 1000.0)
 
     @server.safe_feature(T.TEXT_DOCUMENT_DID_SAVE)
@@ -124,6 +131,8 @@ def setup(server) -> None:
             schedule(server, uri, True, 0.0)
         elif server.client_supports("workspace", "diagnostics", "refresh_support"):
             await server.quietly(server.workspace_diagnostic_refresh_async(None))
+        else:                       # it will not pull again: push what the save added
+            saved_diagnostics.schedule(server, uri)
 
     @server.safe_feature(T.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(params: T.DidCloseTextDocumentParams):
@@ -132,6 +141,7 @@ def setup(server) -> None:
         if task is not None:
             task.cancel()
         server.forget(uri)
+        saved_diagnostics.clear(server, uri)
         if pushing(server):
             server.text_document_publish_diagnostics(
                 T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -147,8 +157,9 @@ def setup(server) -> None:
         a = await server.analysis(params.text_document.uri)
         if a is None:
             return empty_report()
-        full = wants_full(server, a)
-        result_id = f"{a.version}:{'full' if full else 'fast'}:{server.settings.target or ''}"
+        full = saved_diagnostics.pull_is_full(server, wants_full(server, a))
+        result_id = f"{a.version}:{'full' if full else 'fast'}:{config_key(server, a)}" \
+            f":{server.settings.target or ''}"
         if params.previous_result_id == result_id:
             return T.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         items = await server.run_sync(lsp_diagnostics, server, a, full, rules=True)

@@ -47,7 +47,9 @@ def format_edits(server, a) -> list:
         return []
     new_text = None
     if a.path:
-        sink = sink_for_script(a.text, a.path, server.settings.inline_threshold)
+        from .configuration import project_config
+        threshold = project_config(server, a.path).inline_threshold
+        sink = sink_for_script(a.text, a.path, threshold)
         candidate, _skipped = format_text(a.text, a.path, params=sink)
         try:
             sink.commit()

@@ -1,5 +1,6 @@
-"""Hover: block signatures with costs (on a block's name, its `with` line or an iterator),
-loops (on a loop variable or `for`), buffers, variables, constants and `T.` names."""
+"""Hover: kernels (on a kernel's name: signature, FLOPs, time, blocks, diagnostics), block
+signatures with costs (on a block's name, its `with` line or an iterator), loops (on a loop
+variable or `for`), buffers, variables, constants and `T.` names."""
 from __future__ import annotations
 
 from lsprotocol import types as T
@@ -25,6 +26,9 @@ def hover_at(server, a, pos: T.Position):
     if func is None:
         return None
     target = server.settings.roofline_target(func)
+    name = func.header_span
+    if name is not None and name.line == line and name.column <= col <= name.end_column:
+        return kernel_hover(server, a, func, target, conv.range(name))
     hit = index.token_at(line, col)
     text, span = None, None
     if hit is not None:
@@ -50,6 +54,22 @@ def hover_at(server, a, pos: T.Position):
         return None
     return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text),
                    range=conv.range(span) if span is not None else None)
+
+
+def kernel_hover(server, a, func, target, rng):
+    """On a kernel's name: its signature, FLOPs, estimated time, blocks, diagnostics (those
+    the client is shown now: the full set for a saved version in the `onSave` mode)."""
+    from tirkit.analysis.summary import kernel_summary
+
+    from ..render_kernel import kernel_markdown
+    from .diagnostics import wants_full
+    from .suppressions import visible_diagnostics
+    summary = kernel_summary(func, target, a.costs(func))
+    sp = func.span
+    diags = [d for d in visible_diagnostics(server, a, wants_full(server, a))
+             if d.span is not None and sp.line <= d.span.line <= sp.end_line]
+    text = kernel_markdown(func, summary, diags, a.result.module.name)
+    return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text), range=rng)
 
 
 def t_name_markdown(alias: str, name: str):
@@ -85,18 +105,8 @@ def symbol_markdown(a, sym, target):
 
 
 def _constant_of(func, data_var):
-    from tirkit.ir.visit import walk
-    found = []
-
-    def fn(x):
-        if found:
-            return False
-        if isinstance(x, S.AllocateConst) and x.buffer_var is data_var:
-            found.append(x)
-            return False
-        return True
-    walk(func.body, fn)
-    return found[0] if found else None
+    from tirkit.ir.visit import find_first
+    return find_first(func.body, lambda x: x.buffer_var is data_var, S.AllocateConst)
 
 
 def setup(server) -> None:

@@ -39,10 +39,10 @@ def inlay_hints(server, a, rng: T.Range) -> list:
         iv = next((v for v in sym.owner.iter_vars if v.var is sym.node), None)
         if iv is None:
             continue
-        pr = render._printer(sym.func)
+        pr = render.printer_for(sym.func)
         out.append(T.InlayHint(
             position=conv.position(sp.end_line, sp.end_column),
-            label=f": {render._KIND.get(iv.kind, iv.kind)} {render._domain(pr, iv.dom)}",
+            label=f": {render.KIND.get(iv.kind, iv.kind)} {render.domain_text(pr, iv.dom)}",
             kind=T.InlayHintKind.Type))
     return out
 

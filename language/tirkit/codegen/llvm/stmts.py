@@ -11,7 +11,7 @@ import llvmlite.ir as ir
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import bytes_of, parse_dtype
-from ...ir.visit import walk
+from ...ir.visit import contains, walk
 from ..arith import coefficient
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from ..passes.control import BREAK, RET, control_op
@@ -38,16 +38,7 @@ class StmtMixin:
     def _varying(self, e) -> bool:
         if not self.varying:
             return False
-        found = []
-
-        def fn(x):
-            if found:
-                return False
-            if isinstance(x, E.Var) and id(x) in self.varying:
-                found.append(x)
-            return not isinstance(x, S.Buffer)
-        walk(e, fn)
-        return bool(found)
+        return contains(e, lambda x: id(x) in self.varying, E.Var)
 
     def _access(self, buf, idx):
         """('scalar', ptr) | ('vector', ptr, n) contiguous | ('gather', ptrs, n)."""
@@ -81,11 +72,7 @@ class StmtMixin:
         return "gather", ptrs, T.lanes(off.type)
 
     def _uses_any(self, e, ids):
-        if not ids:
-            return False
-        found = []
-        walk(e, lambda x: found.append(1) if isinstance(x, E.Var) and id(x) in ids else None)
-        return bool(found)
+        return bool(ids) and contains(e, lambda x: id(x) in ids, E.Var)
 
     def load(self, e: E.BufferLoad):
         buf = e.buffer

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import lanes_of
-from ...ir.visit import child_fields, walk
+from ...ir.visit import child_fields, contains, find_all, walk
 from ..errors import UNSUPPORTED, fail
 
 RET, BREAK, CONTINUE = "ret", "break_loop", "continue_loop"
@@ -34,22 +34,11 @@ def control_op(s) -> str | None:
 
 
 def has_break_or_continue(s) -> bool:
-    found = []
-
-    def fn(x):
-        if found:
-            return False
-        if type(x) is E.Call and x.op in (BREAK, CONTINUE):
-            found.append(x)
-        return None
-    walk(s, fn)
-    return bool(found)
+    return contains(s, lambda x: x.op in (BREAK, CONTINUE), E.Call)
 
 
 def _rets(func):
-    out = []
-    walk(func.body, lambda x: out.append(x) if type(x) is E.Call and x.op == RET else None)
-    return out
+    return find_all(func.body, lambda x: x.op == RET, E.Call)
 
 
 def return_dtype(func: S.PrimFunc, rets=None) -> str | None:

@@ -9,7 +9,7 @@ from .context import ERROR_DTYPE, FAILED, MISSING, LoopInfo, LowerError
 from .fold import fold_int, slice_extent  # noqa: F401  (slice_extent: used by other mixins)
 # the value classes live in values.py; imported here too for the mixins that take them from exprs
 from .values import (ParamRef, _BufferMethod, _GlobalFunc, _is_literal, _Lambda,  # noqa: F401
-                     _ModuleRef, _Namespace, _ParamTable, _SliceVal, _Starred, _Subscripted)
+                     _ModuleRef, _Namespace, ParamTable, _SliceVal, _Starred, _Subscripted)
 
 _BIN = {
     "+": E.Add, "-": E.Sub, "*": E.Mul, "/": E.Div, "//": E.FloorDiv, "%": E.FloorMod,
@@ -360,7 +360,7 @@ class ExprMixin:
         if isinstance(base, _Namespace) or (isinstance(base, str) and D.is_dtype(base)):
             # T.Buffer[(shape), dtype] annotations and the like
             return _Subscripted(base, [self.value(i) for i in n.indices])
-        if isinstance(base, _ParamTable):
+        if isinstance(base, ParamTable):
             return base.get(self, n)
         if isinstance(base, E.Var) and D.parse_dtype(base.dtype) and \
                 D.parse_dtype(base.dtype).is_handle:

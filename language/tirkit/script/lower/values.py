@@ -51,7 +51,7 @@ class _Lambda:
         self.node = node
 
 
-class _ParamTable:
+class ParamTable:
     """`P = params.load("x.params")`: indexing gives a reference into the file."""
 
     def __init__(self, path, span):

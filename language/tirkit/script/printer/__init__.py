@@ -11,10 +11,9 @@ funcs.py: functions, modules, the composed `Printer` and the entry points.
 """
 from .base import INDENT, LINE_LIMIT
 from .consts import inline_values
-from .exprs import free_vars
 from .funcs import (Printer, free_vars_stmt, imports_for, print_module_class, print_prim_func,
                     to_script)
 from .wrap import wrap_line
 
-__all__ = ["INDENT", "LINE_LIMIT", "Printer", "free_vars", "free_vars_stmt", "imports_for",
+__all__ = ["INDENT", "LINE_LIMIT", "Printer", "free_vars_stmt", "imports_for",
            "inline_values", "print_module_class", "print_prim_func", "to_script", "wrap_line"]

@@ -248,32 +248,3 @@ def _add(a, b):
 
 def _is_zero(e) -> bool:
     return isinstance(e, E.IntImm) and e.value == 0
-
-
-def free_vars(e) -> list:
-    """Variables an expression mentions, in order of first appearance."""
-    out, seen = [], set()
-
-    def walk(x):
-        if isinstance(x, E.Var):
-            if id(x) not in seen:
-                seen.add(id(x))
-                out.append(x)
-            return
-        if isinstance(x, (E.IntImm, E.FloatImm, E.StringImm)) or x is None:
-            return
-        if isinstance(x, E.BufferLoad):
-            for i in x.indices:
-                walk(i)
-            return
-        if isinstance(x, tuple):
-            for y in x:
-                walk(y)
-            return
-        if hasattr(x, "__dataclass_fields__"):
-            for f in x.__dataclass_fields__:
-                if f not in ("span", "dtype", "buffer"):
-                    walk(getattr(x, f))
-
-    walk(e)
-    return out

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...ir.visit import vars_in
 from .base import INDENT, PrinterBase, _str
 from .consts import ConstPrinter
-from .exprs import ExprPrinter, free_vars
+from .exprs import ExprPrinter
 from .stmts import StmtPrinter
 
 
@@ -47,7 +48,7 @@ class FuncPrinter:
         for _, b in f.buffer_map:
             for e in list(b.shape) + list(b.strides) + ([b.elem_offset] if b.elem_offset is not
                                                          None else []):
-                for v in free_vars(e):
+                for v in vars_in(e):
                     if id(v) not in seen and id(v) not in self.names:
                         seen.add(id(v))
                         name = self.define(v, v.name)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.equality import identical
+from ...ir.visit import vars_in
 from .base import INDENT, _str
-from .exprs import _add, _is_zero, free_vars
+from .exprs import _add, _is_zero
 from .wrap import wrap_line
 
 
@@ -295,4 +296,4 @@ def _plain_serial(f: S.For) -> bool:
 
 def _uses_any(e, loops) -> bool:
     ids = {id(f.loop_var) for f in loops}
-    return any(id(v) in ids for v in free_vars(e))
+    return any(id(v) in ids for v in vars_in(e))

@@ -1,0 +1,1 @@
+"""annotate / unannotate on loops and blocks."""

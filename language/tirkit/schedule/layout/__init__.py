@@ -1,0 +1,1 @@
+"""Buffer layout primitives: reindex, pad_einsum, set_scope."""

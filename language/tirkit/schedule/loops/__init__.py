@@ -1,0 +1,1 @@
+"""Loop primitives: split, fuse, reorder, parallel / vectorize / unroll (loop_kind), bind."""

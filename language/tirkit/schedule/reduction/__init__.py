@@ -1,0 +1,1 @@
+"""Reduction primitives: decompose_reduction, rfactor."""

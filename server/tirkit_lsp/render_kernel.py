@@ -1,0 +1,54 @@
+"""Markdown for a hover on a kernel's name: its signature, FLOPs, estimated time, blocks and
+diagnostics (presentation only: the numbers come from `tirkit.analysis.summary`)."""
+from __future__ import annotations
+
+from collections import Counter
+
+from tirkit.analysis.cost import format_seconds
+from tirkit.script.printer import Printer
+
+_ORDER = ("error", "warning", "information", "hint")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _param(pr: Printer, p) -> str:
+    if p.shape is None:
+        return f"{p.name}: {p.dtype}"
+    dims = ", ".join(pr.expr(e) for e in p.shape)
+    scope = f" ({p.scope})" if p.scope != "global" else ""
+    return f"{p.name}: {p.dtype}[{dims}]{scope}"
+
+
+def diagnostics_text(diagnostics) -> str:
+    """`none`, or `3 (2 errors, 1 warning)`."""
+    if not diagnostics:
+        return "none"
+    by = Counter(d.severity for d in diagnostics)
+    parts = [_plural(by[s], s) for s in _ORDER if by.get(s)]
+    return f"{len(diagnostics)} ({', '.join(parts)})"
+
+
+def kernel_markdown(func, summary, diagnostics, module_name=None) -> str:
+    """`summary`: a `KernelSummary` of `func`; `diagnostics`: the core diagnostics inside it."""
+    pr = Printer(getattr(func, "spelling", "classic"))
+    where = f" in `{module_name}`" if module_name else ""
+    sig = ", ".join(_param(pr, p) for p in summary.params)
+    flops = summary.flops.value
+    time = format_seconds(summary.seconds)
+    if summary.seconds is not None:
+        time += f", {summary.bound}-bound"
+    return "\n".join([
+        f"**kernel** `{summary.name}`{where}",
+        "",
+        "```",
+        f"{summary.name}({sig})",
+        "```",
+        "",
+        f"- FLOPs: {f'{flops:,}' if flops is not None else summary.flops}",
+        f"- estimated time on {summary.target} ({summary.target_label}): {time}",
+        f"- blocks: {summary.blocks}",
+        f"- diagnostics: {diagnostics_text(diagnostics)}",
+    ])
