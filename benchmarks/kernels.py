@@ -158,3 +158,23 @@ def generate(n_kernels=60, seed=0, spelling="classic"):
         text = "\n".join(body)
         kernels.append(to_tirx(text) if spelling == "tirx" else text)
     return HEADERS[spelling] + "\n\n".join(kernels), kernels
+
+
+MODULE_HEADERS = {"classic": "from tvm.script import ir as I\nfrom tvm.script import tir as T\n\n\n",
+                  "tirx": "from tvm.script import ir as I\nfrom tvm.script import tirx as T\n\n\n"}
+
+
+def module(n_kernels=61, seed=0, spelling="tirx", copies=1):
+    """(file text, [kernel texts]): the kernels as methods of one `@I.ir_module` class, the
+    way TVM prints a module (about 1,000 lines for 61 kernels); `copies` > 1 repeats the
+    class and its functions under new names (about 1,000 lines each)."""
+    import re
+    _, kernels = generate(n_kernels, seed, spelling)
+    body = "\n".join("\n".join("    " + ln if ln else ln for ln in k.split("\n")) for k in kernels)
+    classes = []
+    for c in range(copies):
+        name = "Module" if copies == 1 else f"Module{c}"
+        # every copy's functions named apart, so that no two definitions of the file are equal
+        text = body if copies == 1 else re.sub(r"\bk(\d{3})\b", rf"k{c}_\1", body)
+        classes.append(f"@I.ir_module\nclass {name}:\n{text}")
+    return MODULE_HEADERS[spelling] + "\n\n".join(classes), kernels

@@ -27,8 +27,7 @@ def clear_caches():
     """Forget every cached parse, lowering and rule result (benchmarks measure cold runs)."""
     from .script import parse as _p
     from . import verify as _v
-    _p._parse_cache.clear()
-    _p._kernel_cache.clear()
+    _p.clear_caches()
     _v.clear_result_cache()
 
 

@@ -89,13 +89,22 @@ def from_pragma(text):
     """The target named by the first `# tirkit: target=NAME` comment, or None."""
     if not text:
         return None
-    m = _PRAGMA.search(text)
-    return m.group(1) if m else None
+    at = text.find("tirkit:")            # only lines that hold the word, not every line
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        m = _PRAGMA.match(text[start:end])
+        if m:
+            return m.group(1)
+        at = text.find("tirkit:", end)
+    return None
 
 
-def resolve(explicit, text, has_threads):
-    """The target a kernel is checked against (see the module docstring)."""
-    named = [t for t in (get(explicit), get(from_pragma(text))) if t is not None]
+def resolve(explicit, text, has_threads, pragma=None):
+    """The target a kernel is checked against (see the module docstring); `pragma`: the
+    name `from_pragma(text)` gives, when the caller has read it already."""
+    named = [t for t in (get(explicit), get(pragma or from_pragma(text))) if t is not None]
     if has_threads:
         gpu = [t for t in named if t.is_gpu]
         return gpu[0] if gpu else TARGETS[DEFAULT_CUDA]

@@ -2,7 +2,11 @@
 
 An `Analysis` is built from one snapshot (URI, version, text) in a worker thread.  What it
 computes beyond the parse (rule diagnostics, the symbol index, costs) is computed once, on
-first use, under a lock, so features running on different threads share the work.
+first use, under a lock of its own, so features running on different threads share the work
+and a read (the symbol index for a hover) never waits for a write it does not need (the
+rules).  The parse reuses every unchanged function of the version before (the core caches
+by definition), so a new version's functions other than the edited one are analysed as
+soon as it exists.
 """
 from __future__ import annotations
 
@@ -23,25 +27,46 @@ def uri_to_path(uri: str):
 
 
 class Analysis:
-    def __init__(self, uri: str, version, text: str):
+    def __init__(self, uri: str, version, text: str, previous: "Analysis | None" = None):
         self.uri = uri
         self.version = version
         self.text = text
         self.path = uri_to_path(uri)
         self.lines = text.split("\n")
         self.result = tirkit.parse(text, self.path)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()      # guards the two dicts below, held only briefly
         self._cache: dict = {}
+        self._locks: dict = {}             # key -> the lock its computation holds
+        if previous is not None:
+            self._inherit(previous)
+
+    def _inherit(self, previous: "Analysis") -> None:
+        """Keep what the version before computed for the functions it shares with this one
+        (the very same IR objects: unchanged and in the same place)."""
+        shared = {id(f) for _, f in self.result.module.functions}
+        with previous._lock:
+            for key, value in previous._cache.items():
+                if isinstance(key, tuple) and key[0] == "cost" and key[1] in shared:
+                    self._cache[key] = value
 
     @property
     def has_kernels(self) -> bool:
         return bool(self.result.kernels)
 
     def _once(self, key, fn):
+        """fn(), computed once per key; other keys are not held up meanwhile."""
         with self._lock:
-            if key not in self._cache:
-                self._cache[key] = fn()
-            return self._cache[key]
+            if key in self._cache:
+                return self._cache[key]
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key]
+            value = fn()
+            with self._lock:
+                self._cache[key] = value
+            return value
 
     def diagnostics(self, full: bool, target=None) -> list:
         """Core diagnostics: the fast rule set, or every rule (`full`)."""
@@ -72,6 +97,11 @@ class AnalysisCache:
     def __init__(self, size: int = 64):
         self.size = size
         self._items: "OrderedDict[tuple, Analysis]" = OrderedDict()
+
+    def latest(self, uri):
+        """The newest analysis kept for a document, or None."""
+        found = [a for (u, _), a in self._items.items() if u == uri]
+        return found[-1] if found else None
 
     def get(self, uri, version):
         a = self._items.get((uri, version))

@@ -73,6 +73,8 @@ class TirkitServer(LanguageServer):
         self.settings = Settings()
         self.cache = AnalysisCache()
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tirkit")
+        # the rules run apart, so that parses and reads (hover, symbols) never queue behind them
+        self.rules_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tirkit-rules")
         self._inflight: dict = {}          # (uri, version) -> asyncio.Future[Analysis]
         self.saved_versions: dict = {}     # uri -> version last saved
         self.diagnostic_tasks: dict = {}   # uri -> the scheduled diagnostics task
@@ -139,10 +141,12 @@ class TirkitServer(LanguageServer):
             log.info("client request failed: %s", e)
             return None
 
-    async def run_sync(self, fn, *args, title=None):
-        """Run `fn(*args)` in the analysis pool, off the event loop; work that takes over a
-        second is reported to the client as work-done progress."""
-        fut = asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+    async def run_sync(self, fn, *args, title=None, rules=False):
+        """Run `fn(*args)` in the analysis pool (`rules`: the pool that runs the rules), off
+        the event loop; work that takes over a second is reported to the client as
+        work-done progress."""
+        pool = self.rules_executor if rules else self.executor
+        fut = asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         name = title or f"tirkit: {fn.__name__.replace('_', ' ')}"
         return await self.with_progress(name, fut)
 
@@ -180,7 +184,8 @@ class TirkitServer(LanguageServer):
 
     async def _build(self, uri, version, text) -> Analysis:
         try:
-            a = await self.run_sync(Analysis, uri, version, text, title="tirkit: analysing")
+            a = await self.run_sync(Analysis, uri, version, text, self.cache.latest(uri),
+                                    title="tirkit: analysing")
             if self.current_version(uri) == version:     # an outdated analysis is not kept
                 self.cache.put(a)
             return a

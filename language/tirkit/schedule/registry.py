@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 
 PRIMITIVES: dict = {}
 
@@ -36,12 +37,17 @@ def primitive(name):
 
 
 _loaded = False
+_load_lock = threading.Lock()
 
 
 def load():
+    """Every primitive, registered once; a thread that asks while another registers them
+    waits for all of them (not a partly filled table)."""
     global _loaded
     if not _loaded:
-        _loaded = True
-        for m in MODULES:
-            importlib.import_module(f"{__package__}.{m}")
+        with _load_lock:
+            if not _loaded:
+                for m in MODULES:
+                    importlib.import_module(f"{__package__}.{m}")
+                _loaded = True
     return PRIMITIVES

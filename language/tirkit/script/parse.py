@@ -1,22 +1,39 @@
-"""Text -> IR: chunk the file, parse each kernel (cached), lower it, gather diagnostics."""
+"""Text -> IR: chunk the file, parse each kernel, lower it, gather diagnostics.
+
+The work is cached per definition, so that re-checking an edited file costs what the edit
+touched.  A definition is a top-level kernel or, inside an `@I.ir_module` class that
+syntax/chunks.py split into parts, one method:
+- its parse, by its dedented text (`parse_cached`), wherever it sits in the file;
+- its lowering, by everything the lowering reads (text, column, spelling, the file's aliases
+  and constants, for a method the class name and the methods it may call) and its first
+  line: an unchanged definition comes back as the very same IR objects; one that moved
+  (lines added or removed above it) is lowered again from the cached parse, at its new place.
+`ParseResult.keys` names each function by its definition up to its place, so that rule
+results survive moves (verify/).  Both caches are bounded and thread-safe: the language
+server parses from a thread pool.
+"""
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import re
-from collections import OrderedDict
+import threading
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Span
 from ..ir.constants import ConstantTable
 from ..ir.stmt import IRModule, PrimFunc
+from ..lru import LRU
 from ..syntax import cst as C
 from ..syntax.chunks import Chunk, find_chunks, top_level_constants
 from ..syntax.parser import parse_chunk
 from .lower import Lowerer, LowerError
 
-_CACHE_SIZE = 512
-_parse_cache: "OrderedDict[str, object]" = OrderedDict()
-_kernel_cache: "OrderedDict[tuple, Kernel]" = OrderedDict()
+parse_cached = functools.lru_cache(maxsize=16384)(parse_chunk)
+_lowered = LRU(32768)         # (definition, first line) -> _Lowered
+_modules = LRU(4096)          # (@I.ir_module class split into parts, first line) -> lowered
+_tokens = LRU(65536)          # long key -> _Token
 
 
 @dataclass
@@ -27,7 +44,10 @@ class Kernel:
     diagnostics: list
     syntax_ok: bool
     module_name: str | None = None    # class name of an @I.ir_module, None for a bare function
-    cst: object = None
+    cst: object = None                # None for a module read method by method
+    # (token of the definition up to its place, its first line): one key, one kernel up to
+    # a line shift; None when it is not cached
+    key: tuple | None = None
 
 
 @dataclass
@@ -37,6 +57,21 @@ class ParseResult:
     kernels: list = field(default_factory=list)
     text: str = ""
     path: str | None = None
+    # id(function) -> (key of its definition up to its place, the first line of that
+    # definition): two functions with one key differ only by a line shift
+    keys: dict = field(default_factory=dict)
+    aliases: object = None            # the file's import aliases (syntax.chunks.Aliases)
+
+
+@dataclass(frozen=True)
+class _Lowered:
+    """What lowering one definition gave (cached)."""
+    functions: tuple
+    diagnostics: tuple
+    syntax_ok: bool
+    module_name: str | None
+    cst: object
+    key: object                       # the definition up to its place; None: not cacheable
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -69,22 +104,18 @@ def decode(data) -> tuple[str, list]:
                                  f"0x{data[e.start]:02x})", Span(line, col, line, col + 1))]
 
 
-def _cached_parse(text):
-    r = _parse_cache.get(text)
-    if r is None:
-        r = parse_chunk(text)
-        _parse_cache[text] = r
-        if len(_parse_cache) > _CACHE_SIZE:
-            _parse_cache.popitem(last=False)
-    else:
-        _parse_cache.move_to_end(text)
-    return r
+def clear_caches() -> None:
+    parse_cached.cache_clear()
+    _lowered.clear()
+    _modules.clear()
+    _tokens.clear()
 
 
-def _kernel_key(chunk: Chunk, aliases, path, py_constants):
+def _file_key(aliases, path, py_constants):
+    """What every definition's lowering reads from the rest of the file; None when it cannot
+    be a cache key (a constant that is not hashable)."""
     try:
-        key = (chunk.text, chunk.start_line, chunk.col_offset, chunk.spelling, chunk.kind, path,
-               tuple(sorted(aliases.tir.items())), tuple(sorted(aliases.ir)),
+        key = (path, tuple(sorted(aliases.tir.items())), tuple(sorted(aliases.ir)),
                tuple(sorted(aliases.params)), tuple(sorted((py_constants or {}).items())))
         hash(key)
         return key
@@ -92,27 +123,121 @@ def _kernel_key(chunk: Chunk, aliases, path, py_constants):
         return None
 
 
+class _Token:
+    """Stands for a longer cache key (a definition up to its place, the rest of a file),
+    so that keys built from it hash and compare in constant time."""
+    __slots__ = ()
+
+
+def _intern(key) -> _Token:
+    token = _tokens.get(key)
+    if token is None:
+        token = _Token()
+        _tokens.put(key, token)
+    return token
+
+
+@dataclass
+class _File:
+    """What lowering one file's definitions shares."""
+    aliases: object
+    constants: ConstantTable
+    path: str | None
+    py_constants: dict
+    token: object                     # the rest of the file; None: nothing is cached
+    keys: dict                        # ParseResult.keys, being filled
+
+
+def _lower_cached(chunk: Chunk, file: _File, module=None) -> _Lowered:
+    """The lowering of one definition, or its cached result when nothing it reads has
+    changed; one that added to the module's constant table is not kept (it must add again).
+    `module`: (class chunk, token of what the method reads from its class) for a method."""
+    if file.token is None:
+        return _lower_definition(chunk, file, module, None)
+    key = (chunk.text, chunk.col_offset, chunk.spelling, chunk.kind, file.token,
+           module[1] if module is not None else None, chunk.start_line)
+    hit = _lowered.get(key)
+    if hit is not None:
+        return hit
+    n = len(file.constants)
+    out = _lower_definition(chunk, file, module, _intern(key[:-1]))
+    if len(file.constants) == n:
+        _lowered.put(key, out)
+    return out
+
+
 def lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None) -> Kernel:
-    """Parse and lower one kernel; an unchanged kernel (same text, place, aliases and
-    constants) is taken from the cache, so an edit re-lowers only what it touched."""
-    key = _kernel_key(chunk, aliases, path, py_constants)
-    if key is not None:
-        k = _kernel_cache.get(key)
-        if k is not None:
-            _kernel_cache.move_to_end(key)
-            return k
-    n_consts = len(constants) if constants is not None else 0
-    k = _lower_kernel(chunk, aliases, constants, path, py_constants)
-    # a kernel that added to the module's constant table must add again next time
-    if key is not None and (constants is None or len(constants) == n_consts):
-        _kernel_cache[key] = k
-        if len(_kernel_cache) > _CACHE_SIZE:
-            _kernel_cache.popitem(last=False)
-    return k
+    """Parse and lower one kernel (a module split into methods: each method); an unchanged
+    definition is taken from the cache, so an edit re-lowers only what it touched."""
+    file_key = _file_key(aliases, path, py_constants)
+    return _lower_chunk(chunk, _File(aliases, constants, path, py_constants,
+                                     _intern(file_key) if file_key is not None else None, {}))
 
 
-def _lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None) -> Kernel:
-    parsed = _cached_parse(chunk.text)
+def _lower_chunk(chunk: Chunk, file: _File) -> Kernel:
+    if chunk.parts:
+        return _lower_module(chunk, file)
+    low = _lower_cached(chunk, file)
+    _note_keys(low, chunk, file.keys)
+    return Kernel(chunk, list(low.functions), list(low.diagnostics), low.syntax_ok,
+                  low.module_name, low.cst,
+                  (low.key, chunk.start_line) if low.key is not None else None)
+
+
+def _note_keys(low: _Lowered, chunk: Chunk, keys: dict) -> None:
+    if low.key is not None:
+        for _, f in low.functions:
+            keys[id(f)] = (low.key, chunk.start_line)
+
+
+def _lower_module(chunk: Chunk, file: _File) -> Kernel:
+    """An @I.ir_module class split into parts, method by method.  A method depends on the
+    rest of the class only through the class name and, when it names the class, the names
+    of its methods.  An unchanged class is one cache look-up."""
+    key = None
+    if file.token is not None:
+        key = (chunk.text, chunk.col_offset, chunk.spelling, file.token, chunk.start_line)
+        hit = _modules.get(key)
+        if hit is not None:
+            functions, diags, syntax_ok, keyed, token = hit
+            for f, part_token, line in keyed:
+                file.keys[id(f)] = (part_token, line)
+            return Kernel(chunk, list(functions), list(diags), syntax_ok, chunk.name, None,
+                          (token, chunk.start_line))
+    n = len(file.constants)
+    plain = _intern(("module", chunk.name, None))
+    named = _intern(("module", chunk.name, frozenset(chunk.method_names)))
+    pieces = [(part, _lower_cached(part, file, (chunk, named if chunk.name in part.text
+                                                 else plain)))
+              for part in chunk.parts[1:]]
+    if not all(low.syntax_ok for _, low in pieces):
+        # as for any kernel with a syntax error: its syntax errors only, no functions
+        functions, keyed = [], []
+        diags = [d for _, low in pieces for d in low.diagnostics if d.code == "syntax"]
+    else:
+        functions, diags, keyed = [], [], []
+        for part, low in pieces:
+            functions.extend(low.functions)
+            diags.extend(low.diagnostics)
+            if low.key is not None:
+                keyed.extend((f, low.key, part.start_line) for _, f in low.functions)
+    for f, token, line in keyed:
+        file.keys[id(f)] = (token, line)
+    syntax_ok = all(low.syntax_ok for _, low in pieces)
+    if key is None or len(file.constants) != n:
+        return Kernel(chunk, functions, diags, syntax_ok, chunk.name, None)
+    token = _intern(key[:-1])
+    _modules.put(key, (tuple(functions), tuple(diags), syntax_ok, tuple(keyed), token))
+    return Kernel(chunk, functions, diags, syntax_ok, chunk.name, None,
+                  (token, chunk.start_line))
+
+
+def _lower_definition(chunk: Chunk, file: _File, module, key) -> _Lowered:
+    """Parse and lower one definition; `module` is (the class chunk, its token) for a method
+    of a module split into parts, else None."""
+    aliases, constants, path = file.aliases, file.constants, file.path
+    py_constants = file.py_constants
+    parsed = parse_cached(chunk.text)
     off, col = chunk.start_line - 1, chunk.col_offset
     diags = [Diagnostic("syntax", "error", e.message,
                         Span(e.line + off, e.column + col, e.end_line + off, e.end_column + col,
@@ -130,9 +255,19 @@ def _lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None
                       params_aliases=aliases.params, constants=py_constants, table=constants,
                       spelling=chunk.spelling, source_lines=lines, comments=parsed.comments,
                       base_dir=os.path.dirname(os.path.abspath(path)) if path else None)
+        if module is not None:
+            owner = module[0]
+            low.module_class, low.module_funcs = owner.name, set(owner.method_names)
+            module_name = owner.name
+            # a foreign function keeps its text as the class holds it
+            first = chunk.start_line - owner.start_line
+            class_lines = owner.text.split("\n")[first:first + len(lines)]
         for node in parsed.module.body:
             try:
-                if isinstance(node, C.FunctionDef):
+                if module is not None:
+                    functions.extend(low.lower_module_item(node, aliases, chunk.spelling,
+                                                           class_lines))
+                elif isinstance(node, C.FunctionDef):
                     functions.append((node.name, low.lower_prim_func(node, chunk.spelling)))
                 elif isinstance(node, C.ClassDef):
                     functions.extend(low.lower_module(node, aliases, chunk.spelling, lines))
@@ -144,8 +279,31 @@ def _lower_kernel(chunk: Chunk, aliases, constants, path=None, py_constants=None
                 low.diag("internal", f"tirkit could not analyse this kernel ({type(e).__name__}: "
                          f"{e})", node)
         diags.extend(low.diagnostics)
-    return Kernel(chunk, functions, diags, syntax_ok, module_name,
-                  parsed.module if parsed.module is not None else None)
+    return _Lowered(tuple(functions), tuple(diags), syntax_ok, module_name,
+                    parsed.module if parsed.module is not None else None, key)
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = [0, False]       # parses under way, whether collection was on before the first
+
+
+class _CollectionPaused:
+    """Pause the cyclic garbage collector while a parse builds many objects that all stay
+    alive (its cost would grow with everything already cached); parses on several threads
+    share one pause."""
+
+    def __enter__(self):
+        with _gc_lock:
+            if _gc_pauses[0] == 0:
+                _gc_pauses[1] = gc.isenabled()
+                gc.disable()
+            _gc_pauses[0] += 1
+
+    def __exit__(self, *exc):
+        with _gc_lock:
+            _gc_pauses[0] -= 1
+            if _gc_pauses[0] == 0 and _gc_pauses[1]:
+                gc.enable()
 
 
 def parse(text, path=None) -> ParseResult:
@@ -159,19 +317,24 @@ def parse(text, path=None) -> ParseResult:
         tables, load_diags = param_tables(text.split("\n"), aliases, path)
         py_constants.update(tables)
         diags.extend(load_diags)
+    file_key = _file_key(aliases, path, py_constants)
     constants = ConstantTable()
     kernels = []
     functions = []
+    keys: dict = {}
+    file = _File(aliases, constants, path, py_constants,
+                 _intern(file_key) if file_key is not None else None, keys)
     module_name = None
     spelling = "classic"
-    for chunk in chunks:
-        k = lower_kernel(chunk, aliases, constants, path, py_constants)
-        kernels.append(k)
-        diags.extend(k.diagnostics)
-        functions.extend(k.functions)
-        if k.module_name and module_name is None:
-            module_name = k.module_name
-        spelling = chunk.spelling
+    with _CollectionPaused():
+        for chunk in chunks:
+            k = _lower_chunk(chunk, file)
+            kernels.append(k)
+            diags.extend(k.diagnostics)
+            functions.extend(k.functions)
+            if k.module_name and module_name is None:
+                module_name = k.module_name
+            spelling = chunk.spelling
     module = IRModule(tuple(functions), module_name, constants, (), None, spelling)
     if bad_bytes:
         # the decoding error already names the bad byte: no second error on the same spot
@@ -179,7 +342,7 @@ def parse(text, path=None) -> ParseResult:
         diags = bad_bytes + [d for d in diags[len(bad_bytes):]
                              if not (d.code == "syntax" and (d.span.line, d.span.column) in spots)]
     diags.sort(key=Diagnostic.sort_key)
-    return ParseResult(module, diags, kernels, text, path)
+    return ParseResult(module, diags, kernels, text, path, keys, aliases)
 
 
 __all__ = ["parse", "ParseResult", "Kernel", "decode", "PrimFunc"]

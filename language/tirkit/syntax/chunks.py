@@ -5,6 +5,12 @@ aliases come from the file's imports (`from tvm.script import tir as T`, `tirx`,
 `tirkit.script`, or the qualified `tvm.script.ir_module`).  Kernels may sit at any depth
 (inside a test function, say); each is dedented and parsed alone.  Nothing else in the file
 is read beyond its imports and top-level literal constants.
+
+An `@I.ir_module` class is split further into parts (syntax/class_parts.py): its decorators
+and `class` line, then one part per method (with the comments above it), so that an edit
+inside one function of a module re-parses and re-lowers that function alone.  The scan is linear in the file and its
+costly steps (where a definition ends, dedenting) are memoised by the text they read, so an
+unchanged definition costs a dictionary look-up, wherever it moved in the file.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ _IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|"
                         r"\s+as\s+(\w+)")
 _DECORATOR = re.compile(r"^([ \t]*)@\s*([\w.]+)")
 _HEAD = re.compile(r"^([ \t]*)(async\s+def|def|class)\b")
+_TOP_LINE = re.compile(r"\n([A-Za-z_][^\n]*)")
 _TOP_CONST = re.compile(r"^([A-Za-z_]\w*)\s*(?::\s*\w+\s*)?=\s*([^#\n]+?)\s*(#.*)?$")
 
 
@@ -38,6 +45,11 @@ class Chunk:
     text: str                # dedented source, ending in a newline
     spelling: str            # "classic" | "tirx"
     name: str = ""
+    # an @I.ir_module class: its header (kind "class") and one part per method (kind
+    # "method"), each dedented to column 0 and covering the lines from the end of the part
+    # before it; empty when the class is not a plain header followed by methods
+    parts: tuple = ()
+    method_names: tuple = ()  # every `def` of the class, in order (calls between functions)
 
 
 def find_aliases(lines) -> Aliases:
@@ -74,6 +86,18 @@ def find_aliases(lines) -> Aliases:
         al.tir["T"] = "tir"
         al.ir.add("I")
     return al
+
+
+def find_aliases_in(text: str) -> Aliases:
+    """`find_aliases` of a whole text, reading only its lines that import."""
+    lines = []
+    i = text.find("import")
+    while i >= 0:
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        lines.append(text[text.rfind("\n", 0, i) + 1:end])
+        i = text.find("import", end)
+    return find_aliases(lines)
 
 
 def kernel_kind(dotted: str, al: Aliases):
@@ -175,58 +199,154 @@ def _definition_end(lines, head_idx: int, base: int) -> int:
     return last_code
 
 
+_DECORATOR_LINE = re.compile(r"\n[ \t]*@")
+
+
+@functools.lru_cache(maxsize=64)
+def _end_candidates(width: int):
+    """Lines that may end a definition whose header is indented `width` spaces: code (not a
+    comment, not a closing bracket) indented at most as much."""
+    return re.compile(r"\n {0,%d}[^ \t\r\n\f\v#)\]}]" % width)
+
+
+@functools.lru_cache(maxsize=16384)
+def _region_end(region: str, base: int, next_is_def) -> tuple | None:
+    """Scan the lines from a definition's header up to the first line that may end it;
+    (index of its last code line, characters up to that line's end) if that line does end
+    it (not inside a string, and outside brackets or the start of a new definition), else
+    None.  `next_is_def` is None at the end of the file."""
+    state = [None]
+    depth = 0
+    last_code = 0
+    lines = region.split("\n")
+    for i, raw in enumerate(lines):
+        code = _strip_strings_and_comment(raw, state)
+        if code.strip() or state[0]:
+            last_code = i
+        opens = code.count("(") + code.count("[") + code.count("{")
+        closes = code.count(")") + code.count("]") + code.count("}")
+        if opens or closes:
+            depth = max(0, depth + opens - closes)
+    if next_is_def is None or (state[0] is None and (depth == 0 or next_is_def)):
+        return last_code, sum(map(len, lines[:last_code + 1])) + last_code
+    return None
+
+
+def _line_at(text: str, off: int) -> str:
+    end = text.find("\n", off)
+    return text[off:end if end >= 0 else len(text)]
+
+
+def _next_line(text: str, off: int):
+    """Offset of the line after the one starting at `off`; None after the last line."""
+    end = text.find("\n", off)
+    return end + 1 if end >= 0 else None
+
+
+def _def_end_at(text: str, head_off: int, base: int) -> tuple | None:
+    """Where the definition whose header line starts at `head_off` ends: (its last line,
+    counted from the header, the offset just past that line), found by a search for the
+    next line that may end it and a memoised scan of the lines before it; None when that
+    line does not end it (a string or brackets still open: scan line by line instead).
+    Indentation by spaces only."""
+    nl = text.find("\n", head_off)
+    if nl < 0:
+        return 0, len(text)
+    m = _end_candidates(base).search(text, nl)
+    if m is None:
+        found = _region_end(text[head_off:], base, None)
+    else:
+        cand = m.start() + 1
+        found = _region_end(text[head_off:cand - 1], base,
+                            bool(_NEW_DEF.match(_line_at(text, cand))))
+    if found is None:
+        return None
+    return found[0], head_off + found[1]
+
+
+@functools.lru_cache(maxsize=16384)
+def _dedent(region: str, indent: str) -> str:
+    ded = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip()
+           for ln in region.split("\n")]
+    return "\n".join(ded) + "\n"
+
+
 def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
-    lines = text.split("\n")
-    al = find_aliases(lines)
+    """The kernels of a file, with its aliases.  The file is never split into lines: a
+    search finds each decorator, newlines are counted between the places it stops at."""
+    al = find_aliases_in(text)
+    plain = not any(c in text for c in "\t\f\v")     # indentation by spaces only
     chunks: list[Chunk] = []
-    i, n = 0, len(lines)
-    while i < n:
-        m = _DECORATOR.match(lines[i])
+    full = None                     # the file split into lines, for the line-by-line scan
+    line, off = 0, 0                # the scan stands at the start of this line
+    while off is not None:
+        if off > 0 or not _DECORATOR.match(_line_at(text, 0)):
+            found = _DECORATOR_LINE.search(text, max(0, off - 1))
+            if found is None:
+                break
+            line += text.count("\n", off, found.start() + 1)
+            off = found.start() + 1
+        m = _DECORATOR.match(_line_at(text, off))
         if not m:
-            i += 1
+            line, off = line + 1, _next_line(text, off)
             continue
         # the run of decorators starting here
-        start = i
+        start, start_off = line, off
         indent_str = m.group(1)
         kind = None
-        j = i
-        while j < n:
-            mj = _DECORATOR.match(lines[j])
+        j, j_off = line, off
+        while j_off is not None:
+            lj = _line_at(text, j_off)
+            mj = _DECORATOR.match(lj)
             if mj and mj.group(1) == indent_str:
                 k = kernel_kind(mj.group(2), al)
                 kind = kind or k
-                j += 1
+                j, j_off = j + 1, _next_line(text, j_off)
                 # a decorator's arguments may span lines
-                depth = lines[j - 1].count("(") - lines[j - 1].count(")")
-                while depth > 0 and j < n:
-                    depth += lines[j].count("(") - lines[j].count(")")
-                    j += 1
+                depth = lj.count("(") - lj.count(")")
+                while depth > 0 and j_off is not None:
+                    lj = _line_at(text, j_off)
+                    depth += lj.count("(") - lj.count(")")
+                    j, j_off = j + 1, _next_line(text, j_off)
                 continue
-            if not lines[j].strip() or lines[j].strip().startswith("#"):
-                j += 1
+            if not lj.strip() or lj.strip().startswith("#"):
+                j, j_off = j + 1, _next_line(text, j_off)
                 continue
             break
-        if kind is None or j >= n or not _HEAD.match(lines[j]):
-            i = max(j, i + 1)
+        if kind is None or j_off is None or not _HEAD.match(_line_at(text, j_off)):
+            if j > line:
+                line, off = j, j_off
+            else:
+                line, off = line + 1, _next_line(text, off)
             continue
-        base = _indent(lines[start])
-        end = _definition_end(lines, j, base)
-        body = lines[start:end + 1]
+        head_line = _line_at(text, j_off)
+        base = _indent(_line_at(text, start_off))
+        found = _def_end_at(text, j_off, base) if plain else None
+        if found is not None:
+            end, end_off = j + found[0], found[1]
+        else:
+            full = full or text.split("\n")
+            end = _definition_end(full, j, base)
+            end_off = sum(map(len, full[:end + 1])) + end
         width = len(indent_str)
-        ded = [ln[width:] if ln.startswith(indent_str) else ln.lstrip() for ln in body]
-        name_m = re.match(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)", lines[j])
+        region = text[start_off:end_off]
+        chunk_text = _dedent(region, indent_str)
+        name_m = re.match(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)", head_line)
         spelling = "classic"
-        aliases = {a: v for a, v in al.tir.items()}
-        if any(v == "tirx" for v in aliases.values()):
+        if any(v == "tirx" for v in al.tir.values()):
             spelling = "tirx"
-        chunk_text = "\n".join(ded) + "\n"
         if re.search(r"\.sblock\b", chunk_text):
             spelling = "tirx"
         elif re.search(r"\.block\(", chunk_text):
             spelling = "classic"
-        chunks.append(Chunk(kind, start + 1, end + 1, width, chunk_text, spelling,
-                            name_m.group(1) if name_m else ""))
-        i = end + 1
+        chunk = Chunk(kind, start + 1, end + 1, width, chunk_text, spelling,
+                      name_m.group(1) if name_m else "")
+        if kind == "ir_module" and plain:
+            from .class_parts import placed_parts
+            chunk.parts, chunk.method_names = placed_parts(region, j - start, indent_str,
+                                                           start, spelling, chunk.name)
+        chunks.append(chunk)
+        line, off = end + 1, (end_off + 1 if end_off < len(text) else None)
     return chunks, al
 
 
@@ -236,7 +356,8 @@ def top_level_constants(text: str) -> dict:
     import ast
     import warnings
     out = {}
-    for line in text.split("\n"):
+    first = text[:text.find("\n")] if "\n" in text else text
+    for line in [first, *_TOP_LINE.findall(text)]:
         if not line or line[0] in " \t#@":
             continue
         m = _TOP_CONST.match(line)

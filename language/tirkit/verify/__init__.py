@@ -7,6 +7,7 @@ internal note and the others still run.
 """
 from __future__ import annotations
 
+import bisect
 import copy
 import importlib
 import pkgutil
@@ -34,6 +35,7 @@ class RuleContext:
     path: str = None
     cache: dict = field(default_factory=dict)
     lowering_errors: set = field(default_factory=set)   # id(PrimFunc) lowered with errors
+    pragma: str = None                 # the file's `# tirkit: target=NAME`, read once
 
     def incomplete(self, func) -> bool:
         """Lowering reported an error inside func: statements may be missing, so rules that
@@ -50,27 +52,33 @@ def register(name: str, codes=(), fast: bool = False):
 
 _loaded = False
 
-# Rule results per function.  Lowered kernels are cached by text and place (script/parse.py),
-# so an unchanged kernel comes back as the very same PrimFunc object: its diagnostics are taken
-# from here instead of running every rule again.  The key is the object's id plus everything
+# Rule results per function.  Lowered kernels are cached by definition (script/parse.py):
+# a function whose definition is unchanged has the same key in `ParseResult.keys`, even when
+# lines were added or removed above it; its diagnostics are taken from here, their lines
+# shifted, instead of running every rule again.  The key is the definition plus everything
 # else a rule reads (target, the file's target pragma, the path, whether lowering reported an
-# error inside it, the rule selection); the entry keeps the function alive, so its id cannot be
-# reused by another object while the entry exists.  Bounded (least recently used goes first)
-# and guarded by a lock: the language server checks documents from a thread pool.
-_results = LRU(1024)
+# error inside it, the rule selection).  A function without a definition key (built by other
+# means) is keyed by the object itself.  Bounded and thread-safe: the language server checks
+# documents from a thread pool.
+_results = LRU(65536)
 
 
 def clear_result_cache():
     _results.clear()
 
 
-def _cached_results(key, func):
-    hit = _results.get(key)
-    return None if hit is None or hit[0] is not func else hit[1]
+def _shifted(d: Diagnostic, delta: int) -> Diagnostic:
+    d = copy.copy(d)
+    if delta:
+        d.span = _shift_span(d.span, delta)
+        d.related = [(_shift_span(sp, delta), msg) for sp, msg in d.related]
+    return d
 
 
-def _store_results(key, func, diags):
-    _results.put(key, (func, tuple(diags)))
+def _shift_span(span, delta):
+    if span is None:
+        return None
+    return span._replace(line=span.line + delta, end_line=span.end_line + delta)
 
 
 def load_rules():
@@ -84,54 +92,95 @@ def load_rules():
     return RULES
 
 
+def _error_between(err_lines, first, last) -> bool:
+    i = bisect.bisect_left(err_lines, first)
+    return i < len(err_lines) and err_lines[i] <= last
+
+
+def _function_diags(name, f, ctx, keys, common, incomplete) -> list:
+    """Every selected rule on one function, or their cached results (lines shifted)."""
+    from ..ir.stmt import PrimFunc
+    if not isinstance(f, PrimFunc):
+        return []
+    place = keys.get(id(f))
+    definition, line = place if place is not None else (id(f), 0)
+    key = (definition, name, incomplete, *common)
+    cached = _results.get(key)
+    if cached is not None and (place is not None or cached[0] is f):
+        return [_shifted(d, line - cached[1]) for d in cached[2]]
+    rules, fast_only = common[3][0], common[3][1]
+    path = common[2]
+    fdiags = []
+    for rule in RULES.values():
+        if rules is not None and rule.name not in rules:
+            continue
+        if fast_only and not rule.fast:
+            continue
+        if ctx.cache.get("func") is not f:
+            ctx.cache.clear()
+            ctx.cache["func"] = f
+        try:
+            out = rule.fn(f, ctx) or []
+        except RecursionError:
+            out = []
+        except Exception as e:   # a broken rule must not hide the others
+            out = [Diagnostic("internal", "information",
+                              f"rule {rule.name} failed on '{name}': {type(e).__name__}: {e}",
+                              f.span)]
+        for d in out:
+            if d.span is not None and d.span.file is None and path:
+                d.span = d.span._replace(file=path)
+        fdiags.extend(out)
+    # the entry keeps a function without a definition key alive, so that its id cannot be
+    # taken by another object while the entry exists
+    _results.put(key, (f if place is None else None, line,
+                       tuple(copy.copy(d) for d in fdiags)))
+    return fdiags
+
+
 def run_rules(result, target=None, rules=None, fast_only=False) -> list:
     """Diagnostics of parsing plus every selected rule on every function."""
-    from ..ir.stmt import PrimFunc
     load_rules()
     diags = list(result.diagnostics)
-    ctx = RuleContext(target=target, module=result.module, text=result.text, path=result.path)
-    syntax_bad = {id(f) for k in result.kernels if not k.syntax_ok for _, f in k.functions}
-    err_lines = [d.span.line for d in result.diagnostics if d.severity == "error" and d.span]
-    for _, f in result.module.functions:
-        sp = getattr(f, "span", None)
-        if sp is not None and any(sp.line <= ln <= sp.end_line for ln in err_lines):
-            ctx.lowering_errors.add(id(f))
     from ..target import from_pragma
     pragma = from_pragma(result.text) if result.text else None
+    ctx = RuleContext(target=target, module=result.module, text=result.text, path=result.path,
+                      pragma=pragma)
+    err_lines = sorted({d.span.line for d in result.diagnostics
+                        if d.severity == "error" and d.span})
     selection = (tuple(sorted(rules)) if rules is not None else None, bool(fast_only),
                  len(RULES))
-    for name, f in result.module.functions:
-        if not isinstance(f, PrimFunc) or id(f) in syntax_bad:
-            continue
-        key = (id(f), name, str(target) if target is not None else None, pragma, result.path,
-               ctx.incomplete(f), selection)
-        cached = _cached_results(key, f)
-        if cached is not None:
-            diags.extend(copy.copy(d) for d in cached)
-            continue
-        fdiags = []
-        for rule in RULES.values():
-            if rules is not None and rule.name not in rules:
+    common = (str(target) if target is not None else None, pragma, result.path, selection)
+    keys = getattr(result, "keys", None) or {}
+    kernels = getattr(result, "kernels", None) or []
+    if sum(len(k.functions) for k in kernels) == len(result.module.functions):
+        groups = [(k, k.functions) for k in kernels]
+    else:                                   # functions that no kernel holds: one by one
+        groups = [(None, result.module.functions)]
+    for kernel, functions in groups:
+        place = getattr(kernel, "key", None)
+        if place is not None and kernel.syntax_ok and \
+                not _error_between(err_lines, kernel.chunk.start_line, kernel.chunk.end_line):
+            # a whole kernel (an @I.ir_module class: every method) without lowering errors
+            key = (place[0], *common)
+            cached = _results.get(key)
+            if cached is not None:
+                diags.extend(_shifted(d, place[1] - cached[1]) for d in cached[2])
                 continue
-            if fast_only and not rule.fast:
+            out = []
+            for name, f in functions:
+                out.extend(_function_diags(name, f, ctx, keys, common, False))
+            _results.put(key, (None, place[1], tuple(copy.copy(d) for d in out)))
+            diags.extend(out)
+            continue
+        for name, f in functions:
+            if kernel is not None and not kernel.syntax_ok:
                 continue
-            if ctx.cache.get("func") is not f:
-                ctx.cache.clear()
-                ctx.cache["func"] = f
-            try:
-                out = rule.fn(f, ctx) or []
-            except RecursionError:
-                out = []
-            except Exception as e:   # a broken rule must not hide the others
-                out = [Diagnostic("internal", "information",
-                                  f"rule {rule.name} failed on '{name}': {type(e).__name__}: {e}",
-                                  f.span)]
-            for d in out:
-                if d.span is not None and d.span.file is None and result.path:
-                    d.span = d.span._replace(file=result.path)
-            fdiags.extend(out)
-        _store_results(key, f, [copy.copy(d) for d in fdiags])
-        diags.extend(fdiags)
+            sp = getattr(f, "span", None)
+            incomplete = sp is not None and _error_between(err_lines, sp.line, sp.end_line)
+            if incomplete:
+                ctx.lowering_errors.add(id(f))
+            diags.extend(_function_diags(name, f, ctx, keys, common, incomplete))
     seen = set()
     unique = []
     for d in sorted(diags, key=Diagnostic.sort_key):

@@ -50,7 +50,7 @@ def target_for(func, ctx, fa=None):
     key = ("target", has_threads)
     t = ctx.cache.get(key)
     if t is None:
-        t = targets.resolve(ctx.target, ctx.text, has_threads)
+        t = targets.resolve(ctx.target, None, has_threads, pragma=ctx.pragma)
         ctx.cache[key] = t
     return t
 

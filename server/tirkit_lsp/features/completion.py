@@ -38,8 +38,7 @@ def complete(server, a, pos: T.Position):
     conv = server.converter(a)
     line, col = conv.line_col(pos)
     text = a.lines[line - 1][:col - 1] if line - 1 < len(a.lines) else ""
-    from tirkit.syntax.chunks import find_aliases
-    aliases = set(find_aliases(a.lines).tir) | {"T"}
+    aliases = set(a.result.aliases.tir) | {"T"}       # read once per file, by the parse
     m = _AXIS.search(text)
     if m and m.group(1) in aliases:
         prefix = m.group(2) or ""

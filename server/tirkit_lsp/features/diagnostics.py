@@ -47,7 +47,7 @@ async def publish(server, uri: str, full: bool, delay: float = 0.0) -> None:
     if a is None:
         return
     full = full or wants_full(server, a)
-    items = await server.run_sync(lsp_diagnostics, server, a, full)
+    items = await server.run_sync(lsp_diagnostics, server, a, full, rules=True)
     if not server.is_current(a):          # the document moved on: drop this result
         return
     server.text_document_publish_diagnostics(
@@ -88,7 +88,8 @@ def warm(server, uri: str, delay: float) -> None:
             a = await server.analysis(uri)
             if a is not None and server.is_current(a):
                 from .suppressions import visible_diagnostics
-                await server.run_sync(visible_diagnostics, server, a, wants_full(server, a))
+                await server.run_sync(visible_diagnostics, server, a, wants_full(server, a),
+                                      rules=True)
         except asyncio.CancelledError:
             pass
         except Exception as e:
@@ -161,7 +162,7 @@ def setup(server) -> None:
             f":{server.settings.target or ''}"
         if params.previous_result_id == result_id:
             return T.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        items = await server.run_sync(lsp_diagnostics, server, a, full)
+        items = await server.run_sync(lsp_diagnostics, server, a, full, rules=True)
         if not server.is_current(a):
             # the document moved on while we worked: ask the client to pull again
             raise JsonRpcException(message="the document changed", code=-32802,

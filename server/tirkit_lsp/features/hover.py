@@ -13,8 +13,7 @@ from . import asymptotic
 
 
 def _tir_aliases(a) -> set:
-    from tirkit.syntax.chunks import find_aliases
-    al = find_aliases(a.lines)
+    al = a.result.aliases               # read once per file, by the parse
     return set(al.tir) | {"T"}
 
 

@@ -22,10 +22,11 @@ GRACE_S = 0.5
 
 def stop_work(server) -> None:
     """Cancel the analyses not yet started; those running finish or die with the process."""
-    try:
-        server.executor.shutdown(wait=False, cancel_futures=True)
-    except Exception as e:
-        logging.getLogger("tirkit_lsp").info("stopping the analysis pool: %s", e)
+    for pool in (server.executor, server.rules_executor):
+        try:
+            pool.shutdown(wait=False, cancel_futures=True)
+        except Exception as e:
+            logging.getLogger("tirkit_lsp").info("stopping the analysis pool: %s", e)
 
 
 def leave(code: int) -> None:

@@ -63,7 +63,7 @@ async def publish(server, uri: str) -> None:
     a = await server.analysis(uri)
     if a is None:
         return
-    items = await server.run_sync(_extras, server, a, title="tirkit: checking")
+    items = await server.run_sync(_extras, server, a, title="tirkit: checking", rules=True)
     if not server.is_current(a):          # the document moved on: this set is outdated
         return
     if items:

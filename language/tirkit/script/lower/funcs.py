@@ -166,25 +166,28 @@ class FuncMixin:
         self.module_class = k.name
         self.module_funcs = {item.name for item in k.body if isinstance(item, C.FunctionDef)}
         for item in k.body:
-            if isinstance(item, C.FunctionDef):
-                kinds = [kernel_kind(C.dotted_name(C.unparen(d).func) if isinstance(
-                    C.unparen(d), C.Call) else (C.dotted_name(d) or ""), aliases)
-                    for d in item.decorators]
-                if "prim_func" in kinds:
-                    try:
-                        functions.append((item.name, self.lower_prim_func(item, spelling)))
-                    except LowerError:
-                        pass
-                    continue
-                first = item.decorators[0].line if item.decorators else item.line
-                text = "\n".join(source_lines[first - 1:item.end_line])
-                functions.append((item.name, S.ForeignFunc(item.name, text, self.span(item))))
-            elif isinstance(item, C.ExprStmt) and isinstance(C.unparen(item.value), C.Constant):
-                continue
-            else:
-                text = "\n".join(source_lines[item.line - 1:item.end_line])
-                functions.append(("", S.ForeignFunc("", text, self.span(item))))
+            functions.extend(self.lower_module_item(item, aliases, spelling, source_lines))
         return functions
+
+    def lower_module_item(self, item, aliases, spelling, source_lines) -> list:
+        """One statement of an @I.ir_module class: [(name, PrimFunc | ForeignFunc)];
+        `self.module_class` and `self.module_funcs` say which module it belongs to."""
+        if isinstance(item, C.FunctionDef):
+            kinds = [kernel_kind(C.dotted_name(C.unparen(d).func) if isinstance(
+                C.unparen(d), C.Call) else (C.dotted_name(d) or ""), aliases)
+                for d in item.decorators]
+            if "prim_func" in kinds:
+                try:
+                    return [(item.name, self.lower_prim_func(item, spelling))]
+                except LowerError:
+                    return []
+            first = item.decorators[0].line if item.decorators else item.line
+            text = "\n".join(source_lines[first - 1:item.end_line])
+            return [(item.name, S.ForeignFunc(item.name, text, self.span(item)))]
+        if isinstance(item, C.ExprStmt) and isinstance(C.unparen(item.value), C.Constant):
+            return []
+        text = "\n".join(source_lines[item.line - 1:item.end_line])
+        return [("", S.ForeignFunc("", text, self.span(item)))]
 
 
 def _is_root(body, root) -> bool:
