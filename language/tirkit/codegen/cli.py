@@ -41,6 +41,8 @@ def add_commands(sub):
     b.add_argument("--peak", type=float, default=PEAK_FP32_PER_CORE / 1e9, metavar="GFLOPS",
                    help="fp32 peak of one core in GFLOP/s (default %(default).0f)")
     b.set_defaults(fn=cmd_bench)
+    from .cuda.cli import add_commands as add_cuda_commands
+    add_cuda_commands(sub)
 
 
 # ---- inputs ------------------------------------------------------------------------------

@@ -1,0 +1,59 @@
+"""`tirkit build FILE --target cuda --emit cuda|ptx [-o OUT] [--func NAME] [--arch sm_90]`:
+the generated CUDA C (or nvcc's PTX of it) of every thread-bound kernel of FILE."""
+from __future__ import annotations
+
+import sys
+
+from ...diagnostics import TirkitError
+
+
+def add_commands(sub):
+    b = sub.add_parser("build", help="write the generated code of a file's kernels")
+    b.add_argument("file")
+    b.add_argument("--func", default=None, help="the kernel to build (default: all)")
+    b.add_argument("--target", default="cuda", choices=["cuda"])
+    b.add_argument("--emit", default="cuda", choices=["cuda", "ptx"])
+    b.add_argument("--arch", default="sm_90", help="the GPU architecture for --emit ptx")
+    b.add_argument("-o", "--output", default="-", help="the output file (default: stdout)")
+    b.set_defaults(fn=cmd_build)
+
+
+def cmd_build(args) -> int:
+    from ..cli import _report, _selected_kernels
+    from . import emit_cuda, is_thread_bound
+    from .exprs import PRELUDE
+    loaded = _selected_kernels(args)
+    if isinstance(loaded, int):
+        return loaded
+    module, text, funcs = loaded
+    parts, status = [], 0
+    for name, func in funcs:
+        if not is_thread_bound(func):
+            if args.func is not None:
+                print(f"{args.file}: '{name}' binds no loop to GPU threads", file=sys.stderr)
+                status = 1
+            continue
+        try:
+            parts.append(emit_cuda(func, module).kernels_code)
+        except TirkitError as e:
+            _report(args.file, text, e)
+            status = 1
+    if not parts:
+        if status == 0:
+            print(f"{args.file}: no thread-bound kernel", file=sys.stderr)
+        return 1
+    code = PRELUDE + "\n" + "\n".join(parts)
+    if args.emit == "ptx":
+        from .nvcc import compile_cuda
+        try:
+            code = compile_cuda(code, args.arch, "ptx").decode()
+        except TirkitError as e:
+            for d in e.diagnostics:
+                print(f"{args.file}: {d.message}", file=sys.stderr)
+            return 1
+    if args.output == "-":
+        sys.stdout.write(code)
+    else:
+        with open(args.output, "w") as fh:
+            fh.write(code)
+    return status

@@ -1,0 +1,20 @@
+"""Thread-bound kernels with a data race: every thread of a block writes one shared element,
+then every thread reads it (a write-write race between threads with different values)."""
+from tvm.script import tir as T
+
+
+@T.prim_func
+def racy_shared_scalar(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.func_attr({"global_symbol": "racy_shared_scalar", "tir.noalias": True})
+    S = T.alloc_buffer((1,), "float32", scope="shared")
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            S[0] = A[bx * 128 + tx]
+            B[bx * 128 + tx] = S[0]
+
+
+@T.prim_func
+def racy_global(A: T.Buffer((128,), "float32"), B: T.Buffer((1,), "float32")):
+    T.func_attr({"global_symbol": "racy_global", "tir.noalias": True})
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        B[0] = B[0] + A[tx]
