@@ -30,6 +30,9 @@ def add_commands(sub):
     r.add_argument("--threads", type=int, default=None)
     r.add_argument("--size", action="append", default=[], metavar="VAR=N",
                    help="value of a symbolic shape variable (default 16)")
+    r.add_argument("--blocks", type=int, default=None, metavar="N",
+                   help="thread-bound kernels on the CPU: run N evenly spread thread blocks "
+                   "per blockIdx dimension (default: all)")
     r.set_defaults(fn=cmd_run)
     b = sub.add_parser("bench", help="time compiled kernels: median time, GFLOP/s, share of peak")
     b.add_argument("file")
@@ -183,8 +186,13 @@ def cmd_run(args) -> int:
         return loaded
     module, text, funcs = loaded
     status = 0
+    from .cuda.cli import run_on_cpu_threads
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
+        gpu = run_on_cpu_threads(args, name, func, module, text, rng)
+        if gpu is not None:         # a thread-bound kernel: no CPU build
+            status = max(status, gpu)
+            continue
         try:
             kernel = build(func, module)
             arrays = make_inputs(func, rng, _sizes(args.size))

@@ -18,3 +18,14 @@ def racy_global(A: T.Buffer((128,), "float32"), B: T.Buffer((1,), "float32")):
     T.func_attr({"global_symbol": "racy_global", "tir.noalias": True})
     for tx in T.thread_binding(128, thread="threadIdx.x"):
         B[0] = B[0] + A[tx]
+
+
+@T.prim_func
+def racy_neighbour_under_condition(A: T.Buffer((128,), "float32"),
+                                   B: T.Buffer((128,), "float32")):
+    T.func_attr({"global_symbol": "racy_neighbour_under_condition", "tir.noalias": True})
+    S = T.alloc_buffer((128,), "float32", scope="shared")
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        if tx < 64:
+            S[tx] = A[tx]
+            B[tx] = S[tx + 1]

@@ -57,3 +57,29 @@ def cmd_build(args) -> int:
         with open(args.output, "w") as fh:
             fh.write(code)
     return status
+
+
+def run_on_cpu_threads(args, name, func, module, text, rng):
+    """`tirkit run` of a thread-bound kernel where no GPU runtime is present: the thread
+    interpreter (threads.py) with its race detector.  None for a kernel without thread
+    bindings (the CPU path runs it); else the exit status."""
+    from ..cli import _report, _sizes, make_inputs, make_scalars
+    from . import is_thread_bound
+    from .threads import run_threads
+    if not is_thread_bound(func):
+        return None
+    try:
+        arrays = make_inputs(func, rng, _sizes(args.size))
+        scalars = make_scalars(func, rng)
+        it = run_threads(func, arrays, scalars, module=module,
+                         blocks=getattr(args, "blocks", None))
+    except TirkitError as e:
+        _report(args.file, text, e)
+        return 1
+    threads = 1
+    for _, n in it.thread_extents.items():
+        threads *= n
+    print(f"{name}: no GPU here: ran in the thread interpreter on the CPU "
+          f"({it.blocks_run} block(s) of {threads} thread(s), {it.barriers} barrier(s) "
+          "passed)" + (": no data race" if args.check else ""))
+    return 0
