@@ -38,7 +38,7 @@ def _kernel(path, name):
 def test_the_corpus_has_thread_bound_kernels():
     names = {n for _, n, _, _ in thread_bound_kernels()}
     assert {"gpu_matmul", "gpu_add", "gpu_row_sum", "gpu_matmul_tiled", "gpu_matmul_f16",
-            "gpu_matmul_i8", "gpu_softplus_bf16"} <= names
+            "gpu_matmul_i8", "gpu_softplus_bf16", "gpu_scale_launch", "gpu_shift_vec"} <= names
 
 
 def test_shared_matmul_launch_storage_and_barriers():
@@ -85,6 +85,17 @@ def test_local_tile_vthread_and_dtypes():
     assert "signed char* __restrict__ A" in i8 and "((int)(A[" in i8
     bf = emit_cuda(*_kernel(path, "gpu_softplus_bf16")).code
     assert "nv_bfloat16* __restrict__ A" in bf and "logf(" in bf and "expf(" in bf
+
+
+def test_vector_loads_and_stores_and_launch_thread():
+    code = emit_cuda(*_kernel(ROOT / "examples" / "gpu_shift_vec.py", "gpu_shift_vec")).code
+    assert code.count("const float4 vec") == 2
+    assert code.count("*(float4*)(") == 2 and "(vec0_1.w * 2.0f)" in code
+    assert code.index("*(float4*)(S") < code.index("__syncthreads();") < \
+        code.index("(const float4*)(S")
+    src = emit_cuda(*_kernel(ROOT / "examples" / "gpu_launch_thread.py", "gpu_scale_launch"))
+    assert (src.kernels[0].grid, src.kernels[0].block) == ((2, 1, 1), (128, 1, 1))
+    assert "int tx = (int)threadIdx.x;" in src.code
 
 
 def test_build_command_writes_cuda(tmp_path):

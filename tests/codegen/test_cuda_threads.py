@@ -32,6 +32,9 @@ REFERENCE = {
     "gpu_matmul_f16": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "gpu_matmul_i8": (lambda A, B, C: _mm(A, B, np.int32), 2, 0),
     "gpu_softplus_bf16": (lambda A, B: np.log(np.exp(A.astype(np.float64)) + 1), 1, 2e-2),
+    "gpu_scale_launch": (lambda A, B: A * 2, 1, 0),
+    "gpu_shift_vec": (lambda A, B: np.roll(A.reshape(4, 256), -4, axis=1).reshape(-1) * 2, 1,
+                      0),
 }
 # the 1024x1024 product runs a sample of its thread blocks (the others stay untouched)
 SAMPLED = {"gpu_matmul": 1}

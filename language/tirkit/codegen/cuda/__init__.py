@@ -25,7 +25,9 @@ def is_thread_bound(func) -> bool:
     def fn(x):
         if found:
             return False
-        if isinstance(x, S.For) and x.kind == "thread_binding":
+        if isinstance(x, S.For) and x.kind == "thread_binding" or \
+                isinstance(x, S.AttrStmt) and x.attr_key in ("thread_extent",
+                                                             "virtual_thread"):
             found.append(x)
         return None
     walk(func.body, fn)

@@ -146,9 +146,13 @@ class _Kernel:
                 self.stmt(s.body, d + 1)
             self.out(d, "}")
             return
+        if s.kind == "vectorized":
+            from .vector import emit as emit_vector
+            if emit_vector(self, s, d):
+                return
         v = self.names.add(s.loop_var)
         t = ctype(s.loop_var.dtype)
-        if s.kind == "unrolled":
+        if s.kind in ("unrolled", "vectorized"):
             self.out(d, "#pragma unroll")
         lo, ext = e(s.min), e(s.extent)
         end = ext if lo in ("0", "0LL") else f"{lo} + {ext}"
