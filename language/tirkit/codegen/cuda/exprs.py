@@ -77,8 +77,14 @@ def _float_lit(v: float, dtype: str) -> str:
 class ExprPrinter:
     """`ExprPrinter(names)(e)`: names maps id(Var) -> C identifier."""
 
-    def __init__(self, names):
+    def __init__(self, names, ranges=None):
         self.names = names
+        self.ranges = {} if ranges is None else ranges    # id(Var) -> (lo, hi) of loops
+
+    def _nonneg(self, e) -> bool:
+        from ..arith import bound
+        r = bound(e, self.ranges)
+        return r is not None and r[0] >= 0
 
     def __call__(self, e) -> str:
         m = getattr(self, "_" + type(e).__name__, None)
@@ -138,6 +144,9 @@ class ExprPrinter:
         if t is E.Mod:
             return f"({a} % {b})" if d.is_int else f"fmodf({a}, {b})"
         if t in (E.FloorDiv, E.FloorMod):
+            if d.is_int and isinstance(e.b, E.IntImm) and e.b.value > 0 and \
+                    self._nonneg(e.a):            # C's division is floor division here
+                return f"({a} {'/' if t is E.FloorDiv else '%'} {b})"
             if d.is_int:
                 fn = "tirkit_floordiv" if t is E.FloorDiv else "tirkit_floormod"
                 return f"(({ctype(e.dtype)}){fn}({a}, {b}))"

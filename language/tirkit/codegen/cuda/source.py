@@ -134,6 +134,7 @@ class _Kernel:
             v = self.names.add(s.loop_var)
             tag = s.thread_tag
             launch = self.ext[tag]
+            self._range(s)
             lo = "" if isinstance(s.min, E.IntImm) and s.min.value == 0 else f" + {e(s.min)}"
             self.out(d, f"{{ int {v} = (int){tag}{lo};")
             if s.extent is not launch and not (isinstance(s.extent, E.IntImm) and
@@ -151,6 +152,7 @@ class _Kernel:
             if emit_vector(self, s, d):
                 return
         v = self.names.add(s.loop_var)
+        self._range(s)
         t = ctype(s.loop_var.dtype)
         if s.kind in ("unrolled", "vectorized"):
             self.out(d, "#pragma unroll")
@@ -159,6 +161,11 @@ class _Kernel:
         self.out(d, f"for ({t} {v} = {lo}; {v} < {end}; ++{v}) {{")
         self.stmt(s.body, d + 1)
         self.out(d, "}")
+
+    def _range(self, loop):
+        if isinstance(loop.min, E.IntImm) and isinstance(loop.extent, E.IntImm):
+            self.expr.ranges[id(loop.loop_var)] = (loop.min.value,
+                                                   loop.min.value + loop.extent.value - 1)
 
     def _IfThenElse(self, s, d):
         self.out(d, f"if ({self.expr(s.condition)}) {{")
