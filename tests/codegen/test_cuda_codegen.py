@@ -17,7 +17,8 @@ from tirkit.script.parse import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU_FILES = sorted(EXAMPLES.glob("valid/*.py")) + sorted((ROOT / "examples").glob("*.py")) + \
-    sorted((ROOT / "tests" / "data" / "gpu").glob("*.py"))
+    sorted((ROOT / "tests" / "data" / "gpu").glob("*.py")) + \
+    sorted((ROOT / "benchmarks" / "gpu_kernels").glob("*.py"))
 
 
 def thread_bound_kernels():

@@ -32,7 +32,7 @@ def add_commands(sub):
                    help="value of a symbolic shape variable (default 16)")
     r.add_argument("--blocks", type=int, default=None, metavar="N",
                    help="thread-bound kernels on the CPU: run N evenly spread thread blocks "
-                   "per blockIdx dimension (default: all)")
+                   "per blockIdx dimension (default: all of a grid of up to 64 blocks, else 2)")
     r.set_defaults(fn=cmd_run)
     b = sub.add_parser("bench", help="time compiled kernels: median time, GFLOP/s, share of peak")
     b.add_argument("file")

@@ -59,6 +59,31 @@ def cmd_build(args) -> int:
     return status
 
 
+AUTO_ALL_BLOCKS = 64       # `tirkit run` without --blocks runs every block of a grid this small
+
+
+def grid_size(func) -> int:
+    """Thread blocks in func's launch (constant blockIdx extents; 1 for a symbolic one)."""
+    from ...ir import expr as E
+    from ...ir import stmt as S
+    from ...ir.visit import walk
+    ext = {}
+
+    def fn(x):
+        if isinstance(x, S.For) and (x.thread_tag or "").startswith("blockIdx") and \
+                isinstance(x.extent, E.IntImm):
+            ext[x.thread_tag] = max(ext.get(x.thread_tag, 1), x.extent.value)
+        elif isinstance(x, S.AttrStmt) and isinstance(x.node, S.IterVar) and \
+                (x.node.thread_tag or "").startswith("blockIdx") and \
+                isinstance(x.value, E.IntImm):
+            ext[x.node.thread_tag] = max(ext.get(x.node.thread_tag, 1), x.value.value)
+    walk(func.body, fn)
+    n = 1
+    for v in ext.values():
+        n *= v
+    return n
+
+
 def run_on_cpu_threads(args, name, func, module, text, rng):
     """`tirkit run` of a thread-bound kernel where no GPU runtime is present: the thread
     interpreter (threads.py) with its race detector.  None for a kernel without thread
@@ -68,11 +93,14 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
     from .threads import run_threads
     if not is_thread_bound(func):
         return None
+    blocks = getattr(args, "blocks", None)
+    total = grid_size(func)
+    if blocks is None and total > AUTO_ALL_BLOCKS:
+        blocks = 2                 # a large grid: its first and last blocks per dimension
     try:
         arrays = make_inputs(func, rng, _sizes(args.size))
         scalars = make_scalars(func, rng)
-        it = run_threads(func, arrays, scalars, module=module,
-                         blocks=getattr(args, "blocks", None))
+        it = run_threads(func, arrays, scalars, module=module, blocks=blocks)
     except TirkitError as e:
         _report(args.file, text, e)
         return 1
@@ -80,6 +108,6 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
     for _, n in it.thread_extents.items():
         threads *= n
     print(f"{name}: no GPU here: ran in the thread interpreter on the CPU "
-          f"({it.blocks_run} block(s) of {threads} thread(s), {it.barriers} barrier(s) "
-          "passed)" + (": no data race" if args.check else ""))
+          f"({it.blocks_run} of {total} block(s) of {threads} thread(s), {it.barriers} "
+          "barrier(s) passed)" + (": no data race" if args.check else ""))
     return 0
