@@ -132,3 +132,24 @@ def test_every_thread_bound_kernel_compiles_with_nvcc(arch):
     for n in names:
         assert f".entry {n}(" in ptx
     assert f".target {arch}" in ptx
+
+
+def test_global_intermediate_outside_the_kernel_is_a_diagnostic(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text('''from tvm.script import tir as T
+
+
+@T.prim_func
+def two_kernels(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    T.func_attr({"global_symbol": "two_kernels", "tir.noalias": True})
+    Tmp = T.alloc_buffer((128,), "float32")
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        Tmp[tx] = A[tx] * T.float32(2)
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        B[tx] = Tmp[127 - tx]
+''')
+    r = subprocess.run([sys.executable, "-m", "tirkit.cli", "build", str(src), "--target",
+                        "cuda"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert "[codegen/unsupported]" in r.stderr and "Traceback" not in r.stderr
+    assert f"{src}:7:5: error: buffer 'Tmp'" in r.stderr

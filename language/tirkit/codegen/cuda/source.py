@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.dtype import parse_dtype
 from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
 from .exprs import PRELUDE, ExprPrinter, ctype
@@ -84,8 +83,8 @@ def _extents(nest):
 
 
 class _Kernel:
-    def __init__(self, lowered, nest, name, param_names):
-        self.lowered, self.nest, self.name = lowered, nest, name
+    def __init__(self, nest, name, param_names):
+        self.nest, self.name = nest, name
         self.names = _Names()
         for var, n in param_names:
             self.names.add(var, n)
@@ -250,10 +249,10 @@ def _nests(body):
         return [body]
     if isinstance(body, S.SeqStmt) and all(_is_kernel_root(x) for x in body.seq):
         return list(body.seq)
-    if isinstance(body, (S.Allocate, S.DeclBuffer)) and isinstance(body, S.Allocate) and \
-            isinstance(body.body, S.DeclBuffer) and body.body.buffer.scope.startswith("local"):
-        fail(UNSUPPORTED, f"local buffer '{body.body.buffer.name}' lives outside the thread "
-             "bindings", body)
+    if isinstance(body, S.Allocate) and isinstance(body.body, S.DeclBuffer):
+        fail(UNSUPPORTED, f"buffer '{body.body.buffer.name}' ({body.body.buffer.scope}) is "
+             "allocated outside the thread bindings: a GPU kernel cannot hold it",
+             body.body.buffer if body.body.buffer.span is not None else body)
     fail(UNSUPPORTED, "CUDA code needs every statement of the function inside a "
          "blockIdx/threadIdx binding", body)
 
@@ -276,7 +275,7 @@ def emit_source(lowered) -> CudaSource:
     nests = _nests(body)
     for i, nest in enumerate(nests):
         kname = f"{lowered.name}_kernel" if len(nests) == 1 else f"{lowered.name}_kernel{i}"
-        k = _Kernel(lowered, nest, kname, pn)
+        k = _Kernel(nest, kname, pn)
         lines = k.emit()
         grid, block = k.launch(host)
         threads = 1
@@ -289,6 +288,3 @@ def emit_source(lowered) -> CudaSource:
         launches.append(Launch(kname, grid, block, [n for _, n, _ in params]))
     return CudaSource(lowered.name, "\n".join(parts), launches)
 
-
-def element_type(dtype) -> str:
-    return ctype(parse_dtype(dtype).element())
