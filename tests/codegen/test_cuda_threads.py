@@ -153,3 +153,10 @@ def test_run_command_says_it_ran_on_the_cpu():
 def test_bfloat16_inputs_are_bfloat16():
     assert any(a.dtype == ml_dtypes.bfloat16 for _, n, f, _ in _valid_kernels()
                if n == "gpu_softplus_bf16" for a in make_inputs(f, np.random.default_rng(0)))
+
+
+def test_two_blocks_writing_one_element_race():
+    d, other, msg = _race(RACY, "racy_blocks_overlap")
+    assert d.span.line == other.line == 39
+    assert "between blocks (blockIdx.x=3) and (blockIdx.x=0)" in d.message
+    assert "threadIdx.x=64" in d.message and "of block (blockIdx.x=0)" in msg

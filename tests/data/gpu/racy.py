@@ -29,3 +29,11 @@ def racy_neighbour_under_condition(A: T.Buffer((128,), "float32"),
         if tx < 64:
             S[tx] = A[tx]
             B[tx] = S[tx + 1]
+
+
+@T.prim_func
+def racy_blocks_overlap(A: T.Buffer((512,), "float32"), B: T.Buffer((256,), "float32")):
+    T.func_attr({"global_symbol": "racy_blocks_overlap", "tir.noalias": True})
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            B[(bx * 64 + tx) % 256] = A[bx * 64 + tx]

@@ -12,8 +12,9 @@ the last reader (thread, statement) since the block's last barrier.  Two differe
 touching one element, at least one writing, with no barrier between, is a race, reported as
 `thread/race` on the second access with the first as a related location, both with their
 thread indices.  Writing the value an element already holds is not a race (the outcome does
-not depend on the order; every thread copying one tile to shared memory does this).  Races
-between different blocks are not detected (blocks run one after another here).
+not depend on the order; every thread copying one tile to shared memory does this).  In
+global memory, two different blocks of one launch touching one element, one writing, is a
+race too (nothing orders blocks); a function's separate kernels are ordered.
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ class Race(TirkitError):
 
 class _Track:
     """Per element of one buffer: the last writer and reader since the last barrier."""
-    __slots__ = ("w_epoch", "w_tid", "w_node", "r_epoch", "r_tid", "r_node", "written")
+    __slots__ = ("w_epoch", "w_tid", "w_node", "r_epoch", "r_tid", "r_node", "written",
+                 "w_block", "r_block")
 
     def __init__(self, n):
         self.w_epoch = np.full(n, -1, np.int64)
@@ -50,6 +52,8 @@ class _Track:
         self.r_tid = np.zeros(n, np.int64)
         self.r_node = np.zeros(n, np.int64)
         self.written = np.zeros(n, bool)
+        self.w_block = np.full(n, -1, np.int64)      # global memory: the block that wrote
+        self.r_block = np.full(n, -1, np.int64)      # and the block that read, this kernel
 
 
 class ThreadInterpreter(Interpreter):
@@ -67,6 +71,10 @@ class ThreadInterpreter(Interpreter):
         self.thread_axes: list = []     # (tag, extent) in the order lanes were widened
         self.block_axes: list = []      # (tag, value) of the running block
         self.blocks_run = 0
+        self.kernel_first_block = 0     # blocks of one kernel launch cannot synchronize
+        self.block_coords: dict = {}    # block number -> ((tag, value), ...)
+        self.param_data = {id(func.buffer_of(p).data) for p in func.params
+                           if func.buffer_of(p) is not None}
         self.thread_extents: dict = {}   # threadIdx tag -> extent (the block's shape)
         self.barriers = 0
         self.stored = set()             # id(data) of every buffer some statement writes
@@ -83,6 +91,8 @@ class ThreadInterpreter(Interpreter):
             return super()._s_For(s, env)
         lo, ext = int(self.eval(s.min, env)), int(self.eval(s.extent, env))
         if tag.startswith("blockIdx"):
+            if not self.block_axes:                  # a new kernel launch
+                self.kernel_first_block = self.blocks_run + 1
             for i in self._block_sample(ext):
                 e2 = dict(env)
                 e2[id(s.loop_var)] = _as(lo + i, s.loop_var.dtype)
@@ -91,6 +101,7 @@ class ThreadInterpreter(Interpreter):
                            (x.thread_tag or "").startswith("blockIdx") for x in [s.body]):
                     self.blocks_run += 1
                     self.epoch += 1               # a new block: nothing shared with the last
+                    self.block_coords[self.blocks_run] = tuple(self.block_axes)
                 self.exec(s.body, e2)
                 self.block_axes.pop()
             return
@@ -191,6 +202,8 @@ class ThreadInterpreter(Interpreter):
             i = int(np.argmax(bad))
             self._report(node, tid[i], tr.w_node[flat[i]], tr.w_tid[flat[i]], "wrote",
                          "reads" if val is None else "writes")
+        if id(node.buffer.data) in self.param_data:
+            self._across_blocks(node, tr, flat, tid, val, st)
         if val is None:
             tr.r_epoch[flat] = ep
             tr.r_tid[flat] = tid
@@ -200,6 +213,28 @@ class ThreadInterpreter(Interpreter):
             tr.w_tid[flat] = tid
             tr.w_node[flat] = me
             tr.written[flat] = True
+
+    def _across_blocks(self, node, tr, flat, tid, val, st):
+        """Global memory between two blocks of one launch: no barrier orders them."""
+        cur, first = self.blocks_run, self.kernel_first_block
+        wb = tr.w_block[flat]
+        bad = (wb >= first) & (wb != cur)
+        if val is not None:
+            bad &= st.array[flat] != np.broadcast_to(np.asarray(val), flat.shape)
+            rb = tr.r_block[flat]
+            badr = (rb >= first) & (rb != cur)
+            if badr.any():
+                i = int(np.argmax(badr))
+                self._report(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
+                             "writes", other_block=int(rb[i]))
+        if bad.any():
+            i = int(np.argmax(bad))
+            self._report(node, tid[i], tr.w_node[flat[i]], tr.w_tid[flat[i]], "wrote",
+                         "reads" if val is None else "writes", other_block=int(wb[i]))
+        if val is None:
+            tr.r_block[flat] = cur
+        else:
+            tr.w_block[flat] = cur
 
     def _same_batch_writes(self, node, flat, tid, vals):
         """Two threads of one lockstep store writing one element with different values."""
@@ -221,11 +256,15 @@ class ThreadInterpreter(Interpreter):
             tid //= ext
         return ", ".join(reversed(parts)) or "thread 0"
 
-    def _report(self, node, tid, other_node, other_tid, what, mine):
+    def _report(self, node, tid, other_node, other_tid, what, mine, other_block=None):
         other = self.nodes[int(other_node)]
         block = ", ".join(f"{t}={v}" for t, v in self.block_axes)
         where = f" in block ({block})" if block else ""
         me, them = self._threads(tid), self._threads(other_tid)
+        if other_block is not None:
+            ob = ", ".join(f"{t}={v}" for t, v in self.block_coords.get(other_block, ()))
+            where = f" between blocks ({block}) and ({ob})"
+            them = f"{them} of block ({ob})"
         sp = _span(node)
         osp = _span(other)
         raise Race([Diagnostic(
