@@ -132,6 +132,9 @@ def test_every_thread_bound_kernel_compiles_with_nvcc(arch):
     for n in names:
         assert f".entry {n}(" in ptx
     assert f".target {arch}" in ptx
+    # float4 moves stay 128-bit instructions, barriers stay barriers
+    assert "ld.global.nc.v4.f32" in ptx and "st.shared.v4.f32" in ptx
+    assert "bar.sync" in ptx
 
 
 def test_global_intermediate_outside_the_kernel_is_a_diagnostic(tmp_path):
