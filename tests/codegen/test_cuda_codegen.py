@@ -156,3 +156,24 @@ def two_kernels(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
     assert r.returncode == 1
     assert "[codegen/unsupported]" in r.stderr and "Traceback" not in r.stderr
     assert f"{src}:7:5: error: buffer 'Tmp'" in r.stderr
+
+
+def test_warp_scope_buffer_is_refused_with_its_location():
+    text = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def warp_buf(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    T.func_attr({"global_symbol": "warp_buf", "tir.noalias": True})
+    W = T.alloc_buffer((32,), "float32", scope="warp")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        W[tx] = A[tx]
+        B[tx] = W[tx]
+'''
+    from tirkit.diagnostics import TirkitError
+    r = parse(text, "warp.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as exc:
+        emit_cuda(f, r.module)
+    (d,) = exc.value.diagnostics
+    assert d.code == "codegen/unsupported" and d.span.line == 7

@@ -3,8 +3,8 @@
 A nest's blockIdx/threadIdx bindings give the launch: grid and block extents per dimension
 (a tag bound more than once takes its largest extent; a smaller binding is guarded).  A
 `vthread` binding runs as a loop in each thread.  `shared` buffers become `__shared__` arrays
-at the top of the kernel, `local` and `warp` buffers per-thread arrays where they are
-allocated; `T.tvm_storage_sync("shared")` (inserted by sync.py) is `__syncthreads()`.
+at the top of the kernel, `local` buffers per-thread arrays where they are allocated (`warp`
+buffers are refused); `T.tvm_storage_sync("shared")` (inserted by sync.py) is `__syncthreads()`.
 """
 from __future__ import annotations
 
@@ -203,7 +203,11 @@ class _Kernel:
         v = self.names.add(s.buffer_var, name)
         if scope.startswith("shared"):
             self.shared.append((s.buffer_var, s.dtype, n))
-        elif scope.startswith(("local", "warp")):
+        elif scope.startswith("warp"):
+            fail(UNSUPPORTED, f"'{name}' is a warp-scope buffer: CUDA C for warp memory "
+                 "(register shuffles) is not generated; use shared or local",
+                 s.body.buffer if s.body.buffer.span is not None else s)
+        elif scope.startswith("local"):
             self.out(d, f"{ctype(s.dtype)} {v}[{n}];")
         else:
             fail(UNSUPPORTED, f"a '{scope}' buffer allocated inside a GPU kernel has no CUDA "
