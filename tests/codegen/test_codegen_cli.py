@@ -28,8 +28,8 @@ def test_run_check_compares_and_second_run_is_cached(tmp_path):
     assert "(cached)" in second.stdout
 
 
-def test_run_reports_gpu_kernel_with_code_and_line(tmp_path):
-    res = _tirkit("run", str(EXAMPLES / "valid" / "gpu_matmul_shared.py"), cache=tmp_path)
+def test_bench_reports_gpu_kernel_with_code_and_line(tmp_path):
+    res = _tirkit("bench", str(EXAMPLES / "valid" / "gpu_matmul_shared.py"), cache=tmp_path)
     assert res.returncode == 1
     assert "gpu_matmul_shared.py:13:5: error:" in res.stderr
     assert "[codegen/thread-binding]" in res.stderr

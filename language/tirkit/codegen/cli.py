@@ -30,6 +30,9 @@ def add_commands(sub):
     r.add_argument("--threads", type=int, default=None)
     r.add_argument("--size", action="append", default=[], metavar="VAR=N",
                    help="value of a symbolic shape variable (default 16)")
+    r.add_argument("--blocks", type=int, default=None, metavar="N",
+                   help="thread-bound kernels on the CPU: run N evenly spread thread blocks "
+                   "per blockIdx dimension (default: all of a grid of up to 64 blocks, else 2)")
     r.set_defaults(fn=cmd_run)
     b = sub.add_parser("bench", help="time compiled kernels: median time, GFLOP/s, share of peak")
     b.add_argument("file")
@@ -41,6 +44,8 @@ def add_commands(sub):
     b.add_argument("--peak", type=float, default=PEAK_FP32_PER_CORE / 1e9, metavar="GFLOPS",
                    help="fp32 peak of one core in GFLOP/s (default %(default).0f)")
     b.set_defaults(fn=cmd_bench)
+    from .cuda.cli import add_commands as add_cuda_commands
+    add_cuda_commands(sub)
 
 
 # ---- inputs ------------------------------------------------------------------------------
@@ -205,8 +210,13 @@ def cmd_run(args) -> int:
         return loaded
     module, text, funcs = loaded
     status = 0
+    from .cuda.cli import run_on_cpu_threads
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
+        gpu = run_on_cpu_threads(args, name, func, module, text, rng)
+        if gpu is not None:         # a thread-bound kernel: no CPU build
+            status = max(status, gpu)
+            continue
         try:
             func, arrays, scalars = kernel_inputs(func, rng, _sizes(args.size))
             kernel = build(func, module)

@@ -1,0 +1,294 @@
+"""CUDA C of a lowered function: one `__global__` kernel per thread-bound loop nest.
+
+A nest's blockIdx/threadIdx bindings give the launch: grid and block extents per dimension
+(a tag bound more than once takes its largest extent; a smaller binding is guarded).  A
+`vthread` binding runs as a loop in each thread.  `shared` buffers become `__shared__` arrays
+at the top of the kernel, `local` buffers per-thread arrays where they are allocated (`warp`
+buffers are refused); `T.tvm_storage_sync("shared")` (inserted by sync.py) is `__syncthreads()`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.visit import walk
+from ..errors import UNSUPPORTED, fail
+from .exprs import PRELUDE, ExprPrinter, ctype
+from .sync import SYNC_OP
+
+DIMS = ("x", "y", "z")
+
+
+@dataclass
+class Launch:
+    """One kernel: its name, launch extents (ints, or C expressions of the scalar parameters
+    when symbolic) and its parameters (buffers then scalars, in the function's order)."""
+    name: str
+    grid: tuple
+    block: tuple
+    params: list = field(default_factory=list)
+
+
+@dataclass
+class CudaSource:
+    name: str
+    kernels_code: str             # the kernels alone (several functions share one PRELUDE)
+    kernels: list
+
+    @property
+    def code(self) -> str:
+        """A complete translation unit: PRELUDE and the kernels."""
+        return PRELUDE + "\n" + self.kernels_code
+
+
+class _Names(dict):
+    """id(Var) -> unique C identifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.used = set()
+
+    def add(self, var, hint=None):
+        base = re.sub(r"\W", "_", hint or var.name) or "v"
+        if base[0].isdigit():
+            base = "v" + base
+        name, i = base, 1
+        while name in self.used:
+            name, i = f"{base}_{i}", i + 1
+        self.used.add(name)
+        self[id(var)] = name
+        return name
+
+
+def _is_kernel_root(s) -> bool:
+    return isinstance(s, S.For) and s.kind == "thread_binding" and \
+        (s.thread_tag or "").startswith(("blockIdx", "threadIdx"))
+
+
+def _extents(nest):
+    ext = {}
+
+    def fn(x):
+        if isinstance(x, S.For) and x.kind == "thread_binding" and \
+                (x.thread_tag or "").startswith(("blockIdx", "threadIdx")):
+            prev = ext.get(x.thread_tag)
+            if isinstance(x.extent, E.IntImm) and isinstance(prev, E.IntImm):
+                ext[x.thread_tag] = x.extent if x.extent.value > prev.value else prev
+            elif prev is None:
+                ext[x.thread_tag] = x.extent
+    walk(nest, fn)
+    return ext
+
+
+class _Kernel:
+    def __init__(self, nest, name, param_names):
+        self.nest, self.name = nest, name
+        self.names = _Names()
+        for var, n in param_names:
+            self.names.add(var, n)
+        self.expr = ExprPrinter(self.names)
+        self.ext = _extents(nest)
+        self.shared = []
+        self.lines = []
+
+    def emit(self):
+        body = []
+        self.lines = body
+        self.stmt(self.nest, 1)
+        head = []
+        for var, dtype, n in self.shared:
+            head.append(f"  __shared__ __align__(16) {ctype(dtype)} {self.names[id(var)]}[{n}];")
+        return head + body
+
+    def launch(self, exprs):
+        def dim(prefix):
+            out = []
+            for d in DIMS:
+                e = self.ext.get(f"{prefix}.{d}")
+                out.append(1 if e is None else e.value if isinstance(e, E.IntImm) else
+                           exprs(e))
+            return tuple(out)
+        return dim("blockIdx"), dim("threadIdx")
+
+    # ---- statements ------------------------------------------------------------------
+    def out(self, depth, text):
+        self.lines.append("  " * depth + text)
+
+    def stmt(self, s, d):
+        m = getattr(self, "_" + type(s).__name__, None)
+        if m is None:
+            fail(UNSUPPORTED, f"no CUDA C for {type(s).__name__}", s)
+        m(s, d)
+
+    def _SeqStmt(self, s, d):
+        for x in s.seq:
+            self.stmt(x, d)
+
+    def _For(self, s, d):
+        e = self.expr
+        if s.kind == "thread_binding" and (s.thread_tag or "").startswith(("blockIdx",
+                                                                            "threadIdx")):
+            v = self.names.add(s.loop_var)
+            tag = s.thread_tag
+            launch = self.ext[tag]
+            self._range(s)
+            lo = "" if isinstance(s.min, E.IntImm) and s.min.value == 0 else f" + {e(s.min)}"
+            self.out(d, f"{{ int {v} = (int){tag}{lo};")
+            if s.extent is not launch and not (isinstance(s.extent, E.IntImm) and
+                                               isinstance(launch, E.IntImm) and
+                                               s.extent.value == launch.value):
+                self.out(d + 1, f"if ({tag} < {e(s.extent)}) {{")
+                self.stmt(s.body, d + 2)
+                self.out(d + 1, "}")
+            else:
+                self.stmt(s.body, d + 1)
+            self.out(d, "}")
+            return
+        if s.kind == "vectorized":
+            from .vector import emit as emit_vector
+            if emit_vector(self, s, d):
+                return
+        v = self.names.add(s.loop_var)
+        self._range(s)
+        t = ctype(s.loop_var.dtype)
+        if s.kind in ("unrolled", "vectorized"):
+            self.out(d, "#pragma unroll")
+        lo, ext = e(s.min), e(s.extent)
+        end = ext if lo in ("0", "0LL") else f"{lo} + {ext}"
+        self.out(d, f"for ({t} {v} = {lo}; {v} < {end}; ++{v}) {{")
+        self.stmt(s.body, d + 1)
+        self.out(d, "}")
+
+    def _range(self, loop):
+        if isinstance(loop.min, E.IntImm) and isinstance(loop.extent, E.IntImm):
+            self.expr.ranges[id(loop.loop_var)] = (loop.min.value,
+                                                   loop.min.value + loop.extent.value - 1)
+
+    def _IfThenElse(self, s, d):
+        self.out(d, f"if ({self.expr(s.condition)}) {{")
+        self.stmt(s.then_case, d + 1)
+        if s.else_case is not None:
+            self.out(d, "} else {")
+            self.stmt(s.else_case, d + 1)
+        self.out(d, "}")
+
+    def _LetStmt(self, s, d):
+        value = self.expr(s.value)
+        v = self.names.add(s.var)
+        self.out(d, f"{{ const {ctype(s.var.dtype)} {v} = {value};")
+        self.stmt(s.body, d + 1)
+        self.out(d, "}")
+
+    def _AttrStmt(self, s, d):
+        self.stmt(s.body, d)
+
+    def _AssertStmt(self, s, d):
+        self.stmt(s.body, d)
+
+    def _DeclBuffer(self, s, d):
+        if id(s.buffer.data) not in self.names:
+            fail(UNSUPPORTED, f"buffer '{s.buffer.name}' has no storage in the kernel", s)
+        self.stmt(s.body, d)
+
+    def _Allocate(self, s, d):
+        n = 1
+        for x in s.extents:
+            if not isinstance(x, E.IntImm):
+                fail(UNSUPPORTED, "a GPU allocation needs a constant size", s)
+            n *= x.value
+        scope = s.body.buffer.scope if isinstance(s.body, S.DeclBuffer) else "global"
+        name = s.body.buffer.name if isinstance(s.body, S.DeclBuffer) else s.buffer_var.name
+        v = self.names.add(s.buffer_var, name)
+        if scope.startswith("shared"):
+            self.shared.append((s.buffer_var, s.dtype, n))
+        elif scope.startswith("warp"):
+            fail(UNSUPPORTED, f"'{name}' is a warp-scope buffer: CUDA C for warp memory "
+                 "(register shuffles) is not generated; use shared or local",
+                 s.body.buffer if s.body.buffer.span is not None else s)
+        elif scope.startswith("local"):
+            self.out(d, f"{ctype(s.dtype)} {v}[{n}];")
+        else:
+            fail(UNSUPPORTED, f"a '{scope}' buffer allocated inside a GPU kernel has no CUDA "
+                 "storage (use a shared or local scope)", s)
+        self.stmt(s.body, d)
+
+    def _Evaluate(self, s, d):
+        v = s.value
+        if isinstance(v, E.Call) and v.op == SYNC_OP:
+            self.out(d, "__syncthreads();")
+        elif isinstance(v, E.Call) and v.op in ("tvm_region", "region"):
+            return
+        elif not isinstance(v, (E.IntImm, E.FloatImm)):
+            self.out(d, f"{self.expr(v)};")
+
+    def _BufferStore(self, s, d):
+        e = self.expr
+        data = e(s.buffer.data)
+        (ix,) = s.indices
+        if isinstance(ix, E.Ramp):
+            vt = ctype(s.value.dtype)
+            self.out(d, f"*({vt}*)({data} + {e._dense(ix)}) = {e(s.value)};")
+        else:
+            self.out(d, f"{data}[{e(ix)}] = {e(s.value)};")
+
+
+def _strip_vthreads(body):
+    """A vthread binding runs its iterations as a serial loop inside each thread."""
+    from ..passes.rewrite import transform
+    import dataclasses
+
+    def fn(x):
+        if isinstance(x, S.For) and x.kind == "thread_binding" and \
+                (x.thread_tag or "").startswith("vthread"):
+            return dataclasses.replace(x, kind="serial", thread_tag=None)
+        return None
+    return transform(body, fn)
+
+
+def _nests(body):
+    """The kernel roots of body: a single nest, or a sequence of them."""
+    if _is_kernel_root(body):
+        return [body]
+    if isinstance(body, S.SeqStmt) and all(_is_kernel_root(x) for x in body.seq):
+        return list(body.seq)
+    if isinstance(body, S.Allocate) and isinstance(body.body, S.DeclBuffer):
+        fail(UNSUPPORTED, f"buffer '{body.body.buffer.name}' ({body.body.buffer.scope}) is "
+             "allocated outside the thread bindings: a GPU kernel cannot hold it",
+             body.body.buffer if body.body.buffer.span is not None else body)
+    fail(UNSUPPORTED, "CUDA code needs every statement of the function inside a "
+         "blockIdx/threadIdx binding", body)
+
+
+def emit_source(lowered) -> CudaSource:
+    """CUDA C of a LoweredFunc (see lower.py)."""
+    body = _strip_vthreads(lowered.body)
+    params = []                    # (var, C name, C declaration)
+    taken = _Names()
+    for b in lowered.buffers:
+        n = taken.add(b.data, b.name)
+        params.append((b.data, n, f"{ctype(b.dtype)}* __restrict__ {n}"))
+    for v in lowered.scalars:
+        n = taken.add(v)
+        params.append((v, n, f"{ctype(v.dtype)} {n}"))
+    pn = [(v, n) for v, n, _ in params]
+    host = ExprPrinter({id(v): n for v, n in pn})
+    parts = []
+    launches = []
+    nests = _nests(body)
+    for i, nest in enumerate(nests):
+        kname = f"{lowered.name}_kernel" if len(nests) == 1 else f"{lowered.name}_kernel{i}"
+        k = _Kernel(nest, kname, pn)
+        lines = k.emit()
+        grid, block = k.launch(host)
+        threads = 1
+        for x in block:
+            threads = threads * x if isinstance(x, int) and threads else None
+        bounds = f" __launch_bounds__({threads})" if threads else ""
+        parts.append(f"// grid {grid}, block {block}\n"
+                     f"extern \"C\" __global__ void{bounds} {kname}(" +
+                     ", ".join(p for _, _, p in params) + ") {\n" + "\n".join(lines) + "\n}\n")
+        launches.append(Launch(kname, grid, block, [n for _, n, _ in params]))
+    return CudaSource(lowered.name, "\n".join(parts), launches)
+

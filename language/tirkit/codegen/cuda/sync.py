@@ -1,0 +1,158 @@
+"""GPU pass: insert `T.tvm_storage_sync("shared")` (`__syncthreads()`) where threads of a
+block exchange data through shared memory.
+
+The rule is the one of TVM's storage-sync pass, on the statements of the per-thread program
+between the threadIdx bindings and the accesses:
+
+* before a statement that reads a shared buffer written since the last barrier at another
+  index (so possibly by another thread): read after write;
+* before a statement that writes a shared buffer read since the last barrier at another
+  index: write after read (another thread may still need the old value).
+
+A loop is scanned as its body running again after itself (what the end of one iteration left
+unsynchronized meets the start of the next), so the barrier that guards a loop-carried
+exchange lands inside the loop.  Accesses at the very same index expression are one thread's
+own (TVM's assumption).  Barriers go only between the statements of a sequence or loop body,
+never under a condition, so every thread reaches every barrier.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.visit import walk
+from .scopes import _key
+
+SYNC_OP = "tvm_storage_sync"
+
+
+def barrier(span=None) -> S.Stmt:
+    return S.Evaluate(E.Call("int32", SYNC_OP, (E.StringImm("shared"),)), span=span)
+
+
+def is_barrier(s) -> bool:
+    return isinstance(s, S.Evaluate) and isinstance(s.value, E.Call) and \
+        s.value.op == SYNC_OP
+
+
+def _shared(buf) -> bool:
+    return (buf.scope or "").startswith("shared")
+
+
+def _summary(stmt):
+    """(reads, writes): {id(data): set of index keys} of the shared accesses under stmt."""
+    reads, writes = {}, {}
+
+    def fn(x):
+        if isinstance(x, E.BufferLoad) and _shared(x.buffer):
+            reads.setdefault(id(x.buffer.data), set()).add(_key(tuple(x.indices)))
+        elif isinstance(x, S.BufferStore) and _shared(x.buffer):
+            writes.setdefault(id(x.buffer.data), set()).add(_key(tuple(x.indices)))
+    walk(stmt, fn)
+    return reads, writes
+
+
+def _conflict(a, b) -> bool:
+    """Accesses a and b ({data: index keys}) may touch one element from two threads."""
+    for d, ka in a.items():
+        kb = b.get(d)
+        if kb and (len(ka | kb) > 1):
+            return True
+    return False
+
+
+def _merge(into, more):
+    for d, ks in more.items():
+        into.setdefault(d, set()).update(ks)
+
+
+class _State:
+    def __init__(self):
+        self.reads, self.writes = {}, {}
+
+    def copy(self):
+        s = _State()
+        s.reads = {k: set(v) for k, v in self.reads.items()}
+        s.writes = {k: set(v) for k, v in self.writes.items()}
+        return s
+
+
+def _needs(state, reads, writes) -> bool:
+    return _conflict(state.writes, reads) or _conflict(state.reads, writes)
+
+
+def _scan(stmt, state):
+    """stmt with barriers inserted, given the accesses unsynchronized before it; state is
+    updated to what is unsynchronized after it."""
+    if isinstance(stmt, S.SeqStmt):
+        out = []
+        for s in stmt.seq:
+            out.extend(_scan_item(s, state))
+        return dataclasses.replace(stmt, seq=tuple(out)) if len(out) != len(stmt.seq) or \
+            any(a is not b for a, b in zip(out, stmt.seq)) else stmt
+    return _wrap_seq(_scan_item(stmt, state), stmt)
+
+
+def _wrap_seq(items, orig):
+    if len(items) == 1:
+        return items[0]
+    return S.SeqStmt(tuple(items), span=getattr(orig, "span", None))
+
+
+def _scan_item(s, state):
+    if is_barrier(s):
+        state.reads, state.writes = {}, {}
+        return [s]
+    if isinstance(s, (S.For, S.SeqStmt, S.Allocate, S.DeclBuffer, S.LetStmt, S.AttrStmt)):
+        reads, writes = _summary(s)
+        if not reads and not writes:
+            return [s]
+        out = []
+        if _needs(state, reads, writes):            # the earliest place: before the whole
+            out.append(barrier(getattr(s, "span", None)))
+            state.reads, state.writes = {}, {}
+        if isinstance(s, S.For) and s.kind == "thread_binding":
+            return out + [dataclasses.replace(s, body=_scan(s.body, state))]
+        if isinstance(s, S.For):
+            before = state.copy()
+            once = state.copy()
+            _scan(s.body, once)                     # one iteration: what it leaves behind
+            entry = before.copy()
+            _merge(entry.reads, once.reads)
+            _merge(entry.writes, once.writes)
+            body = _scan(s.body, entry)             # the next iterations meet it
+            state.reads, state.writes = entry.reads, entry.writes
+            return out + [dataclasses.replace(s, body=body)]
+        if isinstance(s, S.SeqStmt):
+            return out + [_scan(s, state)]
+        return out + [dataclasses.replace(s, body=_scan(s.body, state))]
+    reads, writes = _summary(s)
+    out = []
+    if _needs(state, reads, writes):
+        out.append(barrier(getattr(s, "span", None)))
+        state.reads, state.writes = {}, {}
+    _merge(state.reads, reads)
+    _merge(state.writes, writes)
+    out.append(s)
+    return out
+
+
+def insert_syncs(body: S.Stmt) -> S.Stmt:
+    """Barriers in every kernel's per-thread program (below its outermost threadIdx binding)."""
+    def visit(s):
+        if isinstance(s, S.For) and s.kind == "thread_binding" and \
+                (s.thread_tag or "").startswith(("threadIdx", "vthread")):
+            return dataclasses.replace(s, body=_scan(s.body, _State()))
+        if isinstance(s, S.For):
+            return dataclasses.replace(s, body=visit(s.body))
+        if isinstance(s, S.SeqStmt):
+            seq = tuple(visit(x) for x in s.seq)
+            return dataclasses.replace(s, seq=seq)
+        if isinstance(s, (S.Allocate, S.DeclBuffer, S.LetStmt, S.AttrStmt, S.AllocateConst)):
+            return dataclasses.replace(s, body=visit(s.body))
+        if isinstance(s, S.IfThenElse):
+            return dataclasses.replace(s, then_case=visit(s.then_case),
+                                       else_case=visit(s.else_case) if s.else_case else None)
+        return s
+    return visit(body)

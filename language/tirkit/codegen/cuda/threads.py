@@ -1,0 +1,305 @@
+"""Thread-bound kernels on the CPU: the reference interpreter running the CUDA lowering
+(lower.py, barriers included) the way a GPU runs it, with a race detector.
+
+Blocks run one after another (all of them, or an evenly spread sample); the threads of a
+block run in lockstep, one lane per thread (threadIdx bindings widen the lanes), so between
+two barriers every statement runs for all threads, in thread order, before the next one.  A
+`vthread` binding is a loop inside each thread; `shared` buffers have one copy per block,
+`local` ones one per thread.
+
+The race detector keeps, per element of every shared and global buffer, the last writer and
+the last reader (thread, statement) since the block's last barrier.  Two different threads
+touching one element, at least one writing, with no barrier between, is a race, reported as
+`thread/race` on the second access with the first as a related location, both with their
+thread indices.  Writing the value an element already holds is not a race (the outcome does
+not depend on the order; every thread copying one tile to shared memory does this).  In
+global memory, two different blocks of one launch touching one element, one writing, is a
+race too (nothing orders blocks); a function's separate kernels are ordered.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ...diagnostics import Diagnostic, Span, TirkitError
+from ...ir import stmt as S
+from ...ir.dtype import parse_dtype
+from ...ir.visit import walk
+from ..interp import Interpreter
+from ..interp_exprs import _LANES, _as
+from .lower import lower_gpu
+from .sync import SYNC_OP
+
+RACE = "thread/race"
+_TID = "tid"            # env key: the lane's thread number within its block
+
+
+class Race(TirkitError):
+    pass
+
+
+class _Track:
+    """Per element of one buffer: the last writer and reader since the last barrier."""
+    __slots__ = ("w_epoch", "w_tid", "w_node", "r_epoch", "r_tid", "r_node", "written",
+                 "w_block", "r_block")
+
+    def __init__(self, n):
+        self.w_epoch = np.full(n, -1, np.int64)
+        self.w_tid = np.zeros(n, np.int64)
+        self.w_node = np.zeros(n, np.int64)
+        self.r_epoch = np.full(n, -1, np.int64)
+        self.r_tid = np.zeros(n, np.int64)
+        self.r_node = np.zeros(n, np.int64)
+        self.written = np.zeros(n, bool)
+        self.w_block = np.full(n, -1, np.int64)      # global memory: the block that wrote
+        self.r_block = np.full(n, -1, np.int64)      # and the block that read, this kernel
+
+
+class ThreadInterpreter(Interpreter):
+    """`ThreadInterpreter(func, module).run(arrays, scalars)`; `blocks` limits how many thread
+    blocks run (None: all)."""
+
+    def __init__(self, func, module=None, blocks=None, skip=()):
+        lowered = lower_gpu(func, module, skip=skip)
+        super().__init__(dataclasses.replace(func, body=lowered.body), module)
+        self.max_blocks = blocks
+        self.epoch = 0
+        self.tracks: dict = {}
+        self.nodes: list = []
+        self.node_ids: dict = {}
+        self.thread_axes: list = []     # (tag, extent) in the order lanes were widened
+        self.block_axes: list = []      # (tag, value) of the running block
+        self.blocks_run = 0
+        self.kernel_first_block = 0     # blocks of one kernel launch cannot synchronize
+        self.block_coords: dict = {}    # block number -> ((tag, value), ...)
+        self.param_data = {id(func.buffer_of(p).data) for p in func.params
+                           if func.buffer_of(p) is not None}
+        self.thread_extents: dict = {}   # threadIdx tag -> extent (the block's shape)
+        self.barriers = 0
+        self.stored = set()             # id(data) of every buffer some statement writes
+        walk(self.func.body, lambda x: self.stored.add(id(x.buffer.data))
+             if isinstance(x, S.BufferStore) else None)
+
+    # ---- threads ------------------------------------------------------------------
+    def _s_For(self, s, env):
+        tag = s.thread_tag or ""
+        if s.kind != "thread_binding" or tag.startswith("vthread"):
+            if s.kind == "thread_binding":
+                s = dataclasses.replace(s, kind="serial", thread_tag=None)
+                self._keep.append(s)
+            return super()._s_For(s, env)
+        lo, ext = int(self.eval(s.min, env)), int(self.eval(s.extent, env))
+        if tag.startswith("blockIdx"):
+            if not self.block_axes:                  # a new kernel launch
+                self.kernel_first_block = self.blocks_run + 1
+            for i in self._block_sample(ext):
+                e2 = dict(env)
+                e2[id(s.loop_var)] = _as(lo + i, s.loop_var.dtype)
+                self.block_axes.append((tag, lo + i))
+                if not any(isinstance(x, S.For) and x.kind == "thread_binding" and
+                           (x.thread_tag or "").startswith("blockIdx") for x in [s.body]):
+                    self.blocks_run += 1
+                    self.epoch += 1               # a new block: nothing shared with the last
+                    self.block_coords[self.blocks_run] = tuple(self.block_axes)
+                self.exec(s.body, e2)
+                self.block_axes.pop()
+            return
+        e2 = self._widen(env, s.loop_var, lo, ext)
+        old = env.get(_TID)
+        n = e2[_LANES]
+        tid = np.tile(np.arange(ext, dtype=np.int64), n // ext)
+        if old is not None:
+            tid = np.repeat(np.asarray(old, dtype=np.int64), ext) * ext + tid
+        e2[_TID] = tid
+        self.thread_axes.append((tag, ext))
+        self.thread_extents[tag] = ext
+        try:
+            self.exec(s.body, e2)
+        finally:
+            self.thread_axes.pop()
+
+    def _block_sample(self, ext):
+        if self.max_blocks is None or ext <= self.max_blocks:
+            return range(ext)
+        k = max(1, self.max_blocks)
+        return sorted({round(i * (ext - 1) / max(1, k - 1)) for i in range(k)})
+
+    def _s_Evaluate(self, s, env):
+        v = s.value
+        if getattr(v, "op", None) == SYNC_OP:
+            self.epoch += 1
+            self.barriers += 1
+            return
+        super()._s_Evaluate(s, env)
+
+    def _alloc(self, data_var, dtype, shape, env):
+        scope = self._scopes.get(id(data_var), "global") if hasattr(self, "_scopes") else None
+        if scope is None:
+            self._scopes = {}
+            walk_scopes(self.func.body, self._scopes)
+            scope = self._scopes.get(id(data_var), "global")
+        if scope.startswith("shared") and env[_LANES] is not None:
+            e2 = dict(env)
+            e2[_LANES] = None                      # one copy for the whole block
+            super()._alloc(data_var, dtype, shape, e2)
+        else:
+            super()._alloc(data_var, dtype, shape, env)
+        self.tracks.pop(id(self.storage[id(data_var)].array), None)   # a fresh array
+
+    # ---- accesses -----------------------------------------------------------------
+    def _e_BufferLoad(self, e, env):
+        if _TID not in env or id(e.buffer.data) not in self.stored or \
+                parse_dtype(e.dtype).lanes != 1:
+            return super()._e_BufferLoad(e, env)     # read-only data cannot race
+        st, flat = self._address(e.buffer, e.indices, env, e)
+        if st.lane_key is not None:
+            return st.array[env[st.lane_key], flat]
+        self._check(e, st, flat, env[_TID], None)
+        return st.array[flat]
+
+    def _s_BufferStore(self, s, env):
+        st, flat = self._address(s.buffer, s.indices, env, s)
+        if st.lane_key is None and _TID in env:
+            val = _as(self.eval(s.value, env), s.buffer.dtype)
+            self._check(s, st, flat, env[_TID], val)
+            st.array[flat] = val
+            return
+        super()._s_BufferStore(s, env)
+
+    def _node(self, node):
+        k = id(node)
+        i = self.node_ids.get(k)
+        if i is None:
+            i = self.node_ids[k] = len(self.nodes)
+            self.nodes.append(node)
+        return i
+
+    def _check(self, node, st, flat, tid, val):
+        key = id(st.array)
+        tr = self.tracks.get(key)
+        if tr is None or tr.w_epoch.shape[0] != st.array.shape[-1]:
+            tr = self.tracks[key] = _Track(st.array.shape[-1])
+        shape = np.broadcast_shapes(np.shape(flat), np.shape(tid), np.shape(val), (1,))
+        flat = np.broadcast_to(np.asarray(flat, dtype=np.int64), shape)
+        tid = np.broadcast_to(np.asarray(tid, dtype=np.int64), shape)
+        me = self._node(node)
+        ep = self.epoch
+        wv = tr.w_epoch[flat] == ep
+        bad = wv & (tr.w_tid[flat] != tid)
+        if val is not None:
+            vals = np.broadcast_to(np.asarray(val), flat.shape)
+            same = st.array[flat] == vals
+            bad &= ~same                       # writing what is there already is harmless
+            rv = tr.r_epoch[flat] == ep
+            badr = rv & (tr.r_tid[flat] != tid)
+            if badr.any():
+                i = int(np.argmax(badr))
+                self._report(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
+                             "writes")
+            self._same_batch_writes(node, flat, tid, vals)
+        if bad.any():
+            i = int(np.argmax(bad))
+            self._report(node, tid[i], tr.w_node[flat[i]], tr.w_tid[flat[i]], "wrote",
+                         "reads" if val is None else "writes")
+        if id(node.buffer.data) in self.param_data:
+            self._across_blocks(node, tr, flat, tid, val, st)
+        if val is None:
+            tr.r_epoch[flat] = ep
+            tr.r_tid[flat] = tid
+            tr.r_node[flat] = me
+        else:
+            tr.w_epoch[flat] = ep
+            tr.w_tid[flat] = tid
+            tr.w_node[flat] = me
+            tr.written[flat] = True
+
+    def _across_blocks(self, node, tr, flat, tid, val, st):
+        """Global memory between two blocks of one launch: no barrier orders them."""
+        cur, first = self.blocks_run, self.kernel_first_block
+        wb = tr.w_block[flat]
+        bad = (wb >= first) & (wb != cur)
+        if val is not None:
+            bad &= st.array[flat] != np.broadcast_to(np.asarray(val), flat.shape)
+            rb = tr.r_block[flat]
+            badr = (rb >= first) & (rb != cur)
+            if badr.any():
+                i = int(np.argmax(badr))
+                self._report(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
+                             "writes", other_block=int(rb[i]))
+        if bad.any():
+            i = int(np.argmax(bad))
+            self._report(node, tid[i], tr.w_node[flat[i]], tr.w_tid[flat[i]], "wrote",
+                         "reads" if val is None else "writes", other_block=int(wb[i]))
+        if val is None:
+            tr.r_block[flat] = cur
+        else:
+            tr.w_block[flat] = cur
+
+    def _same_batch_writes(self, node, flat, tid, vals):
+        """Two threads of one lockstep store writing one element with different values."""
+        if flat.size < 2:
+            return
+        first = np.empty(int(flat.max()) - int(flat.min()) + 1, np.int64)
+        rel = flat - flat.min()
+        first[rel] = np.arange(flat.size)          # one lane per element (the last)
+        j = first[rel]
+        clash = (tid[j] != tid) & (vals[j] != vals)
+        if clash.any():
+            i = int(np.argmax(clash))
+            self._report(node, tid[i], self._node(node), tid[j[i]], "wrote", "writes")
+
+    def _threads(self, tid):
+        parts, tid = [], int(tid)
+        for tag, ext in reversed(self.thread_axes):
+            parts.append(f"{tag}={tid % ext}")
+            tid //= ext
+        return ", ".join(reversed(parts)) or "thread 0"
+
+    def _report(self, node, tid, other_node, other_tid, what, mine, other_block=None):
+        other = self.nodes[int(other_node)]
+        block = ", ".join(f"{t}={v}" for t, v in self.block_axes)
+        where = f" in block ({block})" if block else ""
+        me, them = self._threads(tid), self._threads(other_tid)
+        if other_block is not None:
+            ob = ", ".join(f"{t}={v}" for t, v in self.block_coords.get(other_block, ()))
+            where = f" between blocks ({block}) and ({ob})"
+            them = f"{them} of block ({ob})"
+        sp = _span(node)
+        osp = _span(other)
+        raise Race([Diagnostic(
+            RACE, "error",
+            f"data race{where}: thread ({me}) {mine} an element that thread ({them}) "
+            f"{what} at line {osp.line} with no barrier between",
+            sp, [(osp, f"thread ({them}) {what} the element here")])])
+
+    def written_mask(self, array):
+        """Which elements of a parameter array some thread wrote (None: none tracked)."""
+        for st in self.storage.values():
+            if np.may_share_memory(st.array, array):
+                tr = self.tracks.get(id(st.array))
+                return None if tr is None else tr.written.reshape(array.shape)
+        return None
+
+
+def _span(node):
+    s = getattr(node, "span", None)
+    return s if s is not None else Span(1, 1, 1, 2)
+
+
+def walk_scopes(body, out):
+    from ...ir.visit import walk
+
+    def fn(x):
+        if isinstance(x, S.DeclBuffer):
+            out[id(x.buffer.data)] = x.buffer.scope or "global"
+    walk(body, fn)
+
+
+def run_threads(func, arrays, scalars=None, module=None, blocks=None, skip=()):
+    """Run thread-bound func on numpy arrays in place; raises `Race` (a TirkitError with a
+    `thread/race` diagnostic) on a data race.  Returns the interpreter (its `written_mask`,
+    `blocks_run`, `barriers`)."""
+    it = ThreadInterpreter(func, module, blocks=blocks, skip=skip)
+    it.run(arrays, scalars)
+    return it

@@ -1,0 +1,179 @@
+"""CUDA C generation: launch extents from the thread bindings, shared and local storage,
+barriers where threads exchange data through shared memory, dtypes, the `tirkit build`
+command, and every thread-bound kernel compiled by nvcc for sm_80 and sm_90 (skipped where
+nvcc is not installed)."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codegen_helpers import EXAMPLES
+from tirkit.codegen.cuda import emit_cuda, is_thread_bound
+from tirkit.codegen.cuda.exprs import PRELUDE
+from tirkit.codegen.cuda.nvcc import ARCHS, compile_cuda, find_nvcc
+from tirkit.script.parse import parse
+
+ROOT = Path(__file__).resolve().parents[2]
+GPU_FILES = sorted(EXAMPLES.glob("valid/*.py")) + sorted((ROOT / "examples").glob("*.py")) + \
+    sorted((ROOT / "tests" / "data" / "gpu").glob("*.py")) + \
+    sorted((ROOT / "benchmarks" / "gpu_kernels").glob("*.py"))
+
+
+def thread_bound_kernels():
+    out = []
+    for path in GPU_FILES:
+        r = parse(path.read_text(), str(path))
+        for name, f in r.module.prim_funcs():
+            if is_thread_bound(f):
+                out.append((path, name, f, r.module))
+    return out
+
+
+def _kernel(path, name):
+    r = parse(Path(path).read_text(), str(path))
+    return dict(r.module.prim_funcs())[name], r.module
+
+
+def test_the_corpus_has_thread_bound_kernels():
+    names = {n for _, n, _, _ in thread_bound_kernels()}
+    assert {"gpu_matmul", "gpu_add", "gpu_row_sum", "gpu_matmul_tiled", "gpu_matmul_f16",
+            "gpu_matmul_i8", "gpu_softplus_bf16", "gpu_scale_launch", "gpu_shift_vec"} <= names
+
+
+def test_shared_matmul_launch_storage_and_barriers():
+    f, m = _kernel(EXAMPLES / "valid" / "gpu_matmul_shared.py", "gpu_matmul")
+    src = emit_cuda(f, m)
+    (k,) = src.kernels
+    assert (k.grid, k.block) == ((32, 32, 1), (32, 32, 1))
+    assert k.params == ["A", "B", "C"]
+    code = src.code
+    # the 1024x1024 shared buffers shrink to one 32x32 tile per block
+    assert re.search(r"__shared__ .*float A_shared\[1024\];", code)
+    assert re.search(r"__shared__ .*float B_shared\[1024\];", code)
+    loop = code[code.index("for (int k_0"):]
+    # one barrier before the tiles are overwritten, one before they are read
+    assert loop.count("__syncthreads();") == 2
+    assert loop.index("__syncthreads()") < loop.index("A_shared[") < \
+        loop.rindex("__syncthreads()") < loop.index("for (int k_1")
+    assert "int tx = (int)threadIdx.x;" in code and "int by = (int)blockIdx.y;" in code
+
+
+def test_reduction_barriers_inside_the_tree_loop():
+    f, m = _kernel(ROOT / "examples" / "gpu_row_sum.py", "gpu_row_sum")
+    code = emit_cuda(f, m).code
+    body = code[code.index("for (int s"):]
+    loop = body[:body.index("\n      }\n")]            # the loop's own body
+    assert loop.count("__syncthreads();") == 1        # each step waits for the previous one
+    assert body.count("__syncthreads();") == 2          # and the result waits for the last
+    assert body.rindex("__syncthreads();") < body.index("if ((tx == 0))")
+    assert emit_cuda(f, m, skip=("insert_syncs",)).code.count("__syncthreads") == 0
+
+
+def test_local_tile_vthread_and_dtypes():
+    path = ROOT / "examples" / "gpu_matmul_tiled.py"
+    f, m = _kernel(path, "gpu_matmul_tiled")
+    src = emit_cuda(f, m)
+    assert (src.kernels[0].grid, src.kernels[0].block) == ((2, 2, 1), (8, 8, 1))
+    code = src.code
+    assert "float C_local[8];" in code                   # 2x4 registers per thread
+    assert "for (int vy = 0; vy < 2; ++vy)" in code      # a virtual thread loops in a thread
+    assert re.search(r"__shared__ .*float A_shared\[256\];", code)
+    f16 = emit_cuda(*_kernel(path, "gpu_matmul_f16")).code
+    assert "half* __restrict__ A" in f16 and "__half2float(A[" in f16
+    i8 = emit_cuda(*_kernel(path, "gpu_matmul_i8")).code
+    assert "signed char* __restrict__ A" in i8 and "((int)(A[" in i8
+    bf = emit_cuda(*_kernel(path, "gpu_softplus_bf16")).code
+    assert "nv_bfloat16* __restrict__ A" in bf and "logf(" in bf and "expf(" in bf
+
+
+def test_vector_loads_and_stores_and_launch_thread():
+    code = emit_cuda(*_kernel(ROOT / "examples" / "gpu_shift_vec.py", "gpu_shift_vec")).code
+    assert code.count("const float4 vec") == 2
+    assert code.count("*(float4*)(") == 2 and "(vec0_1.w * 2.0f)" in code
+    assert code.index("*(float4*)(S") < code.index("__syncthreads();") < \
+        code.index("(const float4*)(S")
+    src = emit_cuda(*_kernel(ROOT / "examples" / "gpu_launch_thread.py", "gpu_scale_launch"))
+    assert (src.kernels[0].grid, src.kernels[0].block) == ((2, 1, 1), (128, 1, 1))
+    assert "int tx = (int)threadIdx.x;" in src.code
+
+
+def test_build_command_writes_cuda(tmp_path):
+    out = tmp_path / "k.cu"
+    r = subprocess.run([sys.executable, "-m", "tirkit.cli", "build",
+                        str(ROOT / "examples" / "gpu_matmul_tiled.py"), "--target", "cuda",
+                        "--emit", "cuda", "-o", str(out)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert text.startswith(PRELUDE)
+    assert len(re.findall(r"__global__ void", text)) == 4
+    r = subprocess.run([sys.executable, "-m", "tirkit.cli", "build",
+                        str(EXAMPLES / "valid" / "matmul.py"), "--target", "cuda"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "no thread-bound kernel" in r.stderr
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_thread_bound_kernel_compiles_with_nvcc(arch):
+    if find_nvcc() is None:
+        pytest.skip("nvcc is not installed (pip install nvidia-cuda-nvcc nvidia-cuda-runtime "
+                    "nvidia-cuda-cccl, the cuda-compile extra)")
+    parts, names = [PRELUDE], []
+    for i, (path, name, f, m) in enumerate(thread_bound_kernels()):
+        src = emit_cuda(f, m)
+        code = src.kernels_code
+        for k in src.kernels:                 # one translation unit: names made unique
+            code = re.sub(rf"\b{k.name}\b", f"{k.name}_{i}", code)
+            names.append(f"{k.name}_{i}")
+        parts.append(code)
+    ptx = compile_cuda("\n".join(parts), arch, "ptx").decode()
+    for n in names:
+        assert f".entry {n}(" in ptx
+    assert f".target {arch}" in ptx
+    # float4 moves stay 128-bit instructions, barriers stay barriers
+    assert "ld.global.nc.v4.f32" in ptx and "st.shared.v4.f32" in ptx
+    assert "bar.sync" in ptx
+
+
+def test_global_intermediate_outside_the_kernel_is_a_diagnostic(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text('''from tvm.script import tir as T
+
+
+@T.prim_func
+def two_kernels(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    T.func_attr({"global_symbol": "two_kernels", "tir.noalias": True})
+    Tmp = T.alloc_buffer((128,), "float32")
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        Tmp[tx] = A[tx] * T.float32(2)
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        B[tx] = Tmp[127 - tx]
+''')
+    r = subprocess.run([sys.executable, "-m", "tirkit.cli", "build", str(src), "--target",
+                        "cuda"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert "[codegen/unsupported]" in r.stderr and "Traceback" not in r.stderr
+    assert f"{src}:7:5: error: buffer 'Tmp'" in r.stderr
+
+
+def test_warp_scope_buffer_is_refused_with_its_location():
+    text = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def warp_buf(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    T.func_attr({"global_symbol": "warp_buf", "tir.noalias": True})
+    W = T.alloc_buffer((32,), "float32", scope="warp")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        W[tx] = A[tx]
+        B[tx] = W[tx]
+'''
+    from tirkit.diagnostics import TirkitError
+    r = parse(text, "warp.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as exc:
+        emit_cuda(f, r.module)
+    (d,) = exc.value.diagnostics
+    assert d.code == "codegen/unsupported" and d.span.line == 7

@@ -1,0 +1,162 @@
+"""Thread-bound kernels on the CPU: the thread interpreter runs the CUDA lowering (barriers
+included) and matches numpy; its race detector reports `thread/race` with both accesses and
+both threads, for a racy kernel and for a barrier taken out of the lowering."""
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from codegen_helpers import EXAMPLES
+from test_cuda_codegen import thread_bound_kernels
+from tirkit.codegen.cli import make_inputs
+from tirkit.codegen.cuda.threads import RACE, Race, run_threads
+from tirkit.script.parse import parse
+
+ROOT = Path(__file__).resolve().parents[2]
+RACY = ROOT / "tests" / "data" / "gpu" / "racy.py"
+
+
+def _mm(a, b, dt):
+    return a.astype(dt) @ b.astype(dt)
+
+
+# kernel name -> (numpy reference of its outputs from its inputs, output index, tolerance)
+REFERENCE = {
+    "gpu_matmul": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "gpu_add": (lambda A, B, C: A + B, 2, 0),
+    "gpu_row_sum": (lambda A, B: A.astype(np.float64).sum(1), 1, 1e-5),
+    "gpu_matmul_tiled": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "gpu_matmul_f16": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "gpu_matmul_i8": (lambda A, B, C: _mm(A, B, np.int32), 2, 0),
+    "gpu_softplus_bf16": (lambda A, B: np.log(np.exp(A.astype(np.float64)) + 1), 1, 2e-2),
+    "gpu_scale_launch": (lambda A, B: A * 2, 1, 0),
+    "gpu_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "gpu_shift_vec": (lambda A, B: np.roll(A.reshape(4, 256), -4, axis=1).reshape(-1) * 2, 1,
+                      0),
+}
+# the 1024x1024 product runs a sample of its thread blocks (the others stay untouched)
+SAMPLED = {"gpu_matmul": 1}
+
+
+# the benchmark GEMM at 4096^3 is gpu_gemm_128's code at another size: the CPU runs that one
+BENCHMARK_ONLY = {"gpu_gemm_4096"}
+
+
+def _valid_kernels():
+    return [k for k in thread_bound_kernels() if k[0] != RACY and k[1] not in BENCHMARK_ONLY]
+
+
+def _check_against_numpy(name, func, module, seed=1):
+    ref_fn, out, tol = REFERENCE[name]
+    arrays = make_inputs(func, np.random.default_rng(seed))
+    inputs = [a.copy() for a in arrays]
+    it = run_threads(func, arrays, module=module, blocks=SAMPLED.get(name))
+    want = ref_fn(*inputs)
+    got = arrays[out]
+    mask = it.written_mask(got)
+    assert mask is not None and mask.any()
+    if name not in SAMPLED:
+        assert mask.all()                        # every output element written
+    g, w = got[mask].astype(np.float64), np.asarray(want)[mask].astype(np.float64)
+    assert not np.isnan(g).any()
+    err = np.max(np.abs(g - w)) / max(np.max(np.abs(w)), 1e-30)
+    assert err <= tol, err
+    return it
+
+
+def test_every_valid_thread_bound_kernel_has_a_reference():
+    names = {n for _, n, _, _ in _valid_kernels()}
+    assert names and names <= set(REFERENCE), sorted(names - set(REFERENCE))
+
+
+@pytest.mark.parametrize("path,name,func,module",
+                         [k for k in _valid_kernels() if k[1] != "gpu_matmul"],
+                         ids=lambda x: x if isinstance(x, str) else None)
+def test_thread_interpreter_matches_numpy(path, name, func, module):
+    _check_against_numpy(name, func, module)
+
+
+def test_shared_matmul_matches_numpy_without_a_race_report():
+    """The 1024x1024 shared-memory GEMM (one sampled block: 1024 threads, 64 barriers)."""
+    path = EXAMPLES / "valid" / "gpu_matmul_shared.py"
+    r = parse(path.read_text(), str(path))
+    it = _check_against_numpy("gpu_matmul", dict(r.module.prim_funcs())["gpu_matmul"],
+                              r.module)
+    assert it.blocks_run == 1 and it.barriers == 64
+    assert it.thread_extents == {"threadIdx.y": 32, "threadIdx.x": 32}
+
+
+def _race(path, name, **kw):
+    r = parse(Path(path).read_text(), str(path))
+    f = dict(r.module.prim_funcs())[name]
+    arrays = make_inputs(f, np.random.default_rng(3))
+    with pytest.raises(Race) as exc:
+        run_threads(f, arrays, module=r.module, **kw)
+    (d,) = exc.value.diagnostics
+    assert d.code == RACE and d.severity == "error"
+    (rel_span, rel_msg), = d.related
+    return d, rel_span, rel_msg
+
+
+def test_racy_kernel_reports_both_statements_and_threads():
+    d, other, msg = _race(RACY, "racy_neighbour_under_condition")
+    assert (d.span.line, d.span.column) == (31, 21)          # the read of S[tx + 1]
+    assert other.line == 30                                  # the write of S[tx]
+    assert "threadIdx.x=0" in d.message and "threadIdx.x=1" in d.message
+    assert "threadIdx.x=1" in msg
+
+
+def test_write_write_race_with_different_values():
+    d, other, _ = _race(RACY, "racy_shared_scalar")
+    assert d.span.line == other.line == 12
+    assert "blockIdx.x=0" in d.message
+
+
+def test_read_modify_write_race_on_global_memory():
+    d, other, _ = _race(RACY, "racy_global")
+    assert d.span.line == 20 and other.line == 20
+    assert (other.column, d.span.column) == (16, 9)          # B[0] read, then written
+
+
+@pytest.mark.parametrize("path,name,write_line,read_line", [
+    (ROOT / "examples" / "gpu_row_sum.py", "gpu_row_sum", 11, 14),
+    (ROOT / "examples" / "gpu_matmul_tiled.py", "gpu_matmul_tiled", 22, 26),
+])
+def test_missing_barrier_is_reported(path, name, write_line, read_line):
+    """With the barrier insertion left out of the lowering, the same kernel races: the
+    generated code would be wrong, and the interpreter says where."""
+    d, other, _ = _race(path, name, skip=("insert_syncs",))
+    assert {d.span.line, other.line} == {write_line, read_line}
+
+
+def test_run_command_says_it_ran_on_the_cpu():
+    env_path = f"{ROOT / 'language'}"
+    import os
+    env = dict(os.environ, PYTHONPATH=env_path)
+    ok = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--check",
+                         str(ROOT / "examples" / "gpu_row_sum.py")], capture_output=True,
+                        text=True, timeout=300, env=env)
+    assert ok.returncode == 0, ok.stderr
+    assert "no GPU here: ran in the thread interpreter on the CPU (64 of 64 block(s) of " \
+        "128 thread(s)" in ok.stdout and "no data race" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--check", str(RACY),
+                          "--func", "racy_neighbour_under_condition"], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert bad.returncode == 1
+    assert f"{RACY}:31:21: error: data race" in bad.stderr and "[thread/race]" in bad.stderr
+    assert f"{RACY}:30:13: thread (threadIdx.x=1) wrote" in bad.stderr
+
+
+def test_bfloat16_inputs_are_bfloat16():
+    assert any(a.dtype == ml_dtypes.bfloat16 for _, n, f, _ in _valid_kernels()
+               if n == "gpu_softplus_bf16" for a in make_inputs(f, np.random.default_rng(0)))
+
+
+def test_two_blocks_writing_one_element_race():
+    d, other, msg = _race(RACY, "racy_blocks_overlap")
+    assert d.span.line == other.line == 39
+    assert "between blocks (blockIdx.x=3) and (blockIdx.x=0)" in d.message
+    assert "threadIdx.x=64" in d.message and "of block (blockIdx.x=0)" in msg
