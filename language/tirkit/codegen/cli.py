@@ -158,7 +158,7 @@ def _funcs(module, name):
     return funcs
 
 
-def _sizes(items):
+def parse_sizes(items):
     out = {}
     for it in items:
         k, _, v = it.partition("=")
@@ -166,12 +166,12 @@ def _sizes(items):
     return out
 
 
-def _report(path, text, err: TirkitError):
+def report_error(path, text, err: TirkitError):
     for d in err.diagnostics:
         print(render_text(path, text, d), file=sys.stderr)
 
 
-def _selected_kernels(args):
+def selected_kernels(args):
     """(module, text, [(name, func)]) of the file, or the exit status when there are none."""
     try:
         module, text, bad = _load(args.file)
@@ -205,7 +205,7 @@ def cmd_run(args) -> int:
         return missing
     from . import build
     from .interp import run_reference
-    loaded = _selected_kernels(args)
+    loaded = selected_kernels(args)
     if isinstance(loaded, int):
         return loaded
     module, text, funcs = loaded
@@ -218,7 +218,7 @@ def cmd_run(args) -> int:
             status = max(status, gpu)
             continue
         try:
-            func, arrays, scalars = kernel_inputs(func, rng, _sizes(args.size))
+            func, arrays, scalars = kernel_inputs(func, rng, parse_sizes(args.size))
             kernel = build(func, module)
             ref = [a.copy() for a in arrays]
             if args.check:      # the reference first: it stops on out-of-bounds accesses
@@ -248,7 +248,7 @@ def cmd_run(args) -> int:
                     if not ok:
                         status = 1
         except TirkitError as e:
-            _report(args.file, text, e)
+            report_error(args.file, text, e)
             status = 1
         except Exception as e:                      # a bug: one line, never a traceback
             _internal(args.file, name, e)
@@ -279,7 +279,7 @@ def cmd_bench(args) -> int:
     from .flops import count_ops
     from .passes import lower
     from .runtime import cpu_count
-    loaded = _selected_kernels(args)
+    loaded = selected_kernels(args)
     if isinstance(loaded, int):
         return loaded
     module, text, funcs = loaded
@@ -288,7 +288,7 @@ def cmd_bench(args) -> int:
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
         try:
-            func, arrays, scalars = kernel_inputs(func, rng, _sizes(args.size))
+            func, arrays, scalars = kernel_inputs(func, rng, parse_sizes(args.size))
             kernel = build(func, module)
             sec = kernel.time(*arrays, scalars=scalars, threads=threads,
                               repeat=args.repeat)
@@ -308,7 +308,7 @@ def cmd_bench(args) -> int:
                 line += f", {iops / sec / 1e9:.1f} GOP/s (integer)"
             print(line)
         except TirkitError as e:
-            _report(args.file, text, e)
+            report_error(args.file, text, e)
             status = 1
         except Exception as e:
             _internal(args.file, name, e)

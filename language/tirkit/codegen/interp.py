@@ -31,7 +31,7 @@ from ..arith.linear import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
 from .passes.control import BREAK, RET, check_control_flow, control_op, return_dtype
 from .passes.simplify import is_region_declaration
-from .interp_exprs import _BIN, _LANES, _MATH, ExprEval, _as, _const, _np_dtype
+from .interp_exprs import _BIN, LANES, _MATH, ExprEval, cast_to, _const, _np_dtype
 
 MAX_LANES = 1 << 22      # more iterations than this in lockstep would not fit in memory
 
@@ -87,7 +87,7 @@ class Interpreter(ExprEval):
     def run(self, arrays, scalars=None):
         f = self.func
         check_control_flow(f)
-        env = {_LANES: None}
+        env = {LANES: None}
         bufs = [f.buffer_of(p) for p in f.params if f.buffer_of(p) is not None]
         if len(arrays) != len(bufs):
             fail(ARGUMENT, f"'{f.name}' takes {len(bufs)} arrays, got {len(arrays)}", f)
@@ -128,23 +128,23 @@ class Interpreter(ExprEval):
         out = {}
         for k, v in env.items():
             out[k] = v[mask] if isinstance(v, np.ndarray) else v
-        out[_LANES] = int(mask.sum())
+        out[LANES] = int(mask.sum())
         return out
 
     def _widen(self, env, var, lo, n):
         """A new env where var takes n values per existing lane."""
-        L = env[_LANES]
+        L = env[LANES]
         out = {}
         if L is None:
             out.update(env)
             out[id(var)] = (np.arange(n, dtype=np.int64) + int(lo)).astype(_np_dtype(var.dtype))
-            out[_LANES] = n
+            out[LANES] = n
             return out
         for k, v in env.items():
             out[k] = np.repeat(v, n) if isinstance(v, np.ndarray) else v
         out[id(var)] = np.tile((np.arange(n, dtype=np.int64) + int(lo)).astype(
             _np_dtype(var.dtype)), L)
-        out[_LANES] = L * n
+        out[LANES] = L * n
         return out
 
     def _lane_safe(self, loop: S.For) -> bool:
@@ -260,10 +260,10 @@ class Interpreter(ExprEval):
     def _s_Evaluate(self, s, env):
         op = control_op(s)
         if op is not None:
-            if env[_LANES] is not None:
+            if env[LANES] is not None:
                 fail(UNSUPPORTED, "the interpreter cannot leave a loop that runs in lanes", s)
             if op == RET:
-                raise _Return(_as(self.eval(s.value.args[0], env), self.ret_dtype))
+                raise _Return(cast_to(self.eval(s.value.args[0], env), self.ret_dtype))
             raise _Break() if op == BREAK else _Continue()
         if isinstance(s.value, E.Call) and not is_region_declaration(s):
             self.eval(s.value, env)
@@ -284,7 +284,7 @@ class Interpreter(ExprEval):
         if s.kind == "thread_binding":
             fail(UNSUPPORTED, "the interpreter runs CPU kernels only (thread binding)", s)
         uniform = not isinstance(lo, np.ndarray) and not isinstance(ext, np.ndarray)
-        lanes = (env[_LANES] or 1) * int(ext) if uniform else 0
+        lanes = (env[LANES] or 1) * int(ext) if uniform else 0
         fits = uniform and lanes <= MAX_LANES and \
             lanes * self._private_elements(s) <= MAX_LANES * 16
         if fits and int(ext) > 1 and self._lane_safe(s):
@@ -303,9 +303,9 @@ class Interpreter(ExprEval):
                 if not self._iteration(s.body, e2):
                     break
             return
-        lo_a = np.broadcast_to(lo, (env[_LANES],)).astype(np.int64)
-        end_a = lo_a + np.broadcast_to(ext, (env[_LANES],)).astype(np.int64)
-        for i in range(int(lo_a.min()), int(end_a.max()) if env[_LANES] else 0):
+        lo_a = np.broadcast_to(lo, (env[LANES],)).astype(np.int64)
+        end_a = lo_a + np.broadcast_to(ext, (env[LANES],)).astype(np.int64)
+        for i in range(int(lo_a.min()), int(end_a.max()) if env[LANES] else 0):
             e2 = self._compress(env, (lo_a <= i) & (i < end_a))
             if e2 is None:
                 continue
@@ -315,7 +315,7 @@ class Interpreter(ExprEval):
                 break
 
     def _s_While(self, s, env):
-        if env[_LANES] is not None:
+        if env[LANES] is not None:
             fail(UNSUPPORTED, "the interpreter runs while loops one iteration at a time", s)
         while bool(self.eval(s.condition, env)):
             if not self._iteration(s.body, env):
@@ -372,7 +372,7 @@ class Interpreter(ExprEval):
             n *= int(self.eval(d, env))
         nd = _np_dtype(dtype)
         fill = np.nan if nd.kind == "f" or is_float(dtype) else 0x5A
-        L = env[_LANES]
+        L = env[LANES]
         if L is None:
             self.storage[id(data_var)] = _Storage(np.full(n, fill, dtype=nd))
         else:
@@ -383,7 +383,7 @@ class Interpreter(ExprEval):
 
     def _s_BufferStore(self, s, env):
         st, flat = self._address(s.buffer, s.indices, env, s)
-        val = _as(self.eval(s.value, env), s.buffer.dtype)
+        val = cast_to(self.eval(s.value, env), s.buffer.dtype)
         if st.lane_key is not None:
             st.array[env[st.lane_key], flat] = val
         else:
@@ -407,7 +407,7 @@ class Interpreter(ExprEval):
         vals = [self.eval(v, env) for v in s.iter_values]
         e2 = dict(env)
         for iv, v in zip(b.iter_vars, vals):
-            e2[id(iv.var)] = _as(v, iv.var.dtype)
+            e2[id(iv.var)] = cast_to(v, iv.var.dtype)
         for buf in b.alloc_buffers:
             self._alloc(buf.data, buf.dtype, buf.shape, e2)
         if b.init is not None:

@@ -13,7 +13,7 @@ from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, parse_dtype
 from .errors import OUT_OF_BOUNDS, UNSUPPORTED, fail
 
-_LANES = "lanes"         # env key: number of lanes (None when running one iteration)
+LANES = "lanes"         # env key: number of lanes (None when running one iteration)
 
 
 @functools.lru_cache(maxsize=256)
@@ -37,7 +37,7 @@ def _const(dtype, value):
     return nd.type(value)
 
 
-def _as(x, dtype):
+def cast_to(x, dtype):
     nd = _np_dtype(dtype)
     if isinstance(x, np.ndarray):
         return x if x.dtype == nd else x.astype(nd)
@@ -52,9 +52,9 @@ _MATH = {
     "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
     "round": np.rint, "nearbyint": np.rint, "fabs": np.abs, "abs": np.abs,
-    "exp10": lambda x: np.power(_as(10, x.dtype.name), x),
-    "rsqrt": lambda x: _as(1, x.dtype.name) / np.sqrt(x),
-    "sigmoid": lambda x: _as(1, x.dtype.name) / (_as(1, x.dtype.name) + np.exp(-x)),
+    "exp10": lambda x: np.power(cast_to(10, x.dtype.name), x),
+    "rsqrt": lambda x: cast_to(1, x.dtype.name) / np.sqrt(x),
+    "sigmoid": lambda x: cast_to(1, x.dtype.name) / (cast_to(1, x.dtype.name) + np.exp(-x)),
     "erf": lambda x: np.vectorize(math.erf, otypes=[x.dtype])(x),
     "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
     "bitwise_not": np.invert,
@@ -158,7 +158,7 @@ class ExprEval:
         v = self.eval(e.value, env)
         if e.dtype == "bool":
             return v != 0
-        return _as(v, e.dtype)
+        return cast_to(v, e.dtype)
 
     def _e_Not(self, e, env):
         return np.logical_not(self.eval(e.a, env))
@@ -166,7 +166,7 @@ class ExprEval:
     def _e_Select(self, e, env):
         c = self.eval(e.condition, env)
         a, b = self.eval(e.true_value, env), self.eval(e.false_value, env)
-        return _as(np.where(c, a, b), e.dtype) if isinstance(c, np.ndarray) or \
+        return cast_to(np.where(c, a, b), e.dtype) if isinstance(c, np.ndarray) or \
             isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else (a if c else b)
 
     def _e_BufferLoad(self, e, env):
@@ -178,7 +178,7 @@ class ExprEval:
         return st.array[flat]
 
     def _vector_load(self, e, env):
-        if env[_LANES] is not None:
+        if env[LANES] is not None:
             fail(UNSUPPORTED, "vector loads run one iteration at a time", e)
         st, flat = self._address(e.buffer, e.indices, env, e)
         return st.array[flat]
@@ -201,15 +201,15 @@ class ExprEval:
         if t in (E.And, E.Or):
             return (np.logical_and if t is E.And else np.logical_or)(a, b)
         if t in E.COMPARISONS:
-            return ALU[t](a, _as(b, e.a.dtype), is_int(e.a.dtype))
+            return ALU[t](a, cast_to(b, e.a.dtype), is_int(e.a.dtype))
         dt = e.dtype
-        a, b = _as(a, dt), _as(b, dt)
+        a, b = cast_to(a, dt), cast_to(b, dt)
         fn = ALU.get(t)
         if fn is None:
             fail(UNSUPPORTED, f"the interpreter cannot evaluate {t.__name__}", e)
         with np.errstate(all="ignore"):
             r = fn(a, b, is_int(dt))
-        return _as(r, dt)
+        return cast_to(r, dt)
 
     def _e_Call(self, e, env):
         op = e.op
@@ -230,24 +230,24 @@ class ExprEval:
         with np.errstate(all="ignore"):
             if op == "ceildiv":
                 dt = e.args[0].dtype
-                a, b = _as(args[0], dt), _as(args[1], dt)
-                return _as(-np.floor_divide(-a, b), dt)
+                a, b = cast_to(args[0], dt), cast_to(args[1], dt)
+                return cast_to(-np.floor_divide(-a, b), dt)
             elif op in _MATH:
                 r = _MATH[op](args[0])
             elif op in _BIN:
-                r = _BIN[op](args[0], _as(args[1], e.args[0].dtype))
+                r = _BIN[op](args[0], cast_to(args[1], e.args[0].dtype))
             else:
                 fail(UNSUPPORTED, f"the interpreter has no implementation of T.{op}", e)
-        return _as(r, e.dtype)
+        return cast_to(r, e.dtype)
 
     def _if_then_else(self, e, env):
         c = self.eval(e.args[0], env)
         if not isinstance(c, np.ndarray):
-            return _as(self.eval(e.args[1] if bool(c) else e.args[2], env), e.dtype)
+            return cast_to(self.eval(e.args[1] if bool(c) else e.args[2], env), e.dtype)
         c = c.astype(bool)
         out = np.empty(c.shape, dtype=_np_dtype(e.dtype))
         for mask, arg in ((c, e.args[1]), (~c, e.args[2])):
             sub = self._compress(env, mask)
             if sub is not None:
-                out[mask] = _as(self.eval(arg, sub), e.dtype)
+                out[mask] = cast_to(self.eval(arg, sub), e.dtype)
         return out

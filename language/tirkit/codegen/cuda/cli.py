@@ -19,10 +19,10 @@ def add_commands(sub):
 
 
 def cmd_build(args) -> int:
-    from ..cli import _report, _selected_kernels
+    from ..cli import report_error, selected_kernels
     from . import emit_cuda, is_thread_bound
     from .exprs import PRELUDE
-    loaded = _selected_kernels(args)
+    loaded = selected_kernels(args)
     if isinstance(loaded, int):
         return loaded
     module, text, funcs = loaded
@@ -36,7 +36,7 @@ def cmd_build(args) -> int:
         try:
             parts.append(emit_cuda(func, module).kernels_code)
         except TirkitError as e:
-            _report(args.file, text, e)
+            report_error(args.file, text, e)
             status = 1
     if not parts:
         if status == 0:
@@ -88,7 +88,7 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
     """`tirkit run` of a thread-bound kernel where no GPU runtime is present: the thread
     interpreter (threads.py) with its race detector.  None for a kernel without thread
     bindings (the CPU path runs it); else the exit status."""
-    from ..cli import _report, _sizes, make_inputs, make_scalars
+    from ..cli import report_error, parse_sizes, make_inputs, make_scalars
     from . import is_thread_bound
     from .threads import run_threads
     if not is_thread_bound(func):
@@ -98,11 +98,11 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
     if blocks is None and total > AUTO_ALL_BLOCKS:
         blocks = 2                 # a large grid: its first and last blocks per dimension
     try:
-        arrays = make_inputs(func, rng, _sizes(args.size))
+        arrays = make_inputs(func, rng, parse_sizes(args.size))
         scalars = make_scalars(func, rng)
         it = run_threads(func, arrays, scalars, module=module, blocks=blocks)
     except TirkitError as e:
-        _report(args.file, text, e)
+        report_error(args.file, text, e)
         return 1
     threads = 1
     for _, n in it.thread_extents.items():

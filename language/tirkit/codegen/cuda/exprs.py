@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ...arith.interval import interval
 from ...ir import expr as E
 from ...ir.dtype import parse_dtype
 from ..errors import UNSUPPORTED, fail
@@ -82,8 +83,7 @@ class ExprPrinter:
         self.ranges = {} if ranges is None else ranges    # id(Var) -> (lo, hi) of loops
 
     def _nonneg(self, e) -> bool:
-        from ..arith import bound
-        r = bound(e, self.ranges)
+        r = interval(e, self.ranges)
         return r is not None and r[0] >= 0
 
     def __call__(self, e) -> str:

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..errors import ARGUMENT, UNSUPPORTED, fail
-from ..hash import structural_hash
+from ...ir.hash import structural_hash
 
 _LOCK = threading.Lock()
 _MODULES: dict = {}           # key -> pycuda module (bounded by the kernels a process builds)

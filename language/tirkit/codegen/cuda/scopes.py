@@ -18,26 +18,10 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.visit import walk
-from ..arith import affine, bound, separates
+from ...arith.linear import separates
 from ..passes.blocks import allocate
-from ..passes.compact import accesses
+from ..passes.compact import accesses, compact_buffer
 from ..passes.rewrite import transform
-
-
-def _key(e):
-    if isinstance(e, E.Var):
-        return ("v", id(e))
-    if isinstance(e, E.IntImm):
-        return ("i", e.dtype, e.value)
-    if dataclasses.is_dataclass(e):
-        out = [type(e).__name__]
-        for f in dataclasses.fields(e):
-            if f.name != "span":
-                v = getattr(e, f.name)
-                out.append(tuple(_key(x) for x in v) if isinstance(v, tuple) else
-                           _key(v) if dataclasses.is_dataclass(v) else v)
-        return tuple(out)
-    return e
 
 
 def _uses(stmt, data) -> bool:
@@ -82,7 +66,7 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
                                                      wrap))
     if t is S.For and shared and inside and stmt.kind in ("serial", "unrolled"):
         acc = accesses(stmt.body, buf)
-        if acc and separates(acc, id(stmt.loop_var), _ranges(stmt.body, dict(relaxed)), _key):
+        if acc and separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed))):
             return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed,
                                                          inside, wrap))
         return wrap(stmt, relaxed)
@@ -101,65 +85,20 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
 
 
 def _compact_shared(buf, body, relaxed):
-    """(new buffer, reindex) with the box of buf's accesses in body, thread indices relaxed."""
+    """(new buffer, reindex) with the box of buf's accesses in body, thread indices relaxed,
+    and explicit row-major strides (so the CPU-oriented compaction leaves it alone)."""
     acc = accesses(body, buf)
     if not acc:
         return None
-    ranges = _ranges(body, dict(relaxed))
-    shape, plans = [], []
-    for d in range(len(buf.shape)):
-        parts = []
-        for ix in acc:
-            coeffs, const, terms = affine(ix[d])
-            inner, outer, lo, hi = {}, [], const, const
-            for k, c in coeffs.items():
-                r = bound(terms[k], ranges) if isinstance(k, tuple) else ranges.get(k)
-                if r is None:
-                    outer.append((_key(terms[k]), c))
-                    continue
-                inner[k] = (c, terms[k])
-                lo, hi = lo + min(c * r[0], c * r[1]), hi + max(c * r[0], c * r[1])
-            parts.append((tuple(sorted(outer, key=repr)), lo, hi))
-        old = buf.shape[d]
-        if len({p[0] for p in parts}) != 1 or not isinstance(old, E.IntImm):
-            shape.append(old)
-            plans.append(None)
-            continue
-        lo, hi = min(p[1] for p in parts), max(p[2] for p in parts)
-        if hi - lo + 1 >= old.value or (lo < 0 and not parts[0][0]):
-            shape.append(old)
-            plans.append(None)
-            continue
-        shape.append(E.IntImm(old.dtype, hi - lo + 1))
-        plans.append(lo)
-    strides, acc_n = [], 1
-    for s in reversed(shape):
-        strides.append(E.IntImm("int32", acc_n))
-        acc_n = acc_n * s.value if isinstance(s, E.IntImm) and acc_n is not None else None
-        if acc_n is None:
+    done = compact_buffer(buf, acc, _ranges(body, dict(relaxed)))
+    new_buf, reindex = done if done is not None else (buf, lambda indices: tuple(indices))
+    strides, size = [], 1
+    for s in reversed(new_buf.shape):
+        if not isinstance(s, E.IntImm):
             return None
-    new_buf = dataclasses.replace(buf, shape=tuple(shape), strides=tuple(reversed(strides)))
-
-    def reindex(indices):
-        out = []
-        for d, ix in enumerate(indices):
-            if plans[d] is None:
-                out.append(ix)
-                continue
-            coeffs, const, terms = affine(ix)
-            e = None
-            for k, c in coeffs.items():
-                r = bound(terms[k], ranges) if isinstance(k, tuple) else ranges.get(k)
-                if r is None:
-                    continue
-                t = terms[k] if c == 1 else E.Mul(terms[k], E.IntImm(ix.dtype, c), ix.dtype)
-                e = t if e is None else E.Add(e, t, ix.dtype)
-            k0 = const - plans[d]
-            e = E.IntImm(ix.dtype, k0) if e is None else \
-                E.Add(e, E.IntImm(ix.dtype, k0), ix.dtype) if k0 else e
-            out.append(e)
-        return tuple(out)
-    return new_buf, reindex
+        strides.append(E.IntImm("int32", size))
+        size *= s.value
+    return dataclasses.replace(new_buf, strides=tuple(reversed(strides))), reindex
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

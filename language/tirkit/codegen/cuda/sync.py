@@ -22,7 +22,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.visit import walk
-from .scopes import _key
+from ...ir.hash import structural_key
 
 SYNC_OP = "tvm_storage_sync"
 
@@ -46,9 +46,9 @@ def _summary(stmt):
 
     def fn(x):
         if isinstance(x, E.BufferLoad) and _shared(x.buffer):
-            reads.setdefault(id(x.buffer.data), set()).add(_key(tuple(x.indices)))
+            reads.setdefault(id(x.buffer.data), set()).add(tuple(structural_key(i) for i in x.indices))
         elif isinstance(x, S.BufferStore) and _shared(x.buffer):
-            writes.setdefault(id(x.buffer.data), set()).add(_key(tuple(x.indices)))
+            writes.setdefault(id(x.buffer.data), set()).add(tuple(structural_key(i) for i in x.indices))
     walk(stmt, fn)
     return reads, writes
 

@@ -27,7 +27,7 @@ from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
 from ...ir.visit import walk
 from ..interp import Interpreter
-from ..interp_exprs import _LANES, _as
+from ..interp_exprs import LANES, cast_to
 from .lower import lower_gpu
 from .sync import SYNC_OP
 
@@ -95,7 +95,7 @@ class ThreadInterpreter(Interpreter):
                 self.kernel_first_block = self.blocks_run + 1
             for i in self._block_sample(ext):
                 e2 = dict(env)
-                e2[id(s.loop_var)] = _as(lo + i, s.loop_var.dtype)
+                e2[id(s.loop_var)] = cast_to(lo + i, s.loop_var.dtype)
                 self.block_axes.append((tag, lo + i))
                 if not any(isinstance(x, S.For) and x.kind == "thread_binding" and
                            (x.thread_tag or "").startswith("blockIdx") for x in [s.body]):
@@ -107,7 +107,7 @@ class ThreadInterpreter(Interpreter):
             return
         e2 = self._widen(env, s.loop_var, lo, ext)
         old = env.get(_TID)
-        n = e2[_LANES]
+        n = e2[LANES]
         tid = np.tile(np.arange(ext, dtype=np.int64), n // ext)
         if old is not None:
             tid = np.repeat(np.asarray(old, dtype=np.int64), ext) * ext + tid
@@ -139,9 +139,9 @@ class ThreadInterpreter(Interpreter):
             self._scopes = {}
             walk_scopes(self.func.body, self._scopes)
             scope = self._scopes.get(id(data_var), "global")
-        if scope.startswith("shared") and env[_LANES] is not None:
+        if scope.startswith("shared") and env[LANES] is not None:
             e2 = dict(env)
-            e2[_LANES] = None                      # one copy for the whole block
+            e2[LANES] = None                      # one copy for the whole block
             super()._alloc(data_var, dtype, shape, e2)
         else:
             super()._alloc(data_var, dtype, shape, env)
@@ -161,7 +161,7 @@ class ThreadInterpreter(Interpreter):
     def _s_BufferStore(self, s, env):
         st, flat = self._address(s.buffer, s.indices, env, s)
         if st.lane_key is None and _TID in env:
-            val = _as(self.eval(s.value, env), s.buffer.dtype)
+            val = cast_to(self.eval(s.value, env), s.buffer.dtype)
             self._check(s, st, flat, env[_TID], val)
             st.array[flat] = val
             return
@@ -195,12 +195,12 @@ class ThreadInterpreter(Interpreter):
             badr = rv & (tr.r_tid[flat] != tid)
             if badr.any():
                 i = int(np.argmax(badr))
-                self._report(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
+                self.report_error(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
                              "writes")
             self._same_batch_writes(node, flat, tid, vals)
         if bad.any():
             i = int(np.argmax(bad))
-            self._report(node, tid[i], tr.w_node[flat[i]], tr.w_tid[flat[i]], "wrote",
+            self.report_error(node, tid[i], tr.w_node[flat[i]], tr.w_tid[flat[i]], "wrote",
                          "reads" if val is None else "writes")
         if id(node.buffer.data) in self.param_data:
             self._across_blocks(node, tr, flat, tid, val, st)
@@ -225,11 +225,11 @@ class ThreadInterpreter(Interpreter):
             badr = (rb >= first) & (rb != cur)
             if badr.any():
                 i = int(np.argmax(badr))
-                self._report(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
+                self.report_error(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
                              "writes", other_block=int(rb[i]))
         if bad.any():
             i = int(np.argmax(bad))
-            self._report(node, tid[i], tr.w_node[flat[i]], tr.w_tid[flat[i]], "wrote",
+            self.report_error(node, tid[i], tr.w_node[flat[i]], tr.w_tid[flat[i]], "wrote",
                          "reads" if val is None else "writes", other_block=int(wb[i]))
         if val is None:
             tr.r_block[flat] = cur
@@ -247,7 +247,7 @@ class ThreadInterpreter(Interpreter):
         clash = (tid[j] != tid) & (vals[j] != vals)
         if clash.any():
             i = int(np.argmax(clash))
-            self._report(node, tid[i], self._node(node), tid[j[i]], "wrote", "writes")
+            self.report_error(node, tid[i], self._node(node), tid[j[i]], "wrote", "writes")
 
     def _threads(self, tid):
         parts, tid = [], int(tid)
@@ -256,7 +256,7 @@ class ThreadInterpreter(Interpreter):
             tid //= ext
         return ", ".join(reversed(parts)) or "thread 0"
 
-    def _report(self, node, tid, other_node, other_tid, what, mine, other_block=None):
+    def report_error(self, node, tid, other_node, other_tid, what, mine, other_block=None):
         other = self.nodes[int(other_node)]
         block = ", ".join(f"{t}={v}" for t, v in self.block_axes)
         where = f" in block ({block})" if block else ""

@@ -9,7 +9,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
 from ...ir.visit import rebuild, substitute
-from ..arith import affine
+from ...arith.linear import linear_form
 
 _VEC = {("float", 32): "float", ("int", 32): "int"}
 LANE_NAMES = "xyzw"
@@ -17,10 +17,10 @@ LANE_NAMES = "xyzw"
 
 def _aligned(index, var, n) -> bool:
     """index == var + (terms with coefficients and constant divisible by n)."""
-    coeffs, const, _ = affine(index)
-    if coeffs.get(id(var)) != 1 or const % n:
+    form = linear_form(index)
+    if form.terms.get(var) != 1 or form.const % n:
         return False
-    return all(c % n == 0 for k, c in coeffs.items() if k != id(var))
+    return all(c % n == 0 for k, c in form.terms.items() if k is not var)
 
 
 def vector_type(buf, n):

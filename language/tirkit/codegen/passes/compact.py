@@ -101,7 +101,13 @@ def _compact(buf, body):
     acc = accesses(body, buf)
     if not acc:
         return None
-    ranges = _loop_ranges(body)
+    return compact_buffer(buf, acc, _loop_ranges(body))
+
+
+def compact_buffer(buf, acc, ranges):
+    """(buf shrunk to the box of its accesses `acc` (index tuples) with the variables of
+    `ranges` ({id(var): (lo, hi)}) relaxed, the rewriter of an index tuple into it), or None
+    when no dimension shrinks.  Shared with the GPU pass that places shared buffers."""
     shape, offsets, changed = [], [], False
     for b, old in zip(box(acc, ranges, buf.ndim), buf.shape):
         ext = compacted_extent(b, old.value) if isinstance(old, E.IntImm) else None
