@@ -7,7 +7,7 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import REMOVE, child_fields, rebuild, substitute  # noqa: F401  (used across schedule/)
+from ..ir.visit import REMOVE, child_fields, rebuild, substitute, vars_in  # noqa: F401  (used across schedule/)
 
 
 def replace_nodes(root, mapping: dict):
@@ -140,21 +140,6 @@ def uses_var(node, var) -> bool:
         return not found
     walk(node, v)
     return bool(found)
-
-
-def vars_in(node) -> list:
-    from ..ir.visit import walk
-    out, seen = [], set()
-
-    def v(x):
-        if isinstance(x, E.Var):
-            if id(x) not in seen:
-                seen.add(id(x))
-                out.append(x)
-            return False
-        return True
-    walk(node, v)
-    return out
 
 
 def buffer_loads(node, include_nested=True) -> list:

@@ -17,7 +17,7 @@ from ..arith.affine import Atom
 from ..diagnostics import error
 from ..ir import expr as E
 from . import register
-from ._common import func_accesses, text
+from ._common import func_accesses
 
 
 def _strides(buf):

@@ -55,6 +55,12 @@ async def publish(server, uri: str, full: bool, delay: float = 0.0) -> None:
 
 
 def schedule(server, uri: str, full: bool, delay: float) -> None:
+    replace_task(server, uri, lambda: publish(server, uri, full, delay))
+
+
+def replace_task(server, uri: str, work) -> None:
+    """Run `work()` (a coroutine) as the one diagnostics task of `uri`, cancelling the one
+    scheduled before; an error is logged, never raised."""
     pending = _pending(server)
     old = pending.pop(uri, None)
     if old is not None and not old.done():
@@ -62,7 +68,7 @@ def schedule(server, uri: str, full: bool, delay: float) -> None:
 
     async def run():
         try:
-            await publish(server, uri, full, delay)
+            await work()
         except asyncio.CancelledError:
             pass
         except Exception as e:

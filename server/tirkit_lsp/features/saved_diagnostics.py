@@ -13,7 +13,6 @@ is cleared.
 """
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 
 from lsprotocol import types as T
@@ -75,24 +74,8 @@ async def publish(server, uri: str) -> None:
 
 
 def schedule(server, uri: str) -> None:
-    pending = server.diagnostic_tasks
-    old = pending.pop(uri, None)
-    if old is not None and not old.done():
-        old.cancel()
-
-    async def run():
-        try:
-            await publish(server, uri)
-        except asyncio.CancelledError:
-            pass
-        except Exception as e:
-            server.log_error("diagnostics", e)
-        finally:
-            if pending.get(uri) is task:
-                del pending[uri]
-
-    task = asyncio.ensure_future(run())
-    pending[uri] = task
+    from .diagnostics import replace_task
+    replace_task(server, uri, lambda: publish(server, uri))
 
 
 def clear(server, uri: str) -> None:
