@@ -135,7 +135,7 @@ class Compiled:
     `seconds(n)` times n iterations on the calling thread."""
 
     def __init__(self, ir: str, name: str):
-        obj, _ = engine.compile_ir(ir)
+        obj, _ = engine.compile_ir(ir, keep_ir=False)
         self.loaded = engine.Loaded(obj)
         self.fn = _LOOP(self.loaded.address(name))
 
