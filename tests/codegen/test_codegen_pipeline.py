@@ -61,3 +61,12 @@ def test_every_pipeline_computes_the_same_results():
 def test_ir_text_is_kept_only_on_request():
     module = tirkit.parse(UNROLLED).module
     assert build(module["chain"], module, cache=False).llvm_ir is None
+
+
+def test_kernel_time_reads_the_given_clock():
+    module = tirkit.parse(UNROLLED).module
+    kernel = build(module["chain"], module)
+    ticks = iter(range(10_000))
+    seconds = kernel.time(np.ones((64, 4), np.float32), np.ones(64, np.float32), threads=1,
+                          repeat=3, min_seconds=0, clock=lambda: float(next(ticks)))
+    assert seconds == 1.0                    # one tick per call: the clock was the one given

@@ -100,7 +100,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
         lowered = lower(func, module)
         mod, entry_name = build_module(lowered)
         obj, ir_text = engine.compile_ir(loop_metadata(str(mod)),
-                                         pipeline or choose_pipeline(lowered), keep_ir)
+                                         pipeline or choose_pipeline(func), keep_ir)
         if cache:
             _write_cache(key, obj)
     _MEMORY[key] = obj

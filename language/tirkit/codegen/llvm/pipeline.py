@@ -1,6 +1,6 @@
 """Which LLVM pipeline a kernel gets: the full O3 pipeline only where it pays.
 
-    choose(lowered_func)        # -> Pipeline(level, vectorize, unroll)
+    choose(func)                # -> Pipeline(level, vectorize, unroll), for func as written
     FULL                        # O3 with loop and SLP vectorization and loop unrolling
 
 LLVM's general loop unroller is the costly part of O3 for these kernels, and it pays only
@@ -10,9 +10,8 @@ by side, compile and run):
 - a schedule that vectorized a loop but left the loops around it rolled (`scheduled_matmul_cpu`:
   a 16-lane body inside short serial loops) needs the unroller to keep accumulators in
   registers: without it the kernel ran about 3x slower;
-- a schedule that unrolled loops itself (`T.unroll`) already chose what to unroll: its
-  `llvm.loop.unroll.enable` hints are honoured without the general unroller (LLVM applies
-  forced unrolling with the unroller off), and run time stays the same;
+- a schedule that unrolled loops itself (`T.unroll`, carried out by the lowering) already
+  chose what to unroll (`matmul_1024_scheduled`), and run time stays the same without it;
 - unscheduled scalar loop nests (a plain convolution, softmax, matmul) run as fast without
   general unrolling, which otherwise multiplies their optimisation time (2-3x for conv2d).
 
@@ -54,7 +53,8 @@ def loop_kinds(func: S.PrimFunc) -> set:
 
 
 def choose(func: S.PrimFunc) -> Pipeline:
-    """The pipeline for a lowered function (see the module docstring for why)."""
+    """The pipeline for a function as written, before lowering (which carries out `T.unroll`
+    itself); see the module docstring for why."""
     kinds = loop_kinds(func)
     if "vectorized" in kinds and "unrolled" not in kinds:
         return FULL
