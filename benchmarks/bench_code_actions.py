@@ -16,6 +16,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "language"))
 
+import host  # noqa: E402  (benchmarks/host.py: where this ran)
 import tirkit  # noqa: E402
 from tirkit.schedule.actions import actions_at, apply_action  # noqa: E402
 
@@ -86,6 +87,7 @@ def main(argv=None):
     rca = [a for a in d_acts if "(reverse)" in a.title]
     rca_s = med(lambda: apply_action(result, rca[0]), args.repeat) if rca else None
     rows = ["# Code actions in a 1,000-line file", "",
+            *host.header({"`ast.parse`": "Python's parser, one thread"}),
             f"File: {lines} lines, {n} kernels (matmul + ReLU each). Medians of {args.repeat} "
             f"runs; anchor `ast.parse` of the file: {parse_s * 1000:.1f} ms (same run).", "",
             "| what | actions | median | / ast.parse | target |", "| --- | --- | --- | --- | --- |"]

@@ -59,7 +59,11 @@ def blas() -> str:
 
 
 def cpu_line() -> str:
-    from tirkit.codegen.llvm.engine import host_cpu
+    try:
+        from tirkit.codegen.llvm.engine import host_cpu
+    except ImportError:             # llvmlite is the `run` extra
+        return f"CPU not read: llvmlite is not installed (pip install -e '.[run]'); " \
+               f"{cores()} cores for this process, {platform.machine()}"
     from tirkit.codegen.llvm.peak import enabled_features
     name, features = host_cpu()
     feats = enabled_features(features)
@@ -69,7 +73,10 @@ def cpu_line() -> str:
 
 
 def peak_line() -> str:
-    from tirkit.codegen.llvm.peak import measure_peak
+    try:
+        from tirkit.codegen.llvm.peak import measure_peak
+    except ImportError:
+        return "Peak not measured: llvmlite is not installed"
     one = measure_peak(1)
     line = f"Measured peak (`benchmarks/host.py`, best of short runs in CPU time): {one.describe()}"
     n = cores()
