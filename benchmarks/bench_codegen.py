@@ -83,6 +83,28 @@ def timed(fn):
 
 
 # ---- compile time (this process) --------------------------------------------------------
+def phases(func, module, repeat: int) -> dict:
+    """Median CPU ms of the steps of a build: lowering passes, LLVM IR generation (with its
+    text), LLVM (parse, optimize, emit object code), loading into an execution engine."""
+    from tirkit.codegen.llvm import engine
+    from tirkit.codegen.llvm.function import build_module
+    from tirkit.codegen.llvm.stmts import loop_metadata
+    got = {"lower": [], "ir": [], "llvm": [], "load": []}
+    for _ in range(repeat):
+        c0 = time.process_time()
+        lowered = lower(func, module)
+        c1 = time.process_time()
+        text = loop_metadata(str(build_module(lowered)[0]))
+        c2 = time.process_time()
+        obj, _ = engine.compile_ir(text, choose(func), keep_ir=False)
+        c3 = time.process_time()
+        engine.Loaded(obj)
+        c4 = time.process_time()
+        for k, a, b in (("lower", c0, c1), ("ir", c1, c2), ("llvm", c2, c3), ("load", c3, c4)):
+            got[k].append(b - a)
+    return {k: float(np.median(v)) for k, v in got.items()}
+
+
 def compile_times(repeat: int):
     import tvm
     from tirkit.codegen.llvm.engine import host_target
@@ -103,6 +125,7 @@ def compile_times(repeat: int):
         rows[name] = {k: [float(np.median([c for c, _ in v])), float(np.median([w for _, w in v]))]
                       for k, v in got.items()}
         rows[name]["pipeline"] = choose(func).describe()
+        rows[name]["phases"] = phases(func, module, repeat)
         print(name, {k: f"{1e3 * v[0]:.0f} ms" for k, v in rows[name].items()
                      if isinstance(v, list)}, flush=True)
     return rows
@@ -193,6 +216,14 @@ def write(dest: Path, header, comp, runs, flops, peaks):
                    f"{ms(c['need'][0])} ({ms(c['need'][1])}) | {ms(c['full'][0])} "
                    f"({ms(c['full'][1])}) | {ms(c['tvm'][0])} ({ms(c['tvm'][1])}) | "
                    f"{c['need'][0] / c['tvm'][0]:.2f} |")
+    out += ["", "Where tirkit's compile time goes (median CPU ms, pipeline by need; the rest "
+            "of a build is checks and the structural hash):", "",
+            "| kernel | lowering passes | LLVM IR generation | LLVM optimize + emit | load |",
+            "|---|---|---|---|---|"]
+    for path, name, _ in KERNELS:
+        ph = comp[name]["phases"]
+        out.append(f"| `{name}` | {ms(ph['lower'])} | {ms(ph['ir'])} | {ms(ph['llvm'])} | "
+                   f"{ms(ph['load'])} |")
     out += ["", "## Run time (median GFLOP/s; share of this host's measured fp32 peak on as "
             "many threads)", ""]
     for r in runs:
@@ -238,7 +269,10 @@ def write(dest: Path, header, comp, runs, flops, peaks):
                 f"scales {peaks[n] / peaks[1]:.2f}x. (The one-thread figures are CPU time, "
                 f"the {n}-thread ones wall time: on a busy machine the ratio understates the "
                 "scaling.)"]
-    out.append("")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    out += ["", f"Load average at the end of the run: {load} (for {host.cores()} cores); "
+            "wall-time figures on more than one thread mean little when it exceeds the "
+            "number of cores.", ""]
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text("\n".join(out))
     print("\n".join(out))
