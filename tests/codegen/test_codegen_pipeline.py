@@ -24,17 +24,14 @@ def _func(path, name):
     return module, module[name]
 
 
-def test_vectorized_rolled_schedule_gets_the_unroller():
-    _, func = _func(EXAMPLES / "valid" / "scheduled_matmul_cpu.py", "matmul_tiled")
-    assert choose(func) == FULL
-
-
-def test_self_unrolled_and_unscheduled_kernels_do_without_it():
-    _, func = _func(ROOT / "examples" / "matmul_1024_scheduled.py", "matmul_1024")
-    assert choose(func) == NO_UNROLL
-    for name in ("softmax", "conv2d_nhwc_relu", "matmul"):
-        _, func = _func(EXAMPLES / "valid" / f"{name}.py", name)
-        assert choose(func) == NO_UNROLL, name
+def test_every_kernel_with_loops_gets_the_full_pipeline():
+    kernels = [(ROOT / "examples" / "matmul_1024_scheduled.py", "matmul_1024"),
+               (ROOT / "examples" / "matmul_1024_avx2.py", "matmul_1024_avx2"),
+               (EXAMPLES / "valid" / "scheduled_matmul_cpu.py", "matmul_tiled")]
+    kernels += [(EXAMPLES / "valid" / f"{n}.py", n) for n in ("softmax", "conv2d_nhwc_relu",
+                                                             "matmul")]
+    for path, name in kernels:
+        assert choose(_func(path, name)[1]) == FULL, name
     assert NO_UNROLL.describe() == "O3 (vectorize)" and FULL.describe() == "O3 (vectorize, unroll)"
 
 
