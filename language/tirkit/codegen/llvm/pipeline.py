@@ -11,10 +11,10 @@ O3 and O3 without the unroller, CPU time, one thread, on a znver4 host without A
 - O2 and O1 cost as much compile time as O3 (within 5%); O1 ran `matmul_1024` and
   `scheduled_matmul_cpu` 1.8x slower.
 - LLVM's general loop unroller is the one costly part of O3 (conv2d: about 180 ms with it,
-  80 ms without), but every kernel measured ran slower without it: `scheduled_matmul_cpu`
-  2.9x (its rolled loops around a vector body), the plain `matmul` 1.27x, conv2d 1.07x,
-  softmax and `matmul_1024_avx2` 1.03x; for `matmul_1024`, whose schedule unrolls by itself,
-  it changes neither compile nor run time.
+  85 ms without; 10-20% elsewhere), and it pays at run time: without it
+  `scheduled_matmul_cpu` ran 2.6-2.9x slower (its rolled loops around a vector body), the
+  plain `matmul` 1.27-1.35x, conv2d 1.07x, softmax 1.03x; for the two 1024^3 schedules,
+  which unroll by themselves, the difference stayed within the noise of a busy machine.
 
 So every kernel gets `FULL`: a cheaper pipeline would have to give up run time.  Where the
 compile time goes instead is in the benchmark's breakdown (lowering, IR generation, LLVM).
