@@ -116,7 +116,7 @@ def header(anchors: dict | None = None, command: str | None = None) -> list:
         if v:
             versions.append(f"{dist} {v}")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "-"
-    return [f"Run: `{command}`, {when}; load average {load} at the start.",
+    return [f"Run: `{command}`, {when}; load average {load} (1, 5, 15 minutes).",
             "",
             f"- {cpu_line()}.",
             f"- {peak_line()}.",
