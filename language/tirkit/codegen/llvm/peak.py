@@ -1,7 +1,7 @@
 """The measured compute peak of this host, per core: a small fp32 FMA loop and an int8
 dot-product loop, written as LLVM IR for the host's own features and compiled like a kernel.
 
-    p = measure_peak()          # cached per process; about 0.2 s the first time
+    p = measure_peak()          # cached per process; about half a second the first time
     p.fp32                      # FLOP/s on one core (2 per fused multiply-add)
     p.int8, p.int8_form         # OP/s on one core (2 per u8 x s8 multiply-add) and the form used
     measure_peak(threads=2)     # the same loops on two threads at once, rates summed
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ import numpy as np
 from . import engine
 
 CHAINS = 12
+_MEASURING = threading.Lock()      # one measurement at a time: two would share the cores
 _LOOP = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 
 
@@ -169,6 +171,11 @@ def _rate(compiled: Compiled, ops: int, threads: int, target_s: float, repeat: i
 @functools.lru_cache(maxsize=8)
 def measure_peak(threads: int = 1, target_s: float = 0.02, repeat: int = 5) -> Peak:
     """The measured fp32 and int8 peak of this host on `threads` threads (cached)."""
+    with _MEASURING:
+        return _measure(threads, target_s, repeat)
+
+
+def _measure(threads: int, target_s: float, repeat: int) -> Peak:
     cpu, features = engine.host_cpu()
     feats = enabled_features(features)
     ir, ops, fp32_form = fma_loop(feats)
