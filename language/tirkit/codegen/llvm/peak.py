@@ -169,7 +169,7 @@ def _rate(compiled: Compiled, ops: int, threads: int, target_s: float, repeat: i
 
 
 @functools.lru_cache(maxsize=8)
-def measure_peak(threads: int = 1, target_s: float = 0.02, repeat: int = 5) -> Peak:
+def measure_peak(threads: int = 1, target_s: float = 0.01, repeat: int = 9) -> Peak:
     """The measured fp32 and int8 peak of this host on `threads` threads (cached)."""
     with _MEASURING:
         return _measure(threads, target_s, repeat)
