@@ -87,3 +87,24 @@ def test_measured_peak_is_positive_and_within_the_form():
     assert (p.int8 is None) == (dot_loop(FEATS) is None)
     assert measure_peak() is p                     # cached
     assert "GFLOP/s" in p.describe() and "1 thread" in p.describe()
+
+
+@pytest.mark.parametrize("feats,loop,instruction", [
+    ({"avx2", "fma", "avx512f"}, fma_loop, "vfmadd"),
+    ({"avx2", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}, dot_loop, "vpdpbusd"),
+    ({"avx2", "avxvnni"}, dot_loop, "vpdpbusd"),
+])
+def test_loops_for_other_hosts_compile_to_their_instructions(feats, loop, instruction):
+    """Compiled (not run) for a CPU with those features: the loop is the instruction it
+    claims to measure, on registers of the width it counts."""
+    import llvmlite.binding as llvm
+    engine.init()
+    ir, ops, form = loop(feats)
+    tm = llvm.Target.from_default_triple().create_target_machine(
+        cpu="znver4", features=",".join(f"+{f}" for f in sorted(feats)), opt=3)
+    mod = llvm.parse_assembly(ir)
+    mod.triple = llvm.get_process_triple()
+    mod.data_layout = str(tm.target_data)
+    reg = form.split()[0]                         # "zmm" or "ymm"
+    lines = [ln for ln in tm.emit_assembly(mod).splitlines() if instruction in ln]
+    assert len(lines) == CHAINS and all(f"%{reg}" in ln for ln in lines)
