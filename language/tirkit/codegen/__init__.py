@@ -75,8 +75,8 @@ def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None) -> str:
 def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True,
           keep_ir: bool = False, pipeline=None):
     """Compile func for the host CPU; a second build of the same structure is not recompiled
-    (in memory, and across processes through the on-disk cache).  The LLVM pipeline is chosen
-    by need (llvm/pipeline.py) unless `pipeline` is given."""
+    (in memory, and across processes through the on-disk cache).  The LLVM pipeline is the one
+    llvm/pipeline.py chooses (and measures the choice of) unless `pipeline` is given."""
     from .llvm import engine
     from .llvm.function import build_module
     from .llvm.pipeline import choose as choose_pipeline
