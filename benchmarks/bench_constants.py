@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "language"))
 
+import host  # noqa: E402  (benchmarks/host.py: where this ran)
 from tirkit.script import params as P  # noqa: E402
 
 NAMES = ["w0", "w1", "w2", "w3"]
@@ -242,10 +242,9 @@ def ms(x):
 
 def report(lz, io, c100k) -> str:
     L = ["# Constants benchmark", "",
-         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
-         f"{os.cpu_count()} CPUs, Python {platform.python_version()}, numpy {np.__version__}; "
-         "medians; both sides of each comparison measured in the same run, "
-         "`python benchmarks/bench_constants.py`.", ""]
+         *host.header({"TVM `save/load_param_dict`, `tvm.script.from_source`":
+                       "in-process calls that run serially (no TVM thread pool involved)"}),
+         "Medians; both sides of each comparison measured in the same run.", ""]
     if lz:
         d = lz["time"]["big"] - lz["time"]["small"]
         L += ["## Laziness: `tirkit.check` over a 1 GiB `.params` file", "",

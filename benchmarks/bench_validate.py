@@ -25,6 +25,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "language"))
 
 sys.path.insert(0, HERE)
+import host  # noqa: E402  (benchmarks/host.py: where this ran)
 from kernels import generate as generate_kernels  # noqa: E402
 
 
@@ -73,10 +74,11 @@ def main(argv=None):
         f"validation / parse-and-lower: {ratio:.2f}  (target <= 0.35: "
         f"{'met' if ratio <= 0.35 else 'NOT met'})",
     ]
-    print("\n".join(rows))
+    where = host.header({"anchor (parse-and-lower)": "tirkit itself, in-process, one thread"})
+    print("\n".join(where + rows))
     if args.out:
         with open(args.out, "w") as fh:
-            fh.write("\n".join(rows) + "\n")
+            fh.write("\n".join(where + ["```", *rows, "```"]) + "\n")
     return 0
 
 

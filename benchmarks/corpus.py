@@ -36,6 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "language"))
 
 import corpus_extract  # noqa: E402  (the rewrite and the worker pool are shared)
+import host  # noqa: E402  (benchmarks/host.py: where this ran)
 
 MEASURES = ("parses", "roundtrip", "fixpoint", "tvm_equal")
 
@@ -221,6 +222,8 @@ def main(argv=None):
 
     measures = MEASURES if args.tvm else MEASURES[:3]
     parsable = [e for e in entries if e.get("tvm_parses", True)]
+    print("\n".join(host.header({"TVM 0.27": "in each worker process; parsing and "
+                                  "`structural_equal` run serially"})))
     print(f"{args.folder} ({spelling}): {len(entries)} programs, {len(parsable)} of them "
           f"parsed by TVM; {seconds:.1f} s, {args.jobs} workers")
     for title, group, ms in (("every program", entries, MEASURES[:3]),

@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "language"))
 
 import numpy as np  # noqa: E402
 
+import host  # noqa: E402  (benchmarks/host.py: where this ran)
 import tirkit  # noqa: E402
 from tirkit.codegen import build  # noqa: E402
 from tirkit.codegen.cli import compare, make_inputs  # noqa: E402
@@ -129,8 +130,8 @@ def _why_different(m):
 
 def write(corpus, nfiles, stats, codes, mismatches, seconds):
     out = ["# Code generator over the TVM test-suite corpus", "",
-           f"`python benchmarks/corpus_codegen.py --corpus {corpus}`: {nfiles} programs, "
-           f"{seconds:.0f} s.", "", "| outcome | count |", "|---|---|"]
+           *host.header({"the reference interpreter": "tirkit's own, in-process, one thread"}),
+           f"{nfiles} programs, {seconds:.0f} s.", "", "| outcome | count |", "|---|---|"]
     for k, v in stats.most_common():
         out.append(f"| {k} | {v} |")
     out += ["", "Kernels not compiled or not run, by diagnostic code:", "",

@@ -36,6 +36,8 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "language"))
 sys.path.insert(0, HERE)
 
+import host  # noqa: E402  (benchmarks/host.py: where this ran)
+
 
 def run(corpus):
     from tirkit.script.parse import parse
@@ -129,8 +131,8 @@ def report(rows, seconds, tvm=None):
     codes = collections.Counter(c for r in flagged for c in {x[0] for x in r[3]})
     unreviewed = [r for r in flagged if verdict(r[1]) is None]
     out = ["# Validation on the TVM test-suite corpus", "",
-           "Made by `benchmarks/corpus_validate.py` (programs TVM 0.27 parses, both "
-           "spellings).", "",
+           *host.header({"TVM 0.27 (`--tvm`)": "in-process checks, run serially"}),
+           "Programs TVM 0.27 parses, both spellings.", "",
            f"- programs: {n} ({sum(1 for r in rows if r[0] == 'classic')} classic, "
            f"{sum(1 for r in rows if r[0] == 'tirx')} tirx); {seconds:.0f} s",
            f"- clean: {by['clean']}; any error from us: {n - by['clean']} = "

@@ -36,6 +36,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "language"))
 
+import host  # noqa: E402  (benchmarks/host.py: where this ran)
 import tirkit  # noqa: E402
 from tirkit.schedule import Schedule, ScheduleError  # noqa: E402
 
@@ -342,6 +343,8 @@ def main(argv=None):
 
 def write_report(out, stats, examples, used, total, secs, corpus, lost=()):
     lines = ["# Schedule primitives against TVM 0.27", "",
+             *host.header({"TVM 0.27": "in a forked child per program; the primitives run "
+                           "serially (TVM's thread pool is not used)"}),
              f"Programs: {used} used of {total} read (shipped valid examples"
              f"{' and the tir-schedule tests of ' + corpus if corpus else ''}; one TIR function,"
              f" parsed by both). Run time {secs:.0f} s.", "",

@@ -47,9 +47,20 @@ def test_bench_prints_median_gflops_and_peak_share(tmp_path):
                   "--repeat", "3", cache=tmp_path)
     assert res.returncode == 0, res.stderr
     m = re.search(r"matmul_tiled: median ([0-9.]+) ms on 1 thread, ([0-9.]+) GFLOP/s, "
-                  r"(\d+)% of fp32 peak \(116 GFLOP/s\)", res.stdout)
+                  r"(\d+)% of measured fp32 peak \((\d+) GFLOP/s\)", res.stdout)
     assert m, res.stdout
-    assert float(m.group(1)) > 0 and float(m.group(2)) > 0
+    ms, gflops, share, peak = float(m.group(1)), float(m.group(2)), int(m.group(3)), \
+        int(m.group(4))
+    assert ms > 0 and gflops > 0 and peak > 0
+    assert abs(share - 100 * gflops / peak) <= 1
+
+
+def test_bench_takes_a_given_peak(tmp_path):
+    res = _tirkit("bench", str(EXAMPLES / "valid" / "scheduled_matmul_cpu.py"), "--threads", "2",
+                  "--repeat", "3", "--peak", "50", cache=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"on 2 threads, [0-9.]+ GFLOP/s, \d+% of given fp32 peak \(100 GFLOP/s\)",
+                     res.stdout), res.stdout
 
 
 def test_run_selects_one_function_of_a_module(tmp_path):

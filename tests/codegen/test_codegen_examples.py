@@ -86,3 +86,17 @@ def test_wrong_arguments_are_reported():
     assert info.value.diagnostics[0].code == "codegen/argument"
     with pytest.raises(TirkitError):
         kernel(A, A.copy(), np.ones((128, 128), "float64"))
+
+
+@pytest.mark.parametrize("stem,name", [("matmul_1024_scheduled", "matmul_1024"),
+                                       ("matmul_1024_avx2", "matmul_1024_avx2")])
+def test_project_matmul_examples_compute_a_times_b(stem, name):
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{stem}.py"
+    module, func = _load(path, name)
+    rng = np.random.default_rng(4)
+    A = rng.uniform(0.5, 1.5, (1024, 1024)).astype(np.float32)
+    B = rng.uniform(-1.5, -0.5, (1024, 1024)).astype(np.float32)
+    C = np.full((1024, 1024), 7, np.float32)
+    build(func, module)(A, B, C, threads=2)
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B.astype(np.float64), rtol=1e-4)

@@ -73,11 +73,13 @@ def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None) -> str:
 
 
 def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True,
-          keep_ir: bool = False):
+          keep_ir: bool = False, pipeline=None):
     """Compile func for the host CPU; a second build of the same structure is not recompiled
-    (in memory, and across processes through the on-disk cache)."""
+    (in memory, and across processes through the on-disk cache).  The LLVM pipeline is the one
+    llvm/pipeline.py chooses (and measures the choice of) unless `pipeline` is given."""
     from .llvm import engine
     from .llvm.function import build_module
+    from .llvm.pipeline import choose as choose_pipeline
     from .llvm.stmts import loop_metadata
     from .passes import check_cpu, lower, signature
     from .passes.control import check_control_flow, return_dtype
@@ -86,7 +88,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     check_control_flow(func)
     cpu, features = engine.host_cpu()
     key = structural_hash(func, module.constants if module is not None else None,
-                          f"{version()}|{cpu}|{features}")
+                          f"{version()}|{cpu}|{features}|{pipeline}")
     buffers, scalars, sources = signature(func)
     entry_name = f"tirkit_{func.name}"
     t0 = time.perf_counter()
@@ -97,7 +99,8 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     if obj is None:
         lowered = lower(func, module)
         mod, entry_name = build_module(lowered)
-        obj, ir_text = engine.compile_ir(loop_metadata(str(mod)))
+        obj, ir_text = engine.compile_ir(loop_metadata(str(mod)),
+                                         pipeline or choose_pipeline(func), keep_ir)
         if cache:
             _write_cache(key, obj)
     _MEMORY.put(key, obj)

@@ -15,7 +15,6 @@ from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import parse_dtype
 
-PEAK_FP32_PER_CORE = 116e9      # FLOP/s: one zmm FMA per cycle at about 3.6 GHz (Zen 4)
 TOLERANCE = {("float", 16): 2e-3, ("bfloat", 16): 2e-2, ("float", 32): 1e-5,
              ("float", 64): 1e-12}
 
@@ -41,8 +40,9 @@ def add_commands(sub):
     b.add_argument("--repeat", type=int, default=10)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--size", action="append", default=[], metavar="VAR=N")
-    b.add_argument("--peak", type=float, default=PEAK_FP32_PER_CORE / 1e9, metavar="GFLOPS",
-                   help="fp32 peak of one core in GFLOP/s (default %(default).0f)")
+    b.add_argument("--peak", type=float, default=None, metavar="GFLOPS",
+                   help="fp32 peak of one core in GFLOP/s (default: measured on this host by "
+                        "an FMA loop compiled for its features)")
     b.set_defaults(fn=cmd_bench)
     from .cuda.cli import add_commands as add_cuda_commands
     add_cuda_commands(sub)
@@ -271,6 +271,15 @@ def _internal(path, name, e):
           f"({type(e).__name__}: {e}); please report it with this file", file=sys.stderr)
 
 
+def _fp32_peak(given, threads):
+    """(FLOP/s on `threads` threads, "given" or "measured"): the user's per-core figure times
+    the threads, or this host's peak measured on that many threads."""
+    if given is not None:
+        return given * 1e9 * threads, "given"
+    from .llvm.peak import measure_peak
+    return measure_peak(threads).fp32, "measured"
+
+
 def cmd_bench(args) -> int:
     missing = _missing_llvmlite("bench")
     if missing is not None:
@@ -301,9 +310,9 @@ def cmd_bench(args) -> int:
             line = f"{name}: median {sec * 1e3:.3f} ms on {threads} thread" \
                    f"{'s' if threads != 1 else ''}"
             if fl:
-                peak = args.peak * 1e9 * threads
+                peak, how = _fp32_peak(args.peak, threads)
                 line += f", {fl / sec / 1e9:.1f} GFLOP/s, {100 * fl / sec / peak:.0f}% of " \
-                        f"fp32 peak ({peak / 1e9:.0f} GFLOP/s)"
+                        f"{how} fp32 peak ({peak / 1e9:.0f} GFLOP/s)"
             elif iops:
                 line += f", {iops / sec / 1e9:.1f} GOP/s (integer)"
             print(line)

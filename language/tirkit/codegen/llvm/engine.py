@@ -49,35 +49,43 @@ def target_machine(opt=3):
                                         codemodel="jitdefault")
 
 
-def optimize(mod, tm, level=3):
-    pto = llvm.create_pipeline_tuning_options(speed_level=level)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pto.loop_unrolling = True
+def optimize(mod, tm, pipeline=None):
+    """Run LLVM's default pipeline at the pipeline's level (see pipeline.py; default: full O3)."""
+    from .pipeline import FULL
+    p = pipeline or FULL
+    pto = llvm.create_pipeline_tuning_options(speed_level=p.level)
+    pto.loop_vectorization = p.vectorize
+    pto.slp_vectorization = p.vectorize
+    pto.loop_unrolling = p.unroll
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     pm.run(mod, pb)
 
 
-def compile_ir(text: str, opt=3) -> bytes:
-    """LLVM IR text -> optimized native object code for the host CPU."""
-    init()
-    tm = target_machine(opt)
+def _parsed(text: str, tm):
     mod = llvm.parse_assembly(text)
     mod.triple = llvm.get_process_triple()
     mod.data_layout = str(tm.target_data)
+    return mod
+
+
+def compile_ir(text: str, pipeline=None, keep_ir: bool = True):
+    """LLVM IR text -> (optimized native object code for the host CPU, the optimized IR text
+    or None when not `keep_ir`)."""
+    init()
+    level = pipeline.level if pipeline is not None else 3
+    tm = target_machine(level)
+    mod = _parsed(text, tm)
     mod.verify()
-    optimize(mod, tm, opt)
-    return tm.emit_object(mod), str(mod)
+    optimize(mod, tm, pipeline)
+    return tm.emit_object(mod), (str(mod) if keep_ir else None)
 
 
-def assembly(text: str, opt=3) -> str:
+def assembly(text: str, pipeline=None) -> str:
     init()
-    tm = target_machine(opt)
-    mod = llvm.parse_assembly(text)
-    mod.triple = llvm.get_process_triple()
-    mod.data_layout = str(tm.target_data)
-    optimize(mod, tm, opt)
+    tm = target_machine(pipeline.level if pipeline is not None else 3)
+    mod = _parsed(text, tm)
+    optimize(mod, tm, pipeline)
     return tm.emit_assembly(mod)
 
 

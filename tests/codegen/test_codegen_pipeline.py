@@ -1,0 +1,69 @@
+"""The LLVM pipeline chosen by need (codegen/llvm/pipeline.py): which kernels get LLVM's
+general unroller, and that every pipeline computes the same results."""
+from pathlib import Path
+
+import numpy as np
+
+import tirkit
+from codegen_helpers import EXAMPLES
+from tirkit.codegen import build
+from tirkit.codegen.llvm.pipeline import FULL, NO_UNROLL, Pipeline, choose
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAD = "from tvm.script import tir as T\n\n"
+UNROLLED = HEAD + '''@T.prim_func
+def chain(A: T.Buffer((64, 4), "float32"), B: T.Buffer((64,), "float32")):
+    for i in range(64):
+        for j in T.unroll(4):
+            B[i] = B[i] * A[i, j] + T.float32(1)
+'''
+
+
+def _func(path, name):
+    module = tirkit.parse(path.read_text(), str(path)).module
+    return module, module[name]
+
+
+def test_every_kernel_with_loops_gets_the_full_pipeline():
+    kernels = [(ROOT / "examples" / "matmul_1024_scheduled.py", "matmul_1024"),
+               (ROOT / "examples" / "matmul_1024_avx2.py", "matmul_1024_avx2"),
+               (EXAMPLES / "valid" / "scheduled_matmul_cpu.py", "matmul_tiled")]
+    kernels += [(EXAMPLES / "valid" / f"{n}.py", n) for n in ("softmax", "conv2d_nhwc_relu",
+                                                             "matmul")]
+    for path, name in kernels:
+        assert choose(_func(path, name)[1]) == FULL, name
+    assert NO_UNROLL.describe() == "O3 (vectorize)" and FULL.describe() == "O3 (vectorize, unroll)"
+
+
+def test_every_pipeline_computes_the_same_results():
+    module = tirkit.parse(UNROLLED).module
+    func = module["chain"]
+    rng = np.random.default_rng(5)
+    A = rng.uniform(0.5, 1.5, (64, 4)).astype(np.float32)
+    B0 = rng.uniform(0.5, 1.5, 64).astype(np.float32)
+    want = B0.copy()
+    for j in range(4):
+        want = want * A[:, j] + np.float32(1)
+    keys = set()
+    for p in (FULL, NO_UNROLL, Pipeline(level=1, vectorize=False, unroll=False)):
+        kernel = build(func, module, cache=False, keep_ir=True, pipeline=p)
+        B = B0.copy()
+        kernel(A, B)
+        np.testing.assert_allclose(B, want, rtol=1e-6)
+        assert "define" in kernel.llvm_ir
+        keys.add(kernel.key)
+    assert len(keys) == 3                    # the pipeline is part of the cache key
+
+
+def test_ir_text_is_kept_only_on_request():
+    module = tirkit.parse(UNROLLED).module
+    assert build(module["chain"], module, cache=False).llvm_ir is None
+
+
+def test_kernel_time_reads_the_given_clock():
+    module = tirkit.parse(UNROLLED).module
+    kernel = build(module["chain"], module)
+    ticks = iter(range(10_000))
+    seconds = kernel.time(np.ones((64, 4), np.float32), np.ones(64, np.float32), threads=1,
+                          repeat=3, min_seconds=0, clock=lambda: float(next(ticks)))
+    assert seconds == 1.0                    # one tick per call: the clock was the one given
