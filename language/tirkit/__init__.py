@@ -18,9 +18,11 @@ __version__ = "0.1.0"
 
 def check(text, path=None, target=None, rules=None):
     """Parse and run every verification rule; diagnostics sorted by position."""
+    from .script.parse import CollectionPaused
     from .verify import run_rules
-    result = parse(text, path)
-    return run_rules(result, target=target, rules=rules)
+    with CollectionPaused():
+        result = parse(text, path)
+        return run_rules(result, target=target, rules=rules)
 
 
 def clear_caches():

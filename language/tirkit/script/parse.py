@@ -287,10 +287,10 @@ _gc_lock = threading.Lock()
 _gc_pauses = [0, False]       # parses under way, whether collection was on before the first
 
 
-class _CollectionPaused:
-    """Pause the cyclic garbage collector while a parse builds many objects that all stay
-    alive (its cost would grow with everything already cached); parses on several threads
-    share one pause."""
+class CollectionPaused:
+    """Pause the cyclic garbage collector while a parse (or a whole check) builds many objects
+    that stay alive: each full collection walks everything alive, so their cost would grow
+    faster than the file.  Nested and concurrent pauses (threads of the server) share one."""
 
     def __enter__(self):
         with _gc_lock:
@@ -326,7 +326,7 @@ def parse(text, path=None) -> ParseResult:
                  _intern(file_key) if file_key is not None else None, keys)
     module_name = None
     spelling = "classic"
-    with _CollectionPaused():
+    with CollectionPaused():
         for chunk in chunks:
             k = _lower_chunk(chunk, file)
             kernels.append(k)
