@@ -40,9 +40,9 @@ def _core_cached(q: "Query") -> "Query":
     return _core(q)
 
 
-def _homomorphisms(q: Query, p: Query, head_cover: bool):
-    """Search for h: vars(q) -> vars(p) mapping q's atoms onto p's; with head_cover, h(head q)
-    must include head p."""
+def _homomorphisms(q: Query, p: Query, head_cover: bool, start=None):
+    """Search for h: vars(q) -> vars(p) mapping q's atoms onto p's, extending `start`; with
+    head_cover, h(head q) must include head p."""
     by_rel = {}
     for rel, args in p.atoms:
         by_rel.setdefault(rel, []).append(args)
@@ -68,7 +68,7 @@ def _homomorphisms(q: Query, p: Query, head_cover: bool):
         return False
     # head variables of q that no atom names still need an image; every variable has a
     # dimension atom, so each is named
-    return go(0, {})
+    return go(0, dict(start or {}))
 
 
 @lru_cache(maxsize=65536)
@@ -121,27 +121,7 @@ def _core(q: Query) -> Query:
 
 def _fixing_head(small: Query, big: Query) -> bool:
     """Whether big's body maps into small's with the head fixed (then small implies big)."""
-    by_rel = {}
-    for rel, args in small.atoms:
-        by_rel.setdefault(rel, []).append(args)
-    atoms = sorted(big.atoms, key=lambda a: -len(a[1]))
-
-    def go(k, h):
-        if k == len(atoms):
-            return True
-        rel, args = atoms[k]
-        for cand in by_rel.get(rel, ()):
-            new = dict(h)
-            ok = True
-            for a, b in zip(args, cand):
-                if new.get(a, b) != b:
-                    ok = False
-                    break
-                new[a] = b
-            if ok and go(k + 1, new):
-                return True
-        return False
-    return go(0, {v: v for v in big.head})
+    return _homomorphisms(big, small, head_cover=False, start={v: v for v in big.head})
 
 
 @dataclass(frozen=True)
