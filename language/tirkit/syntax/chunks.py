@@ -174,6 +174,17 @@ def _indent(line: str) -> int:
 _NEW_DEF = re.compile(r"^\s*(@|def\b|class\b|async\b|from\b|import\b|if\s+__name__)")
 
 
+def _scan_line(raw: str, state: list, depth: int) -> tuple:
+    """(whether the line holds code or string content, bracket depth after it); `state`
+    carries an open triple-quoted string from line to line."""
+    code = _strip_strings_and_comment(raw, state)
+    opens = code.count("(") + code.count("[") + code.count("{")
+    closes = code.count(")") + code.count("]") + code.count("}")
+    if opens or closes:
+        depth = max(0, depth + opens - closes)
+    return bool(code.strip() or state[0]), depth
+
+
 def _definition_end(lines, head_idx: int, base: int) -> int:
     """Index of the last line of the definition whose header is at head_idx."""
     depth = 0
@@ -188,13 +199,9 @@ def _definition_end(lines, head_idx: int, base: int) -> int:
             if _indent(raw) <= base and (depth == 0 or _NEW_DEF.match(raw)) \
                     and not stripped[0] in ")]}":
                 break
-        code = _strip_strings_and_comment(raw, state)
-        if code.strip() or state[0]:
+        has_code, depth = _scan_line(raw, state, depth)
+        if has_code:
             last_code = i
-        opens = code.count("(") + code.count("[") + code.count("{")
-        closes = code.count(")") + code.count("]") + code.count("}")
-        if opens or closes:
-            depth = max(0, depth + opens - closes)
         i += 1
     return last_code
 
@@ -220,13 +227,9 @@ def _region_end(region: str, base: int, next_is_def) -> tuple | None:
     last_code = 0
     lines = region.split("\n")
     for i, raw in enumerate(lines):
-        code = _strip_strings_and_comment(raw, state)
-        if code.strip() or state[0]:
+        has_code, depth = _scan_line(raw, state, depth)
+        if has_code:
             last_code = i
-        opens = code.count("(") + code.count("[") + code.count("{")
-        closes = code.count(")") + code.count("]") + code.count("}")
-        if opens or closes:
-            depth = max(0, depth + opens - closes)
     if next_is_def is None or (state[0] is None and (depth == 0 or next_is_def)):
         return last_code, sum(map(len, lines[:last_code + 1])) + last_code
     return None
