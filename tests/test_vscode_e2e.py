@@ -135,7 +135,7 @@ def test_vscode_end_to_end():
     for check in ("install .vsix", "error squiggle", "Problems entry", "on-save diagnostics",
                   "status bar", "hover on kernel name",
                   "hover on block", "schedule trace command", "format kernels",
-                  "canonical form command", "target setting",
+                  "canonical form command", "project target", "target setting",
                   "missing server message"):
         assert f"PASS {check}" in out, check
     if schedule == "yes":

@@ -37,9 +37,11 @@ class Settings:
     # formatting: `T.allocate_const` tensors with more elements go to the script's .params file
     inline_threshold: int = 64
 
-    def roofline_target(self, func) -> str:
+    def roofline_target(self, func, configured: str | None = None) -> str:
+        """The target of hover's and the code lens's estimates: the document's configured
+        target (the project file's, the editor's setting over it), else chosen by kernel."""
         from tirkit.analysis.cost import default_target
-        return self.target or default_target(func)
+        return configured or self.target or default_target(func)
 
     def update(self, cfg) -> None:
         if not isinstance(cfg, dict):
@@ -60,10 +62,14 @@ class Settings:
         target = cfg.get("target")
         if isinstance(target, str) and target:
             self.target = target
+        elif "target" in cfg and not target:       # unset again: the project file decides
+            self.target = None
         consts = cfg.get("constants") if isinstance(cfg.get("constants"), dict) else {}
         thr = consts.get("inlineThreshold", cfg.get("constants.inlineThreshold"))
         if isinstance(thr, int) and not isinstance(thr, bool) and thr >= 0:
             self.inline_threshold = thr
+        elif ("inlineThreshold" in consts or "constants.inlineThreshold" in cfg) and thr is None:
+            self.inline_threshold = Settings.inline_threshold
 
 
 class TirkitServer(LanguageServer):

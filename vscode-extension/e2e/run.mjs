@@ -112,6 +112,9 @@ const commonSettings = {
   "workbench.colorTheme": "Default Light Modern",
 };
 fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify(commonSettings, null, 2));
+// The project's own configuration; the workspace setting below overrides its target until the
+// 'project target' step removes that setting.
+fs.writeFileSync(path.join(ws, "tirkit.toml"), 'target = "cuda-sm90"\n');
 fs.writeFileSync(path.join(ws, ".vscode", "settings.json"), JSON.stringify({
   "tirkit.server.pythonPath": PYTHON,
   "tirkit.target": "llvm",
@@ -481,23 +484,41 @@ async function main() {
     await shot("05-canonical-form");
   });
 
-  await step('target setting', async () => {
-    // -- 4c. changing tirkit.target reaches the status bar and the running server (code lens)
+  await step('project target', async () => {
+    // -- 4c. with tirkit.target unset, the project's tirkit.toml decides (the extension must not
+    // send its own default over it)
     await page.keyboard.press("Escape");
     await runCommand("View: Close All Editors");
     await openFile(validName);
     fs.writeFileSync(path.join(ws, ".vscode", "settings.json"), JSON.stringify({
-      "tirkit.server.pythonPath": PYTHON, "tirkit.target": "cuda",
+      "tirkit.server.pythonPath": PYTHON,
     }, null, 2));
-    await page.locator(".statusbar-item", { hasText: "tirkit: cuda" }).first().waitFor({ timeout: 15000 });
-    const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "on cuda" }).first();
+    await page.locator(".statusbar-item", { hasText: "tirkit: project target" }).first().waitFor({ timeout: 15000 });
+    const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "on cuda-sm90" }).first();
     try {
       await lens.waitFor({ timeout: 15000 });
-      pass("target setting", `status bar 'tirkit: cuda', code lens '${(await lens.innerText()).trim()}'`);
+      pass("project target", `status bar 'tirkit: project target', code lens '${(await lens.innerText()).trim()}'`);
     } catch {
-      fail("target setting", "the status bar shows cuda but the server's code lens does not");
+      fail("project target", "tirkit.target is unset but the code lens does not show tirkit.toml's cuda-sm90");
     }
-    await shot("05b-target-cuda");
+    await shot("05b-project-target");
+  });
+
+  await step('target setting', async () => {
+    // -- 4d. changing tirkit.target reaches the status bar and the running server (code lens),
+    // over the project's target
+    fs.writeFileSync(path.join(ws, ".vscode", "settings.json"), JSON.stringify({
+      "tirkit.server.pythonPath": PYTHON, "tirkit.target": "llvm",
+    }, null, 2));
+    await page.locator(".statusbar-item", { hasText: "tirkit: llvm" }).first().waitFor({ timeout: 15000 });
+    const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "on llvm" }).first();
+    try {
+      await lens.waitFor({ timeout: 15000 });
+      pass("target setting", `status bar 'tirkit: llvm', code lens '${(await lens.innerText()).trim()}'`);
+    } catch {
+      fail("target setting", "the status bar shows llvm but the server's code lens does not");
+    }
+    await shot("05c-target-llvm");
   });
 
   await step('missing server message', async () => {

@@ -9,18 +9,20 @@ export interface Settings {
   serverCommand: string[];
   /** Interpreter for `-m tirkit_lsp`; empty: the Python extension's choice, else `python3`. */
   pythonPath: string;
-  target: string;
+  /** null: not set in the editor; the project file (`[tool.tirkit]`) or the server decides. */
+  target: string | null;
   diagnosticsMode: DiagnosticsMode;
-  inlineThreshold: number;
+  /** null: not set in the editor; the project file or the server's default (64) decides. */
+  inlineThreshold: number | null;
   trace: TraceLevel;
 }
 
 export const DEFAULTS: Readonly<Settings> = Object.freeze({
   serverCommand: [],
   pythonPath: "",
-  target: "llvm",
+  target: null,
   diagnosticsMode: "onSave",
-  inlineThreshold: 64,
+  inlineThreshold: null,
   trace: "off",
 });
 
@@ -98,7 +100,7 @@ export function readSettings(get: SettingsReader): ReadResult {
   const target = get(SETTING_KEYS.target);
   if (typeof target === "string" && target.trim()) s.target = target.trim();
   else if (target !== undefined && target !== null && target !== "") {
-    problems.push(`tirkit.${SETTING_KEYS.target} must be a target name such as "llvm" or "cuda"; using "${DEFAULTS.target}".`);
+    problems.push(`tirkit.${SETTING_KEYS.target} must be a target name such as "llvm" or "cuda"; using the project's target.`);
   }
 
   const mode = get(SETTING_KEYS.diagnosticsMode);
@@ -110,7 +112,7 @@ export function readSettings(get: SettingsReader): ReadResult {
   const thr = get(SETTING_KEYS.inlineThreshold);
   if (typeof thr === "number" && Number.isInteger(thr) && thr >= 0) s.inlineThreshold = thr;
   else if (thr !== undefined && thr !== null) {
-    problems.push(`tirkit.${SETTING_KEYS.inlineThreshold} must be a whole number >= 0; using ${DEFAULTS.inlineThreshold}.`);
+    problems.push(`tirkit.${SETTING_KEYS.inlineThreshold} must be a whole number >= 0; using the project's threshold.`);
   }
 
   const trace = get(SETTING_KEYS.trace);
@@ -169,15 +171,13 @@ export function describeLaunch(l: Launch): string {
   return quoteCommand([l.command, ...l.args]);
 }
 
-/** The initializationOptions sent to tirkit-lsp (it also reads `workspace/configuration`). */
+/** The initializationOptions sent to tirkit-lsp (it also reads `workspace/configuration`).
+ *  Only the settings the user set are sent, so that the project file's keys apply otherwise. */
 export function initializationOptions(s: Settings): Record<string, unknown> {
-  return {
-    tirkit: {
-      target: s.target,
-      diagnostics: { mode: s.diagnosticsMode },
-      constants: { inlineThreshold: s.inlineThreshold },
-    },
-  };
+  const tirkit: Record<string, unknown> = { diagnostics: { mode: s.diagnosticsMode } };
+  if (s.target !== null) tirkit.target = s.target;
+  if (s.inlineThreshold !== null) tirkit.constants = { inlineThreshold: s.inlineThreshold };
+  return { tirkit };
 }
 
 // ---------------------------------------------------------------- is the server installed?
@@ -252,11 +252,13 @@ export function interpretProbe(l: Launch, o: ProbeOutcome): ProbeVerdict {
 
 export type ServerState = "starting" | "running" | "stopped" | "missing" | "failed";
 
-export function statusItem(state: ServerState, target: string, detail?: string): { text: string; tooltip: string } {
+export function statusItem(state: ServerState, target: string | null, detail?: string): { text: string; tooltip: string } {
   const icon = { starting: "$(sync~spin)", running: "$(check)", stopped: "$(circle-slash)", missing: "$(warning)", failed: "$(error)" }[state];
   const label = { starting: "starting", running: "running", stopped: "stopped", missing: "not installed", failed: "failed" }[state];
-  const text = state === "running" ? `${icon} tirkit: ${target}` : `${icon} tirkit: ${label}`;
-  const lines = [`tirkit-lsp ${label}`, `target: ${target}`];
+  const shown = target ?? "project target";
+  const text = state === "running" ? `${icon} tirkit: ${shown}` : `${icon} tirkit: ${label}`;
+  const lines = [`tirkit-lsp ${label}`,
+    target === null ? "target: from the project configuration (`tirkit config`), else llvm" : `target: ${target}`];
   if (detail) lines.push(detail);
   lines.push("Click for the server log and commands");
   return { text, tooltip: lines.join("\n") };

@@ -5,16 +5,19 @@ from lsprotocol import types as T
 
 from tirkit.analysis.cost import format_seconds, roofline_seconds
 
+from .configuration import document_target
+
 
 def code_lenses(server, a) -> list:
     if not a.has_kernels:
         return []
     conv = server.converter(a)
     out = []
+    configured = document_target(server, a)
     for f in a.functions():
         if f.span is None:
             continue
-        target = server.settings.roofline_target(f)
+        target = server.settings.roofline_target(f, configured)
         cost = a.costs(f).total
         flops = cost.flops.value
         ftext = f"{flops:,}" if flops is not None else str(cost.flops)

@@ -67,6 +67,11 @@ def project_config(server, path) -> Config:
             return Config()
 
 
+def document_target(server, a) -> str | None:
+    """The target configured for an analysed document (editor setting over project file)."""
+    return project_config(server, getattr(a, "path", None)).target
+
+
 def setup(server) -> None:
     server.editor_settings = {}
 

@@ -10,6 +10,7 @@ from tirkit.script.namespace import DOCS, NAMES
 
 from .. import render
 from . import asymptotic
+from .configuration import document_target
 
 
 def _tir_aliases(a) -> set:
@@ -26,7 +27,7 @@ def hover_at(server, a, pos: T.Position):
     func = index.function_at(line)
     if func is None:
         return None
-    target = server.settings.roofline_target(func)
+    target = server.settings.roofline_target(func, document_target(server, a))
     name = func.header_span
     if name is not None and name.line == line and name.column <= col <= name.end_column:
         return kernel_hover(server, a, func, target, conv.range(name))

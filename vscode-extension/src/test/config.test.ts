@@ -26,9 +26,17 @@ const reader = (values: Record<string, unknown>) => (key: string) => values[key]
 test("unset settings give the documented defaults", () => {
   const { settings, problems } = readSettings(reader({}));
   assert.deepEqual(settings, { ...DEFAULTS, serverCommand: [] });
-  assert.equal(settings.target, "llvm");
+  // target and threshold unset: the project's configuration decides
+  assert.equal(settings.target, null);
   assert.equal(settings.diagnosticsMode, "onSave");
-  assert.equal(settings.inlineThreshold, 64);
+  assert.equal(settings.inlineThreshold, null);
+  assert.deepEqual(problems, []);
+});
+
+test("null (the package.json default) leaves target and threshold unset, without a problem", () => {
+  const { settings, problems } = readSettings(reader({ target: null, "constants.inlineThreshold": null }));
+  assert.equal(settings.target, null);
+  assert.equal(settings.inlineThreshold, null);
   assert.deepEqual(problems, []);
 });
 
@@ -65,14 +73,14 @@ test("invalid values fall back to defaults, one problem each naming the setting"
     assert.ok(problems.some((p) => p.startsWith(`tirkit.${key} `)), key);
   }
   assert.deepEqual(settings.serverCommand, []);
-  assert.equal(settings.target, "llvm");
+  assert.equal(settings.target, null);
   assert.equal(settings.diagnosticsMode, "onSave");
-  assert.equal(settings.inlineThreshold, 64);
+  assert.equal(settings.inlineThreshold, null);
   assert.equal(settings.trace, "off");
 });
 
 test("a fractional threshold is rejected, zero is accepted", () => {
-  assert.equal(readSettings(reader({ "constants.inlineThreshold": 2.5 })).settings.inlineThreshold, 64);
+  assert.equal(readSettings(reader({ "constants.inlineThreshold": 2.5 })).settings.inlineThreshold, null);
   assert.equal(readSettings(reader({ "constants.inlineThreshold": 0 })).settings.inlineThreshold, 0);
 });
 
@@ -128,6 +136,11 @@ test("initializationOptions carry target, diagnostics mode and threshold under `
   });
 });
 
+test("initializationOptions leave out unset target and threshold, so the project file applies", () => {
+  const s = readSettings(reader({})).settings;
+  assert.deepEqual(initializationOptions(s), { tirkit: { diagnostics: { mode: "onSave" } } });
+});
+
 test("probe: python launches import the module, command launches ask for --help", () => {
   const py = resolveLaunch(readSettings(reader({})).settings, ["conda", "run", "-n", "k", "python"]);
   const p = probeFor(py);
@@ -180,6 +193,8 @@ test("status bar text shows the target while running and the state otherwise", (
   assert.equal(statusItem("starting", "llvm").text, "$(sync~spin) tirkit: starting");
   const t = statusItem("failed", "llvm", "exit code 2").tooltip;
   assert.ok(t.includes("target: llvm") && t.includes("exit code 2"));
+  assert.equal(statusItem("running", null).text, "$(check) tirkit: project target");
+  assert.ok(statusItem("running", null).tooltip.includes("from the project configuration"));
 });
 
 test("server commands are used only when the server announces them", () => {
