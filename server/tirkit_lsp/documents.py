@@ -17,6 +17,8 @@ import tirkit
 from tirkit.ir.stmt import PrimFunc
 from tirkit.verify import run_rules
 
+from .lines import Lines
+
 
 def uri_to_path(uri: str):
     from pygls.uris import to_fs_path
@@ -27,12 +29,15 @@ def uri_to_path(uri: str):
 
 
 class Analysis:
-    def __init__(self, uri: str, version, text: str, previous: "Analysis | None" = None):
+    def __init__(self, uri: str, version, text: str, previous: "Analysis | None" = None,
+                 lines: Lines | None = None):
         self.uri = uri
         self.version = version
         self.text = text
         self.path = uri_to_path(uri)
-        self.lines = text.split("\n")
+        # split lazily (a line is cut when asked for); `lines`: the index of this very text
+        # as the document store keeps it, else one is made
+        self.lines = lines if lines is not None and lines.text is text else Lines(text)
         self.result = tirkit.parse(text, self.path)
         self._lock = threading.Lock()      # guards the two dicts below, held only briefly
         self._cache: dict = {}

@@ -82,9 +82,14 @@ def decode(data) -> tuple[str, list]:
     A str that holds lone surrogates (bytes decoded with `surrogateescape`, `\\udcXX` escapes
     in JSON) is text with bad bytes in it: each becomes U+FFFD, the first one the diagnostic."""
     if isinstance(data, str):
-        m = _LONE_SURROGATE.search(data)
-        if m is None:
+        if data.isascii():                 # constant time: no surrogate can be in it
             return data, []
+        try:
+            data.encode("utf-8")           # a C pass, where the search below is a slow one
+            return data, []
+        except UnicodeEncodeError:
+            pass
+        m = _LONE_SURROGATE.search(data)
         at = m.start()
         line = data.count("\n", 0, at) + 1
         col = at - (data.rfind("\n", 0, at) + 1) + 1
