@@ -4,7 +4,6 @@ a pool that is shut down or whose worker dies leaves the parse to this process."
 import multiprocessing
 import os
 import signal
-import sys
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
@@ -17,8 +16,18 @@ from tirkit.syntax.chunks import find_chunks
 from tirkit.syntax.indenter import TOKEN_TYPES
 from tirkit.syntax.parser import parse_chunk
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from kernels import module  # noqa: E402
+
+def _bench_module():
+    """benchmarks/kernels.py's `module` (loaded by path: tests/ has a `kernels` of its own)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_kernels",
+                                                  ROOT / "benchmarks" / "kernels.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.module
+
+
+module = _bench_module()
 
 
 def _big_text() -> str:
