@@ -2,6 +2,11 @@
 
     python benchmarks/bench_lsp_module.py [--repeat 40] [--copies 107] [--no-big]
                                           [--out benchmarks/results/lsp_module.md]
+                                          [--server-root PATH]
+
+--server-root: the checkout whose `language/` and `server/` the server runs from (default:
+this one); another checkout (the main branch, say) measured in the same session is the
+anchor for a change.
 
 Files: one `@I.ir_module` class of 61 methods (about 1,000 lines, as TVM prints a module)
 and, unless --no-big, that class repeated --copies times under new names (107 copies:
@@ -39,9 +44,13 @@ from kernels import module  # noqa: E402
 NEEDLE = "* B[vk, vj]"
 
 
+SERVER_ROOT = [ROOT]                  # --server-root
+
+
 def server_env() -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "language"), str(ROOT / "server")])
+    root = SERVER_ROOT[0]
+    env["PYTHONPATH"] = os.pathsep.join([str(root / "language"), str(root / "server")])
     return env
 
 
@@ -163,7 +172,8 @@ def report(small_lines, small, big, repeat) -> str:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
         f"({platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}; load average {os.getloadavg()[0]:.1f} at the end of "
-        f"the run).  The real server over stdio, default settings; {repeat} timed runs.",
+        f"the run).  The real server over stdio, default settings; {repeat} timed runs; "
+        f"server from `{SERVER_ROOT[0]}`.",
         "",
         "| measurement | median ms | p95 ms | n | target |",
         "| --- | ---: | ---: | ---: | --- |",
@@ -208,7 +218,9 @@ def main(argv=None):
     ap.add_argument("--copies", type=int, default=107)
     ap.add_argument("--no-big", action="store_true")
     ap.add_argument("--out", default=str(HERE / "results" / "lsp_module.md"))
+    ap.add_argument("--server-root", default=str(ROOT))
     args = ap.parse_args(argv)
+    SERVER_ROOT[0] = pathlib.Path(args.server_root).resolve()
     small_lines, small, big = asyncio.run(main_async(args))
     md = report(small_lines, small, big, args.repeat)
     print(md)

@@ -15,7 +15,10 @@ from collections import OrderedDict
 
 import tirkit
 from tirkit.ir.stmt import PrimFunc
+from tirkit.script.parse import CollectionPaused
 from tirkit.verify import run_rules
+
+from .lines import Lines
 
 
 def uri_to_path(uri: str):
@@ -27,13 +30,17 @@ def uri_to_path(uri: str):
 
 
 class Analysis:
-    def __init__(self, uri: str, version, text: str, previous: "Analysis | None" = None):
+    def __init__(self, uri: str, version, text: str, previous: "Analysis | None" = None,
+                 lines: Lines | None = None, pool=None):
         self.uri = uri
         self.version = version
         self.text = text
         self.path = uri_to_path(uri)
-        self.lines = text.split("\n")
-        self.result = tirkit.parse(text, self.path)
+        # split lazily (a line is cut when asked for); `lines`: the index of this very text
+        # as the document store keeps it, else one is made
+        self.lines = lines if lines is not None and lines.text is text else Lines(text)
+        # `pool`: processes that parse a large file's new definitions (a cold open)
+        self.result = tirkit.parse(text, self.path, pool=pool)
         self._lock = threading.Lock()      # guards the two dicts below, held only briefly
         self._cache: dict = {}
         self._locks: dict = {}             # key -> the lock its computation holds
@@ -73,10 +80,14 @@ class Analysis:
         if not self.has_kernels:
             return []
         if full:
-            return self._once(("full", target),
-                              lambda: run_rules(self.result, target=target))
-        return self._once("fast", lambda: run_rules(self.result, target=target,
-                                                     fast_only=True))
+            return self._once(("full", target), lambda: self._rules(target, False))
+        return self._once("fast", lambda: self._rules(target, True))
+
+    def _rules(self, target, fast_only: bool) -> list:
+        # the collector paused, as for the parse: the rules build many objects that stay
+        # alive, and each full collection would walk every object of a large file's analysis
+        with CollectionPaused():
+            return run_rules(self.result, target=target, fast_only=fast_only)
 
     @property
     def index(self):

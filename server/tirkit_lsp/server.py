@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from . import __version__
 from .convert import Converter
 from .documents import Analysis, AnalysisCache
+from .protocol import TirkitProtocol
 
 log = logging.getLogger("tirkit_lsp")
 
@@ -75,7 +76,8 @@ class Settings:
 class TirkitServer(LanguageServer):
     def __init__(self):
         super().__init__("tirkit-lsp", __version__,
-                         text_document_sync_kind=T.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=T.TextDocumentSyncKind.Incremental,
+                         protocol_cls=TirkitProtocol)
         self.settings = Settings()
         self.cache = AnalysisCache()
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tirkit")
@@ -191,6 +193,7 @@ class TirkitServer(LanguageServer):
     async def _build(self, uri, version, text) -> Analysis:
         try:
             a = await self.run_sync(Analysis, uri, version, text, self.cache.latest(uri),
+                                    self.protocol.known_lines(uri, text),
                                     title="tirkit: analysing")
             if self.current_version(uri) == version:     # an outdated analysis is not kept
                 self.cache.put(a)

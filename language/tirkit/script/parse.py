@@ -14,7 +14,6 @@ server parses from a thread pool.
 """
 from __future__ import annotations
 
-import functools
 import gc
 import os
 import re
@@ -30,7 +29,7 @@ from ..syntax.chunks import Chunk, find_chunks, top_level_constants
 from ..syntax.parser import parse_chunk
 from .lower import Lowerer, LowerError
 
-parse_cached = functools.lru_cache(maxsize=16384)(parse_chunk)
+_parses = LRU(16384)          # dedented definition -> its ChunkParse
 _lowered = LRU(32768)         # (definition, first line) -> _Lowered
 _modules = LRU(4096)          # (@I.ir_module class split into parts, first line) -> lowered
 _tokens = LRU(65536)          # long key -> _Token
@@ -82,9 +81,14 @@ def decode(data) -> tuple[str, list]:
     A str that holds lone surrogates (bytes decoded with `surrogateescape`, `\\udcXX` escapes
     in JSON) is text with bad bytes in it: each becomes U+FFFD, the first one the diagnostic."""
     if isinstance(data, str):
-        m = _LONE_SURROGATE.search(data)
-        if m is None:
+        if data.isascii():                 # constant time: no surrogate can be in it
             return data, []
+        try:
+            data.encode("utf-8")           # a C pass, where the search below is a slow one
+            return data, []
+        except UnicodeEncodeError:
+            pass
+        m = _LONE_SURROGATE.search(data)
         at = m.start()
         line = data.count("\n", 0, at) + 1
         col = at - (data.rfind("\n", 0, at) + 1) + 1
@@ -104,8 +108,20 @@ def decode(data) -> tuple[str, list]:
                                  f"0x{data[e.start]:02x})", Span(line, col, line, col + 1))]
 
 
+def parse_cached(text: str, prefetch=None):
+    """The parse of one dedented definition, by its text wherever it sits in the file;
+    `prefetch` (script/parallel.py): parses made by worker processes, taken when ready."""
+    hit = _parses.get(text)
+    if hit is None:
+        hit = prefetch.get(text) if prefetch is not None else None
+        if hit is None:
+            hit = parse_chunk(text)
+        _parses.put(text, hit)
+    return hit
+
+
 def clear_caches() -> None:
-    parse_cached.cache_clear()
+    _parses.clear()
     _lowered.clear()
     _modules.clear()
     _tokens.clear()
@@ -146,6 +162,7 @@ class _File:
     py_constants: dict
     token: object                     # the rest of the file; None: nothing is cached
     keys: dict                        # ParseResult.keys, being filled
+    prefetch: object = None           # parses under way on worker processes, or None
 
 
 def _lower_cached(chunk: Chunk, file: _File, module=None) -> _Lowered:
@@ -237,7 +254,7 @@ def _lower_definition(chunk: Chunk, file: _File, module, key) -> _Lowered:
     of a module split into parts, else None."""
     aliases, constants, path = file.aliases, file.constants, file.path
     py_constants = file.py_constants
-    parsed = parse_cached(chunk.text)
+    parsed = parse_cached(chunk.text, file.prefetch)
     off, col = chunk.start_line - 1, chunk.col_offset
     diags = [Diagnostic("syntax", "error", e.message,
                         Span(e.line + off, e.column + col, e.end_line + off, e.end_column + col,
@@ -306,8 +323,19 @@ class CollectionPaused:
                 gc.enable()
 
 
-def parse(text, path=None) -> ParseResult:
-    """Parse every kernel of a Python file; never raises on bad input."""
+def _prefetch(chunks, pool):
+    """Send the definitions that no cache holds to `pool` when they are many (a cold open of
+    a large file); None when they are parsed here."""
+    from .parallel import Prefetch, wanted
+    texts = [p.text for c in chunks for p in (c.parts[1:] if c.parts else (c,))
+             if _parses.get(p.text) is None]
+    return Prefetch(pool, texts) if wanted(texts) else None
+
+
+def parse(text, path=None, pool=None) -> ParseResult:
+    """Parse every kernel of a Python file; never raises on bad input.  `pool`: a process
+    pool (concurrent.futures) that parses a large file's new definitions while this process
+    lowers them (script/parallel.py); the result is the same with or without it."""
     text, diags = decode(text)
     bad_bytes = list(diags)
     chunks, aliases = find_chunks(text)
@@ -323,18 +351,23 @@ def parse(text, path=None) -> ParseResult:
     functions = []
     keys: dict = {}
     file = _File(aliases, constants, path, py_constants,
-                 _intern(file_key) if file_key is not None else None, keys)
+                 _intern(file_key) if file_key is not None else None, keys,
+                 _prefetch(chunks, pool) if pool is not None else None)
     module_name = None
     spelling = "classic"
     with CollectionPaused():
-        for chunk in chunks:
-            k = _lower_chunk(chunk, file)
-            kernels.append(k)
-            diags.extend(k.diagnostics)
-            functions.extend(k.functions)
-            if k.module_name and module_name is None:
-                module_name = k.module_name
-            spelling = chunk.spelling
+        try:
+            for chunk in chunks:
+                k = _lower_chunk(chunk, file)
+                kernels.append(k)
+                diags.extend(k.diagnostics)
+                functions.extend(k.functions)
+                if k.module_name and module_name is None:
+                    module_name = k.module_name
+                spelling = chunk.spelling
+        finally:
+            if file.prefetch is not None:
+                file.prefetch.cancel()
     module = IRModule(tuple(functions), module_name, constants, (), None, spelling)
     if bad_bytes:
         # the decoding error already names the bad byte: no second error on the same spot

@@ -7,9 +7,10 @@ from __future__ import annotations
 import ast
 import warnings
 
-from lark import Token, Transformer
+from lark import Transformer
 
 from . import cst as C
+from .indenter import TOKEN_TYPES as Token
 
 
 def _start(x):

@@ -274,6 +274,17 @@ def _dedent(region: str, indent: str) -> str:
     return "\n".join(ded) + "\n"
 
 
+@functools.lru_cache(maxsize=16384)
+def _spelling(chunk_text: str, tirx_import: bool) -> str:
+    """"tirx" or "classic": by the block statements a kernel uses, else by its import (memoised:
+    the dedented text of an unchanged definition is the very same string, its hash kept)."""
+    if re.search(r"\.sblock\b", chunk_text):
+        return "tirx"
+    if re.search(r"\.block\(", chunk_text):
+        return "classic"
+    return "tirx" if tirx_import else "classic"
+
+
 def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
     """The kernels of a file, with its aliases.  The file is never split into lines: a
     search finds each decorator, newlines are counted between the places it stops at."""
@@ -335,13 +346,7 @@ def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
         region = text[start_off:end_off]
         chunk_text = _dedent(region, indent_str)
         name_m = re.match(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)", head_line)
-        spelling = "classic"
-        if any(v == "tirx" for v in al.tir.values()):
-            spelling = "tirx"
-        if re.search(r"\.sblock\b", chunk_text):
-            spelling = "tirx"
-        elif re.search(r"\.block\(", chunk_text):
-            spelling = "classic"
+        spelling = _spelling(chunk_text, any(v == "tirx" for v in al.tir.values()))
         chunk = Chunk(kind, start + 1, end + 1, width, chunk_text, spelling,
                       name_m.group(1) if name_m else "")
         if kind == "ir_module" and plain:

@@ -11,6 +11,14 @@ import threading
 
 from lark import Token
 
+try:                                  # the compiled LALR parser's tokens (syntax/parser.py)
+    from lark_cython import Token as FastToken
+except ImportError:                   # optional: the pure-lark parser is the fallback
+    FastToken = None
+
+# what a lexer of either parser yields: `isinstance(x, TOKEN_TYPES)` tells tokens from nodes
+TOKEN_TYPES = (Token,) if FastToken is None else (Token, FastToken)
+
 OPEN = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
 CLOSE = {"RPAR", "RSQB", "RBRACE"}
 
@@ -106,11 +114,11 @@ class Indenter:
                 width = _indent_width(tail)
                 if width > indents[-1]:
                     indents.append(width)
-                    yield Token.new_borrow_pos("_INDENT", tail, tok)
+                    yield tok.new_borrow_pos("_INDENT", tail, tok)
                 else:
                     while width < indents[-1]:
                         indents.pop()
-                        yield Token.new_borrow_pos("_DEDENT", "", tok)
+                        yield tok.new_borrow_pos("_DEDENT", "", tok)
                     if width != indents[-1]:
                         line = tok.end_line
                         raise IndentationError_(
@@ -127,5 +135,5 @@ class Indenter:
                 yield tok
         while len(indents) > 1:
             indents.pop()
-            yield (Token.new_borrow_pos("_DEDENT", "", st.last) if st.last is not None
+            yield (st.last.new_borrow_pos("_DEDENT", "", st.last) if st.last is not None
                    else Token("_DEDENT", ""))

@@ -25,11 +25,11 @@ GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 MAX_ERRORS = 25
 
 _lock = threading.Lock()
-_parser: Lark | None = None
+_parsers: dict = {}                   # compiled (bool) -> Lark, built once per process
 _indenter = Indenter()
 
 
-def _cache_path() -> str:
+def _cache_path(compiled: bool) -> str:
     text = GRAMMAR_PATH.read_bytes()
     digest = hashlib.sha256(text).hexdigest()[:16]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -41,28 +41,84 @@ def _cache_path() -> str:
             pass
     except OSError:
         d = tempfile.gettempdir()
-    return os.path.join(d, f"grammar-{digest}.lark.cache")
+    return os.path.join(d, f"grammar-{digest}{'-cy' if compiled else ''}.lark.cache")
 
 
-def get_parser() -> Lark:
-    """The LALR parser, built once per process and cached on disk between processes."""
-    global _parser
-    if _parser is None:
+def _compiled_plugins():
+    """lark-cython's LALR parser and lexers (the `fast` extra), or None: the same tables run
+    by compiled code, about twice as fast; without it, or with TIRKIT_PURE_LARK=1 in the
+    environment, lark's own Python parser reads the same grammar."""
+    if os.environ.get("TIRKIT_PURE_LARK"):
+        return None
+    try:
+        import lark_cython
+    except ImportError:
+        return None
+    base = lark_cython.plugins["ContextualLexer"]
+
+    class IndentingLexer(base):
+        """lark-cython's contextual lexer with the indenter behind it: lark's post-lexer hook
+        cannot carry the compiled lexer, whose parser pulls one token at a time.  Newlines
+        pass in every state; each parse (a new lexer state) starts a new indenter stream."""
+
+        def __new__(cls, conf, states, always_accept=()):
+            # the compiled class takes its arguments at allocation
+            self = super().__new__(cls, conf, states, always_accept=Indenter.always_accept)
+            self._streams = threading.local()
+            return self
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def _raw(self, lexer_state, parser_state):
+            while True:
+                try:
+                    yield base.next_token(self, lexer_state, parser_state)
+                except EOFError:
+                    return
+
+        def next_token(self, lexer_state, parser_state):
+            streams = self._streams
+            if getattr(streams, "state", None) is not lexer_state:
+                streams.state = lexer_state
+                streams.tokens = _indenter.process(self._raw(lexer_state, parser_state))
+            try:
+                return next(streams.tokens)
+            except StopIteration:
+                streams.state = None
+                raise EOFError(self) from None
+
+    return dict(lark_cython.plugins, ContextualLexer=IndentingLexer)
+
+
+def get_parser(compiled: bool | None = None) -> Lark:
+    """The LALR parser, built once per process and cached on disk between processes;
+    `compiled`: with lark-cython (None: when it is installed), else pure lark."""
+    plugins = _compiled_plugins() if compiled is not False else None
+    if compiled and plugins is None:
+        raise RuntimeError("lark-cython is not installed")
+    key = plugins is not None
+    parser = _parsers.get(key)
+    if parser is None:
         with _lock:
-            if _parser is None:
-                _parser = Lark(
+            parser = _parsers.get(key)
+            if parser is None:
+                extra = {"_plugins": plugins} if plugins is not None else {}
+                parser = Lark(
                     GRAMMAR_PATH.read_text(),
                     parser="lalr",
                     lexer="contextual",
-                    postlex=_indenter,
+                    postlex=None if plugins is not None else _indenter,
                     start="file_input",
                     keep_all_tokens=True,
                     maybe_placeholders=False,
                     propagate_positions=False,
                     transformer=CSTBuilder(),
-                    cache=_cache_path(),
+                    cache=_cache_path(key),
+                    **extra,
                 )
-    return _parser
+                _parsers[key] = parser
+    return parser
 
 
 @dataclass
@@ -190,9 +246,10 @@ def _enclosing_indent(lines, i) -> str:
     return ""
 
 
-def parse_chunk(text: str) -> ChunkParse:
-    """Parse a kernel chunk (dedented, ending in a newline); never raises."""
-    parser = get_parser()
+def parse_chunk(text: str, compiled: bool | None = None) -> ChunkParse:
+    """Parse a kernel chunk (dedented, ending in a newline); never raises.  `compiled`: as
+    for `get_parser` (both parsers give the same result)."""
+    parser = get_parser(compiled)
     lines = text.split("\n")
     errors: list[SyntaxIssue] = []
     errored: set[int] = set()
