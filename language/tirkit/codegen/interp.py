@@ -399,6 +399,10 @@ class Interpreter(ExprEval):
             key = ("match", id(b))
             if key not in self._safe_cache:
                 from .passes.blocks import inline_match_buffers
+                from ..tensorize.library import desc_semantics
+                desc = desc_semantics(b)            # a tensorized block runs its desc
+                if desc is not None:
+                    b = dataclasses.replace(b, body=desc)
                 nb, ni = inline_match_buffers(b)
                 self._safe_cache[key] = dataclasses.replace(b, body=nb, init=ni,
                                                             match_buffers=())
