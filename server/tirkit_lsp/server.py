@@ -36,6 +36,9 @@ class Settings:
     progress_after_ms: float = 1000.0      # report work-done progress for work longer than this
     # formatting: `T.allocate_const` tensors with more elements go to the script's .params file
     inline_threshold: int = 64
+    # folders of more intrinsic files (`tirkit.intrinsics`): the tensorize hint, quick fix and
+    # hover read them; the rules see them through $TIRKIT_INTRINSICS, which the setting sets
+    intrinsics: tuple = ()
 
     def roofline_target(self, func) -> str:
         from tirkit.analysis.cost import default_target
@@ -64,6 +67,14 @@ class Settings:
         thr = consts.get("inlineThreshold", cfg.get("constants.inlineThreshold"))
         if isinstance(thr, int) and not isinstance(thr, bool) and thr >= 0:
             self.inline_threshold = thr
+        dirs = cfg.get("intrinsics")
+        if isinstance(dirs, str):
+            dirs = [dirs] if dirs else []
+        if isinstance(dirs, list) and all(isinstance(d, str) for d in dirs):
+            import os
+            from tirkit.tensorize.library import ENV
+            self.intrinsics = tuple(dirs)
+            os.environ[ENV] = os.pathsep.join(dirs)
 
 
 class TirkitServer(LanguageServer):

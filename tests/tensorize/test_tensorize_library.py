@@ -56,3 +56,13 @@ def f(B: T.Buffer((8, 4), "int8"), C: T.Buffer((32,), "int8")):
     assert [d.code for d in tirkit.check(head.format(n=32))] == []
     assert [d.code for d in tirkit.check(head.format(n=33).replace("(32,)", "(33,)").replace(
         "C[0:32]", "C[0:33]"))] == ["bounds/out-of-bounds"]
+
+
+def test_host_features_agree_with_llvm():
+    from tirkit.codegen.llvm.engine import host_target
+    from tirkit.tensorize.library import _CPUINFO, host_features
+    llvm = set(host_target()["mattr"])
+    for feat in _CPUINFO.values():
+        if feat == "+dotprod":
+            continue
+        assert (feat in host_features()) == (feat in llvm), feat

@@ -215,8 +215,9 @@ def candidates(sch, func, kind, node) -> list:
     return out
 
 
-def actions_at(result, line, column=1) -> list:
-    """The actions that succeed at (line, column) of a parsed file, in a stable order."""
+def actions_at(result, line, column=1, intrinsics=None) -> list:
+    """The actions that succeed at (line, column) of a parsed file, in a stable order (on a
+    block an intrinsic can serve, its verified tensorize actions come first)."""
     name, f = _func_at(result.module, line)
     if f is None:
         return []
@@ -237,7 +238,42 @@ def actions_at(result, line, column=1) -> list:
         except Exception:           # a primitive's own failure: not offered, never raised
             continue
         ok.append(a)
+    if kind == "block":
+        ok = tensorize_actions(result, name, node.block.name_hint, intrinsics=intrinsics) + ok
     return ok
+
+
+def tensorize_actions(result, func_name, block_name, target=None, intrinsics=None) -> list:
+    """`auto_tensorize` quick fixes for the block, one per intrinsic of the target that can
+    serve it (best first), each kept only when it applies and the rewritten file checks
+    without errors."""
+    from ..tensorize.suggest import block_mappings
+    from ..verify import run_rules
+    from ..script.parse import parse
+    try:
+        func = result.module[func_name]
+    except KeyError:
+        return []
+    r = next((x for x in _ir.stmts(func.body) if isinstance(x, S.BlockRealize)
+              and x.block.name_hint == block_name), None)
+    if r is None:
+        return []
+    found, _ = block_mappings(r, target, intrinsics)
+    out = []
+    for m in found:
+        args = [("block", block_name), m.intrin.name] + ([list(intrinsics)] if intrinsics
+                                                         else [])
+        act = Action(f"Tensorize block '{block_name}' with {m.intrin.label}", func_name,
+                     [("auto_tensorize", args)], kind="quickfix")
+        try:
+            text, _ = apply_action(result, act)
+        except Exception:            # a primitive's own failure: not offered, never raised
+            continue
+        after = parse(text, getattr(result, "path", None))
+        if any(d.severity == "error" for d in run_rules(after, target=target)):
+            continue
+        out.append(act)
+    return out
 
 
 def apply_action(result, action: Action):
@@ -263,13 +299,22 @@ def apply_action(result, action: Action):
                         f"no kernel defines function '{action.func}'")
 
 
-QUICK_FIXES = {"loop-nest/reduction-on-parallel"}
+QUICK_FIXES = {"loop-nest/reduction-on-parallel", "tensorize/available"}
 
 
-def quick_fixes(result, diagnostic) -> list:
-    """Actions that repair a validation diagnostic (only those whose primitive succeeds)."""
+def quick_fixes(result, diagnostic, intrinsics=None) -> list:
+    """Actions that repair a validation diagnostic (only those whose primitive succeeds), or
+    act on a hint (`tensorize/available`: tensorize the block it names)."""
     if diagnostic.code not in QUICK_FIXES:
         return []
+    if diagnostic.code == "tensorize/available":
+        name, f = _func_at(result.module, diagnostic.span.line)
+        if f is None:
+            return []
+        kind, node = _node_at(f, diagnostic.span.line, diagnostic.span.column)
+        if kind != "block":
+            return []
+        return tensorize_actions(result, name, node.block.name_hint, intrinsics=intrinsics)
     spans = [s for s, _ in diagnostic.related if s is not None]
     out = []
     for s in spans:

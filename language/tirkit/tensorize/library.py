@@ -21,6 +21,7 @@ files' paths and modification times.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -110,12 +111,27 @@ def describe_target(target):
     return (t.name if t is not None else kind), frozenset()
 
 
+# /proc/cpuinfo flag -> LLVM feature name, for the features intrinsics ask for
+_CPUINFO = {"avx2": "+avx2", "fma": "+fma", "avx512f": "+avx512f", "avx512bw": "+avx512bw",
+            "avx512_vnni": "+avx512vnni", "avx_vnni": "+avxvnni", "avx512_bf16": "+avx512bf16",
+            "asimddp": "+dotprod", "sse4_1": "+sse4.1"}
+
+
+@functools.lru_cache(maxsize=1)
 def host_features() -> frozenset:
+    """This CPU's features in LLVM's spelling, from the kernel's CPU flags (the same list
+    `codegen.llvm.engine.host_target()` gets from LLVM, for the features above; a test
+    compares the two). Empty where /proc/cpuinfo does not exist."""
     try:
-        from ..codegen.llvm.engine import host_target
-    except ImportError:                       # llvmlite not installed: no CPU features known
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
         return frozenset()
-    return frozenset(host_target()["mattr"])
+    flags = set()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            flags.update(line.split(":", 1)[1].split())
+            break
+    return frozenset(v for k, v in _CPUINFO.items() if k in flags)
 
 
 def compute_block(func: S.PrimFunc) -> S.BlockRealize:
@@ -161,7 +177,7 @@ def _targets(spec):
 
 def load_file(path):
     """(Intrinsic or None, errors) for one file."""
-    from .. import parse
+    from ..script.parse import parse
     path = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")

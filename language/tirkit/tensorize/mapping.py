@@ -68,7 +68,8 @@ class Mapping:
 
     def describe(self) -> str:
         pad = ", ".join(f"{n} padded {a}→{b}" for n, a, b in self.padded)
-        its = ", ".join(f"{c}→{d}" for c, (d, _) in zip(self.chosen, self.groups))
+        its = ", ".join(f"`{c}` by {x} (as `{d}`)" for c, x, (d, _) in
+                        zip(self.chosen, self.extents, self.groups))
         return f"{its}" + (f"; {pad}" if pad else "")
 
 
@@ -162,7 +163,10 @@ def _extent(iv):
 
 
 def find_mapping(realize: S.BlockRealize, intrin, loops=None, waste_limit=WASTE_LIMIT):
-    """The mapping of `intrin` onto the block of `realize`, or a NotFeasible."""
+    """The mapping of `intrin` onto the block of `realize` (a BlockRealize or a Block), or a
+    NotFeasible."""
+    if isinstance(realize, S.Block):
+        realize = S.BlockRealize((), E.IntImm("bool", 1), realize)
     blk = realize.block
     d_r = intrin.update
     d_blk = d_r.block
