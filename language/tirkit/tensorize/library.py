@@ -273,3 +273,18 @@ def desc_semantics(block: S.Block, dirs=None):
     root = intr.desc.body.block.body if isinstance(intr.desc.body, S.BlockRealize) \
         else intr.desc.body
     return rebuild(root, fn)
+
+
+def with_desc_semantics(body, dirs=None):
+    """`body` with every tensorized block's body replaced by its intrinsic's desc (see
+    `desc_semantics`); the same object when there is none."""
+    from ..ir.visit import rebuild
+    import dataclasses
+
+    def fn(y, x):
+        if isinstance(y, S.Block) and y.match_buffers:
+            desc = desc_semantics(y, dirs)
+            if desc is not None:
+                return dataclasses.replace(y, body=desc)
+        return None
+    return rebuild(body, fn)
