@@ -106,3 +106,15 @@ def test_transform_layout_checks_its_map():
     C = np.zeros((16, 16), "int32")
     codegen.build(sch.mod["gemm"], sch.mod)(A, B, C)
     assert np.array_equal(C, ref)
+
+
+def test_block_without_declared_regions():
+    text = gemm(12, 21, 10).replace("            T.reads(A[vi, vk], B[vk, vj])\n", "") \
+        .replace("            T.writes(C[vi, vj])\n", "")
+    sch = schedule(text)
+    sch.auto_tensorize(sch.get_block("C"), AVX2)
+    assert tirkit.check(sch.script()) == []
+    A, B, ref = inputs(12, 21, 10, seed=5)
+    C = np.zeros((12, 21), "int32")
+    codegen.build(sch.mod["gemm"], sch.mod)(A, B, C)
+    assert np.array_equal(C, ref)

@@ -45,7 +45,8 @@ class Operand:
     desc_buffer: S.Buffer
     buffer: S.Buffer          # the program's
     kind: str                 # "read" | "write"
-    index: int                # its position in the block's reads (writes)
+    index: int                # its position in the block's declared reads (writes), or in
+    #                           the order of first access when it declares none
     layout: str = "direct"    # "direct" | "reindex+pack" | "pack"
     index_map: str = ""       # the packing `lambda ...: (...)` for transform_layout
 
@@ -201,8 +202,8 @@ def find_mapping(realize: S.BlockRealize, intrin, loops=None, waste_limit=WASTE_
         extents.append(_extent(div))
     # access isomorphism: the iterator of each group that the operands' layout puts last
     operands = []
-    reads = blk.reads or ()
-    writes = blk.writes or ()
+    reads = blk.reads if blk.reads is not None else _loaded_in_order(blk.body.value)
+    writes = blk.writes if blk.writes is not None else (blk.body,)
     for db, pb in zip(d_bufs, p_bufs):
         kind, pos = _region_of(pb, reads, writes)
         if kind is None:
@@ -270,6 +271,21 @@ def _all_indices(blk):
     out = [ld.indices for ld in find_all(blk.body, lambda x: True, E.BufferLoad)]
     if isinstance(blk.body, S.BufferStore):
         out.append(blk.body.indices)
+    return out
+
+
+def _loaded_in_order(e, out=None):
+    """The loads of e, one per buffer, in order of first access (the order TVM infers a
+    block's reads in, when it declares none)."""
+    out = [] if out is None else out
+    if isinstance(e, E.BufferLoad):
+        if not any(x.buffer is e.buffer for x in out):
+            out.append(e)
+        return out
+    for f in ("value", "a", "b"):
+        sub = getattr(e, f, None)
+        if isinstance(sub, E.PrimExpr):
+            _loaded_in_order(sub, out)
     return out
 
 

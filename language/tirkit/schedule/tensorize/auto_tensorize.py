@@ -19,6 +19,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...tensorize.library import load
 from ...tensorize.mapping import find_mapping
+from ..analysis import infer_regions
 from ..registry import primitive
 
 
@@ -34,12 +35,26 @@ def auto_tensorize(sch, block, intrin, intrinsics=None):
     if not m.feasible:
         raise sch.error("auto_tensorize/not-feasible", f"'{it.name}' cannot serve block "
                         f"'{info.block.name_hint}': {m.message} ({m.code})", info.block)
-    if any(p > 1 for p in m.padding):
-        sch.pad_einsum(block, list(m.padding))
+    # operands by their position in the block's (declared or inferred) regions, which
+    # pad_einsum keeps while it swaps the buffers for their padded copies
+    blk = info.block
+    inferred = infer_regions(blk)
+    regions = {"read": blk.reads if blk.reads is not None else inferred[0],
+               "write": blk.writes if blk.writes is not None else inferred[1]}
+    packs = []
     for op in m.operands:
         if len(op.desc_buffer.shape) > 1:
-            sch.reindex(block, (op.kind, op.index))
-            sch.transform_layout(block, (op.kind, op.index), op.index_map)
+            pos = next((k for k, r in enumerate(regions[op.kind]) if r.buffer is op.buffer),
+                       None)
+            if pos is None:
+                raise sch.error("auto_tensorize/not-feasible", f"'{op.buffer.name}' is not "
+                                f"among the {op.kind}s of block '{blk.name_hint}'", blk)
+            packs.append(((op.kind, pos), op.index_map))
+    if any(p > 1 for p in m.padding):
+        sch.pad_einsum(block, list(m.padding))
+    for where, index_map in packs:
+        sch.reindex(block, where)
+        sch.transform_layout(block, where, index_map)
     info = sch.block_info(block)
     loops = sch.get_loops(block)
     by_var = {id(sch.get(lp).loop_var): lp for lp in loops}
