@@ -16,7 +16,7 @@ The steps, as UNIT and TensorIR describe them:
    more dimensions is brought there by `reindex` then `transform_layout` (which needs its
    indices to be expressions of the block's iterators);
 4. padding: an extent not a multiple of the desc's is padded by `pad_einsum` (`padding`
-   when the block is not einsum-like, `padding-waste` above the limit).
+   when a padded iterator is part of an index expression, `padding-waste` above the limit).
 Mappings are ranked by padding waste."""
 from __future__ import annotations
 
@@ -249,10 +249,10 @@ def find_mapping(realize: S.BlockRealize, intrin, loops=None, waste_limit=WASTE_
             padding[blk.iter_vars.index(iv)] = mult
             padded.append((iv.var.name, n, m))
     waste = new_total / total - 1 if total else 0.0
-    if padded and not _einsum_like(blk):
+    if padded and not _paddable(blk, {n for n, _, _ in padded}):
         name, n, m = padded[0]
         return no("padding", f"`{name}` ({n}) would be padded to {m}, but block "
-                  f"`{blk.name_hint}` is not einsum-like, so it cannot be padded")
+                  f"`{blk.name_hint}` uses a padded iterator inside an index expression")
     if waste > waste_limit:
         return no("padding-waste", f"padding wastes {waste:.0%} of the work "
                   f"(limit {waste_limit:.0%})")
@@ -260,10 +260,18 @@ def find_mapping(realize: S.BlockRealize, intrin, loops=None, waste_limit=WASTE_
                    [c.var.name for c in chosen], extents, operands, padding, padded, waste)
 
 
-def _einsum_like(blk):
+def _paddable(blk, names):
+    """What pad_einsum pads: every index is an expression of the block's iterators, and a
+    padded iterator appears only as a whole index."""
     ids = {id(iv.var) for iv in blk.iter_vars}
-    loads = _all_indices(blk)
-    return all(isinstance(e, E.Var) and id(e) in ids for idx in loads for e in idx)
+    for idx in _all_indices(blk):
+        for e in idx:
+            vs = vars_in(e)
+            if not all(id(v) in ids for v in vs):
+                return False
+            if not isinstance(e, E.Var) and any(v.name in names for v in vs):
+                return False
+    return True
 
 
 def _all_indices(blk):
