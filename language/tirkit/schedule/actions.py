@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import stmt as S
+from ..lru import LRU
 from . import _ir
 from .errors import ScheduleError
 from .state import Schedule
@@ -254,6 +255,12 @@ def tensorize_actions(result, func_name, block_name, target=None, intrinsics=Non
         func = result.module[func_name]
     except KeyError:
         return []
+    import os
+    key = (_kernel_text(result, func_name), func_name, block_name, str(target),
+           tuple(intrinsics or ()), os.environ.get("TIRKIT_INTRINSICS"))
+    hit = _TENSORIZE.get(key) if key[0] is not None else None
+    if hit is not None:
+        return list(hit)
     r = next((x for x in _ir.stmts(func.body) if isinstance(x, S.BlockRealize)
               and x.block.name_hint == block_name), None)
     if r is None:
@@ -273,7 +280,22 @@ def tensorize_actions(result, func_name, block_name, target=None, intrinsics=Non
         if any(d.severity == "error" for d in run_rules(after, target=target)):
             continue
         out.append(act)
+    if key[0] is not None:
+        _TENSORIZE.put(key, tuple(out))
     return out
+
+
+# verified tensorize actions by the kernel's text (applying and checking one takes a while;
+# the editor asks again at every cursor move)
+_TENSORIZE = LRU(64)
+
+
+def _kernel_text(result, func_name):
+    for kernel in getattr(result, "kernels", None) or []:
+        if any(n == func_name for n, _ in kernel.functions):
+            c = kernel.chunk
+            return "\n".join(result.text.split("\n")[c.start_line - 1:c.end_line])
+    return None
 
 
 def apply_action(result, action: Action):
