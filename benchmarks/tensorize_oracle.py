@@ -27,11 +27,12 @@ def _f(name, params, grid, kinds, binds, out, expr, dt):
     acc = "int32" if dt[0] in ("uint8", "int8") else "float32"
     ps = ", ".join(f'{n}: T.Buffer({tuple(s)}, "{t}")' for n, s, t in params)
     vs = ", ".join(v for v, _ in binds)
+    loops = ", ".join(f"l{k}" for k in range(len(grid)))
     return f'''@T.prim_func(s_tir=True)
 def {name}({ps}):
-    for {", ".join(f"l{k}" for k in range(len(grid)))} in T.grid({", ".join(map(str, grid))}):
+    for {loops} in T.grid({", ".join(map(str, grid))}):
         with T.sblock("C"):
-            {vs} = T.axis.remap("{kinds}", [{", ".join(f"l{k}" for k in range(len(grid)))}])
+            {vs} = T.axis.remap("{kinds}", [{loops}])
             with T.init():
                 {out} = T.{acc}(0)
             {out} = {out} + T.Cast("{acc}", {expr[0]}) * T.Cast("{acc}", {expr[1]})

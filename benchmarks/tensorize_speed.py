@@ -92,7 +92,6 @@ def ours(n, A, B, ref, reps):
 
 def onnx_runtime(n, A, B, ref, reps):
     try:
-        import onnx
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
     except ImportError:
