@@ -34,4 +34,5 @@ def impl(
         A_i32: T.int32 = T.reinterpret("int32", A_u8x4)
         B_i8x32: T.int8x32 = B[0, T.Ramp(0, 1, 32)]
         B_i32x8: T.int32x8 = T.reinterpret("int32x8", B_i8x32)
-        C[0:8] = T.call_llvm_pure_intrin("int32x8", "llvm.x86.avx512.vpdpbusd.256", C[T.Ramp(0, 1, 8)], T.Broadcast(A_i32, 8), B_i32x8)
+        C_i32x8: T.int32x8 = C[T.Ramp(0, 1, 8)]
+        C[0:8] = T.call_llvm_pure_intrin("int32x8", "llvm.x86.avx512.vpdpbusd.256", C_i32x8, T.Broadcast(A_i32, 8), B_i32x8)

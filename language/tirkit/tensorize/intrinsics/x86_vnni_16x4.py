@@ -35,4 +35,5 @@ def impl(
         A_i32: T.int32 = T.reinterpret("int32", A_u8x4)
         B_i8x64: T.int8x64 = B[0, T.Ramp(0, 1, 64)]
         B_i32x16: T.int32x16 = T.reinterpret("int32x16", B_i8x64)
-        C[0:16] = T.call_llvm_pure_intrin("int32x16", "llvm.x86.avx512.vpdpbusd.512", C[T.Ramp(0, 1, 16)], T.Broadcast(A_i32, 16), B_i32x16)
+        C_i32x16: T.int32x16 = C[T.Ramp(0, 1, 16)]
+        C[0:16] = T.call_llvm_pure_intrin("int32x16", "llvm.x86.avx512.vpdpbusd.512", C_i32x16, T.Broadcast(A_i32, 16), B_i32x16)
