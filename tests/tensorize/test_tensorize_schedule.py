@@ -118,3 +118,18 @@ def test_block_without_declared_regions():
     C = np.zeros((12, 21), "int32")
     codegen.build(sch.mod["gemm"], sch.mod)(A, B, C)
     assert np.array_equal(C, ref)
+
+
+def test_operation_count_of_a_tensorized_kernel_is_its_descs():
+    from tirkit.codegen.flops import count_ops
+    from tirkit.codegen.passes import lower
+    from tirkit.tensorize.library import with_desc_semantics
+    import dataclasses
+    plain = schedule(gemm(16, 32, 64))
+    sch = tensorized(16, 32, 64)
+    f = sch.mod["gemm"]
+    counted = dataclasses.replace(f, body=with_desc_semantics(f.body))
+    want = count_ops(lower(plain.mod["gemm"], plain.mod).body)
+    assert want[1] == 2 * 16 * 32 * 64
+    assert count_ops(lower(counted, sch.mod).body) == want
+    assert count_ops(lower(f, sch.mod).body)[1] < want[1]      # the impl's calls count nothing
