@@ -43,8 +43,9 @@ def test_sarif_validates_for_every_shared_example(path, capsys):
     run_ = log["runs"][0]
     rules = run_["tool"]["driver"]["rules"]
     results = run_["results"]
+    # (the tensorize hint depends on this host's CPU features, so no example marks it)
     got = sorted((r["locations"][0]["physicalLocation"]["region"]["startLine"], r["ruleId"])
-                 for r in results)
+                 for r in results if r["ruleId"] != "tensorize/available")
     assert got == sorted(expected(path))
     assert rc == (1 if any(r["level"] == "error" for r in results) else 0)
     for r in results:

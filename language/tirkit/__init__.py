@@ -12,6 +12,7 @@ from .ir.equality import structural_equal
 from .script.parse import ParseResult, parse
 from .script.printer import to_script
 from .schedule import Schedule, ScheduleError
+from .tensorize import rule as _tensorize_rule  # noqa: F401  (registers tensorize/available)
 
 __version__ = "0.1.0"
 

@@ -37,6 +37,9 @@ class Settings:
     progress_after_ms: float = 1000.0      # report work-done progress for work longer than this
     # formatting: `T.allocate_const` tensors with more elements go to the script's .params file
     inline_threshold: int = 64
+    # folders of more intrinsic files (`tirkit.intrinsics`): the tensorize hint, quick fix and
+    # hover read them; the rules see them through $TIRKIT_INTRINSICS, which the setting sets
+    intrinsics: tuple = ()
 
     def roofline_target(self, func, configured: str | None = None) -> str:
         """The target of hover's and the code lens's estimates: the document's configured
@@ -71,6 +74,14 @@ class Settings:
             self.inline_threshold = thr
         elif ("inlineThreshold" in consts or "constants.inlineThreshold" in cfg) and thr is None:
             self.inline_threshold = Settings.inline_threshold
+        dirs = cfg.get("intrinsics")
+        if isinstance(dirs, str):
+            dirs = [dirs] if dirs else []
+        if isinstance(dirs, list) and all(isinstance(d, str) for d in dirs):
+            import os
+            from tirkit.tensorize.library import ENV
+            self.intrinsics = tuple(dirs)
+            os.environ[ENV] = os.pathsep.join(dirs)
 
 
 class TirkitServer(LanguageServer):

@@ -69,7 +69,9 @@ class Interpreter(ExprEval):
 
     def __init__(self, func: S.PrimFunc, module: S.IRModule | None = None, lanes=True):
         from .passes.operator_calls import operator_calls
+        from ..tensorize.library import with_desc_semantics
         body = operator_calls(func.body)           # T.Div(a, b) is a / b, etc.
+        body = with_desc_semantics(body)           # a tensorized block runs its desc
         if body is not func.body:
             func = dataclasses.replace(func, body=body)
         self.func, self.module = func, module

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import stmt as S
+from ..lru import LRU
 from . import _ir
 from .errors import ScheduleError
 from .state import Schedule
@@ -215,8 +216,9 @@ def candidates(sch, func, kind, node) -> list:
     return out
 
 
-def actions_at(result, line, column=1) -> list:
-    """The actions that succeed at (line, column) of a parsed file, in a stable order."""
+def actions_at(result, line, column=1, intrinsics=None) -> list:
+    """The actions that succeed at (line, column) of a parsed file, in a stable order (on a
+    block an intrinsic can serve, its verified tensorize actions come first)."""
     name, f = _func_at(result.module, line)
     if f is None:
         return []
@@ -237,7 +239,63 @@ def actions_at(result, line, column=1) -> list:
         except Exception:           # a primitive's own failure: not offered, never raised
             continue
         ok.append(a)
+    if kind == "block":
+        ok = tensorize_actions(result, name, node.block.name_hint, intrinsics=intrinsics) + ok
     return ok
+
+
+def tensorize_actions(result, func_name, block_name, target=None, intrinsics=None) -> list:
+    """`auto_tensorize` quick fixes for the block, one per intrinsic of the target that can
+    serve it (best first), each kept only when it applies and the rewritten file checks
+    without errors."""
+    from ..tensorize.suggest import block_mappings
+    from ..verify import run_rules
+    from ..script.parse import parse
+    try:
+        func = result.module[func_name]
+    except KeyError:
+        return []
+    import os
+    key = (_kernel_text(result, func_name), func_name, block_name, str(target),
+           tuple(intrinsics or ()), os.environ.get("TIRKIT_INTRINSICS"))
+    hit = _TENSORIZE.get(key) if key[0] is not None else None
+    if hit is not None:
+        return list(hit)
+    r = next((x for x in _ir.stmts(func.body) if isinstance(x, S.BlockRealize)
+              and x.block.name_hint == block_name), None)
+    if r is None:
+        return []
+    found, _ = block_mappings(r, target, intrinsics)
+    out = []
+    for m in found:
+        args = [("block", block_name), m.intrin.name] + ([list(intrinsics)] if intrinsics
+                                                         else [])
+        act = Action(f"Tensorize block '{block_name}' with {m.intrin.label}", func_name,
+                     [("auto_tensorize", args)], kind="quickfix")
+        try:
+            text, _ = apply_action(result, act)
+        except Exception:            # a primitive's own failure: not offered, never raised
+            continue
+        after = parse(text, getattr(result, "path", None))
+        if any(d.severity == "error" for d in run_rules(after, target=target)):
+            continue
+        out.append(act)
+    if key[0] is not None:
+        _TENSORIZE.put(key, tuple(out))
+    return out
+
+
+# verified tensorize actions by the kernel's text (applying and checking one takes a while;
+# the editor asks again at every cursor move)
+_TENSORIZE = LRU(64)
+
+
+def _kernel_text(result, func_name):
+    for kernel in getattr(result, "kernels", None) or []:
+        if any(n == func_name for n, _ in kernel.functions):
+            c = kernel.chunk
+            return "\n".join(result.text.split("\n")[c.start_line - 1:c.end_line])
+    return None
 
 
 def apply_action(result, action: Action):
@@ -263,13 +321,22 @@ def apply_action(result, action: Action):
                         f"no kernel defines function '{action.func}'")
 
 
-QUICK_FIXES = {"loop-nest/reduction-on-parallel"}
+QUICK_FIXES = {"loop-nest/reduction-on-parallel", "tensorize/available"}
 
 
-def quick_fixes(result, diagnostic) -> list:
-    """Actions that repair a validation diagnostic (only those whose primitive succeeds)."""
+def quick_fixes(result, diagnostic, intrinsics=None) -> list:
+    """Actions that repair a validation diagnostic (only those whose primitive succeeds), or
+    act on a hint (`tensorize/available`: tensorize the block it names)."""
     if diagnostic.code not in QUICK_FIXES:
         return []
+    if diagnostic.code == "tensorize/available":
+        name, f = _func_at(result.module, diagnostic.span.line)
+        if f is None:
+            return []
+        kind, node = _node_at(f, diagnostic.span.line, diagnostic.span.column)
+        if kind != "block":
+            return []
+        return tensorize_actions(result, name, node.block.name_hint, intrinsics=intrinsics)
     spans = [s for s, _ in diagnostic.related if s is not None]
     out = []
     for s in spans:

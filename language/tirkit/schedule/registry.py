@@ -16,22 +16,24 @@ MODULES = ("loops.split", "loops.fuse", "loops.reorder", "loops.loop_kind", "loo
            "annotate.annotate", "inline.compute_inline", "inline.reverse_compute_inline",
            "compute_at.compute_at", "compute_at.reverse_compute_at", "cache.cache_read",
            "cache.cache_write", "reduction.decompose_reduction", "blockize.blockize",
-           "layout.set_scope", "reduction.rfactor", "layout.reindex", "layout.pad_einsum")
+           "layout.set_scope", "reduction.rfactor", "layout.reindex", "layout.pad_einsum",
+           "tensorize.transform_layout", "tensorize.tensorize", "tensorize.auto_tensorize")
 
 
 class Primitive:
-    def __init__(self, name, fn):
+    def __init__(self, name, fn, record=True):
         self.name = name
         self.fn = fn
+        self.record = record          # False: the primitive records the steps it applies
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)[1:]
         self.varargs = next((n for n, q in self.signature.parameters.items()
                              if q.kind is q.VAR_POSITIONAL), None)
 
 
-def primitive(name):
+def primitive(name, record=True):
     def deco(fn):
-        PRIMITIVES[name] = Primitive(name, fn)
+        PRIMITIVES[name] = Primitive(name, fn, record)
         return fn
     return deco
 

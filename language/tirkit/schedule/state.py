@@ -293,7 +293,8 @@ class Schedule:
                 out = p.fn(*bound.args, **bound.kwargs)
             finally:
                 self._current = prev
-            self.trace.record(name, kw, out, p.varargs)
+            if p.record:
+                self.trace.record(name, kw, out, p.varargs)
             return out
         call.__name__ = name
         call.__doc__ = p.fn.__doc__

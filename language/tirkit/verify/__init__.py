@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import copy
 import importlib
+import os
 import pkgutil
 from dataclasses import dataclass, field
 
@@ -150,7 +151,9 @@ def run_rules(result, target=None, rules=None, fast_only=False) -> list:
                         if d.severity == "error" and d.span})
     selection = (tuple(sorted(rules)) if rules is not None else None, bool(fast_only),
                  len(RULES))
-    common = (str(target) if target is not None else None, pragma, result.path, selection)
+    # (the intrinsic folders: the tensorize/available rule reads them)
+    common = (str(target) if target is not None else None, pragma, result.path, selection,
+              os.environ.get("TIRKIT_INTRINSICS"))
     keys = getattr(result, "keys", None) or {}
     kernels = getattr(result, "kernels", None) or []
     if sum(len(k.functions) for k in kernels) == len(result.module.functions):

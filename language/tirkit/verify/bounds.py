@@ -90,6 +90,8 @@ def _check_bounds(func, ctx):
         full = None
         loose = None
         for d, idx in enumerate(a.indices):
+            if _row_major_vector(a.indices, d, shape):
+                continue
             base = idx.base if isinstance(idx, E.Ramp) else idx
             aff = an.to_aff(base, env)
             if not _exact(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
@@ -208,3 +210,22 @@ def _simple_cond(c):
     if isinstance(c, (E.LT, E.LE, E.GT, E.GE, E.EQ)):
         return len(_vars_of(c)) <= 1
     return False
+
+
+def _row_major_vector(indices, d, shape):
+    """A unit-stride vector access in the last dimension, the others constant, that stays
+    within the buffer's row-major storage (`B[0, T.Ramp(0, 1, 64)]` of a (16, 4) buffer: the
+    whole buffer as one vector, as tensor intrinsics load it)."""
+    idx = indices[d]
+    if d != len(indices) - 1 or d == 0 or not isinstance(idx, E.Ramp) or \
+            not E.is_const_int(idx.stride, 1) or not isinstance(idx.base, E.IntImm) or \
+            not all(isinstance(i, E.IntImm) for i in indices[:-1]) or \
+            not all(isinstance(s, E.IntImm) for s in shape):
+        return False
+    flat = 0
+    for i, s in zip(indices, shape):
+        flat = flat * s.value + (i.base.value if i is idx else i.value)
+    total = 1
+    for s in shape:
+        total *= s.value
+    return 0 <= flat and flat + idx.lanes <= total

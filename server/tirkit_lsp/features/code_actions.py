@@ -6,7 +6,8 @@ its primitive succeeds on the current IR. Applying one replaces the kernel's tex
 printed result, sent as the lines that changed.
 
 Quick fix: a loop that feeds a reduction while parallel, vectorized or bound to
-blockIdx/vthread (`loop-nest/reduction-on-parallel`) is made serial.
+blockIdx/vthread (`loop-nest/reduction-on-parallel`) is made serial; a block that an
+intrinsic can serve (`tensorize/available`, and at any such block) is tensorized.
 
 Commands: `tirkit.recordSchedule` (sent with each action, after its edit) keeps the Python
 of the applied primitive; `tirkit.showTrace` answers the Python accumulated for a document.
@@ -31,7 +32,7 @@ def list_actions(server, a, rng: T.Range) -> list:
         return []
     conv = server.converter(a)
     line, col = conv.line_col(rng.start)
-    return actions_at(a.result, line, col)
+    return actions_at(a.result, line, col, intrinsics=list(server.settings.intrinsics) or None)
 
 
 def list_quick_fixes(server, a, diagnostics) -> list:
@@ -52,7 +53,8 @@ def list_quick_fixes(server, a, diagnostics) -> list:
         line, col = conv.line_col(d.range.start)
         core = Diagnostic(str(d.code), "error", d.message, Span(line, col, line, col + 1),
                           related)
-        out.extend((act, d) for act in quick_fixes(a.result, core))
+        out.extend((act, d) for act in quick_fixes(
+            a.result, core, intrinsics=list(server.settings.intrinsics) or None))
     return out
 
 
@@ -112,7 +114,8 @@ def setup(server) -> None:
             ca.diagnostics = [d]
             ca.is_preferred = True
             out.append(ca)
-        actions = [x for x, _ in fixes] + actions
+        fixed = [x.to_json() for x, _ in fixes]      # a fix is not offered twice
+        actions = [x for x, _ in fixes] + [x for x in actions if x.to_json() not in fixed]
         out += [_code_action(a, x) for x in actions[len(fixes):]]
         lazy = server.client_supports("text_document", "code_action", "resolve_support")
         if not lazy:

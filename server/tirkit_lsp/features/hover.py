@@ -90,7 +90,7 @@ def symbol_markdown(a, sym, target):
     func = sym.func
     if sym.kind == "block":
         cost = a.costs(func).block(sym.node)
-        return render.block_markdown(func, sym.node, cost, target)
+        return render.block_markdown(func, sym.node, cost, target) + _tensorize(sym.node)
     if sym.kind == "buffer":
         text = render.buffer_markdown(func, sym.node, sym.role)
         const = _constant_of(func, sym.node.data)
@@ -107,6 +107,14 @@ def symbol_markdown(a, sym, target):
     if sym.role == "const" and isinstance(sym.owner, S.AllocateConst):
         return render.constant_markdown(func, sym.owner, a.result.module.constants)
     return render.var_markdown(func, sym.node, sym.role)
+
+
+def _tensorize(block) -> str:
+    """The intrinsics that can serve the block (with their mapping), the first reason each
+    other one cannot (`tirkit.tensorize.suggest`)."""
+    from tirkit.tensorize.suggest import hover_lines
+    lines = hover_lines(block)
+    return "\n\n**Tensorize**\n\n" + "\n".join(lines) if lines else ""
 
 
 def _constant_of(func, data_var):

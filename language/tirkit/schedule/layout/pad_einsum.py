@@ -2,7 +2,9 @@
 
     sch.pad_einsum(block, [16, 16, 16])      # one factor per block iterator
 
-Every buffer the block accesses along a padded iterator gets a padded copy `<name>_pad`:
+Every buffer the block accesses along a padded iterator gets a padded copy `<name>_pad`
+(a dimension indexed by an expression, `h + rh`, keeps its size; no padded iterator may
+appear in such an expression):
 inputs are filled before the block (zeros outside the original shape), the output is
 copied back after it. Refused: a block that is not einsum-like (each access index one
 iterator, each iterator bound to its own loop over its whole domain), a padding of the
@@ -51,17 +53,24 @@ def pad_einsum(sch, block, padding):
                         "a single store", blk)
     pos_of = {id(iv.var): k for k, iv in enumerate(ivs)}
     new_ext = [-(-iv.dom.extent.value // p) * p for iv, p in zip(ivs, padding)]
-    # how each buffer is indexed: one iterator per dimension, the same everywhere
+    grown = {id(iv.var) for iv, n in zip(ivs, new_ext) if n != iv.dom.extent.value}
+    # how each buffer is indexed: one iterator per dimension, the same everywhere (a
+    # dimension indexed otherwise, `h + rh`, keeps its size: no padded iterator may be in it)
     index = {}
     order = []
     accesses = [(x.buffer, x.indices) for x in [store] + _ir.stmts(blk.init or S.SeqStmt(()))
                 if isinstance(x, S.BufferStore)]
     accesses += [(ld.buffer, ld.indices) for ld in _ir.buffer_loads(store.value)]
     for buf, idx in accesses:
-        if not all(isinstance(e, E.Var) and id(e) in pos_of for e in idx):
-            raise sch.error("pad_einsum/not-einsum", f"block '{blk.name_hint}' indexes "
-                            f"'{buf.name}' by something other than its iterators", blk)
-        ks = tuple(pos_of[id(e)] for e in idx)
+        for d, e in enumerate(idx):
+            plain = isinstance(e, E.Var) and id(e) in pos_of
+            if not plain and (any(id(v) in grown for v in _ir.vars_in(e)) or
+                              not isinstance(buf.shape[d], E.IntImm) or
+                              not all(id(v) in pos_of for v in _ir.vars_in(e))):
+                raise sch.error("pad_einsum/not-einsum", f"block '{blk.name_hint}' indexes "
+                                f"'{buf.name}' by something other than its iterators", blk)
+        ks = tuple(pos_of[id(e)] if isinstance(e, E.Var) and id(e) in pos_of else (None, d)
+                   for d, e in enumerate(idx))
         if id(buf) in index and index[id(buf)][1] != ks:
             raise sch.error("pad_einsum/not-einsum", f"block '{blk.name_hint}' indexes "
                             f"'{buf.name}' in two ways", blk)
@@ -75,8 +84,9 @@ def pad_einsum(sch, block, padding):
     before, after = [], []
     for buf in inputs + [out_buf]:
         _, ks = index[id(buf)]
-        shape = [new_ext[k] for k in ks]
-        if all(s == ivs[k].dom.extent.value for s, k in zip(shape, ks)):
+        shape = [new_ext[k] if isinstance(k, int) else buf.shape[k[1]].value for k in ks]
+        if all(s == (ivs[k].dom.extent.value if isinstance(k, int) else s)
+               for s, k in zip(shape, ks)):
             continue
         name = sch.fresh_block_name(block.func, buf.name + "_pad")
         dt = [d.dtype for d in buf.shape]

@@ -1,0 +1,1 @@
+"""tensorize family: transform_layout, tensorize, auto_tensorize."""
