@@ -103,6 +103,8 @@ def main(argv=None) -> int:
     f.set_defaults(fn=cmd_fmt)
     from .codegen import cli as codegen_cli
     codegen_cli.add_commands(sub)
+    from .cost import cli as cost_cli
+    cost_cli.add_commands(sub)
     project_commands.add_commands(sub)
     lsp = sub.add_parser("lsp", help="start the language server (`tirkit-lsp`; its options "
                          "follow)")
