@@ -64,13 +64,15 @@ def tvm_fold(train_recs, held):
     tvm, ms = _tvm()
     target = _target()
     model = ms.cost_model.XGBModel(extractor=ms.feature_extractor.PerStoreFeature(),
-                                   num_warmup_samples=0, adaptive_training=False,
+                                   num_warmup_samples=0, adaptive_training=True,
                                    num_tuning_cores=1)
     by_w = {}
     for r in train_recs:
         by_w.setdefault(r["workload"], []).append(r)
     failed = 0
-    for w, rs in by_w.items():
+    for n, (w, rs) in enumerate(by_w.items()):
+        # TVM's adaptive training (retrain when the data grew 20%), and always after the last
+        model.adaptive_training = n < len(by_w) - 1
         base = _mod(rs[0]["script"])
         cands, results = [], []
         for r in rs:
