@@ -32,7 +32,7 @@ from . import features as F
 FORMAT = "tirkit-cost-model"
 DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                             "default_model.json.gz")
-PARAMS = {"max_depth": 8, "eta": 0.1, "min_child_weight": 2, "subsample": 0.9,
+PARAMS = {"max_depth": 4, "eta": 0.1, "lambda": 10, "min_child_weight": 2, "subsample": 0.9,
           "colsample_bytree": 0.9, "nthread": 1, "verbosity": 0, "seed": 0}
 ROUNDS = 300
 UPDATE_ROUNDS = 30

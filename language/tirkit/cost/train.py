@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from . import features as F
-from .model import CostModel
+from .model import ROUNDS, CostModel
 
 
 def user_model_path() -> str:
@@ -53,7 +53,7 @@ def rows(record) -> np.ndarray:
 
 
 def train(records, objective="packsum", rounds=None) -> CostModel:
-    model = CostModel(objective, rounds=rounds or 300, machine=_machine(records))
+    model = CostModel(objective, rounds=rounds or ROUNDS, machine=_machine(records))
     model.fit(None, [r["seconds"] for r in records], groups=[r["workload"] for r in records],
               rows=[rows(r) for r in records])
     return model
