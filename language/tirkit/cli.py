@@ -105,6 +105,8 @@ def main(argv=None) -> int:
     codegen_cli.add_commands(sub)
     from .schedule.tensorize import cli as tensorize_cli
     tensorize_cli.add_commands(sub)
+    from .cost import cli as cost_cli
+    cost_cli.add_commands(sub)
     project_commands.add_commands(sub)
     lsp = sub.add_parser("lsp", help="start the language server (`tirkit-lsp`; its options "
                          "follow)")
