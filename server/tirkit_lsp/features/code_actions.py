@@ -18,6 +18,9 @@ of the applied primitive; `tirkit.showTrace` answers the Python accumulated for 
 """
 from __future__ import annotations
 
+import dataclasses
+import json
+
 from lsprotocol import types as T
 
 from tirkit.cost.predict import ranked_actions
@@ -77,6 +80,12 @@ def resolved(server, a, action: Action, ca: T.CodeAction) -> T.CodeAction:
     return ca
 
 
+def _rewrite(action: Action) -> str:
+    """What an action does (its function and primitive calls), whatever its title says."""
+    d = action.to_json()
+    return json.dumps([d["func"], d["calls"]], sort_keys=True, default=str)
+
+
 def _code_action(a, action: Action) -> T.CodeAction:
     kind = T.CodeActionKind.QuickFix if action.kind == "quickfix" else \
         T.CodeActionKind.RefactorRewrite
@@ -114,14 +123,19 @@ def setup(server) -> None:
                                             params.context.diagnostics, title="tirkit: fixes")
             sparse = await server.run_sync(asymptotic.quick_fixes, server, a,
                                            params.context.diagnostics, title="tirkit: fixes")
+        # a fix is not offered twice: the same rewrite listed at the block is dropped, and the
+        # fix takes that action's title (with the cost model's predicted speed-up)
+        listed = {_rewrite(x): x for x in actions}
+        fixes = [(dataclasses.replace(x, title=listed[_rewrite(x)].title)
+                  if _rewrite(x) in listed else x, d) for x, d in fixes]
         for x, d in fixes:
             ca = _code_action(a, x)
             ca.kind = T.CodeActionKind.QuickFix
             ca.diagnostics = [d]
             ca.is_preferred = True
             out.append(ca)
-        fixed = [x.to_json() for x, _ in fixes]      # a fix is not offered twice
-        actions = [x for x, _ in fixes] + [x for x in actions if x.to_json() not in fixed]
+        fixed = {_rewrite(x) for x, _ in fixes}
+        actions = [x for x, _ in fixes] + [x for x in actions if _rewrite(x) not in fixed]
         out += [_code_action(a, x) for x in actions[len(fixes):]]
         lazy = server.client_supports("text_document", "code_action", "resolve_support")
         if not lazy:
