@@ -26,8 +26,25 @@ def launch_threads_to_loops(body):
     return transform(body, fn)
 
 
+# `T.ptx.<op>.rn.f32(dst, a, b)`: the float32 operation, rounded to nearest (IEEE's default)
+PTX_ARITH = {"ptx.add.rn.f32": E.Add, "ptx.sub.rn.f32": E.Sub, "ptx.mul.rn.f32": E.Mul}
+
+
+def ptx_arith_to_stores(body):
+    """`T.ptx.add.rn.f32(C[i], A[i], B[i])` is the store `C[i] = A[i] + B[i]`."""
+    def fn(x):
+        if isinstance(x, S.Evaluate) and isinstance(x.value, E.Call) and \
+                x.value.op in PTX_ARITH and isinstance(x.value.args[0], E.BufferLoad):
+            dst, a, b = x.value.args
+            return S.BufferStore(dst.buffer, PTX_ARITH[x.value.op](a, b, "float32"),
+                                 dst.indices, span=x.span)
+        return None
+    return transform(body, fn)
+
+
 def _gpu_pipeline():
-    out = [("launch_threads_to_loops", launch_threads_to_loops)]
+    out = [("launch_threads_to_loops", launch_threads_to_loops),
+           ("ptx_arith_to_stores", ptx_arith_to_stores)]
     for name, step in PIPELINE:
         if name == "compact_regions":
             out.append(("place_scoped_buffers", place_scoped_buffers))

@@ -188,8 +188,14 @@ class _Kernel:
         self.stmt(s.body, d)
 
     def _DeclBuffer(self, s, d):
-        if id(s.buffer.data) not in self.names:
-            fail(UNSUPPORTED, f"buffer '{s.buffer.name}' has no storage in the kernel", s)
+        b = s.buffer
+        if id(b.data) not in self.names:
+            if not (b.scope or "global").startswith(("shared", "local", "warp")):
+                fail(UNSUPPORTED, f"buffer '{b.name}' has no storage in the kernel", s)
+            # `T.decl_buffer` in a kernel allocates its own storage
+            self._Allocate(S.Allocate(b.data, b.dtype, b.shape, E.IntImm("bool", 1), s,
+                                      span=s.span), d)
+            return
         self.stmt(s.body, d)
 
     def _Allocate(self, s, d):
@@ -198,7 +204,8 @@ class _Kernel:
             if not isinstance(x, E.IntImm):
                 fail(UNSUPPORTED, "a GPU allocation needs a constant size", s)
             n *= x.value
-        scope = s.body.buffer.scope if isinstance(s.body, S.DeclBuffer) else "global"
+        scope = s.body.buffer.scope if isinstance(s.body, S.DeclBuffer) else \
+            getattr(s.buffer_var.type_annotation, "scope", None) or "global"
         name = s.body.buffer.name if isinstance(s.body, S.DeclBuffer) else s.buffer_var.name
         v = self.names.add(s.buffer_var, name)
         if scope.startswith("shared"):
