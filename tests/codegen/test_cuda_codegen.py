@@ -153,3 +153,28 @@ def warp_buf(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
         emit_cuda(f, r.module)
     (d,) = exc.value.diagnostics
     assert d.code == "codegen/unsupported" and d.span.line == 7
+
+
+def test_wmma_fragments_and_calls():
+    from test_cuda_threads import INT8_WMMA, WMMA
+    code = emit_cuda(*_kernel(WMMA, "gpu_wmma_gemm_64")).code
+    assert "#include <mma.h>" in code
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> C_frag[4];" \
+        in code
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, " \
+        "nvcuda::wmma::row_major> A_frag[2];" in code
+    assert "nvcuda::wmma::mma_sync(C_frag[((fi * 2) + fj)], A_frag[fi], B_frag[fj], " \
+        "C_frag[((fi * 2) + fj)]);" in code
+    assert re.search(r"nvcuda::wmma::load_matrix_sync\(A_frag\[f_1\], \(\(half\*\)A_shared \+ ",
+                     code)
+    assert "nvcuda::wmma::mem_row_major);" in code
+    # a barrier between the shared tiles' stores and the fragment loads that read them
+    body = code[code.index("for (int k0"):]
+    assert body.index("B_shared[") < body.index("__syncthreads();", body.index("B_shared[")) \
+        < body.index("load_matrix_sync")
+    r = parse(INT8_WMMA, "i8.py")
+    (_, f), = r.module.prim_funcs()
+    i8 = emit_cuda(f, r.module).code
+    assert "fragment<nvcuda::wmma::matrix_b, 16, 16, 16, signed char, " \
+        "nvcuda::wmma::col_major> B_frag[1];" in i8
+    assert "fragment<nvcuda::wmma::accumulator, 16, 16, 16, int> C_frag[1];" in i8

@@ -34,6 +34,8 @@ REFERENCE = {
     "gpu_softplus_bf16": (lambda A, B: np.log(np.exp(A.astype(np.float64)) + 1), 1, 2e-2),
     "gpu_scale_launch": (lambda A, B: A * 2, 1, 0),
     "gpu_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "gpu_wmma_gemm_64": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "wmma_i8": (lambda A, B, C: _mm(A, B.T, np.int64), 2, 0),
     "gpu_shift_vec": (lambda A, B: np.roll(A.reshape(4, 256), -4, axis=1).reshape(-1) * 2, 1,
                       0),
 }
@@ -42,7 +44,7 @@ SAMPLED = {"gpu_matmul": 1}
 
 
 # the benchmark GEMM at 4096^3 is gpu_gemm_128's code at another size: the CPU runs that one
-BENCHMARK_ONLY = {"gpu_gemm_4096"}
+BENCHMARK_ONLY = {"gpu_gemm_4096", "gpu_wmma_gemm_4096"}
 
 
 def _valid_kernels():
@@ -160,3 +162,52 @@ def test_two_blocks_writing_one_element_race():
     assert d.span.line == other.line == 39
     assert "between blocks (blockIdx.x=3) and (blockIdx.x=0)" in d.message
     assert "threadIdx.x=64" in d.message and "of block (blockIdx.x=0)" in msg
+
+
+WMMA = ROOT / "benchmarks" / "gpu_kernels" / "wmma_gemm.py"
+
+
+def test_wmma_gemm_matches_numpy_and_needs_its_barriers():
+    """The fp16 tensor-core GEMM: each wmma call runs as the tile operation of its warp;
+    without the inserted barriers the warps read shared tiles other threads still write."""
+    r = parse(WMMA.read_text(), str(WMMA))
+    f = dict(r.module.prim_funcs())["gpu_wmma_gemm_64"]
+    it = _check_against_numpy("gpu_wmma_gemm_64", f, r.module, seed=5)
+    assert it.barriers == 4 and it.thread_extents == {"threadIdx.y": 4, "threadIdx.x": 32}
+    d, other, _ = _race(WMMA, "gpu_wmma_gemm_64", skip=("insert_syncs",))
+    assert {d.span.line, other.line} <= {_line(WMMA, "tvm_load_matrix_sync(A_frag"),
+                                         _line(WMMA, "A_shared[(i * 128"),
+                                         _line(WMMA, "tvm_load_matrix_sync(B_frag"),
+                                         _line(WMMA, "B_shared[(i * 128")}
+    assert d.span.line != other.line
+
+
+def _line(path, needle):
+    return next(n for n, t in enumerate(Path(path).read_text().splitlines(), 1) if needle in t)
+
+
+INT8_WMMA = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def wmma_i8(A: T.Buffer((16, 16), "int8"), B: T.Buffer((16, 16), "int8"),
+            C: T.Buffer((16, 16), "int32")):
+    A_frag = T.alloc_buffer((16, 16), "int8", scope="wmma.matrix_a")
+    B_frag = T.alloc_buffer((16, 16), "int8", scope="wmma.matrix_b")
+    C_frag = T.alloc_buffer((16, 16), "int32", scope="wmma.accumulator")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        T.evaluate(T.tvm_fill_fragment(C_frag.data, 16, 16, 16, 0, 0))
+        T.evaluate(T.tvm_load_matrix_sync(A_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("int8"), A.data, 0, 256, 1), 16, "row_major"))
+        T.evaluate(T.tvm_load_matrix_sync(B_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("int8"), B.data, 0, 256, 1), 16, "col_major"))
+        T.evaluate(T.tvm_mma_sync(C_frag.data, 0, A_frag.data, 0, B_frag.data, 0, C_frag.data, 0))
+        T.evaluate(T.tvm_store_matrix_sync(C_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("int32"), C.data, 0, 256, 2), 16, "row_major"))
+'''
+
+
+def test_wmma_int8_with_a_column_major_b():
+    r = parse(INT8_WMMA, "i8.py")
+    (_, f), = r.module.prim_funcs()
+    arrays = make_inputs(f, np.random.default_rng(4))
+    A, B = arrays[0].astype(np.int64), arrays[1].astype(np.int64)
+    run_threads(f, arrays, module=r.module)
+    np.testing.assert_array_equal(arrays[2], A @ B.T)       # B read column-major

@@ -17,6 +17,7 @@ from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
 from .exprs import PRELUDE, ExprPrinter, ctype
 from .sync import SYNC_OP
+from . import wmma
 
 DIMS = ("x", "y", "z")
 
@@ -92,6 +93,7 @@ class _Kernel:
         self.ext = _extents(nest)
         self.shared = []
         self.lines = []
+        self.fragments = wmma.fragment_shapes(nest)
 
     def emit(self):
         body = []
@@ -190,7 +192,7 @@ class _Kernel:
     def _DeclBuffer(self, s, d):
         b = s.buffer
         if id(b.data) not in self.names:
-            if not (b.scope or "global").startswith(("shared", "local", "warp")):
+            if not (b.scope or "global").startswith(("shared", "local", "warp", "wmma.")):
                 fail(UNSUPPORTED, f"buffer '{b.name}' has no storage in the kernel", s)
             # `T.decl_buffer` in a kernel allocates its own storage
             self._Allocate(S.Allocate(b.data, b.dtype, b.shape, E.IntImm("bool", 1), s,
@@ -216,6 +218,9 @@ class _Kernel:
                  s.body.buffer if s.body.buffer.span is not None else s)
         elif scope.startswith("local"):
             self.out(d, f"{ctype(s.dtype)} {v}[{n}];")
+        elif scope.startswith("wmma."):
+            self.out(d, wmma.declare(s.buffer_var, s.dtype, n,
+                                     self.fragments.get(id(s.buffer_var)), name))
         else:
             fail(UNSUPPORTED, f"a '{scope}' buffer allocated inside a GPU kernel has no CUDA "
                  "storage (use a shared or local scope)", s)
