@@ -178,3 +178,38 @@ def test_wmma_fragments_and_calls():
     assert "fragment<nvcuda::wmma::matrix_b, 16, 16, 16, signed char, " \
         "nvcuda::wmma::col_major> B_frag[1];" in i8
     assert "fragment<nvcuda::wmma::accumulator, 16, 16, 16, int> C_frag[1];" in i8
+
+
+OVER_LIMIT = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def too_many_threads(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(2048, thread="threadIdx.x"):
+            B[bx * 2048 + tx] = A[bx * 2048 + tx]
+'''
+
+
+def test_launch_limit_from_the_device_or_the_target_table():
+    """Without a GPU the limits come from the target table; with one (gpu_check.py) from the
+    device's attributes: either way 2048 threads per block are flagged."""
+    import tirkit
+    from tirkit.codegen.cuda.device import cuda_limits, target_from_attributes
+    from tirkit.codegen.cuda.runtime import available
+    t = cuda_limits("cuda-sm90")
+    if available() is not None:
+        assert t.name == "cuda-sm90" and t.max_threads_per_block == 1024
+    (d,) = [x for x in tirkit.check(OVER_LIMIT, "k.py", target=t) if x.severity == "error"]
+    assert d.code == "thread/launch-limit" and d.span.line == 7
+    assert f"the {t.name} limit of 1024" in d.message
+    # a device reporting a smaller block limit flags a kernel the table allows
+    small = target_from_attributes("a small device", (9, 0), {
+        "MAX_THREADS_PER_BLOCK": 512, "MAX_BLOCK_DIM_X": 512, "MAX_BLOCK_DIM_Y": 512,
+        "MAX_BLOCK_DIM_Z": 64, "MULTIPROCESSOR_COUNT": 8})
+    assert small.name == "cuda-sm90-device" and small.shared_optin == 227 * 1024
+    fits = OVER_LIMIT.replace("2048", "1024")
+    assert [x for x in tirkit.check(fits, "k.py", target="cuda-sm90")
+            if x.severity == "error"] == []
+    (d,) = [x for x in tirkit.check(fits, "k.py", target=small) if x.severity == "error"]
+    assert d.code == "thread/launch-limit" and "limit of 512" in d.message
