@@ -13,14 +13,19 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import os
 import textwrap
 from pathlib import Path
 
-from conftest import EXAMPLES
 from tirkit.codegen.cuda import is_thread_bound
 from tirkit.script.parse import parse
 
 ROOT = Path(__file__).resolve().parents[2]
+# the shared examples (as conftest.py finds them; this module also serves
+# benchmarks/gpu_check.py, which runs without pytest)
+EXAMPLES = ROOT.parent / "shared" / "examples"
+if not EXAMPLES.exists():
+    EXAMPLES = Path(os.environ.get("TIRKIT_SHARED", "/work/shared")) / "examples"
 MARKERS = ("thread_binding", "launch_thread", "env_thread")
 HEAD = "from tvm.script import tir as T\nfrom tvm.script import ir as I\n\n\n"
 

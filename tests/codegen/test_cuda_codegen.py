@@ -213,3 +213,27 @@ def test_launch_limit_from_the_device_or_the_target_table():
             if x.severity == "error"] == []
     (d,) = [x for x in tirkit.check(fits, "k.py", target=small) if x.severity == "error"]
     assert d.code == "thread/launch-limit" and "limit of 512" in d.message
+
+
+def test_cross_thread_reduction_is_refused_at_the_block():
+    text = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def row_sum(A: T.Buffer((8, 128), "float32"), S: T.Buffer((8,), "float32")):
+    for i in T.thread_binding(8, thread="blockIdx.x"):
+        for k in T.thread_binding(128, thread="threadIdx.x"):
+            with T.block("S"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vi, vk]
+'''
+    from tirkit.diagnostics import TirkitError
+    r = parse(text, "r.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as exc:
+        emit_cuda(f, r.module)
+    (d,) = exc.value.diagnostics
+    assert d.code == "codegen/unsupported" and d.span.line == 8
+    assert d.related[0][0].line == 7 and "threadIdx.x" in d.message

@@ -249,3 +249,51 @@ def test_every_kernel_compiles_with_nvcc(arch):
     assert "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32" in ptx
     assert "wmma.load.a.sync.aligned.row.m16n16k16.shared.f16" in ptx
     assert "wmma.store.d.sync.aligned.row.m16n16k16.global.f32" in ptx
+
+
+def test_cross_thread_reductions_are_refused_with_a_diagnostic():
+    from tirkit.diagnostics import TirkitError
+    found = [k for k, errs in LEFT_OUT if errs == () and _cross_thread_reduction(k.func)]
+    assert len(found) >= 2
+    for k in found:
+        with pytest.raises(TirkitError) as exc:
+            emit_cuda(k.func, k.module)
+        assert [d.code for d in exc.value.diagnostics] == ["codegen/unsupported"]
+
+
+def test_gpu_check_script_dry_run(tmp_path):
+    """benchmarks/gpu_check.py without a GPU: every kernel validated and generated, the
+    planted ones listed as not run, the over-limit launch flagged with the table's limits."""
+    import subprocess
+    import sys
+    from conftest import ROOT, server_env
+    out = tmp_path / "gpu_check.md"
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--dry-run",
+                        "--out", str(out)], capture_output=True, text=True, timeout=600,
+                       env=server_env())
+    assert r.returncode == 0, r.stderr[-2000:]
+    text = out.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "(dry run)" in line]
+    assert len(rows) == len(RUN) + 2                  # and the two benchmark-size GEMMs
+    assert "| wmma_gemm.py:gpu_wmma_gemm_4096 | (dry run)" in text
+    assert "flagged thread/launch-limit (line 7)" in text
+    assert "racy.py:racy_global (invalid: thread/cooperative-coverage)" in text
+
+
+def test_run_and_bench_with_the_cuda_target_without_a_gpu():
+    import subprocess
+    import sys
+    from conftest import ROOT, server_env
+    from tirkit.codegen.cuda.runtime import available
+    if available() is None:
+        pytest.skip("a GPU is present: benchmarks/gpu_check.sh runs these on it")
+    wmma = str(ROOT / "benchmarks" / "gpu_kernels" / "wmma_gemm.py")
+    r = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--target", "cuda", "--check",
+                        wmma, "--func", "gpu_wmma_gemm_64"], capture_output=True, text=True,
+                       timeout=300, env=server_env())
+    assert r.returncode == 0, r.stderr
+    assert "gpu_wmma_gemm_64: no GPU here: ran in the thread interpreter on the CPU (1 of 1 " \
+        "block(s) of 128 thread(s), 4 barrier(s) passed): no data race" in r.stdout
+    b = subprocess.run([sys.executable, "-m", "tirkit.cli", "bench", "--target", "cuda", wmma],
+                       capture_output=True, text=True, timeout=300, env=server_env())
+    assert b.returncode == 2 and "tirkit bench --target cuda: pycuda cannot run" in b.stderr

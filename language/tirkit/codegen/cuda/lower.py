@@ -8,6 +8,8 @@ from ...ir import stmt as S
 from ..passes import PIPELINE, LoweredFunc, signature
 from ..passes.constants import collect_constants
 from ..passes.rewrite import transform
+from ..errors import UNSUPPORTED, fail
+from ...ir.visit import find_first, walk
 from ..passes.control import check_control_flow, return_dtype
 from .scopes import place_scoped_buffers
 from .sync import insert_syncs
@@ -56,10 +58,35 @@ def _gpu_pipeline():
 CUDA_PIPELINE = _gpu_pipeline()
 
 
+def refuse_cross_thread_reduction(body):
+    """A block whose reduction iterator is bound to a threadIdx loop needs a cross-thread
+    reduction (TVM's tvm_thread_allreduce: shuffles and shared memory), which is not
+    generated: run as written, the threads would race on the accumulator."""
+    threads = {}
+
+    def fn(x):
+        if isinstance(x, S.For) and (x.thread_tag or "").startswith("threadIdx"):
+            threads[id(x.loop_var)] = x
+        if isinstance(x, S.BlockRealize):
+            for iv, v in zip(x.block.iter_vars, x.iter_values):
+                loop = find_first(v, lambda y: id(y) in threads)
+                if iv.kind == "R" and loop is not None:
+                    t = threads[id(loop)]
+                    fail(UNSUPPORTED, f"block '{x.block.name_hint}' reduces over "
+                         f"{t.thread_tag} (iterator '{iv.var.name}'): a cross-thread reduction "
+                         "is not generated; bind the reduction loop serially or reduce "
+                         "through shared memory", x.block,
+                         [(t.span, f"{t.thread_tag} bound here")] if t.span else ())
+        if isinstance(x, E.Call) and x.op == "tvm_thread_allreduce":
+            fail(UNSUPPORTED, "T.tvm_thread_allreduce is not generated", x)
+    walk(body, fn)
+
+
 def lower_gpu(func, module=None, trace=None, skip=()) -> LoweredFunc:
     """func through CUDA_PIPELINE (steps named in `skip` left out: a test plants a missing
     barrier with skip=("insert_syncs",))."""
     check_control_flow(func)
+    refuse_cross_thread_reduction(func.body)
     buffers, scalars, sources = signature(func)
     body = func.body
     for name, step in CUDA_PIPELINE:
