@@ -86,8 +86,10 @@ class _Folder(ast.NodeVisitor):
     def generic_visit(self, node):
         if isinstance(node, ast.expr):
             v = self.value(node)
-            if v is not None and any(m in v for m in MARKERS):
-                self.found.append(v)
+            if v is not None:              # the whole value, not its intermediate parts
+                if any(m in v for m in MARKERS):
+                    self.found.append(v)
+                return
         super().generic_visit(node)
 
     def visit_Assign(self, node):

@@ -237,3 +237,20 @@ def row_sum(A: T.Buffer((8, 128), "float32"), S: T.Buffer((8,), "float32")):
     (d,) = exc.value.diagnostics
     assert d.code == "codegen/unsupported" and d.span.line == 8
     assert d.related[0][0].line == 7 and "threadIdx.x" in d.message
+
+
+def test_ptx_mma_inline_asm_on_aligned_registers():
+    from test_cuda_threads import PTX_MMA
+    r = parse(PTX_MMA, "mma.py")
+    (_, f), = r.module.prim_funcs()
+    code = emit_cuda(f, r.module).code
+    assert "__align__(16) half a[8];" in code and "__align__(16) float c[8];" in code
+    assert code.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 1
+    assert "reinterpret_cast<const unsigned*>((half*)b + (h_1 * 4))" in code
+    bad = PTX_MMA.replace('"fp32", a.data', '"fp16", a.data')
+    from tirkit.diagnostics import TirkitError
+    r = parse(bad, "bad.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as exc:
+        emit_cuda(f, r.module)
+    assert exc.value.diagnostics[0].code == "codegen/unsupported"

@@ -36,6 +36,7 @@ REFERENCE = {
     "gpu_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "gpu_wmma_gemm_64": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "wmma_i8": (lambda A, B, C: _mm(A, B.T, np.int64), 2, 0),
+    "mma_m16n8k16": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "gpu_shift_vec": (lambda A, B: np.roll(A.reshape(4, 256), -4, axis=1).reshape(-1) * 2, 1,
                       0),
 }
@@ -211,3 +212,43 @@ def test_wmma_int8_with_a_column_major_b():
     A, B = arrays[0].astype(np.int64), arrays[1].astype(np.int64)
     run_threads(f, arrays, module=r.module)
     np.testing.assert_array_equal(arrays[2], A @ B.T)       # B read column-major
+
+
+PTX_MMA = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def mma_m16n8k16(A: T.Buffer((16, 16), "float16"), B: T.Buffer((16, 16), "float16"),
+                 C: T.Buffer((16, 16), "float32")):
+    a = T.alloc_buffer((8,), "float16", scope="local")
+    b = T.alloc_buffer((8,), "float16", scope="local")
+    c = T.alloc_buffer((8,), "float32", scope="local")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        for i in range(8):
+            a[i] = A[tx // 4 + i // 2 % 2 * 8, tx % 4 * 2 + i % 2 + i // 4 * 8]
+        for h, i in T.grid(2, 4):
+            b[h * 4 + i] = B[tx % 4 * 2 + i % 2 + i // 2 * 8, h * 8 + tx // 4]
+        for i in range(8):
+            c[i] = T.float32(0)
+        for h in range(2):
+            T.evaluate(T.ptx_mma("m16n8k16", "row", "col", "fp16", "fp16", "fp32", a.data, 0, b.data, h * 4, c.data, h * 4, False, dtype="float32"))
+        for h, i in T.grid(2, 4):
+            C[tx // 4 + i // 2 * 8, h * 8 + tx % 4 * 2 + i % 2] = c[h * 4 + i]
+'''
+
+
+def test_ptx_mma_assembles_the_warp_tiles_from_registers():
+    """T.ptx_mma m16n8k16: each thread loads its A/B registers in PTX's fragment layout;
+    two mma.sync over the two 8-column halves give the 16x16 product."""
+    r = parse(PTX_MMA, "mma.py")
+    (_, f), = r.module.prim_funcs()
+    _check_against_numpy("mma_m16n8k16", f, r.module, seed=2)
+    # registers that break the layout (each thread's A registers shifted) give a wrong tile
+    bad = PTX_MMA.replace("a[i] = A[tx // 4", "a[i] = A[(tx + 1) % 32 // 4").replace(
+        "def mma_m16n8k16", "def mma_wrong_layout")
+    r = parse(bad, "bad.py")
+    (_, f), = r.module.prim_funcs()
+    arrays = make_inputs(f, np.random.default_rng(2))
+    A, B = arrays[0].astype(np.float64), arrays[1].astype(np.float64)
+    run_threads(f, arrays, module=r.module)
+    assert not np.allclose(arrays[2], A @ B, rtol=1e-3)

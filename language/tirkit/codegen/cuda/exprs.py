@@ -9,7 +9,7 @@ from ...arith.interval import interval
 from ...ir import expr as E
 from ...ir.dtype import parse_dtype
 from ..errors import UNSUPPORTED, fail
-from . import wmma
+from . import mma, wmma
 
 _SCALAR = {
     ("int", 8): "signed char", ("int", 16): "short", ("int", 32): "int",
@@ -183,6 +183,8 @@ class ExprPrinter:
         op, args = e.op, e.args
         if op in wmma.OPS:
             return wmma.call_c(e, self)
+        if op == mma.OP:
+            return mma.call_c(e, self)
         if op == wmma.ACCESS_PTR:
             return wmma.access_ptr_c(e, self, ctype)
         if op in ("if_then_else",):

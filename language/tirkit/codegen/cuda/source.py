@@ -17,7 +17,7 @@ from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
 from .exprs import PRELUDE, ExprPrinter, ctype
 from .sync import SYNC_OP
-from . import wmma
+from . import mma, wmma
 
 DIMS = ("x", "y", "z")
 
@@ -94,6 +94,9 @@ class _Kernel:
         self.shared = []
         self.lines = []
         self.fragments = wmma.fragment_shapes(nest)
+        self.registers = set()          # local buffers whose address a ptx_mma call takes
+        walk(nest, lambda x: self.registers.update(id(v) for v in x.args[6:12:2])
+             if isinstance(x, E.Call) and x.op == mma.OP else None)
 
     def emit(self):
         body = []
@@ -217,7 +220,8 @@ class _Kernel:
                  "(register shuffles) is not generated; use shared or local",
                  s.body.buffer if s.body.buffer.span is not None else s)
         elif scope.startswith("local"):
-            self.out(d, f"{ctype(s.dtype)} {v}[{n}];")
+            align = "__align__(16) " if id(s.buffer_var) in self.registers else ""
+            self.out(d, f"{align}{ctype(s.dtype)} {v}[{n}];")
         elif scope.startswith("wmma."):
             self.out(d, wmma.declare(s.buffer_var, s.dtype, n,
                                      self.fragments.get(id(s.buffer_var)), name))

@@ -30,8 +30,8 @@ from ..interp import Interpreter
 from ..interp_exprs import LANES, cast_to
 from .lower import lower_gpu
 from .sync import SYNC_OP
-from . import wmma
-from .wmma_run import run_wmma
+from . import mma, wmma
+from .wmma_run import run_ptx_mma, run_wmma
 
 RACE = "thread/race"
 _TID = "tid"            # env key: the lane's thread number within its block
@@ -135,6 +135,9 @@ class ThreadInterpreter(Interpreter):
             return
         if getattr(v, "op", None) in wmma.OPS:
             run_wmma(self, s, env)
+            return
+        if getattr(v, "op", None) == mma.OP:
+            run_ptx_mma(self, s, env)
             return
         super()._s_Evaluate(s, env)
 
