@@ -48,7 +48,7 @@ stamp "pycuda built"
 {
     python3 -m tirkit.cli run --target cuda --check examples/gpu_row_sum.py
     python3 -m tirkit.cli run --target cuda --check benchmarks/gpu_kernels/wmma_gemm.py \
-        --func gpu_wmma_gemm_64
+        --func gpu_wmma_gemm_128
     python3 -m tirkit.cli bench --target cuda benchmarks/gpu_kernels/gemm.py --func gpu_gemm_4096
     python3 -m tirkit.cli bench --target cuda benchmarks/gpu_kernels/wmma_gemm.py \
         --func gpu_wmma_gemm_4096

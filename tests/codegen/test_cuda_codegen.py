@@ -157,20 +157,24 @@ def warp_buf(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
 
 def test_wmma_fragments_and_calls():
     from test_cuda_threads import INT8_WMMA, WMMA
-    code = emit_cuda(*_kernel(WMMA, "gpu_wmma_gemm_64")).code
+    code = emit_cuda(*_kernel(WMMA, "gpu_wmma_gemm_128")).code
     assert "#include <mma.h>" in code
-    assert "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> C_frag[4];" \
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> C_frag[8];" \
         in code
     assert "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, " \
-        "nvcuda::wmma::row_major> A_frag[2];" in code
-    assert "nvcuda::wmma::mma_sync(C_frag[((fi * 2) + fj)], A_frag[fi], B_frag[fj], " \
-        "C_frag[((fi * 2) + fj)]);" in code
-    assert re.search(r"nvcuda::wmma::load_matrix_sync\(A_frag\[f_1\], \(\(half\*\)A_shared \+ ",
-                     code)
+        "nvcuda::wmma::row_major> A_frag[4];" in code
+    assert "nvcuda::wmma::mma_sync(C_frag[((fi_1 * 2) + fj_1)], A_frag[fi_1], B_frag[fj_1], " \
+        "C_frag[((fi_1 * 2) + fj_1)]);" in code
+    assert re.search(r"nvcuda::wmma::load_matrix_sync\(A_frag\[fi\], \(\(half\*\)A_shared \+ "
+                     r".*, 40\);", code)
+    # the shared tiles keep their padded shapes; 8 halves move as one 16-byte vector
+    assert "half A_shared[5120];" in code and "half B_shared[4352];" in code
+    assert code.count("*(uint4*)(") == 2 and code.count("*(const uint4*)(") == 2
     assert "nvcuda::wmma::mem_row_major);" in code
     # a barrier between the shared tiles' stores and the fragment loads that read them
     body = code[code.index("for (int k0"):]
-    assert body.index("B_shared[") < body.index("__syncthreads();", body.index("B_shared[")) \
+    assert body.index("(B_shared + ") < body.index("__syncthreads();",
+                                                  body.index("(B_shared + ")) \
         < body.index("load_matrix_sync")
     r = parse(INT8_WMMA, "i8.py")
     (_, f), = r.module.prim_funcs()

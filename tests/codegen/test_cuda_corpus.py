@@ -57,7 +57,7 @@ EXCLUDED_CODES = {
 EXCLUDED = {
     ("gemm.py", "gpu_gemm_4096"): "the benchmark size of gpu_gemm_128's code (run at 128^3 "
                                   "here, at 4096^3 by benchmarks/gpu_check.sh)",
-    ("wmma_gemm.py", "gpu_wmma_gemm_4096"): "the benchmark size of gpu_wmma_gemm_64's code",
+    ("wmma_gemm.py", "gpu_wmma_gemm_4096"): "the benchmark size of gpu_wmma_gemm_128's code",
     ("test_cuda_threads.py", "mma_wrong_layout"): "planted: registers outside PTX's fragment "
                                                   "layout give a wrong product (that test)",
     ("test_cuda_codegen.py", "warp_buf"): "planted: a warp-scope buffer the CUDA generator "
@@ -231,7 +231,7 @@ def test_every_kernel_compiles_with_nvcc(arch):
                     "nvidia-cuda-cccl, the cuda-compile extra)")
     kernels = RUN + [k for k, errs in LEFT_OUT if errs is None and
                      EXCLUDED[(k.path.name, k.name)].startswith("the benchmark size")]
-    assert {"gpu_gemm_4096", "gpu_wmma_gemm_4096", "gpu_wmma_gemm_64"} <= {k.name for k in kernels}
+    assert {"gpu_gemm_4096", "gpu_wmma_gemm_4096", "gpu_wmma_gemm_128"} <= {k.name for k in kernels}
     parts, names = [PRELUDE], []
     for i, k in enumerate(kernels):
         src = emit_cuda(k.func, k.module)
@@ -246,6 +246,7 @@ def test_every_kernel_compiles_with_nvcc(arch):
     assert f".target {arch}" in ptx
     # float4 moves stay 128-bit instructions, barriers stay barriers
     assert "ld.global.nc.v4.f32" in ptx and "st.shared.v4.f32" in ptx
+    assert "ld.global.nc.v4.u32" in ptx and "st.shared.v4.u32" in ptx     # 8 halves at once
     assert "bar.sync" in ptx
     # wmma fragments stay tensor-core instructions
     assert "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32" in ptx
@@ -295,11 +296,11 @@ def test_run_and_bench_with_the_cuda_target_without_a_gpu():
         pytest.skip("a GPU is present: benchmarks/gpu_check.sh runs these on it")
     wmma = str(ROOT / "benchmarks" / "gpu_kernels" / "wmma_gemm.py")
     r = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--target", "cuda", "--check",
-                        wmma, "--func", "gpu_wmma_gemm_64"], capture_output=True, text=True,
+                        wmma, "--func", "gpu_wmma_gemm_128"], capture_output=True, text=True,
                        timeout=300, env=server_env())
     assert r.returncode == 0, r.stderr
-    assert "gpu_wmma_gemm_64: no GPU here: ran in the thread interpreter on the CPU (1 of 1 " \
-        "block(s) of 128 thread(s), 4 barrier(s) passed): no data race" in r.stdout
+    assert "gpu_wmma_gemm_128: no GPU here: ran in the thread interpreter on the CPU (1 of 1 " \
+        "block(s) of 256 thread(s), 8 barrier(s) passed): no data race" in r.stdout
     b = subprocess.run([sys.executable, "-m", "tirkit.cli", "bench", "--target", "cuda", wmma],
                        capture_output=True, text=True, timeout=300, env=server_env())
     assert b.returncode == 2 and "tirkit bench --target cuda: pycuda cannot run" in b.stderr

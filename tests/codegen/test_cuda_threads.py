@@ -34,7 +34,7 @@ REFERENCE = {
     "gpu_softplus_bf16": (lambda A, B: np.log(np.exp(A.astype(np.float64)) + 1), 1, 2e-2),
     "gpu_scale_launch": (lambda A, B: A * 2, 1, 0),
     "gpu_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
-    "gpu_wmma_gemm_64": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "gpu_wmma_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "wmma_i8": (lambda A, B, C: _mm(A, B.T, np.int64), 2, 0),
     "mma_m16n8k16": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "gpu_shift_vec": (lambda A, B: np.roll(A.reshape(4, 256), -4, axis=1).reshape(-1) * 2, 1,
@@ -172,14 +172,14 @@ def test_wmma_gemm_matches_numpy_and_needs_its_barriers():
     """The fp16 tensor-core GEMM: each wmma call runs as the tile operation of its warp;
     without the inserted barriers the warps read shared tiles other threads still write."""
     r = parse(WMMA.read_text(), str(WMMA))
-    f = dict(r.module.prim_funcs())["gpu_wmma_gemm_64"]
-    it = _check_against_numpy("gpu_wmma_gemm_64", f, r.module, seed=5)
-    assert it.barriers == 4 and it.thread_extents == {"threadIdx.y": 4, "threadIdx.x": 32}
-    d, other, _ = _race(WMMA, "gpu_wmma_gemm_64", skip=("insert_syncs",))
+    f = dict(r.module.prim_funcs())["gpu_wmma_gemm_128"]
+    it = _check_against_numpy("gpu_wmma_gemm_128", f, r.module, seed=5)
+    assert it.barriers == 8 and it.thread_extents == {"threadIdx.y": 8, "threadIdx.x": 32}
+    d, other, _ = _race(WMMA, "gpu_wmma_gemm_128", skip=("insert_syncs",))
     assert {d.span.line, other.line} <= {_line(WMMA, "tvm_load_matrix_sync(A_frag"),
-                                         _line(WMMA, "A_shared[(i * 128"),
+                                         _line(WMMA, "A_shared[(i * 256"),
                                          _line(WMMA, "tvm_load_matrix_sync(B_frag"),
-                                         _line(WMMA, "B_shared[(i * 128")}
+                                         _line(WMMA, "B_shared[(i * 256")}
     assert d.span.line != other.line
 
 
