@@ -83,9 +83,8 @@ def main(argv=None):
     if args.dry_run:
         dev_name, cc = "no GPU: dry run", (0, 0)
     else:
-        import pycuda.driver as drv
-        from tirkit.codegen.cuda.runtime import _context_device
-        dev = _context_device()
+        from tirkit.codegen.cuda.runtime import current_device
+        dev = current_device()
         dev_name, cc = dev.name(), dev.compute_capability()
     anchors = {}
     if args.anchors and Path(args.anchors).exists():

@@ -75,11 +75,7 @@ def test_every_valid_thread_bound_kernel_has_a_reference():
     assert names and names <= set(REFERENCE), sorted(names - set(REFERENCE))
 
 
-@pytest.mark.parametrize("path,name,func,module",
-                         [k for k in _valid_kernels() if k[1] != "gpu_matmul"],
-                         ids=lambda x: x if isinstance(x, str) else None)
-def test_thread_interpreter_matches_numpy(path, name, func, module):
-    _check_against_numpy(name, func, module)
+# every kernel against numpy: test_cuda_corpus.py
 
 
 def test_shared_matmul_matches_numpy_without_a_race_report():

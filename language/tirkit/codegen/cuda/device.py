@@ -45,8 +45,8 @@ def device_attributes():
     if available() is not None:
         return None
     import pycuda.driver as drv
-    from .runtime import _context_device
-    dev = _context_device()
+    from .runtime import current_device
+    dev = current_device()
     attrs = {}
     for keys in list(_ATTRS.values()) + [EXTRA]:
         for k in keys:

@@ -39,7 +39,7 @@ def _context():
     return drv
 
 
-def _context_device():
+def current_device():
     """The device of the process's context."""
     return _context().Context.get_device()
 
