@@ -1,7 +1,6 @@
 """CUDA C generation: launch extents from the thread bindings, shared and local storage,
 barriers where threads exchange data through shared memory, dtypes, the `tirkit build`
-command, and every thread-bound kernel compiled by nvcc for sm_80 and sm_90 (skipped where
-nvcc is not installed)."""
+command (test_cuda_corpus.py compiles every thread-bound kernel with nvcc)."""
 import re
 import subprocess
 import sys
@@ -12,7 +11,6 @@ import pytest
 from codegen_helpers import EXAMPLES
 from tirkit.codegen.cuda import emit_cuda, is_thread_bound
 from tirkit.codegen.cuda.exprs import PRELUDE
-from tirkit.codegen.cuda.nvcc import ARCHS, compile_cuda, find_nvcc
 from tirkit.script.parse import parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,28 +113,6 @@ def test_build_command_writes_cuda(tmp_path):
     assert r.returncode == 1 and "no thread-bound kernel" in r.stderr
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_every_thread_bound_kernel_compiles_with_nvcc(arch):
-    if find_nvcc() is None:
-        pytest.skip("nvcc is not installed (pip install nvidia-cuda-nvcc nvidia-cuda-runtime "
-                    "nvidia-cuda-cccl, the cuda-compile extra)")
-    parts, names = [PRELUDE], []
-    for i, (path, name, f, m) in enumerate(thread_bound_kernels()):
-        src = emit_cuda(f, m)
-        code = src.kernels_code
-        for k in src.kernels:                 # one translation unit: names made unique
-            code = re.sub(rf"\b{k.name}\b", f"{k.name}_{i}", code)
-            names.append(f"{k.name}_{i}")
-        parts.append(code)
-    ptx = compile_cuda("\n".join(parts), arch, "ptx").decode()
-    for n in names:
-        assert f".entry {n}(" in ptx
-    assert f".target {arch}" in ptx
-    # float4 moves stay 128-bit instructions, barriers stay barriers
-    assert "ld.global.nc.v4.f32" in ptx and "st.shared.v4.f32" in ptx
-    assert "bar.sync" in ptx
-
-
 def test_global_intermediate_outside_the_kernel_is_a_diagnostic(tmp_path):
     src = tmp_path / "k.py"
     src.write_text('''from tvm.script import tir as T
@@ -177,3 +153,108 @@ def warp_buf(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
         emit_cuda(f, r.module)
     (d,) = exc.value.diagnostics
     assert d.code == "codegen/unsupported" and d.span.line == 7
+
+
+def test_wmma_fragments_and_calls():
+    from test_cuda_threads import INT8_WMMA, WMMA
+    code = emit_cuda(*_kernel(WMMA, "gpu_wmma_gemm_128")).code
+    assert "#include <mma.h>" in code
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> C_frag[8];" \
+        in code
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, " \
+        "nvcuda::wmma::row_major> A_frag[4];" in code
+    assert "nvcuda::wmma::mma_sync(C_frag[((fi_1 * 2) + fj_1)], A_frag[fi_1], B_frag[fj_1], " \
+        "C_frag[((fi_1 * 2) + fj_1)]);" in code
+    assert re.search(r"nvcuda::wmma::load_matrix_sync\(A_frag\[fi\], \(\(half\*\)A_shared \+ "
+                     r".*, 40\);", code)
+    # the shared tiles keep their padded shapes; 8 halves move as one 16-byte vector
+    assert "half A_shared[5120];" in code and "half B_shared[4352];" in code
+    assert code.count("*(uint4*)(") == 2 and code.count("*(const uint4*)(") == 2
+    assert "nvcuda::wmma::mem_row_major);" in code
+    # a barrier between the shared tiles' stores and the fragment loads that read them
+    body = code[code.index("for (int k0"):]
+    assert body.index("(B_shared + ") < body.index("__syncthreads();",
+                                                  body.index("(B_shared + ")) \
+        < body.index("load_matrix_sync")
+    r = parse(INT8_WMMA, "i8.py")
+    (_, f), = r.module.prim_funcs()
+    i8 = emit_cuda(f, r.module).code
+    assert "fragment<nvcuda::wmma::matrix_b, 16, 16, 16, signed char, " \
+        "nvcuda::wmma::col_major> B_frag[1];" in i8
+    assert "fragment<nvcuda::wmma::accumulator, 16, 16, 16, int> C_frag[1];" in i8
+
+
+OVER_LIMIT = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def too_many_threads(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(2048, thread="threadIdx.x"):
+            B[bx * 2048 + tx] = A[bx * 2048 + tx]
+'''
+
+
+def test_launch_limit_from_the_device_or_the_target_table():
+    """Without a GPU the limits come from the target table; with one (gpu_check.py) from the
+    device's attributes: either way 2048 threads per block are flagged."""
+    import tirkit
+    from tirkit.codegen.cuda.device import cuda_limits, target_from_attributes
+    from tirkit.codegen.cuda.runtime import available
+    t = cuda_limits("cuda-sm90")
+    if available() is not None:
+        assert t.name == "cuda-sm90" and t.max_threads_per_block == 1024
+    (d,) = [x for x in tirkit.check(OVER_LIMIT, "k.py", target=t) if x.severity == "error"]
+    assert d.code == "thread/launch-limit" and d.span.line == 7
+    assert f"the {t.name} limit of 1024" in d.message
+    # a device reporting a smaller block limit flags a kernel the table allows
+    small = target_from_attributes("a small device", (9, 0), {
+        "MAX_THREADS_PER_BLOCK": 512, "MAX_BLOCK_DIM_X": 512, "MAX_BLOCK_DIM_Y": 512,
+        "MAX_BLOCK_DIM_Z": 64, "MULTIPROCESSOR_COUNT": 8})
+    assert small.name == "cuda-sm90-device" and small.shared_optin == 227 * 1024
+    fits = OVER_LIMIT.replace("2048", "1024")
+    assert [x for x in tirkit.check(fits, "k.py", target="cuda-sm90")
+            if x.severity == "error"] == []
+    (d,) = [x for x in tirkit.check(fits, "k.py", target=small) if x.severity == "error"]
+    assert d.code == "thread/launch-limit" and "limit of 512" in d.message
+
+
+def test_cross_thread_reduction_is_refused_at_the_block():
+    text = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def row_sum(A: T.Buffer((8, 128), "float32"), S: T.Buffer((8,), "float32")):
+    for i in T.thread_binding(8, thread="blockIdx.x"):
+        for k in T.thread_binding(128, thread="threadIdx.x"):
+            with T.block("S"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vi, vk]
+'''
+    from tirkit.diagnostics import TirkitError
+    r = parse(text, "r.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as exc:
+        emit_cuda(f, r.module)
+    (d,) = exc.value.diagnostics
+    assert d.code == "codegen/unsupported" and d.span.line == 8
+    assert d.related[0][0].line == 7 and "threadIdx.x" in d.message
+
+
+def test_ptx_mma_inline_asm_on_aligned_registers():
+    from test_cuda_threads import PTX_MMA
+    r = parse(PTX_MMA, "mma.py")
+    (_, f), = r.module.prim_funcs()
+    code = emit_cuda(f, r.module).code
+    assert "__align__(16) half a[8];" in code and "__align__(16) float c[8];" in code
+    assert code.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 1
+    assert "reinterpret_cast<const unsigned*>((half*)b + (h_1 * 4))" in code
+    bad = PTX_MMA.replace('"fp32", a.data', '"fp16", a.data')
+    from tirkit.diagnostics import TirkitError
+    r = parse(bad, "bad.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as exc:
+        emit_cuda(f, r.module)
+    assert exc.value.diagnostics[0].code == "codegen/unsupported"

@@ -34,6 +34,9 @@ REFERENCE = {
     "gpu_softplus_bf16": (lambda A, B: np.log(np.exp(A.astype(np.float64)) + 1), 1, 2e-2),
     "gpu_scale_launch": (lambda A, B: A * 2, 1, 0),
     "gpu_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "gpu_wmma_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
+    "wmma_i8": (lambda A, B, C: _mm(A, B.T, np.int64), 2, 0),
+    "mma_m16n8k16": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "gpu_shift_vec": (lambda A, B: np.roll(A.reshape(4, 256), -4, axis=1).reshape(-1) * 2, 1,
                       0),
 }
@@ -42,7 +45,7 @@ SAMPLED = {"gpu_matmul": 1}
 
 
 # the benchmark GEMM at 4096^3 is gpu_gemm_128's code at another size: the CPU runs that one
-BENCHMARK_ONLY = {"gpu_gemm_4096"}
+BENCHMARK_ONLY = {"gpu_gemm_4096", "gpu_wmma_gemm_4096"}
 
 
 def _valid_kernels():
@@ -72,11 +75,7 @@ def test_every_valid_thread_bound_kernel_has_a_reference():
     assert names and names <= set(REFERENCE), sorted(names - set(REFERENCE))
 
 
-@pytest.mark.parametrize("path,name,func,module",
-                         [k for k in _valid_kernels() if k[1] != "gpu_matmul"],
-                         ids=lambda x: x if isinstance(x, str) else None)
-def test_thread_interpreter_matches_numpy(path, name, func, module):
-    _check_against_numpy(name, func, module)
+# every kernel against numpy: test_cuda_corpus.py
 
 
 def test_shared_matmul_matches_numpy_without_a_race_report():
@@ -160,3 +159,92 @@ def test_two_blocks_writing_one_element_race():
     assert d.span.line == other.line == 39
     assert "between blocks (blockIdx.x=3) and (blockIdx.x=0)" in d.message
     assert "threadIdx.x=64" in d.message and "of block (blockIdx.x=0)" in msg
+
+
+WMMA = ROOT / "benchmarks" / "gpu_kernels" / "wmma_gemm.py"
+
+
+def test_wmma_gemm_matches_numpy_and_needs_its_barriers():
+    """The fp16 tensor-core GEMM: each wmma call runs as the tile operation of its warp;
+    without the inserted barriers the warps read shared tiles other threads still write."""
+    r = parse(WMMA.read_text(), str(WMMA))
+    f = dict(r.module.prim_funcs())["gpu_wmma_gemm_128"]
+    it = _check_against_numpy("gpu_wmma_gemm_128", f, r.module, seed=5)
+    assert it.barriers == 8 and it.thread_extents == {"threadIdx.y": 8, "threadIdx.x": 32}
+    d, other, _ = _race(WMMA, "gpu_wmma_gemm_128", skip=("insert_syncs",))
+    assert {d.span.line, other.line} <= {_line(WMMA, "tvm_load_matrix_sync(A_frag"),
+                                         _line(WMMA, "A_shared[(i * 256"),
+                                         _line(WMMA, "tvm_load_matrix_sync(B_frag"),
+                                         _line(WMMA, "B_shared[(i * 256")}
+    assert d.span.line != other.line
+
+
+def _line(path, needle):
+    return next(n for n, t in enumerate(Path(path).read_text().splitlines(), 1) if needle in t)
+
+
+INT8_WMMA = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def wmma_i8(A: T.Buffer((16, 16), "int8"), B: T.Buffer((16, 16), "int8"),
+            C: T.Buffer((16, 16), "int32")):
+    A_frag = T.alloc_buffer((16, 16), "int8", scope="wmma.matrix_a")
+    B_frag = T.alloc_buffer((16, 16), "int8", scope="wmma.matrix_b")
+    C_frag = T.alloc_buffer((16, 16), "int32", scope="wmma.accumulator")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        T.evaluate(T.tvm_fill_fragment(C_frag.data, 16, 16, 16, 0, 0))
+        T.evaluate(T.tvm_load_matrix_sync(A_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("int8"), A.data, 0, 256, 1), 16, "row_major"))
+        T.evaluate(T.tvm_load_matrix_sync(B_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("int8"), B.data, 0, 256, 1), 16, "col_major"))
+        T.evaluate(T.tvm_mma_sync(C_frag.data, 0, A_frag.data, 0, B_frag.data, 0, C_frag.data, 0))
+        T.evaluate(T.tvm_store_matrix_sync(C_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("int32"), C.data, 0, 256, 2), 16, "row_major"))
+'''
+
+
+def test_wmma_int8_with_a_column_major_b():
+    r = parse(INT8_WMMA, "i8.py")
+    (_, f), = r.module.prim_funcs()
+    arrays = make_inputs(f, np.random.default_rng(4))
+    A, B = arrays[0].astype(np.int64), arrays[1].astype(np.int64)
+    run_threads(f, arrays, module=r.module)
+    np.testing.assert_array_equal(arrays[2], A @ B.T)       # B read column-major
+
+
+PTX_MMA = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def mma_m16n8k16(A: T.Buffer((16, 16), "float16"), B: T.Buffer((16, 16), "float16"),
+                 C: T.Buffer((16, 16), "float32")):
+    a = T.alloc_buffer((8,), "float16", scope="local")
+    b = T.alloc_buffer((8,), "float16", scope="local")
+    c = T.alloc_buffer((8,), "float32", scope="local")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        for i in range(8):
+            a[i] = A[tx // 4 + i // 2 % 2 * 8, tx % 4 * 2 + i % 2 + i // 4 * 8]
+        for h, i in T.grid(2, 4):
+            b[h * 4 + i] = B[tx % 4 * 2 + i % 2 + i // 2 * 8, h * 8 + tx // 4]
+        for i in range(8):
+            c[i] = T.float32(0)
+        for h in range(2):
+            T.evaluate(T.ptx_mma("m16n8k16", "row", "col", "fp16", "fp16", "fp32", a.data, 0, b.data, h * 4, c.data, h * 4, False, dtype="float32"))
+        for h, i in T.grid(2, 4):
+            C[tx // 4 + i // 2 * 8, h * 8 + tx % 4 * 2 + i % 2] = c[h * 4 + i]
+'''
+
+
+def test_ptx_mma_assembles_the_warp_tiles_from_registers():
+    """T.ptx_mma m16n8k16: each thread loads its A/B registers in PTX's fragment layout;
+    two mma.sync over the two 8-column halves give the 16x16 product."""
+    r = parse(PTX_MMA, "mma.py")
+    (_, f), = r.module.prim_funcs()
+    _check_against_numpy("mma_m16n8k16", f, r.module, seed=2)
+    # registers that break the layout (each thread's A registers shifted) give a wrong tile
+    bad = PTX_MMA.replace("a[i] = A[tx // 4", "a[i] = A[(tx + 1) % 32 // 4").replace(
+        "def mma_m16n8k16", "def mma_wrong_layout")
+    r = parse(bad, "bad.py")
+    (_, f), = r.module.prim_funcs()
+    arrays = make_inputs(f, np.random.default_rng(2))
+    A, B = arrays[0].astype(np.float64), arrays[1].astype(np.float64)
+    run_threads(f, arrays, module=r.module)
+    assert not np.allclose(arrays[2], A @ B, rtol=1e-3)

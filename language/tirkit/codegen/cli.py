@@ -34,6 +34,9 @@ def add_commands(sub):
     r.add_argument("--blocks", type=int, default=None, metavar="N",
                    help="thread-bound kernels on the CPU: run N evenly spread thread blocks "
                    "per blockIdx dimension (default: all of a grid of up to 64 blocks, else 2)")
+    r.add_argument("--target", default="cpu", choices=["cpu", "cuda"],
+                   help="cuda: thread-bound kernels on the GPU through pycuda (where none "
+                   "runs, in the thread interpreter)")
     r.set_defaults(fn=cmd_run)
     b = sub.add_parser("bench", help="time compiled kernels: median time, GFLOP/s, share of peak")
     b.add_argument("file")
@@ -45,6 +48,8 @@ def add_commands(sub):
     b.add_argument("--peak", type=float, default=None, metavar="GFLOPS",
                    help="fp32 peak of one core in GFLOP/s (default: measured on this host by "
                         "an FMA loop compiled for its features)")
+    b.add_argument("--target", default="cpu", choices=["cpu", "cuda"],
+                   help="cuda: time thread-bound kernels on the GPU (pycuda)")
     b.set_defaults(fn=cmd_bench)
     from .cuda.cli import add_commands as add_cuda_commands
     add_cuda_commands(sub)
@@ -202,7 +207,7 @@ def _missing_llvmlite(command):
 
 
 def cmd_run(args) -> int:
-    missing = _missing_llvmlite("run")
+    missing = None if args.target == "cuda" else _missing_llvmlite("run")
     if missing is not None:
         return missing
     from . import build
@@ -283,7 +288,7 @@ def _fp32_peak(given, threads):
 
 
 def cmd_bench(args) -> int:
-    missing = _missing_llvmlite("bench")
+    missing = None if args.target == "cuda" else _missing_llvmlite("bench")
     if missing is not None:
         return missing
     from . import build
@@ -298,6 +303,10 @@ def cmd_bench(args) -> int:
     status = 0
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
+        if args.target == "cuda":
+            from .cuda.cli import bench_on_gpu
+            status = max(status, bench_on_gpu(args, name, func, module, text, rng))
+            continue
         try:
             func, arrays, scalars = kernel_inputs(func, rng, parse_sizes(args.size))
             kernel = build(func, module)

@@ -85,18 +85,25 @@ def grid_size(func) -> int:
 
 
 def run_on_cpu_threads(args, name, func, module, text, rng):
-    """`tirkit run` of a thread-bound kernel where no GPU runtime is present: the thread
-    interpreter (threads.py) with its race detector.  None for a kernel without thread
-    bindings (the CPU path runs it); else the exit status."""
+    """`tirkit run` of a thread-bound kernel: on the GPU with `--target cuda` where pycuda
+    runs kernels, else in the thread interpreter (threads.py) with its race detector.  None
+    for a kernel without thread bindings (the CPU path runs it); else the exit status."""
     from ..cli import report_error, parse_sizes, make_inputs, make_scalars
     from . import is_thread_bound
     from .threads import run_threads
     if not is_thread_bound(func):
+        if getattr(args, "target", "cpu") == "cuda":
+            print(f"{args.file}: '{name}' binds no loop to GPU threads", file=sys.stderr)
+            return 1
         return None
     blocks = getattr(args, "blocks", None)
     total = grid_size(func)
     if blocks is None and total > AUTO_ALL_BLOCKS:
         blocks = 2                 # a large grid: its first and last blocks per dimension
+    if getattr(args, "target", "cpu") == "cuda":
+        from .runtime import available
+        if available() is None:
+            return _run_gpu(args, name, func, module, text, rng, blocks)
     try:
         arrays = make_inputs(func, rng, parse_sizes(args.size))
         scalars = make_scalars(func, rng)
@@ -110,4 +117,56 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
     print(f"{name}: no GPU here: ran in the thread interpreter on the CPU "
           f"({it.blocks_run} of {total} block(s) of {threads} thread(s), {it.barriers} "
           "barrier(s) passed)" + (": no data race" if args.check else ""))
+    return 0
+
+
+def _run_gpu(args, name, func, module, text, rng, blocks):
+    from ..cli import parse_sizes, report_error
+    from .check import run_on_gpu
+    try:
+        r = run_on_gpu(func, module, rng, parse_sizes(args.size), args.check, blocks)
+    except TirkitError as e:
+        report_error(args.file, text, e)
+        return 1
+    k = r.kernel
+    how = "cached" if k.from_cache else f"compiled in {k.compile_seconds:.2f} s"
+    line = f"{name}: ran on the GPU ({how})"
+    if args.check:
+        line += f": {'ok' if r.ok else 'MISMATCH'} against the thread interpreter " \
+                f"({r.checked} element(s) of {r.blocks_run} block(s), worst {r.worst:.3g})"
+    print(line)
+    return 0 if r.ok else 1
+
+
+def bench_on_gpu(args, name, func, module, text, rng) -> int:
+    """`tirkit bench --target cuda`: median time, TFLOP/s and share of the device's peak."""
+    from ..cli import parse_sizes, report_error
+    from ..flops import count_ops
+    from . import is_thread_bound, lower_gpu
+    from .check import device_peak, run_on_gpu
+    from .runtime import available
+    why = available()
+    if why:
+        print(f"tirkit bench --target cuda: {why}", file=sys.stderr)
+        return 2
+    if not is_thread_bound(func):
+        print(f"{args.file}: '{name}' binds no loop to GPU threads", file=sys.stderr)
+        return 1
+    try:
+        r = run_on_gpu(func, module, rng, parse_sizes(args.size), check=False)
+        sec = r.kernel.time(*r.arrays, scalars=r.scalars, repeat=max(args.repeat, 3))
+    except TirkitError as e:
+        report_error(args.file, text, e)
+        return 1
+    flops, iops = count_ops(lower_gpu(func, module).body)
+    ops = flops or iops
+    dtype = r.kernel.buffers[0].dtype if r.kernel.buffers else "float32"
+    peak, label = device_peak(dtype)
+    line = f"{name}: median {sec * 1e3:.4f} ms on the GPU (compiled in " \
+           f"{r.kernel.compile_seconds:.2f} s)"
+    if ops:
+        line += f", {ops / sec / 1e12:.2f} T{'FLOP' if flops else 'OP'}/s, " \
+                f"{100 * ops / sec / peak:.1f}% of the {label} {dtype} peak " \
+                f"({peak / 1e12:.0f} T/s)"
+    print(line)
     return 0

@@ -9,6 +9,7 @@ from ...arith.interval import interval
 from ...ir import expr as E
 from ...ir.dtype import parse_dtype
 from ..errors import UNSUPPORTED, fail
+from . import mma, wmma
 
 _SCALAR = {
     ("int", 8): "signed char", ("int", 16): "short", ("int", 32): "int",
@@ -34,6 +35,7 @@ _BINOP = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.EQ: "==", E.NE: "!=", E.LT: "<",
 
 PRELUDE = """#include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <mma.h>
 typedef unsigned int uint;
 typedef unsigned char uchar;
 __device__ __forceinline__ long long tirkit_floordiv(long long a, long long b) {
@@ -179,6 +181,12 @@ class ExprPrinter:
 
     def _Call(self, e):
         op, args = e.op, e.args
+        if op in wmma.OPS:
+            return wmma.call_c(e, self)
+        if op == mma.OP:
+            return mma.call_c(e, self)
+        if op == wmma.ACCESS_PTR:
+            return wmma.access_ptr_c(e, self, ctype)
         if op in ("if_then_else",):
             return f"({self(args[0])} ? {self(args[1])} : {self(args[2])})"
         if op == "likely":

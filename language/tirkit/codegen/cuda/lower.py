@@ -8,6 +8,8 @@ from ...ir import stmt as S
 from ..passes import PIPELINE, LoweredFunc, signature
 from ..passes.constants import collect_constants
 from ..passes.rewrite import transform
+from ..errors import UNSUPPORTED, fail
+from ...ir.visit import find_first, walk
 from ..passes.control import check_control_flow, return_dtype
 from .scopes import place_scoped_buffers
 from .sync import insert_syncs
@@ -26,8 +28,25 @@ def launch_threads_to_loops(body):
     return transform(body, fn)
 
 
+# `T.ptx.<op>.rn.f32(dst, a, b)`: the float32 operation, rounded to nearest (IEEE's default)
+PTX_ARITH = {"ptx.add.rn.f32": E.Add, "ptx.sub.rn.f32": E.Sub, "ptx.mul.rn.f32": E.Mul}
+
+
+def ptx_arith_to_stores(body):
+    """`T.ptx.add.rn.f32(C[i], A[i], B[i])` is the store `C[i] = A[i] + B[i]`."""
+    def fn(x):
+        if isinstance(x, S.Evaluate) and isinstance(x.value, E.Call) and \
+                x.value.op in PTX_ARITH and isinstance(x.value.args[0], E.BufferLoad):
+            dst, a, b = x.value.args
+            return S.BufferStore(dst.buffer, PTX_ARITH[x.value.op](a, b, "float32"),
+                                 dst.indices, span=x.span)
+        return None
+    return transform(body, fn)
+
+
 def _gpu_pipeline():
-    out = [("launch_threads_to_loops", launch_threads_to_loops)]
+    out = [("launch_threads_to_loops", launch_threads_to_loops),
+           ("ptx_arith_to_stores", ptx_arith_to_stores)]
     for name, step in PIPELINE:
         if name == "compact_regions":
             out.append(("place_scoped_buffers", place_scoped_buffers))
@@ -39,10 +58,35 @@ def _gpu_pipeline():
 CUDA_PIPELINE = _gpu_pipeline()
 
 
+def refuse_cross_thread_reduction(body):
+    """A block whose reduction iterator is bound to a threadIdx loop needs a cross-thread
+    reduction (TVM's tvm_thread_allreduce: shuffles and shared memory), which is not
+    generated: run as written, the threads would race on the accumulator."""
+    threads = {}
+
+    def fn(x):
+        if isinstance(x, S.For) and (x.thread_tag or "").startswith("threadIdx"):
+            threads[id(x.loop_var)] = x
+        if isinstance(x, S.BlockRealize):
+            for iv, v in zip(x.block.iter_vars, x.iter_values):
+                loop = find_first(v, lambda y: id(y) in threads)
+                if iv.kind == "R" and loop is not None:
+                    t = threads[id(loop)]
+                    fail(UNSUPPORTED, f"block '{x.block.name_hint}' reduces over "
+                         f"{t.thread_tag} (iterator '{iv.var.name}'): a cross-thread reduction "
+                         "is not generated; bind the reduction loop serially or reduce "
+                         "through shared memory", x.block,
+                         [(t.span, f"{t.thread_tag} bound here")] if t.span else ())
+        if isinstance(x, E.Call) and x.op == "tvm_thread_allreduce":
+            fail(UNSUPPORTED, "T.tvm_thread_allreduce is not generated", x)
+    walk(body, fn)
+
+
 def lower_gpu(func, module=None, trace=None, skip=()) -> LoweredFunc:
     """func through CUDA_PIPELINE (steps named in `skip` left out: a test plants a missing
     barrier with skip=("insert_syncs",))."""
     check_control_flow(func)
+    refuse_cross_thread_reduction(func.body)
     buffers, scalars, sources = signature(func)
     body = func.body
     for name, step in CUDA_PIPELINE:

@@ -39,6 +39,11 @@ def _context():
     return drv
 
 
+def current_device():
+    """The device of the process's context."""
+    return _context().Context.get_device()
+
+
 class CudaKernel:
     def __init__(self, func, source, module, key, compile_seconds, cached):
         self.name, self.source, self.module = func.name, source, module

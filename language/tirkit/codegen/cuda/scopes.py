@@ -84,6 +84,31 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
     return wrap(stmt, relaxed)
 
 
+def _pointer_use(stmt, data) -> bool:
+    """Is data an argument of a call under stmt (an address taken)?"""
+    found = []
+
+    def fn(x):
+        if found:
+            return False
+        if isinstance(x, E.Call) and any(a is data for a in x.args):
+            found.append(x)
+        return None
+    walk(stmt, fn)
+    return bool(found)
+
+
+def _row_major(buf):
+    """buf with explicit row-major strides (the compaction pass leaves such a buffer alone)."""
+    strides, size = [], 1
+    for s in reversed(buf.shape):
+        if not isinstance(s, E.IntImm):
+            return None
+        strides.append(E.IntImm("int32", size))
+        size *= s.value
+    return dataclasses.replace(buf, strides=tuple(reversed(strides)))
+
+
 def _compact_shared(buf, body, relaxed):
     """(new buffer, reindex) with the box of buf's accesses in body, thread indices relaxed,
     and explicit row-major strides (so the CPU-oriented compaction leaves it alone)."""
@@ -114,10 +139,13 @@ def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
             return None
         buf = x.body.buffer
         scope = buf.scope or "global"
-        if not scope.startswith(("shared", "local", "warp")) or buf.strides or \
+        if not scope.startswith(("shared", "local", "warp", "wmma.")) or buf.strides or \
                 buf.elem_offset is not None:
             return None
         shared = scope.startswith("shared")
+        # a buffer some call reaches through its pointer (wmma fragments, tvm_access_ptr
+        # operands) keeps its shape: the call's offsets index it as declared
+        opaque = scope.startswith("wmma.") or _pointer_use(x.body.body, buf.data)
         placed = []
 
         def wrap(s, relaxed):
@@ -127,7 +155,9 @@ def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
         if not placed:
             return None
         new_buf, reindex = buf, None
-        if shared:
+        if opaque:
+            new_buf = _row_major(buf) or buf
+        elif shared:
             res = _compact_shared(buf, placed[0][0], placed[0][1])
             if res is not None:
                 new_buf, reindex = res

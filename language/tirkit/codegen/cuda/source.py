@@ -17,6 +17,7 @@ from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
 from .exprs import PRELUDE, ExprPrinter, ctype
 from .sync import SYNC_OP
+from . import mma, wmma
 
 DIMS = ("x", "y", "z")
 
@@ -92,6 +93,10 @@ class _Kernel:
         self.ext = _extents(nest)
         self.shared = []
         self.lines = []
+        self.fragments = wmma.fragment_shapes(nest)
+        self.registers = set()          # local buffers whose address a ptx_mma call takes
+        walk(nest, lambda x: self.registers.update(id(v) for v in x.args[6:12:2])
+             if isinstance(x, E.Call) and x.op == mma.OP else None)
 
     def emit(self):
         body = []
@@ -188,8 +193,14 @@ class _Kernel:
         self.stmt(s.body, d)
 
     def _DeclBuffer(self, s, d):
-        if id(s.buffer.data) not in self.names:
-            fail(UNSUPPORTED, f"buffer '{s.buffer.name}' has no storage in the kernel", s)
+        b = s.buffer
+        if id(b.data) not in self.names:
+            if not (b.scope or "global").startswith(("shared", "local", "warp", "wmma.")):
+                fail(UNSUPPORTED, f"buffer '{b.name}' has no storage in the kernel", s)
+            # `T.decl_buffer` in a kernel allocates its own storage
+            self._Allocate(S.Allocate(b.data, b.dtype, b.shape, E.IntImm("bool", 1), s,
+                                      span=s.span), d)
+            return
         self.stmt(s.body, d)
 
     def _Allocate(self, s, d):
@@ -198,7 +209,8 @@ class _Kernel:
             if not isinstance(x, E.IntImm):
                 fail(UNSUPPORTED, "a GPU allocation needs a constant size", s)
             n *= x.value
-        scope = s.body.buffer.scope if isinstance(s.body, S.DeclBuffer) else "global"
+        scope = s.body.buffer.scope if isinstance(s.body, S.DeclBuffer) else \
+            getattr(s.buffer_var.type_annotation, "scope", None) or "global"
         name = s.body.buffer.name if isinstance(s.body, S.DeclBuffer) else s.buffer_var.name
         v = self.names.add(s.buffer_var, name)
         if scope.startswith("shared"):
@@ -208,7 +220,11 @@ class _Kernel:
                  "(register shuffles) is not generated; use shared or local",
                  s.body.buffer if s.body.buffer.span is not None else s)
         elif scope.startswith("local"):
-            self.out(d, f"{ctype(s.dtype)} {v}[{n}];")
+            align = "__align__(16) " if id(s.buffer_var) in self.registers else ""
+            self.out(d, f"{align}{ctype(s.dtype)} {v}[{n}];")
+        elif scope.startswith("wmma."):
+            self.out(d, wmma.declare(s.buffer_var, s.dtype, n,
+                                     self.fragments.get(id(s.buffer_var)), name))
         else:
             fail(UNSUPPORTED, f"a '{scope}' buffer allocated inside a GPU kernel has no CUDA "
                  "storage (use a shared or local scope)", s)

@@ -49,6 +49,15 @@ def _summary(stmt):
             reads.setdefault(id(x.buffer.data), set()).add(tuple(structural_key(i) for i in x.indices))
         elif isinstance(x, S.BufferStore) and _shared(x.buffer):
             writes.setdefault(id(x.buffer.data), set()).add(tuple(structural_key(i) for i in x.indices))
+        elif isinstance(x, E.Call) and x.op == "tvm_access_ptr" and \
+                (getattr(x.args[1].type_annotation, "scope", None) or "").startswith("shared"):
+            # a pointer into shared memory (a wmma load or store): its whole extent
+            key = ("ptr", structural_key(x.args[2]), structural_key(x.args[3]))
+            mask = x.args[4].value if isinstance(x.args[4], E.IntImm) else 3
+            if mask & 1:
+                reads.setdefault(id(x.args[1]), set()).add(key)
+            if mask & 2:
+                writes.setdefault(id(x.args[1]), set()).add(key)
     walk(stmt, fn)
     return reads, writes
 

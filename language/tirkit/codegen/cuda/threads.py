@@ -30,6 +30,8 @@ from ..interp import Interpreter
 from ..interp_exprs import LANES, cast_to
 from .lower import lower_gpu
 from .sync import SYNC_OP
+from . import mma, wmma
+from .wmma_run import run_ptx_mma, run_wmma
 
 RACE = "thread/race"
 _TID = "tid"            # env key: the lane's thread number within its block
@@ -130,6 +132,12 @@ class ThreadInterpreter(Interpreter):
         if getattr(v, "op", None) == SYNC_OP:
             self.epoch += 1
             self.barriers += 1
+            return
+        if getattr(v, "op", None) in wmma.OPS:
+            run_wmma(self, s, env)
+            return
+        if getattr(v, "op", None) == mma.OP:
+            run_ptx_mma(self, s, env)
             return
         super()._s_Evaluate(s, env)
 

@@ -1,8 +1,10 @@
 """CUDA C of a `T.vectorized` loop of 2 or 4 lanes over one store: 32-bit elements moved as
 `float4`/`int4` (`float2`/`int2`) where the index is the loop variable plus a multiple of the
 lane count (so the address is aligned: parameters and `__shared__` arrays are 16-byte
-aligned), each lane's value computed from the vector's components.  Anything else runs as an
-unrolled scalar loop."""
+aligned), each lane's value computed from the vector's components.  A loop that only copies
+(the store's value is a load of the same dtype, both aligned) 4, 8 or 16 bytes of 8- or
+16-bit elements moves them as one `unsigned`/`uint2`/`uint4` (8 halves, 16 int8).  Anything else runs as
+an unrolled scalar loop."""
 from __future__ import annotations
 
 from ...ir import expr as E
@@ -57,8 +59,35 @@ def plan(loop: S.For):
     return store_t, temps, lanes, n
 
 
+_RAW = {4: "unsigned", 8: "uint2", 16: "uint4"}
+
+
+def _copy(kernel, loop, d) -> bool:
+    """A pure copy of n elements (n * bytes in 4, 8, 16) as one raw vector move."""
+    n = loop.extent.value if isinstance(loop.extent, E.IntImm) else 0
+    st, var = loop.body, loop.loop_var
+    if not (isinstance(st, S.BufferStore) and isinstance(st.value, E.BufferLoad) and
+            len(st.indices) == 1 and len(st.value.indices) == 1 and
+            isinstance(loop.min, E.IntImm) and loop.min.value == 0):
+        return False
+    src = st.value
+    ds, dl = parse_dtype(st.buffer.dtype), parse_dtype(src.buffer.dtype)
+    if ds is None or ds != dl or ds.lanes != 1 or (ds.kind, ds.bits) in _VEC or \
+            n * ds.bits // 8 not in _RAW or \
+            n * ds.bits % 8 or not (_aligned(st.indices[0], var, n) and
+                                    _aligned(src.indices[0], var, n)):
+        return False
+    t, e = _RAW[n * ds.bits // 8], kernel.expr
+    zero = {id(var): E.IntImm(var.dtype, 0)}
+    kernel.out(d, f"*({t}*)({e(st.buffer.data)} + {e(substitute(st.indices[0], zero))}) = "
+                  f"*(const {t}*)({e(src.buffer.data)} + {e(substitute(src.indices[0], zero))});")
+    return True
+
+
 def emit(kernel, loop, d) -> bool:
     """Write loop as vector code through kernel (source._Kernel); False to fall back."""
+    if _copy(kernel, loop, d):
+        return True
     p = plan(loop)
     if p is None:
         return False

@@ -1,0 +1,102 @@
+"""Tensor cores through TVM's warp-level builtins, as `tensor_intrin/cuda.py` spells them:
+
+    T.tvm_fill_fragment(F.data, m, n, k, index, value)
+    T.tvm_load_matrix_sync(F.data, m, n, k, index, ptr, stride, "row_major" | "col_major")
+    T.tvm_mma_sync(D.data, di, A.data, ai, B.data, bi, C.data, ci)
+    T.tvm_store_matrix_sync(F.data, m, n, k, index, ptr, stride, "row_major")
+
+with `ptr` a `T.tvm_access_ptr(T.type_annotation(dtype), X.data, offset, extent, rw_mask)`
+and F a buffer of scope `wmma.matrix_a`, `wmma.matrix_b` or `wmma.accumulator`: fragment
+`index` of F is its elements [index * rows * cols, (index + 1) * rows * cols), a matrix_a
+fragment m x k, matrix_b k x n, accumulator m x n.
+
+CUDA C: `nvcuda::wmma::fragment` arrays and the `nvcuda::wmma` calls.  The thread
+interpreter runs each call with its matrix meaning, a warp's fragment as one whole tile
+(every thread of the warp holds a copy; the arguments are the same across the warp).
+"""
+from __future__ import annotations
+
+from ...ir import expr as E
+from ...ir.visit import walk
+from ..errors import UNSUPPORTED, fail
+
+FILL, LOAD, MMA, STORE = ("tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_mma_sync",
+                          "tvm_store_matrix_sync")
+OPS = (FILL, LOAD, MMA, STORE)
+ACCESS_PTR = "tvm_access_ptr"
+_NS = "nvcuda::wmma::"
+_FRAG_TYPE = {"float16": "half", "float32": "float", "int8": "signed char",
+              "uint8": "unsigned char", "int32": "int", "bfloat16": "__nv_bfloat16"}
+
+
+def scope_of(var) -> str:
+    return getattr(getattr(var, "type_annotation", None), "scope", None) or "global"
+
+
+def is_fragment(var) -> bool:
+    return scope_of(var).startswith("wmma.")
+
+
+def fragment_shapes(body) -> dict:
+    """id(fragment data var) -> (m, n, k, layout or None) from the calls on it."""
+    out = {}
+
+    def fn(x):
+        if isinstance(x, E.Call) and x.op in (FILL, LOAD, STORE):
+            var, m, n, k = x.args[:4]
+            if not all(isinstance(v, E.IntImm) for v in (m, n, k)):
+                fail(UNSUPPORTED, f"T.{x.op} needs constant m, n, k", x)
+            layout = x.args[7].value if x.op == LOAD and isinstance(x.args[7], E.StringImm) \
+                else None
+            prev = out.get(id(var))
+            out[id(var)] = (m.value, n.value, k.value, layout or (prev[3] if prev else None))
+    walk(body, fn)
+    return out
+
+
+def tile(var, shape) -> tuple:
+    """(rows, cols) of one fragment of var with the (m, n, k) of its calls."""
+    m, n, k = shape[:3]
+    scope = scope_of(var)
+    return {"wmma.matrix_a": (m, k), "wmma.matrix_b": (k, n)}.get(scope, (m, n))
+
+
+# ---- CUDA C --------------------------------------------------------------------------
+def declare(var, dtype, elements, shape, name) -> str:
+    """The fragment array declaration of one wmma-scope allocation."""
+    if shape is None:
+        fail(UNSUPPORTED, f"'{name}' ({scope_of(var)}) is never filled, loaded or stored: "
+             "its fragment shape is unknown", var)
+    rows, cols = tile(var, shape)
+    count = max(1, elements // (rows * cols))
+    scope = scope_of(var)[len("wmma."):]
+    t = _FRAG_TYPE.get(dtype)
+    if t is None:
+        fail(UNSUPPORTED, f"no wmma fragment of {dtype}", var)
+    layout = "" if scope == "accumulator" else \
+        f", {_NS}{shape[3] or 'row_major'}"
+    return f"{_NS}fragment<{_NS}{scope}, {shape[0]}, {shape[1]}, {shape[2]}, {t}{layout}> " \
+        f"{name}[{count}];"
+
+
+def call_c(call, expr) -> str:
+    """CUDA C of one builtin call; expr prints an expression."""
+    a = call.args
+    if call.op == FILL:
+        return f"{_NS}fill_fragment({expr(a[0])}[{expr(a[4])}], {expr(a[5])})"
+    if call.op == LOAD:
+        extra = ""
+        if scope_of(a[0]) == "wmma.accumulator":
+            extra = f", {_NS}mem_{a[7].value}"
+        return f"{_NS}load_matrix_sync({expr(a[0])}[{expr(a[4])}], {expr(a[5])}, " \
+            f"{expr(a[6])}{extra})"
+    if call.op == MMA:
+        d, di, x, xi, y, yi, c, ci = (expr(v) for v in a)
+        return f"{_NS}mma_sync({d}[{di}], {x}[{xi}], {y}[{yi}], {c}[{ci}])"
+    return f"{_NS}store_matrix_sync({expr(a[5])}, {expr(a[0])}[{expr(a[4])}], " \
+        f"{expr(a[6])}, {_NS}mem_{a[7].value})"
+
+
+def access_ptr_c(call, expr, ctype) -> str:
+    _ann, data, offset = call.args[:3]
+    return f"(({ctype(call.args[0].dtype)}*){expr(data)} + {expr(offset)})"

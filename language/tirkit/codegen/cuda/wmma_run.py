@@ -1,0 +1,162 @@
+"""The tensor-core builtins in the thread interpreter.  wmma (wmma.py): each call runs with
+its matrix meaning for every thread of the warp, a fragment being one whole tile that every
+thread of the warp holds a copy of; reads and writes of shared and global memory through the
+call's pointer go through the race detector like any other access.  T.ptx_mma (mma.py): the
+warp's tiles assembled from its 32 threads' registers, multiplied, handed back."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from ..errors import UNSUPPORTED, fail
+from ..interp_exprs import LANES
+from . import mma, wmma
+
+_TID = "tid"
+
+
+def _shapes(it):
+    shapes = getattr(it, "_wmma_shapes", None)
+    if shapes is None:
+        shapes = it._wmma_shapes = wmma.fragment_shapes(it.func.body)
+    return shapes
+
+
+def _site(it, stmt, var):
+    """A stand-in access node for the race detector: the call's statement, on var."""
+    sites = it.__dict__.setdefault("_wmma_sites", {})
+    key = (id(stmt), id(var))
+    if key not in sites:
+        sites[key] = types.SimpleNamespace(buffer=types.SimpleNamespace(data=var),
+                                           span=stmt.span)
+    return sites[key]
+
+
+class _Call:
+    def __init__(self, it, stmt, env):
+        self.it, self.stmt, self.env = it, stmt, env
+        tid = env.get(_TID)
+        self.tid = np.zeros(1, np.int64) if tid is None else \
+            np.atleast_1d(np.asarray(tid, dtype=np.int64))
+        self.n = self.tid.shape[0]
+
+    def ints(self, e):
+        v = np.asarray(self.it.eval(e, self.env)).astype(np.int64)
+        return np.broadcast_to(v, (self.n,))
+
+    # fragments: (storage, lane rows or None, flat element indices (n, rows * cols), tile)
+    def fragment(self, var, index):
+        st = self.it.storage[id(var)]
+        shape = _shapes(self.it).get(id(var))
+        rows, cols = wmma.tile(var, shape)
+        flat = self.ints(index)[:, None] * (rows * cols) + np.arange(rows * cols)
+        sel = None if st.lane_key is None else \
+            np.broadcast_to(np.asarray(self.env[st.lane_key]), (self.n,))
+        return st, sel, flat, (rows, cols)
+
+    def get(self, frag):
+        st, sel, flat, (r, c) = frag
+        vals = st.array[sel[:, None], flat] if sel is not None else st.array[flat]
+        return vals.reshape(self.n, r, c)
+
+    def put(self, frag, vals):
+        st, sel, flat, _ = frag
+        vals = np.asarray(vals).reshape(self.n, -1).astype(st.array.dtype)
+        if sel is not None:
+            st.array[sel[:, None], flat] = vals
+        else:
+            st.array[flat] = vals
+
+    # memory behind a T.tvm_access_ptr
+    def memory(self, ptr, stride, layout, tile):
+        _ann, data, offset = ptr.args[:3]
+        st = self.it.storage[id(data)]
+        r, c = np.meshgrid(np.arange(tile[0]), np.arange(tile[1]), indexing="ij")
+        s = self.ints(stride)[:, None]
+        rel = (r.reshape(-1) * s + c.reshape(-1)) if layout == "row_major" else \
+            (c.reshape(-1) * s + r.reshape(-1))
+        return data, st, self.ints(offset)[:, None] + rel
+
+    def load(self, ptr, stride, layout, tile):
+        data, st, flat = self.memory(ptr, stride, layout, tile)
+        if st.lane_key is not None:
+            sel = np.asarray(self.env[st.lane_key])
+            return st.array[sel[:, None], flat].reshape(self.n, *tile)
+        tid = np.repeat(self.tid, flat.shape[1])
+        self.it._check(_site(self.it, self.stmt, data), st, flat.reshape(-1), tid, None)
+        return st.array[flat].reshape(self.n, *tile)
+
+    def store(self, ptr, stride, layout, tile, vals):
+        data, st, flat = self.memory(ptr, stride, layout, tile)
+        vals = np.asarray(vals).reshape(self.n, -1).astype(st.array.dtype)
+        if st.lane_key is not None:
+            sel = np.asarray(self.env[st.lane_key])
+            st.array[sel[:, None], flat] = vals
+            return
+        tid = np.repeat(self.tid, flat.shape[1])
+        self.it._check(_site(self.it, self.stmt, data), st, flat.reshape(-1), tid,
+                       vals.reshape(-1))
+        st.array[flat.reshape(-1)] = vals.reshape(-1)
+
+
+def _wide(x):
+    return x.astype(np.float64) if x.dtype.kind == "f" or x.dtype.kind == "V" else \
+        x.astype(np.int64)
+
+
+def run_wmma(it, stmt, env):
+    """Run one wmma builtin call (the Evaluate stmt) for the lanes of env."""
+    if env.get(LANES) is not None and not np.size(env.get(_TID, 1)):
+        return
+    call = stmt.value
+    a = call.args
+    c = _Call(it, stmt, env)
+    if call.op == wmma.FILL:
+        frag = c.fragment(a[0], a[4])
+        value = np.broadcast_to(np.asarray(it.eval(a[5], env)), (c.n,))
+        c.put(frag, np.repeat(value[:, None], frag[2].shape[1], axis=1))
+    elif call.op == wmma.LOAD:
+        frag = c.fragment(a[0], a[4])
+        c.put(frag, c.load(a[5], a[6], a[7].value, frag[3]))
+    elif call.op == wmma.STORE:
+        frag = c.fragment(a[0], a[4])
+        c.store(a[5], a[6], a[7].value, frag[3], c.get(frag))
+    else:                                           # D = A @ B + C
+        d, x, y, z = (c.fragment(a[i], a[i + 1]) for i in (0, 2, 4, 6))
+        out = np.matmul(_wide(c.get(x)), _wide(c.get(y))) + _wide(c.get(z))
+        c.put(d, out)
+
+
+def run_ptx_mma(it, stmt, env):
+    """One T.ptx_mma for every warp among the lanes of env (all 32 threads of each)."""
+    call = stmt.value
+    mma.call_c(call, str)                         # the supported forms only
+    a = call.args
+    tid = env.get(_TID)
+    if tid is None:
+        fail(UNSUPPORTED, "T.ptx_mma runs in a warp (inside a threadIdx binding)", stmt)
+    tid = np.atleast_1d(np.asarray(tid, dtype=np.int64))
+    n = tid.shape[0]
+
+    def regs(var, off, count):
+        st = it.storage[id(var)]
+        if st.lane_key is None:
+            fail(UNSUPPORTED, f"T.ptx_mma operand '{var.name}' must be a thread's registers "
+                 "(a local buffer)", stmt)
+        sel = np.broadcast_to(np.asarray(env[st.lane_key]), (n,))
+        base = np.broadcast_to(np.asarray(it.eval(off, env)).astype(np.int64), (n,))
+        return st, sel, base[:, None] + np.arange(count)
+    ra, rb, rc = regs(a[6], a[7], 8), regs(a[8], a[9], 4), regs(a[10], a[11], 4)
+    warps, lanes = tid // 32, tid % 32
+    for w in np.unique(warps):
+        idx = np.nonzero(warps == w)[0]
+        if idx.shape[0] != 32:
+            fail(UNSUPPORTED, f"T.ptx_mma run by {idx.shape[0]} threads of a warp (needs 32)",
+                 stmt)
+        order = idx[np.argsort(lanes[idx])]
+
+        def get(r):
+            return r[0].array[r[1][order][:, None], r[2][order]].astype(np.float64)
+        d = mma.warp_mma(get(ra), get(rb), get(rc))
+        rc[0].array[rc[1][order][:, None], rc[2][order]] = d.astype(rc[0].array.dtype)
