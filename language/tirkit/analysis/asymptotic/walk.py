@@ -23,6 +23,7 @@ point satisfy):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 
 from .model import LOCATE, STEP, Kernel, Program, concordant
@@ -58,6 +59,11 @@ class With:
 
 ZERO = "0"
 PASS = "pass"
+
+
+@lru_cache(maxsize=65536)
+def _task_set(head, atoms, dims):
+    return query(head, atoms, dict(dims))
 
 
 def _accesses(node):
@@ -127,9 +133,9 @@ class _Walk:
             for a in args:
                 if a not in head and a not in ren:
                     ren[a] = f"∃{len(ren)}"
-        atoms = [(r, tuple(ren.get(a, a) for a in args)) for r, args in guard]
-        dims = {ren.get(v, v): self.dims[v] for v in list(head) + list(ren)}
-        self.terms.append(query(tuple(bound), atoms, dims))
+        atoms = frozenset((r, tuple(ren.get(a, a) for a in args)) for r, args in guard)
+        dims = tuple(sorted((ren.get(v, v), self.dims[v]) for v in list(head) + list(ren)))
+        self.terms.append(_task_set(tuple(bound), atoms, dims))
 
     def stepped(self, node, x, bound):
         out = []

@@ -3,7 +3,9 @@
 For `out += X * Y * Z`, a sub-product `w += X * Y` is computed by a producer nest and read
 by a consumer nest `out += w * Z`; each index either stays an outer loop around both, or is
 pushed inside, where it loops in the consumer, the producer, or both (if they use it).  The
-workspace is indexed by the pushed indices both use.  Among all such programs (and the plain
+workspace is indexed by the pushed indices both use.  The sub-product may also be stored
+without summing (`w = X * Y`): then the consumer loops over every pushed index and the
+workspace is indexed by the pushed indices of X and Y.  Among all such programs (and the plain
 nests) only those of minimum nesting depth are kept; every loop group is permuted, every
 sparse input level and every workspace level gets a protocol.
 
@@ -27,6 +29,7 @@ class WorkspaceProgram:
     workspace: tuple         # the workspace's indices, in the consumer's loop order
     protocols: tuple         # per input: per level STEP / LOCATE
     workspace_protocols: tuple
+    reduce: bool = True      # `w += X * Y` (the producer sums); False: `w = X * Y`
 
     @property
     def depth(self):
@@ -50,7 +53,10 @@ def _structures(kernel: Kernel):
                 cons = tuple(x for x in idx if x in inner & ic)
                 prod_ = tuple(x for x in idx if x in inner & ip)
                 ws = tuple(x for x in idx if x in (set(cons) | set(prod_)) & ip & ic)
-                yield pair, outer, cons, prod_, ws
+                yield pair, outer, cons, prod_, ws, True
+                # `w = X * Y`: the consumer loops over every pushed index, the workspace is
+                # indexed by those of the pair
+                yield pair, outer, js, prod_, prod_, False
 
 
 def workspace_programs(kernel: Kernel, depth=None):
@@ -58,11 +64,11 @@ def workspace_programs(kernel: Kernel, depth=None):
     structs = list(_structures(kernel))
     if not structs:
         return
-    least = min(len(o) + max(len(c), len(p)) for _, o, c, p, _ in structs)
+    least = min(len(o) + max(len(c), len(p)) for _, o, c, p, _, _ in structs)
     depth = least if depth is None else depth
     per_input = [list(product((LOCATE, STEP), repeat=t.order)) if t.hollow else
                  [(LOCATE,) * t.order] for t in kernel.inputs]
-    for pair, outer, cons, prod_, ws in structs:
+    for pair, outer, cons, prod_, ws, reduce in structs:
         if len(outer) + max(len(cons), len(prod_)) != depth:
             continue
         for o in permutations(outer):
@@ -72,12 +78,12 @@ def workspace_programs(kernel: Kernel, depth=None):
                     w = tuple(sorted(ws, key=order.index))
                     for protos in product(*per_input):
                         for wp in product((LOCATE, STEP), repeat=len(w)):
-                            yield WorkspaceProgram(o, c, p, pair, w, protos, wp)
+                            yield WorkspaceProgram(o, c, p, pair, w, protos, wp, reduce)
 
 
 def least_workspace_depth(kernel: Kernel):
     structs = list(_structures(kernel))
-    return min((len(o) + max(len(c), len(p)) for _, o, c, p, _ in structs), default=None)
+    return min((len(o) + max(len(c), len(p)) for _, o, c, p, _, _ in structs), default=None)
 
 
 __all__ = ["WorkspaceProgram", "workspace_programs", "least_workspace_depth"]
