@@ -13,6 +13,7 @@ every program pays (reading each sparse input, each dimension)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import permutations, product
 
 from .query import Cost, query
@@ -141,6 +142,7 @@ def _q(head, atoms, dvars, dimof):
     return query(head, atoms, dims)
 
 
+@lru_cache(maxsize=256)
 def sunk_cost(kernel: Kernel) -> Cost:
     """What every program pays: reading each sparse input, and each dimension."""
     dimof = dict(kernel.dims)
