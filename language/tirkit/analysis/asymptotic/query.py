@@ -79,7 +79,7 @@ def _homomorphisms(q: Query, p: Query, head_cover: bool, start=None):
     return go(0, dict(start or {}))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 18)
 def at_most(p: Query, q: Query) -> bool:
     """|p| ⪯ |q| for every input (up to constant factors), assuming every dimension and
     every tensor is nonempty: q's variables may map onto witnesses of that (so that
