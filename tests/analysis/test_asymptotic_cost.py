@@ -3,11 +3,12 @@ import pytest
 
 from tirkit.analysis.asymptotic import (Kernel, Program, Tensor, cost_at_most, equivalent,
                                         frontier, program_cost, programs, strictly_less)
-from tirkit.analysis.asymptotic.frontier import universe
+from tirkit.analysis.asymptotic.frontier import cost_of, universe
 from tirkit.analysis.asymptotic.model import LOCATE, STEP
 from tirkit.analysis.asymptotic.workspace import WorkspaceProgram
 from tirkit.analysis.asymptotic.query import Cost, at_most, query
 from tirkit.analysis.asymptotic.render import render
+from tirkit.analysis.asymptotic.walk import walk_cost, workspace_tree
 
 U, C = "u", "c"
 SS = (STEP, STEP)
@@ -107,10 +108,65 @@ def test_spmv2_uses_a_workspace():
         assert p.pair == (1, 2)
 
 
+# Pigeon's SpGEMM with three factors, the last one transposed: A[i, j] += B[i, k]·C[k, l]·D[j, l]
+SPGEMM2 = kernel(Tensor("A", ("i", "j"), (U, C)),
+                 [Tensor("B", ("i", "k"), (U, C)), Tensor("C", ("k", "l"), (U, C)),
+                  Tensor("D", ("j", "l"), (U, C))], {"i": "I", "j": "J", "k": "K", "l": "L"})
+# B·(C∘D) (Pigeon's spgemmh): every workspace program also has a twin storing w = X·Y
+SPGEMMH = kernel(Tensor("A", ("i", "j"), (U, C)),
+                 [Tensor("B", ("i", "k"), (U, C)), Tensor("C", ("j", "k"), (U, C)),
+                  Tensor("D", ("j", "k"), (U, C))], D3)
+
+
+def test_spgemm2_frontier_as_the_artifact():
+    """results/spgemm2_data.json: universe_length 20736, frontier_length 292 (every program
+    of depth 3 precomputes a product of two factors into a workspace)."""
+    progs = list(universe(SPGEMM2))
+    assert len(progs) == 20736
+    assert all(isinstance(p, WorkspaceProgram) and p.depth == 3 for p in progs)
+    assert len(frontier(SPGEMM2, progs)) == 292
+
+
+def test_universe_with_stored_products():
+    """results/spgemmh_data.json and sspgemm_data.json: universe_length 102272 and 119296
+    (384 plain nests, the rest workspace programs, half of them storing w = X·Y)."""
+    progs = list(universe(SPGEMMH))
+    assert len(progs) == 102272
+    ws = [p for p in progs if isinstance(p, WorkspaceProgram)]
+    assert len(progs) - len(ws) == 384
+    assert sum(not p.reduce for p in ws) * 2 == len(ws)
+    sampled = kernel(Tensor("A", ("i", "j"), (U, C)),
+                     [Tensor("B", ("i", "j"), (U, C)), Tensor("C", ("i", "k"), (U, C)),
+                      Tensor("D", ("j", "k"), (U, C))], D3)
+    assert len(list(universe(sampled))) == 119296
+
+
+def _has_term(cost, head, atoms, dims):
+    """cost holds a task set equivalent to {head | atoms}."""
+    q = query(head, atoms, dims)
+    return any(at_most(q, t) and at_most(t, q) for t in cost.simplified().terms)
+
+
+def test_workspace_consumer_and_pattern():
+    """Row-by-row B·C into w[l], then A[i, :] += w·D[j, :]^T, everything stepped.  For a row
+    i of B that is empty the producer does nothing but the consumer still walks D (I·nnz(D)),
+    and the workspace's pattern forgets the row it was filled for: the consumer's l loop runs
+    over columns of B·C's any row (∃i' B(i', k) C(k, l))."""
+    p = WorkspaceProgram(("i",), ("j", "l"), ("k", "l"), (0, 1), ("l",), (SS, SS, SS),
+                         (STEP,))
+    cost = walk_cost(SPGEMM2, workspace_tree(SPGEMM2, p))
+    dims = {"i": "I", "j": "J", "k": "K", "l": "L", "a": "K", "b": "L", "c": "I", "d": "K"}
+    assert _has_term(cost, ("i", "j", "l"), [("D", ("j", "l"))], dims)
+    assert _has_term(cost, ("i", "j", "l"), [("B", ("i", "a")), ("D", ("j", "b")),
+                                              ("B", ("c", "d")), ("C", ("d", "l"))], dims)
+    assert not _has_term(cost, ("i", "j", "l"), [("B", ("i", "a")), ("D", ("j", "b")),
+                                                  ("C", ("a", "l"))], dims)
+
+
 @pytest.mark.parametrize("k, size, front", [(SDDMM, 24, 8), (MTTKRP, 192, 36)])
 def test_frontier_sizes_of_plain_nests(k, size, front):
     """SDDMM and MTTKRP among their plain loop nests, hand-checked below (their universes
-    also hold workspace programs of the same depth: 3,208 and 42,672 programs)."""
+    also hold workspace programs of the same depth: 7,456 and 226,944 programs)."""
     assert len(list(programs(k))) == size
     assert len(frontier(k, programs(k))) == front
 
@@ -150,10 +206,8 @@ def test_sddmm_frontier_costs_nnz_times_k():
                    ("j", "k", "i"): 1, ("k", "i", "j"): 1, ("k", "j", "i"): 1}
     fused = program_cost(SDDMM, Program(("i", "j", "k"), (SS, (LOCATE,) * 2, (LOCATE,) * 2)))
     for p, _ in frontier(SDDMM, programs(SDDMM)):
-        c = program_cost(SDDMM, p, widen=True, coiterate="union")
-        assert equivalent(c, fused)
-    dense = program_cost(SDDMM, Program(("i", "j", "k"), ((LOCATE, LOCATE),) + ((LOCATE,) * 2,)
-                                        * 2), widen=True, coiterate="union")
+        assert equivalent(cost_of(SDDMM, p), fused)
+    dense = cost_of(SDDMM, Program(("i", "j", "k"), ((LOCATE, LOCATE),) + ((LOCATE,) * 2,) * 2))
     assert strictly_less(fused, dense)
 
 

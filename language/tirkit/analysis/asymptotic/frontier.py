@@ -1,11 +1,10 @@
 """The frontier: programs no other program beats asymptotically for every input."""
 from __future__ import annotations
 
-from .model import Program, program_cost, programs
+from .model import Program, programs, sunk_cost
 from .query import strictly_less
-from .workspace import least_workspace_depth, workspace_cost, workspace_programs
-
-PIGEON = {"widen": True, "coiterate": "union"}
+from .walk import plain_tree, walk_cost, workspace_tree
+from .workspace import least_workspace_depth, workspace_programs
 
 
 def universe(kernel):
@@ -19,20 +18,20 @@ def universe(kernel):
         yield from workspace_programs(kernel, ws)
 
 
-def cost_of(kernel, prog, semantics=PIGEON):
-    if isinstance(prog, Program):
-        return program_cost(kernel, prog, **semantics)
-    return workspace_cost(kernel, prog)
+def cost_of(kernel, prog):
+    """The cost of a plain program or a workspace program, with what every program pays:
+    its statements walked as Pigeon does (walk.py): a stepped level filters its loop whatever
+    its format, several stepped levels are each walked in full, transposition is paid by
+    reading the input, a workspace's pattern forgets the loops around it."""
+    tree = plain_tree(kernel, prog) if isinstance(prog, Program) else workspace_tree(kernel, prog)
+    return walk_cost(kernel, tree) + sunk_cost(kernel)
 
 
-def frontier(kernel, candidates=None, semantics=PIGEON):
+def frontier(kernel, candidates=None):
     """[(program, cost)] of the undominated programs among `candidates` (default: the
-    universe of minimum depth); programs of equivalent cost are all kept.  The default
-    semantics are Pigeon's: a stepped level filters its loop whatever its format (a dense
-    level is widened to a hashed one), several stepped levels are each walked in full, and a
-    transposition workspace takes the formats its protocols need."""
+    universe of minimum depth); programs of equivalent cost are all kept."""
     progs = list(candidates if candidates is not None else universe(kernel))
-    costs = [cost_of(kernel, p, semantics).simplified() for p in progs]
+    costs = [cost_of(kernel, p).simplified() for p in progs]
     # programs of the same cost structure are compared once per group
     groups = {}
     for p, c in zip(progs, costs):
@@ -49,4 +48,4 @@ def frontier(kernel, candidates=None, semantics=PIGEON):
     return keep
 
 
-__all__ = ["frontier", "universe", "cost_of", "PIGEON"]
+__all__ = ["frontier", "universe", "cost_of"]

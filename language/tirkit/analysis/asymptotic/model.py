@@ -13,6 +13,7 @@ every program pays (reading each sparse input, each dimension)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import permutations, product
 
 from .query import Cost, query
@@ -94,13 +95,12 @@ def needs_transpose(t: Tensor, protos, order, located_any_order=False) -> bool:
 
 
 def program_cost(kernel: Kernel, prog: Program, sunk=True, located_any_order=False,
-                 coiterate="intersection", widen=False) -> Cost:
+                 coiterate="intersection") -> Cost:
     """The program's cost.  `located_any_order`: only stepped levels need storage order
     (tirkit's lowering searches located ones); `coiterate="union"`: several stepped levels
-    of one loop are each walked in full; `widen`: a stepped dense level filters like a
-    hashed one (Pigeon widens the format), and a transposition workspace's levels take the
-    formats their protocols need (located: dense, stepped: compressed), its storage the cost
-    of filling it."""
+    of one loop are each walked in full.  The formats matter here (a stepped dense level
+    does not filter its loop): this is the cost of tirkit's lowering of one sparse
+    iteration; the frontier of Pigeon's spaces walks the program's statements (walk.py)."""
     order = prog.order
     dimof = dict(kernel.dims)
     terms = []
@@ -109,21 +109,9 @@ def program_cost(kernel: Kernel, prog: Program, sunk=True, located_any_order=Fal
         lv = list(zip(t.idxs, t.formats, protos))
         if needs_transpose(t, protos, order, located_any_order):
             lv.sort(key=lambda z: order.index(z[0]))
-            if widen:
-                # a workspace level takes the format its protocol needs (located:
-                # uncompressed, stepped: compressed); filling it costs its storage
-                lv = [(x, "c" if p == STEP else "u", p) for x, _, p in lv]
-                watoms, wdv = [], []
-                for k, (x, f, p) in enumerate(lv):
-                    if f == "c":
-                        a, dv = tensor_atom(t, {z for z, _, _ in lv[:k + 1]}, f"w{k}")
-                        watoms.append(a)
-                        wdv += dv
-                terms.append(_q(tuple(x for x, _, _ in lv), watoms, wdv, dimof))
-            else:
-                # transposed into a workspace in loop order (same formats, level by level)
-                lv = [(x, f, p) for (x, _, p), (_, f, _) in
-                      zip(lv, zip(t.idxs, t.formats, protos))]
+            # transposed into a workspace in loop order (same formats, level by level)
+            lv = [(x, f, p) for (x, _, p), (_, f, _) in
+                  zip(lv, zip(t.idxs, t.formats, protos))]
             atom, dvars = tensor_atom(t, set(t.idxs), "")
             terms.append(_q(t.idxs, [atom], dvars, dimof))
         levels.append(lv)
@@ -133,7 +121,7 @@ def program_cost(kernel: Kernel, prog: Program, sunk=True, located_any_order=Fal
         stepped = []
         for t, lv in zip(kernel.inputs, levels):
             for k, (y, f, p) in enumerate(lv):
-                if y == x and p == STEP and (f in ("c", "h") or widen) and t.hollow:
+                if y == x and p == STEP and f in ("c", "h") and t.hollow:
                     prefix = {z for z, _, _ in lv[:k + 1]}
                     stepped.append(tensor_atom(t, prefix & known, f"d{d}"))
         if coiterate == "union" and len(stepped) > 1:
@@ -154,6 +142,7 @@ def _q(head, atoms, dvars, dimof):
     return query(head, atoms, dims)
 
 
+@lru_cache(maxsize=256)
 def sunk_cost(kernel: Kernel) -> Cost:
     """What every program pays: reading each sparse input, and each dimension."""
     dimof = dict(kernel.dims)

@@ -23,6 +23,14 @@ class Query:
     atoms: frozenset           # {(relation, (var, ...))}; a dimension is a unary relation
     dims: tuple                # ((var, dimension), ...) for every variable
 
+    def __hash__(self):
+        # queries key every cache here: their hash is computed once
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.head, self.atoms, self.dims))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     def dim_of(self, v):
         return dict(self.dims)[v]
 
@@ -71,12 +79,25 @@ def _homomorphisms(q: Query, p: Query, head_cover: bool, start=None):
     return go(0, dict(start or {}))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 18)
 def at_most(p: Query, q: Query) -> bool:
     """|p| ⪯ |q| for every input (up to constant factors), assuming every dimension and
     every tensor is nonempty: q's variables may map onto witnesses of that (so that
     `nnz(B) ⪯ nnz(B)·K`)."""
+    # q's head covers p's only if it has at least as many variables of each dimension
+    need = _head_dims(p)
+    have = _head_dims(q)
+    if any(have.get(d, 0) < n for d, n in need.items()):
+        return False
     return _homomorphisms(q, _with_witnesses(p, q), head_cover=True)
+
+
+def _head_dims(q: Query) -> dict:
+    dims = dict(q.dims)
+    out = {}
+    for v in q.head:
+        out[dims[v]] = out.get(dims[v], 0) + 1
+    return out
 
 
 def _with_witnesses(p: Query, q: Query) -> Query:
