@@ -17,13 +17,14 @@ from .tensorize import rule as _tensorize_rule  # noqa: F401  (registers tensori
 __version__ = "0.1.0"
 
 
-def check(text, path=None, target=None, rules=None):
-    """Parse and run every verification rule; diagnostics sorted by position."""
+def check(text, path=None, target=None, rules=None, intrinsics=()):
+    """Parse and run every verification rule; diagnostics sorted by position (`intrinsics`:
+    folders of more tensor intrinsic files)."""
     from .script.parse import CollectionPaused
     from .verify import run_rules
     with CollectionPaused():
         result = parse(text, path)
-        return run_rules(result, target=target, rules=rules)
+        return run_rules(result, target=target, rules=rules, intrinsics=intrinsics)
 
 
 def clear_caches():

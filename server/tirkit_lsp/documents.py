@@ -75,19 +75,22 @@ class Analysis:
                 self._cache[key] = value
             return value
 
-    def diagnostics(self, full: bool, target=None) -> list:
+    def diagnostics(self, full: bool, target=None, intrinsics=()) -> list:
         """Core diagnostics: the fast rule set, or every rule (`full`)."""
         if not self.has_kernels:
             return []
+        intrinsics = tuple(intrinsics or ())
         if full:
-            return self._once(("full", target), lambda: self._rules(target, False))
-        return self._once("fast", lambda: self._rules(target, True))
+            return self._once(("full", target, intrinsics),
+                              lambda: self._rules(target, False, intrinsics))
+        return self._once(("fast", intrinsics), lambda: self._rules(target, True, intrinsics))
 
-    def _rules(self, target, fast_only: bool) -> list:
+    def _rules(self, target, fast_only: bool, intrinsics=()) -> list:
         # the collector paused, as for the parse: the rules build many objects that stay
         # alive, and each full collection would walk every object of a large file's analysis
         with CollectionPaused():
-            return run_rules(self.result, target=target, fast_only=fast_only)
+            return run_rules(self.result, target=target, fast_only=fast_only,
+                             intrinsics=intrinsics)
 
     @property
     def index(self):

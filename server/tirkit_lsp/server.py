@@ -38,7 +38,7 @@ class Settings:
     # formatting: `T.allocate_const` tensors with more elements go to the script's .params file
     inline_threshold: int = 64
     # folders of more intrinsic files (`tirkit.intrinsics`): the tensorize hint, quick fix and
-    # hover read them; the rules see them through $TIRKIT_INTRINSICS, which the setting sets
+    # hover read them, and the rules through `run_rules(..., intrinsics=)`
     intrinsics: tuple = ()
 
     def roofline_target(self, func, configured: str | None = None) -> str:
@@ -78,10 +78,7 @@ class Settings:
         if isinstance(dirs, str):
             dirs = [dirs] if dirs else []
         if isinstance(dirs, list) and all(isinstance(d, str) for d in dirs):
-            import os
-            from tirkit.tensorize.library import ENV
             self.intrinsics = tuple(dirs)
-            os.environ[ENV] = os.pathsep.join(dirs)
 
 
 class TirkitServer(LanguageServer):

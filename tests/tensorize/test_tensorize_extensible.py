@@ -27,6 +27,9 @@ def test_invented_intrinsic_maps_fixes_and_runs(tmp_path, monkeypatch):
     assert m.feasible and m.extents == [8, 2] and m.padded == []
     # without the folder nothing serves an s8·s8 block; with it, the hint and its fix
     assert not [x for x in tirkit.check(text) if x.code == "tensorize/available"]
+    given = [x for x in tirkit.check(text, intrinsics=[d]) if x.code == "tensorize/available"]
+    assert [(h.severity, h.span.line) for h in given] == [("hint", 12)]
+    assert not [x for x in tirkit.check(text) if x.code == "tensorize/available"]   # not kept
     monkeypatch.setenv(ENV, d)
     hints = [x for x in tirkit.check(text) if x.code == "tensorize/available"]
     assert [(h.severity, h.span.line) for h in hints] == [("hint", 12)]
@@ -67,3 +70,17 @@ def test_cli_uses_the_folder(tmp_path):
     assert "T.match_buffer(" in src.read_text()
     r = subprocess.run(exe + ["check", str(src)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
+
+
+def test_check_reads_the_project_files_intrinsics(tmp_path):
+    """`intrinsics = [...]` in tirkit.toml adds the folder for `tirkit check`."""
+    (tmp_path / "intrin").mkdir()
+    invented.write(tmp_path / "intrin")
+    src = tmp_path / "g.py"
+    src.write_text(gemm(12, 16, 10, a="int8"))
+    exe = [sys.executable, "-m", "tirkit.cli", "check", str(src)]
+    r = subprocess.run(exe, capture_output=True, text=True, cwd=tmp_path)
+    assert "tensorize/available" not in r.stdout, r.stdout
+    (tmp_path / "tirkit.toml").write_text('intrinsics = ["intrin/"]\n')
+    r = subprocess.run(exe, capture_output=True, text=True, cwd=tmp_path)
+    assert "tensorize/available" in r.stdout and "invented 8x2 dot" in r.stdout, r.stdout

@@ -31,5 +31,5 @@ def check_file(data, path, config: Config, warn_unused=None) -> tuple:
     from .. import check
     from ..script.parse import decode
     text, _ = decode(data)
-    diags = check(data, path=path, target=config.target)
+    diags = check(data, path=path, target=config.target, intrinsics=config.intrinsics)
     return text, finish(text, diags, config, path, warn_unused)

@@ -1,7 +1,7 @@
 """tensorize/available (hint): a block that an intrinsic of the target can serve.
 
 For each reduction block, the intrinsics of the target (`llvm`: this CPU's features; the
-shipped ones, those in $TIRKIT_INTRINSICS) are mapped onto it (`tirkit.tensorize.mapping`);
+shipped ones, those in $TIRKIT_INTRINSICS and the configured folders) are mapped onto it (`tirkit.tensorize.mapping`);
 the best feasible one is reported on the block's name with its padding and estimated
 speed-up. Its quick fix applies `auto_tensorize` (schedule/actions). The rule sits with the
 intrinsics it reads (above the script layer that parses them), in the verify registry: the
@@ -31,7 +31,7 @@ def check_tensorize_available(func, ctx):
         s = r.block.name_span or r.span
         if s is None:
             continue
-        ok, _ = block_mappings(r, target)
+        ok, _ = block_mappings(r, target, dirs=list(ctx.intrinsics) or None)
         if ok:
             out.append(Diagnostic(CODE, "hint", message(ok[0]),
                                   Span(s.line, s.column, s.end_line, s.end_column, s.file)))

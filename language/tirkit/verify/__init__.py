@@ -37,6 +37,7 @@ class RuleContext:
     cache: dict = field(default_factory=dict)
     lowering_errors: set = field(default_factory=set)   # id(PrimFunc) lowered with errors
     pragma: str = None                 # the file's `# tirkit: target=NAME`, read once
+    intrinsics: tuple = ()             # folders of more tensor intrinsics (tensorize rule)
 
     def incomplete(self, func) -> bool:
         """Lowering reported an error inside func: statements may be missing, so rules that
@@ -139,21 +140,23 @@ def _function_diags(name, f, ctx, keys, common, incomplete) -> list:
     return fdiags
 
 
-def run_rules(result, target=None, rules=None, fast_only=False) -> list:
-    """Diagnostics of parsing plus every selected rule on every function."""
+def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=()) -> list:
+    """Diagnostics of parsing plus every selected rule on every function (`intrinsics`:
+    folders of more tensor intrinsics, beside $TIRKIT_INTRINSICS and the shipped ones)."""
     load_rules()
     diags = list(result.diagnostics)
     from ..target import from_pragma
     pragma = from_pragma(result.text) if result.text else None
+    intrinsics = tuple(intrinsics or ())
     ctx = RuleContext(target=target, module=result.module, text=result.text, path=result.path,
-                      pragma=pragma)
+                      pragma=pragma, intrinsics=intrinsics)
     err_lines = sorted({d.span.line for d in result.diagnostics
                         if d.severity == "error" and d.span})
     selection = (tuple(sorted(rules)) if rules is not None else None, bool(fast_only),
                  len(RULES))
     # (the intrinsic folders: the tensorize/available rule reads them)
     common = (str(target) if target is not None else None, pragma, result.path, selection,
-              os.environ.get("TIRKIT_INTRINSICS"))
+              intrinsics, os.environ.get("TIRKIT_INTRINSICS"))
     keys = getattr(result, "keys", None) or {}
     kernels = getattr(result, "kernels", None) or []
     if sum(len(k.functions) for k in kernels) == len(result.module.functions):

@@ -29,6 +29,7 @@ from tirkit.schedule.actions import QUICK_FIXES, Action, actions_at, apply_actio
 from tirkit.schedule.errors import ScheduleError
 
 from . import asymptotic
+from .configuration import document_intrinsics
 from .formatting import line_edits
 
 RECORD = "tirkit.recordSchedule"
@@ -41,7 +42,7 @@ def list_actions(server, a, rng: T.Range) -> list:
     conv = server.converter(a)
     line, col = conv.line_col(rng.start)
     return ranked_actions(a.result.module, actions_at(
-        a.result, line, col, intrinsics=list(server.settings.intrinsics) or None))
+        a.result, line, col, intrinsics=list(document_intrinsics(server, a)) or None))
 
 
 def list_quick_fixes(server, a, diagnostics) -> list:
@@ -63,7 +64,7 @@ def list_quick_fixes(server, a, diagnostics) -> list:
         core = Diagnostic(str(d.code), "error", d.message, Span(line, col, line, col + 1),
                           related)
         out.extend((act, d) for act in quick_fixes(
-            a.result, core, intrinsics=list(server.settings.intrinsics) or None))
+            a.result, core, intrinsics=list(document_intrinsics(server, a)) or None))
     return out
 
 

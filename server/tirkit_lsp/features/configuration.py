@@ -72,6 +72,13 @@ def document_target(server, a) -> str | None:
     return project_config(server, getattr(a, "path", None)).target
 
 
+def document_intrinsics(server, a) -> tuple:
+    """Folders of more tensor intrinsics for a document: the editor's `tirkit.intrinsics`,
+    then the project file's `intrinsics`."""
+    cfg = project_config(server, getattr(a, "path", None))
+    return tuple(server.settings.intrinsics) + tuple(cfg.intrinsics)
+
+
 def setup(server) -> None:
     server.editor_settings = {}
 

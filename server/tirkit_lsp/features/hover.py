@@ -10,7 +10,7 @@ from tirkit.script.namespace import DOCS, NAMES
 
 from .. import render
 from . import asymptotic
-from .configuration import document_target
+from .configuration import document_intrinsics, document_target
 
 
 def _tir_aliases(a) -> set:
@@ -28,6 +28,7 @@ def hover_at(server, a, pos: T.Position):
     if func is None:
         return None
     target = server.settings.roofline_target(func, document_target(server, a))
+    dirs = document_intrinsics(server, a)
     name = func.header_span
     if name is not None and name.line == line and name.column <= col <= name.end_column:
         return kernel_hover(server, a, func, target, conv.range(name))
@@ -39,18 +40,18 @@ def hover_at(server, a, pos: T.Position):
         if tok.attribute and tok.base in _tir_aliases(a):
             text = t_name_markdown(tok.base, tok.name)
         elif sym is not None:
-            text = symbol_markdown(a, sym, target)
+            text = symbol_markdown(a, sym, target, dirs)
     sparse = asymptotic.hover_markdown(func, line)
     if sparse is not None and (text is None or index.block_at_line(line) is None):
         text, span = sparse, None
     if text is None:
         blk = index.at(line, col) if hit is None else None
         if blk is not None and blk.kind == "block":
-            text, span = symbol_markdown(a, blk, target), blk.def_span
+            text, span = symbol_markdown(a, blk, target, dirs), blk.def_span
         else:
             b = index.block_at_line(line)
             if b is not None:
-                text, span = symbol_markdown(a, b, target), None
+                text, span = symbol_markdown(a, b, target, dirs), None
             else:
                 loop = index.loop_at_line(line)
                 if loop is not None:
@@ -88,11 +89,12 @@ def t_name_markdown(alias: str, name: str):
     return f"**`{alias}.{name}`**\n\n{doc}"
 
 
-def symbol_markdown(a, sym, target):
+def symbol_markdown(a, sym, target, dirs=()):
     func = sym.func
     if sym.kind == "block":
         cost = a.costs(func).block(sym.node)
-        return render.block_markdown(func, sym.node, cost, target) + _tensorize(sym.node)
+        return render.block_markdown(func, sym.node, cost, target) + \
+            _tensorize(sym.node, target, dirs)
     if sym.kind == "buffer":
         text = render.buffer_markdown(func, sym.node, sym.role)
         const = _constant_of(func, sym.node.data)
@@ -111,11 +113,11 @@ def symbol_markdown(a, sym, target):
     return render.var_markdown(func, sym.node, sym.role)
 
 
-def _tensorize(block) -> str:
+def _tensorize(block, target, dirs) -> str:
     """The intrinsics that can serve the block (with their mapping), the first reason each
     other one cannot (`tirkit.tensorize.suggest`)."""
     from tirkit.tensorize.suggest import hover_lines
-    lines = hover_lines(block)
+    lines = hover_lines(block, target, list(dirs) or None)
     return "\n\n**Tensorize**\n\n" + "\n".join(lines) if lines else ""
 
 

@@ -25,7 +25,8 @@ def visible_diagnostics(server, a, full: bool) -> list:
     if not a.has_kernels:
         return []
     cfg = project_config(server, a.path)
-    return finish(a.text, a.diagnostics(full, cfg.target), cfg, a.path, complete=full)
+    dirs = tuple(server.settings.intrinsics) + tuple(cfg.intrinsics)    # document_intrinsics
+    return finish(a.text, a.diagnostics(full, cfg.target, dirs), cfg, a.path, complete=full)
 
 
 def config_key(server, a) -> str:
