@@ -104,6 +104,8 @@ def main(argv=None) -> int:
     from .codegen import cli as codegen_cli
     codegen_cli.add_commands(sub)
     project_commands.add_commands(sub)
+    from .tune import cli as tune_cli
+    tune_cli.add_commands(sub)
     lsp = sub.add_parser("lsp", help="start the language server (`tirkit-lsp`; its options "
                          "follow)")
     lsp.set_defaults(fn=lambda a: _lsp(a.server_args))
