@@ -35,7 +35,7 @@ from .tiles import mutate_tiles, sample_tiles
 SPATIAL_LEVELS = 4          # S0 S1 S2 S3
 REDUCE_LEVELS = 2           # R0 R1
 MAX_INNERMOST = 64          # the largest innermost tile (MetaSchedule's max_innermost_factor)
-MAX_UNROLLED = 256          # the largest product of unrolled extents in one tile
+MAX_UNROLLED = 64           # the largest product of unrolled extents in one tile
 
 
 @dataclasses.dataclass(frozen=True)
