@@ -36,6 +36,8 @@ class Settings:
     progress_after_ms: float = 1000.0      # report work-done progress for work longer than this
     # formatting: `T.allocate_const` tensors with more elements go to the script's .params file
     inline_threshold: int = 64
+    tune_lens: bool = False                # a "Tune this kernel" code lens on each kernel
+    tune_trials: int = 32                  # candidates "Tune this kernel" measures
 
     def roofline_target(self, func) -> str:
         from tirkit.analysis.cost import default_target
@@ -64,6 +66,13 @@ class Settings:
         thr = consts.get("inlineThreshold", cfg.get("constants.inlineThreshold"))
         if isinstance(thr, int) and not isinstance(thr, bool) and thr >= 0:
             self.inline_threshold = thr
+        tune = cfg.get("tune") if isinstance(cfg.get("tune"), dict) else {}
+        lens = tune.get("codeLens", cfg.get("tune.codeLens"))
+        if isinstance(lens, bool):
+            self.tune_lens = lens
+        trials = tune.get("trials", cfg.get("tune.trials"))
+        if isinstance(trials, int) and not isinstance(trials, bool) and 0 < trials <= 100_000:
+            self.tune_trials = trials
 
 
 class TirkitServer(LanguageServer):

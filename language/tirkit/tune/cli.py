@@ -65,10 +65,9 @@ def _runner(args):
 
 
 def cmd_tune(args) -> int:
-    try:
-        import llvmlite  # noqa: F401
-    except ImportError as e:
-        print(f"tirkit tune needs llvmlite ({e}): pip install 'tirkit[run]'", file=sys.stderr)
+    import importlib.util
+    if importlib.util.find_spec("llvmlite") is None:
+        print("tirkit tune needs llvmlite: pip install 'tirkit[run]'", file=sys.stderr)
         return 2
     from ..codegen.cli import selected_kernels
     from ..script.parse import parse

@@ -5,6 +5,8 @@ from lsprotocol import types as T
 
 from tirkit.analysis.cost import format_seconds, roofline_seconds
 
+from .tune_kernel import tune_lenses
+
 
 def code_lenses(server, a) -> list:
     if not a.has_kernels:
@@ -23,7 +25,7 @@ def code_lenses(server, a) -> list:
         span = f.header_span or f.span
         out.append(T.CodeLens(range=conv.range(span),
                               command=T.Command(title=title, command="")))
-    return out
+    return out + tune_lenses(server, a)
 
 
 def setup(server) -> None:
