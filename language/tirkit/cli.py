@@ -103,6 +103,8 @@ def main(argv=None) -> int:
     f.set_defaults(fn=cmd_fmt)
     from .codegen import cli as codegen_cli
     codegen_cli.add_commands(sub)
+    from .cost import cli as cost_cli
+    cost_cli.add_commands(sub)
     project_commands.add_commands(sub)
     from .tune import cli as tune_cli
     tune_cli.add_commands(sub)

@@ -1,0 +1,12 @@
+"""The learned cost model: per-store features, a measured dataset, an XGBoost model.
+
+    from tirkit.cost import features, model
+    features.extract(func)                  # (n_stores, len(features.NAMES)) float32 rows
+    m = model.CostModel.default()           # the shipped model (None without xgboost)
+    m.predict([func])                       # predicted seconds
+
+Modules: `features` (per-store features), `dataset` (JSON lines, resumable), `workloads` (the
+kernels the model is trained on), `sampler` (random valid schedules), `measure` (compile and
+time), `collect` (the collection loop), `model` (CostModel), `train` (training and held-out
+scores), `predict` (what the editor shows), `cli` (`tirkit cost ...`).
+"""

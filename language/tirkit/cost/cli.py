@@ -1,0 +1,169 @@
+"""`tirkit cost collect | train | eval | predict`: the learned cost model's commands.
+
+    tirkit cost collect data.jsonl [--per-workload 300] [--workloads a,b]   # resumable
+    tirkit cost train data.jsonl [-o model.json.gz] [--objective packsum]
+    tirkit cost eval data.jsonl [--model M] [--holdout a,b]                 # top-1/top-5/Spearman
+    tirkit cost predict FILE [--model M]       # one line per kernel: name and predicted time
+"""
+from __future__ import annotations
+
+import sys
+
+
+def add_commands(sub):
+    c = sub.add_parser("cost", help="the learned cost model: collect measurements, train, "
+                       "evaluate, predict kernel run times")
+    cs = c.add_subparsers(dest="cost_cmd", required=True)
+    col = cs.add_parser("collect", help="time random valid schedules of the workload set and "
+                        "append them to a JSON-lines dataset (resumes where it stopped)")
+    col.add_argument("dataset")
+    col.add_argument("--per-workload", type=int, default=300)
+    col.add_argument("--workloads", default=None, help="comma-separated names (default: all; "
+                     "see --list)")
+    col.add_argument("--list", action="store_true", help="print the workload names and exit")
+    col.add_argument("--seed", type=int, default=0)
+    col.add_argument("--threads", type=int, default=None)
+    col.add_argument("--no-features", action="store_true",
+                     help="store scripts and times only (features are recomputed when training)")
+    col.set_defaults(fn=cmd_collect)
+    tr = cs.add_parser("train", help="train the XGBoost model on datasets for this machine")
+    tr.add_argument("datasets", nargs="+")
+    tr.add_argument("-o", "--output", default=None,
+                    help="model file (default: the user's model, which hover then uses)")
+    tr.add_argument("--objective", default="packsum",
+                    choices=["packsum", "regression", "pairwise"])
+    tr.add_argument("--rounds", type=int, default=None)
+    tr.add_argument("--exclude", default="", help="comma-separated workloads left out")
+    tr.set_defaults(fn=cmd_train)
+    ev = cs.add_parser("eval", help="held-out scores: train without some workloads, rank "
+                       "their measured schedules")
+    ev.add_argument("datasets", nargs="+")
+    ev.add_argument("--holdout", default=None, help="comma-separated workloads (default: "
+                    "every fourth workload)")
+    ev.add_argument("--objective", default="packsum",
+                    choices=["packsum", "regression", "pairwise"])
+    ev.add_argument("--rounds", type=int, default=None)
+    ev.set_defaults(fn=cmd_eval)
+    pr = cs.add_parser("predict", help="predicted run time of each kernel of a file")
+    pr.add_argument("file")
+    pr.add_argument("--model", default=None, help="model file (default: the shipped one)")
+    pr.set_defaults(fn=cmd_predict)
+
+
+def _missing(what):
+    try:
+        import xgboost  # noqa: F401
+    except ImportError as e:
+        print(f"tirkit cost {what} needs xgboost ({e}): pip install 'tirkit[cost]'",
+              file=sys.stderr)
+        return 2
+    return None
+
+
+def cmd_collect(args) -> int:
+    from .workloads import names
+    if args.list:
+        print("\n".join(names()))
+        return 0
+    import importlib.util
+    if importlib.util.find_spec("llvmlite") is None:
+        print("tirkit cost collect needs llvmlite: pip install 'tirkit[run]'", file=sys.stderr)
+        return 2
+    from .collect import collect
+    from .measure import Measurer
+    ws = names() if not args.workloads else [w.strip() for w in args.workloads.split(",")]
+    unknown = [w for w in ws if w not in names()]
+    if unknown:
+        print(f"tirkit cost collect: unknown workload(s) {', '.join(unknown)} (see --list)",
+              file=sys.stderr)
+        return 2
+    m = Measurer(threads=args.threads or 2)
+    collect(args.dataset, ws, per_workload=args.per_workload, seed=args.seed,
+            features=not args.no_features, measurer=m)
+    return 0
+
+
+def _load_sets(paths):
+    from . import dataset
+    recs = []
+    for p in paths:
+        try:
+            recs += dataset.read(p)
+        except OSError as e:
+            print(f"{p}: {e.strerror}", file=sys.stderr)
+            return None
+    return recs
+
+
+def cmd_train(args) -> int:
+    missing = _missing("train")
+    if missing is not None:
+        return missing
+    import time
+    from .train import train, user_model_path
+    recs = _load_sets(args.datasets)
+    if recs is None:
+        return 2
+    exclude = {w for w in args.exclude.split(",") if w}
+    recs = [r for r in recs if r["workload"] not in exclude]
+    if not recs:
+        print("tirkit cost train: no records", file=sys.stderr)
+        return 1
+    t0 = time.perf_counter()
+    model = train(recs, objective=args.objective, rounds=args.rounds)
+    out = args.output or user_model_path()
+    import os
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    model.save(out)
+    print(f"trained on {len(recs)} kernels of {len({r['workload'] for r in recs})} workloads "
+          f"in {time.perf_counter() - t0:.1f} s ({model.objective}, machine {model.machine}): "
+          f"{out}")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    missing = _missing("eval")
+    if missing is not None:
+        return missing
+    from .train import evaluate, default_holdout
+    recs = _load_sets(args.datasets)
+    if recs is None:
+        return 2
+    hold = ([w for w in args.holdout.split(",") if w] if args.holdout
+            else default_holdout(sorted({r["workload"] for r in recs})))
+    res = evaluate(recs, hold, objective=args.objective, rounds=args.rounds)
+    print(f"held out {len(hold)} workloads ({', '.join(hold)}); trained on "
+          f"{res['train_kernels']} kernels")
+    print(f"top-1 {res['top1']:.3f}  top-5 {res['top5']:.3f}  Spearman {res['spearman']:.3f}")
+    return 0
+
+
+def cmd_predict(args) -> int:
+    from ..analysis.roofline import format_seconds
+    from ..codegen.cli import selected_kernels
+    from .model import CostModel
+    from .train import user_model
+    args.func = None
+    if args.model:
+        missing = _missing("predict")
+        if missing is not None:
+            return missing
+        try:
+            model = CostModel.load(args.model)
+        except (OSError, ValueError) as e:
+            print(f"tirkit cost predict: {e}", file=sys.stderr)
+            return 2
+    else:
+        model = user_model()
+    if model is None:
+        print("tirkit cost predict: no usable cost model (install the `cost` extra: "
+              "pip install 'tirkit[cost]', or train one: tirkit cost train)", file=sys.stderr)
+        return 2
+    loaded = selected_kernels(args)
+    if isinstance(loaded, int):
+        return loaded
+    _, _, funcs = loaded
+    secs = model.predict([f for _, f in funcs])
+    for (name, _), s in zip(funcs, secs):
+        print(f"{name}: predicted {format_seconds(float(s))}")
+    return 0

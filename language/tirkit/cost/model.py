@@ -1,0 +1,269 @@
+"""The learned cost model: XGBoost over the per-store features, predicting seconds.
+
+    model = CostModel.default()             # the model shipped in the package (or None)
+    model.predict([func, ...])              # numpy array of predicted seconds, one per kernel
+    model = CostModel(); model.fit(funcs, seconds)
+    model.update(more_funcs, more_seconds)  # add measured samples and refit
+    model.save(path); CostModel.load(path); model.machine
+
+Objectives (`objective=`):
+- "packsum" (default): each store row gets a score f, the kernel's predicted time is the sum
+  of 2**f over its stores (TVM MetaSchedule's pack-sum), and the loss is the squared error of
+  log2 of that sum against log2 of the measured time. Gradients are written here (XGBoost
+  custom objective); the predicted time is in seconds for any kernel.
+- "regression": one row per kernel (its store rows pooled: sum and max of each feature),
+  squared error on log2 seconds.
+- "pairwise": the same pooled rows with XGBoost's `rank:pairwise` inside each group (a
+  workload); its score orders kernels of one workload, and a regression fitted alongside
+  turns scores into seconds.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import threading
+
+import numpy as np
+
+from . import features as F
+
+FORMAT = "tirkit-cost-model"
+DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                            "default_model.json.gz")
+PARAMS = {"max_depth": 8, "eta": 0.1, "min_child_weight": 2, "subsample": 0.9,
+          "colsample_bytree": 0.9, "nthread": 1, "verbosity": 0, "seed": 0}
+ROUNDS = 300
+UPDATE_ROUNDS = 30
+
+
+def _xgb():
+    try:
+        import xgboost
+    except ImportError as e:          # the `cost` extra is not installed
+        raise ImportError(f"the cost model needs xgboost ({e}): pip install 'tirkit[cost]'") \
+            from None
+    return xgboost
+
+
+def featurize(funcs) -> list:
+    return [F.extract(f) for f in funcs]
+
+
+def pooled(rows_list) -> np.ndarray:
+    """One row per kernel: the sum and the max of each feature over its stores."""
+    out = np.zeros((len(rows_list), 2 * len(F.NAMES)), dtype=np.float32)
+    for i, r in enumerate(rows_list):
+        if len(r):
+            out[i, :len(F.NAMES)] = r.sum(axis=0)
+            out[i, len(F.NAMES):] = r.max(axis=0)
+    return out
+
+
+def _stack(rows_list):
+    """(all store rows, the kernel index of each row)."""
+    lens = [max(1, len(r)) for r in rows_list]
+    X = np.zeros((sum(lens), len(F.NAMES)), dtype=np.float32)
+    seg = np.repeat(np.arange(len(rows_list)), lens)
+    at = 0
+    for r, n in zip(rows_list, lens):
+        if len(r):
+            X[at:at + n] = r
+        at += n
+    return X, seg
+
+
+def _packsum_objective(seg, ylog, n):
+    def obj(preds, dtrain):
+        share = np.exp2(np.clip(preds, -60, 30))
+        total = np.bincount(seg, weights=share, minlength=n)
+        lp = np.log2(np.maximum(total, 1e-300))
+        w = share / total[seg]
+        err = (lp - ylog)[seg]
+        grad = err * w
+        hess = np.maximum(w * w, 1e-3) + np.maximum(err * w * (1 - w) * np.log(2), 0)
+        return grad, hess
+    return obj
+
+
+class CostModel:
+    def __init__(self, objective="packsum", params=None, rounds=ROUNDS, machine=None):
+        if objective not in ("packsum", "regression", "pairwise"):
+            raise ValueError(f"unknown objective {objective!r}")
+        self.objective = objective
+        self.params = dict(PARAMS, **(params or {}))
+        self.rounds = rounds
+        self.machine = machine
+        self.booster = None
+        self.calibration = None           # pairwise: (slope, intercept) from score to log2 s
+        self.offset = 0.0                 # packsum: the margin every store row starts from
+        self.samples = 0
+        self._rows: list = []             # feature rows of the samples this model was fit on
+        self._y: list = []
+        self._groups: list = []
+        self._lock = threading.Lock()
+
+    # ---- training --------------------------------------------------------------------------
+    def fit(self, funcs, seconds, groups=None, rows=None):
+        """Train from scratch on kernels and their measured seconds (`rows`: their features,
+        when already extracted; `groups`: workload labels, used by the pairwise objective)."""
+        rows = rows if rows is not None else featurize(funcs)
+        self._rows = list(rows)
+        self._y = [float(s) for s in seconds]
+        self._groups = list(groups) if groups is not None else [0] * len(self._rows)
+        self._train(self._rows, self._y, self._groups, None, self.rounds)
+        return self
+
+    def update(self, funcs, seconds, groups=None, rows=None):
+        """Add measured samples and refit: from scratch on everything this model was fit on,
+        or, for a loaded model (its training set is not kept), with a few more rounds on the
+        new samples only."""
+        rows = rows if rows is not None else featurize(funcs)
+        groups = list(groups) if groups is not None else [0] * len(rows)
+        if self._rows or self.booster is None:
+            self._rows += list(rows)
+            self._y += [float(s) for s in seconds]
+            self._groups += groups
+            self._train(self._rows, self._y, self._groups, None, self.rounds)
+        else:
+            self._train(list(rows), [float(s) for s in seconds], groups, self.booster,
+                        UPDATE_ROUNDS)
+        return self
+
+    def _train(self, rows, y, groups, base, rounds):
+        xgb = _xgb()
+        ylog = np.log2(np.maximum(np.asarray(y, dtype=np.float64), 1e-9))
+        if self.objective == "packsum":
+            X, seg = _stack(rows)
+            if base is None:
+                self.offset = float(np.median(ylog)) - 1.0
+            d = xgb.DMatrix(X, base_margin=np.full(len(X), self.offset, dtype=np.float32))
+            booster = xgb.train(self.params, d, num_boost_round=rounds,
+                                obj=_packsum_objective(seg, ylog, len(rows)), xgb_model=base)
+        else:
+            P = pooled(rows)
+            if self.objective == "regression":
+                params = dict(self.params, objective="reg:squarederror")
+                d = xgb.DMatrix(P, label=ylog)
+            else:
+                order = np.argsort(_codes(groups), kind="stable")
+                P, ylog, g = P[order], ylog[order], _codes(groups)[order]
+                params = dict(self.params, objective="rank:pairwise")
+                d = xgb.DMatrix(P, label=-ylog, qid=g)
+            booster = xgb.train(params, d, num_boost_round=rounds,
+                                xgb_model=base)
+            if self.objective == "pairwise":
+                s = booster.predict(xgb.DMatrix(P))
+                a = np.polyfit(s, ylog, 1) if len(s) > 1 and np.ptp(s) > 0 else (0.0, ylog.mean())
+                self.calibration = (float(a[0]), float(a[1]))
+        with self._lock:
+            self.booster = booster
+            self.samples = self.samples + len(rows) if base is not None else len(rows)
+        if self.machine is None:
+            from .measure import host
+            self.machine = host()
+
+    # ---- prediction ------------------------------------------------------------------------
+    def predict(self, funcs) -> np.ndarray:
+        """Predicted seconds, one per PrimFunc."""
+        return self.predict_rows(featurize(funcs))
+
+    def predict_rows(self, rows_list) -> np.ndarray:
+        if not rows_list:
+            return np.zeros(0)
+        if self.booster is None:
+            raise RuntimeError("the cost model is not trained")
+        with self._lock:
+            booster = self.booster
+        if self.objective == "packsum":
+            X, seg = _stack(rows_list)
+            f = _margin(booster, X, self.offset)
+            out = np.bincount(seg, weights=np.exp2(np.clip(f, -60, 30)),
+                              minlength=len(rows_list))
+            return out
+        P = pooled(rows_list)
+        s = _margin(booster, P)
+        if self.objective == "pairwise":
+            a, b = self.calibration or (0.0, 0.0)
+            s = a * s + b
+        return np.exp2(s)
+
+    # ---- files -----------------------------------------------------------------------------
+    def save(self, path):
+        raw = self.booster.save_raw("ubj") if self.booster is not None else b""
+        doc = {"format": FORMAT, "version": 1, "features_version": F.VERSION,
+               "feature_names": F.NAMES, "objective": self.objective, "machine": self.machine,
+               "samples": self.samples, "params": self.params, "rounds": self.rounds,
+               "calibration": self.calibration, "offset": self.offset,
+               "booster": base64.b64encode(bytes(raw)).decode("ascii")}
+        data = json.dumps(doc).encode()
+        tmp = str(path) + ".tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(gzip.compress(data, mtime=0) if str(path).endswith(".gz") else data)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path) -> "CostModel":
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        doc = json.loads(data)
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"{path}: not a tirkit cost model")
+        if doc.get("features_version") != F.VERSION:
+            raise ValueError(f"{path}: trained on features version {doc.get('features_version')},"
+                             f" this tirkit computes version {F.VERSION}: retrain it "
+                             "(tirkit cost train)")
+        m = cls(doc["objective"], doc.get("params"), doc.get("rounds", ROUNDS), doc.get("machine"))
+        m.samples = doc.get("samples", 0)
+        m.calibration = tuple(doc["calibration"]) if doc.get("calibration") else None
+        m.offset = float(doc.get("offset", 0.0))
+        raw = base64.b64decode(doc["booster"])
+        if raw:
+            xgb = _xgb()
+            b = xgb.Booster()
+            b.load_model(bytearray(raw))
+            b.set_param({"nthread": 1})
+            m.booster = b
+        return m
+
+    @classmethod
+    def default(cls):
+        """The model shipped with tirkit (or the one `TIRKIT_COST_MODEL` names); None when
+        there is none, xgboost is not installed, or its features are of another version."""
+        return _default(os.environ.get("TIRKIT_COST_MODEL") or DEFAULT_PATH)
+
+
+def _margin(booster, X, offset=None):
+    kw = {} if offset is None else {"base_margin": np.full(len(X), offset, dtype=np.float32)}
+    return np.asarray(booster.inplace_predict(X, predict_type="margin", **kw),
+                      dtype=np.float64)
+
+
+def _codes(groups):
+    _, codes = np.unique(np.asarray([str(g) for g in groups]), return_inverse=True)
+    return codes
+
+
+_DEFAULT: dict = {}
+_DEFAULT_LOCK = threading.Lock()
+
+
+def _default(path):
+    with _DEFAULT_LOCK:
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            return None
+        hit = _DEFAULT.get(path)
+        if hit is not None and hit[0] == mtime:
+            return hit[1]
+        try:
+            model = CostModel.load(path)
+        except (ImportError, ValueError, OSError, KeyError):
+            model = None
+        _DEFAULT.clear()
+        _DEFAULT[path] = (mtime, model)
+        return model

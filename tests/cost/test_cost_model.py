@@ -1,0 +1,89 @@
+"""A model trained on a tiny measured dataset ranks an obviously faster schedule first."""
+import numpy as np
+import pytest
+
+import tirkit
+from tirkit.cost.model import CostModel
+from tirkit.cost.measure import Measurer
+from tirkit.cost.sampler import random_schedule
+from tirkit.cost.workloads import gmm
+
+pytest.importorskip("xgboost")
+
+
+def kernel():
+    mod = tirkit.parse(gmm(64, 64, 64)()).module
+    return mod, mod.prim_funcs()[0][1]
+
+
+def fast_schedule(mod, func):
+    """Parallel rows, unit-stride vectorized columns, reduction outside the vector loop."""
+    sch = tirkit.Schedule(mod, func.name)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(i, j0, k, j1)
+    sch.parallel(i)
+    sch.vectorize(j1)
+    return sch.mod[func.name]
+
+
+def slow_schedule(mod, func):
+    """Column-major walk: k outermost, i innermost (stride 64 on A and C)."""
+    sch = tirkit.Schedule(mod, func.name)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(k, j, i)
+    return sch.mod[func.name]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    mod, func = kernel()
+    m = Measurer(threads=2, repeat=3, min_seconds=0.005)
+    _, ref = m.run(func, mod)
+    funcs, secs = [func], [m.seconds(func, mod, ref)]
+    for s in range(24):
+        sch = random_schedule(func, mod, np.random.default_rng([7, s]))
+        f = sch.mod[func.name]
+        t = m.seconds(f, sch.mod, ref)
+        if t is not None:
+            funcs.append(f)
+            secs.append(t)
+    model = CostModel("packsum", rounds=60).fit(funcs, secs)
+    return model, m, mod, func, ref
+
+
+def test_faster_schedule_is_ranked_first(trained):
+    model, m, mod, func, ref = trained
+    fast, slow = fast_schedule(mod, func), slow_schedule(mod, func)
+    t_fast, t_slow = m.seconds(fast, mod, ref), m.seconds(slow, mod, ref)
+    assert t_fast < t_slow / 2                   # the measurement agrees: obviously faster
+    p_fast, p_slow = model.predict([fast, slow])
+    assert p_fast < p_slow
+    assert 0 < p_fast and np.isfinite(p_slow)
+
+
+def test_save_load_update(trained, tmp_path):
+    model, m, mod, func, ref = trained
+    path = tmp_path / "m.json.gz"
+    model.save(path)
+    again = CostModel.load(path)
+    assert again.machine == model.machine and again.machine
+    funcs = [fast_schedule(mod, func), slow_schedule(mod, func), func]
+    assert np.allclose(again.predict(funcs), model.predict(funcs), rtol=1e-5)
+    before = again.predict(funcs)
+    again.update(funcs, [1e-3, 2e-3, 3e-3])       # a loaded model continues on new samples
+    after = again.predict(funcs)
+    assert not np.allclose(before, after)
+    assert again.samples == model.samples + 3
+
+
+def test_objectives_predict_seconds(trained):
+    model, m, mod, func, ref = trained
+    funcs = [func, fast_schedule(mod, func)]
+    secs = [m.seconds(f, mod, ref) for f in funcs]
+    for obj in ("regression", "pairwise"):
+        cm = CostModel(obj, rounds=20).fit(funcs * 3, secs * 3, groups=["g"] * 6)
+        p = cm.predict(funcs)
+        assert p.shape == (2,) and np.all(p > 0)
+    with pytest.raises(ValueError):
+        CostModel("nonsense")
