@@ -103,3 +103,22 @@ def test_database_resume_starts_from_the_first_run(tmp_path):
     assert second.best_seconds <= first.best_seconds
     assert len(db.records(first.workload)) == 8
     assert db.records("another workload") == []
+
+
+def test_learned_model_ranks_and_is_updated_online():
+    pytest.importorskip("xgboost")
+    from tirkit.tune.models import LearnedModel, default_model
+    r = parsed()
+    model = default_model()
+    assert isinstance(model, LearnedModel)
+    samples0 = model.model.samples
+    res = tune(r.module, "mm", trials=8, batch=4, population=8, generations=1, model=model,
+               min_seconds=0.01, repeat=3)
+    assert res.stats.measured == 8 and model.model.booster is not None
+    assert model.model.samples >= samples0 + 8 or model.model.samples == 8
+    funcs = [rec.candidate.func for rec in res.records]
+    pred = model.predict(funcs)
+    assert pred.shape == (8,) and np.all(np.isfinite(pred)) and np.all(pred > 0)
+    secs = np.array([rec.seconds for rec in res.records])
+    # fitted on log2 seconds of these runs: its predictions are of their magnitude
+    assert secs.min() / 4 < np.median(pred) < secs.max() * 4

@@ -223,12 +223,9 @@ def design_space(module, func_name: str) -> list:
 
 def tensorize_sketches(module, func_name: str) -> list:
     """Extension point: sketches that map a block onto a tensor intrinsic of the target
-    (`tirkit.tensorize`), where one applies.  The intrinsic library is not part of this
-    build, so there are none yet."""
-    try:
-        from .. import tensorize  # noqa: F401
-    except ImportError:
-        return []
+    (`tirkit.tensorize`, the `auto_tensorize` primitive) where one applies.  None yet: a
+    candidate must compile and run to be measured, and the code generator does not lower
+    tensorized blocks in this build."""
     return []
 
 
