@@ -171,10 +171,16 @@ def child_tvm(key, trials, small) -> dict:
     mod = tvm.IRModule({"main": tvm.script.from_source(tvm_source(text))})
     with tempfile.TemporaryDirectory() as work:
         t0 = time.perf_counter()
+        # MetaSchedule's defaults give a build and a run 30 s each: a loaded machine passes
+        # that while a worker process starts, so both get 300 s
         db = ms.tune_tir(mod, target, work, max_trials_global=trials,
-                         num_trials_per_iter=min(trials, 64), num_tuning_cores=1, seed=0)
+                         num_trials_per_iter=min(trials, 64), num_tuning_cores=1, seed=0,
+                         builder=ms.builder.LocalBuilder(max_workers=1, timeout_sec=300),
+                         runner=ms.runner.LocalRunner(timeout_sec=300))
         wall = time.perf_counter() - t0
         sch = ms.tir_integration.compile_tir(db, mod, target)
+    if sch is None:
+        return {"error": "no candidate built and ran", "tune_wall": wall}
     ex = tvm.compile(sch.mod, target=target)
     func = tirkit.parse(text).module[name]
     arrays = make_inputs(func, np.random.default_rng(0))
