@@ -1,5 +1,7 @@
-"""Runners: where candidates are measured.  Each takes a list of MeasureTask and yields a
-MeasureResult for every task, in the order they finish.
+"""Runners: where candidates are measured.  Each takes an iterable of MeasureTask (built
+lazily by the search: a runner submits each task as it comes, so the next candidate builds
+while this one is measured) and yields a MeasureResult for every task, in the order they
+finish.
 
     LocalRunner(workers=1)       # a process pool on this machine (spawned processes)
     InProcessRunner()            # in this process (the language server, small searches)

@@ -14,8 +14,9 @@ One round (as the TensorIR paper and MetaSchedule describe it):
    at random;
 4. each pick is validated (every verification rule) before anything else: an invalid one
    is counted and logged and never built or measured;
-5. the builder compiles the batch here, the runner measures it (checked against the untuned
-   kernel on random inputs); results go to the database and update the model.
+5. the builder compiles each pick here and hands it to the runner, which measures it
+   (checked against the untuned kernel on random inputs) while the next one builds;
+   results go to the database and update the model.
 A candidate a primitive refuses (ScheduleError while the sketch applies) is counted as
 refused; candidates are told apart by (sketch, decisions), and none is measured twice.
 """
@@ -223,22 +224,29 @@ class _Search:
 
     # ---- measurement --------------------------------------------------------------------------
     def measure(self, cands, reference, budget):
-        tasks, built_for = [], {}
-        for c in cands:
-            if len(tasks) >= budget or self.cancelled():
-                break
-            if not self.is_valid(c):
-                continue
-            try:
-                b = build_candidate(c.func, c.schedule.mod)
-            except Exception as e:
-                self.finish(c, None, f"build failed: {type(e).__name__}: {e}")
-                continue
-            built_for[len(tasks)] = c
-            tasks.append(MeasureTask(self.workload, reference, b, 0, self.threads,
-                                     self.repeat, self.min_seconds, len(tasks)))
+        built_for = {}
+
+        def tasks():
+            """Validated and built one by one as the runner takes them: a runner that
+            measures elsewhere measures one candidate while the next one builds."""
+            n = 0
+            for c in cands:
+                if n >= budget or self.cancelled():
+                    return
+                if not self.is_valid(c):
+                    continue
+                try:
+                    b = build_candidate(c.func, c.schedule.mod)
+                except Exception as e:
+                    self.finish(c, None, f"build failed: {type(e).__name__}: {e}")
+                    n += 1
+                    continue
+                built_for[n] = c
+                yield MeasureTask(self.workload, reference, b, 0, self.threads, self.repeat,
+                                  self.min_seconds, n)
+                n += 1
         funcs, secs = [], []
-        for r in self.runner.run(tasks):
+        for r in self.runner.run(tasks()):
             c = built_for[r.index]
             self.finish(c, r.seconds, r.error)
             if r.seconds is not None:
