@@ -1,6 +1,7 @@
 """`tirkit tune` against TVM 0.27 MetaSchedule (`tune_tir`), side by side, same trial budget.
 
     python benchmarks/tune_compare.py [--trials 64] [--only gemm_fp32,conv2d,gemm_int8] [--small]
+                                      [--out benchmarks/results/tune.md]
 
 Workloads: fp32 GEMM 1024³, a ResNet-50 conv2d layer (3x3, 56x56x64 -> 64, stride 1, pad 1,
 NHWC, with its ReLU), and u8 x s8 -> s32 GEMM 1024³.  Each tool tunes each workload in its
@@ -289,6 +290,8 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=64)
     ap.add_argument("--only", default="gemm_fp32,conv2d,gemm_int8")
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--out", default=None, help="the results file (default "
+                    "benchmarks/results/tune.md)")
     ap.add_argument("--child", nargs="+")
     args = ap.parse_args()
     if args.child:
@@ -313,7 +316,8 @@ def main() -> int:
     all_w = workloads(args.small)
     rows = {"labels": {k: (all_w[k][2], all_w[k][3]) for k in keys}, "tirkit": {}, "tvm": {},
             "ref": {}}
-    dest = HERE / "results" / ("tune_small.md" if args.small else "tune.md")
+    dest = Path(args.out) if args.out else \
+        HERE / "results" / ("tune_small.md" if args.small else "tune.md")
     for k in keys:
         rows["ref"][k] = run_child("numpy", k, args.small)
         rows["tirkit"][k] = run_child("tirkit", k, args.trials, args.small)
