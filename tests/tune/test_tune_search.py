@@ -122,3 +122,62 @@ def test_learned_model_ranks_and_is_updated_online():
     secs = np.array([rec.seconds for rec in res.records])
     # fitted on log2 seconds of these runs: its predictions are of their magnitude
     assert secs.min() / 4 < np.median(pred) < secs.max() * 4
+
+
+def test_local_runner_loses_only_the_candidate_whose_worker_died():
+    import os
+    import signal
+    import threading
+    import time
+    from tirkit.tune.runners import LocalRunner
+
+    def workers():
+        """The pool's measuring processes (children of this one spawned by multiprocessing,
+        not its resource tracker)."""
+        me = str(os.getpid())
+        out = []
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as fh:
+                        ppid = fh.read().rsplit(")", 1)[1].split()[1]
+                    with open(f"/proc/{d}/cmdline", "rb") as fh:
+                        cmd = fh.read()
+                except (OSError, IndexError):
+                    continue
+                if ppid == me and b"spawn_main" in cmd:
+                    out.append(int(d))
+        return out
+
+    def cpu(pid):
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[11])
+
+    r = parsed()
+    runner = LocalRunner(1)
+    killed = []
+    progress_seen = []
+
+    def killer():                 # after the first batch, kill the worker while it measures
+        while not killed:
+            if progress_seen:
+                for pid in workers():
+                    try:
+                        a = cpu(pid)
+                        time.sleep(0.2)
+                        if cpu(pid) - a >= 3:       # busy (an idle worker uses none)
+                            os.kill(pid, signal.SIGKILL)
+                            killed.append(pid)
+                    except OSError:
+                        pass
+            time.sleep(0.01)
+    th = threading.Thread(target=killer, daemon=True)
+    th.start()
+    res = tune(r.module, "mm", trials=8, batch=4, population=8, generations=1,
+               model=RooflineModel(), runner=runner, min_seconds=1.0, repeat=3,
+               progress=lambda *a: progress_seen.append(a))
+    runner.close()
+    assert killed
+    lost = [rec for rec in res.records if rec.seconds is None]
+    assert len(lost) == 1 and lost[0].error.startswith("worker lost")
+    assert res.stats.measured == 7 and len(res.records) == 8

@@ -43,18 +43,29 @@ class LocalRunner:
         return self._pool
 
     def run(self, tasks):
-        pool = self._executor()
-        futures = {pool.submit(measure, t): t for t in tasks}
-        broken = False
-        for fut in as_completed(futures):
-            t = futures[fut]
-            try:
-                yield fut.result()
-            except Exception as e:          # the worker died (BrokenProcessPool) or similar
-                broken = True
-                yield MeasureResult(t.index, None, f"worker lost: {type(e).__name__}: {e}")
-        if broken:
+        pending = list(tasks)
+        while pending:
+            pool = self._executor()
+            futures = {pool.submit(measure, t): t for t in pending}
+            done = set()
+            broken = False
+            for fut in as_completed(futures):
+                t = futures[fut]
+                try:
+                    r = fut.result()
+                except Exception:           # a worker died: the pool is broken
+                    broken = True
+                    continue
+                done.add(id(t))
+                yield r
+            pending = [t for t in futures.values() if id(t) not in done]
+            if not broken:
+                return
+            # the oldest unfinished task was running when its worker died: it is lost; the
+            # others go to a new pool
             self.close()
+            lost, pending = pending[0], pending[1:]
+            yield MeasureResult(lost.index, None, "worker lost: the measuring process died")
 
     def close(self):
         if self._pool is not None:
