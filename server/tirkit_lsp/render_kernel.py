@@ -31,8 +31,9 @@ def diagnostics_text(diagnostics) -> str:
     return f"{len(diagnostics)} ({', '.join(parts)})"
 
 
-def kernel_markdown(func, summary, diagnostics, module_name=None) -> str:
-    """`summary`: a `KernelSummary` of `func`; `diagnostics`: the core diagnostics inside it."""
+def kernel_markdown(func, summary, diagnostics, module_name=None, predicted=None) -> str:
+    """`summary`: a `KernelSummary` of `func`; `diagnostics`: the core diagnostics inside it;
+    `predicted`: the cost model's predicted seconds (None: no line)."""
     pr = Printer(getattr(func, "spelling", "classic"))
     where = f" in `{module_name}`" if module_name else ""
     sig = ", ".join(_param(pr, p) for p in summary.params)
@@ -49,6 +50,8 @@ def kernel_markdown(func, summary, diagnostics, module_name=None) -> str:
         "",
         f"- FLOPs: {f'{flops:,}' if flops is not None else summary.flops}",
         f"- estimated time on {summary.target} ({summary.target_label}): {time}",
+    ] + ([f"- predicted {format_seconds(predicted)} (model), roofline "
+          f"{format_seconds(summary.seconds)}"] if predicted is not None else []) + [
         f"- blocks: {summary.blocks}",
         f"- diagnostics: {diagnostics_text(diagnostics)}",
     ])

@@ -12,7 +12,7 @@ pytest.importorskip("xgboost")
 
 
 def kernel():
-    mod = tirkit.parse(gmm(64, 64, 64)()).module
+    mod = tirkit.parse(gmm(128, 128, 128)()).module
     return mod, mod.prim_funcs()[0][1]
 
 
@@ -28,11 +28,8 @@ def fast_schedule(mod, func):
 
 
 def slow_schedule(mod, func):
-    """Column-major walk: k outermost, i innermost (stride 64 on A and C)."""
-    sch = tirkit.Schedule(mod, func.name)
-    i, j, k = sch.get_loops(sch.get_block("C"))
-    sch.reorder(k, j, i)
-    return sch.mod[func.name]
+    """The unscheduled kernel: one thread, k innermost (B read with a stride of 128 floats)."""
+    return func
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +37,8 @@ def trained():
     mod, func = kernel()
     m = Measurer(threads=2, repeat=3, min_seconds=0.005)
     _, ref = m.run(func, mod)
-    funcs, secs = [func], [m.seconds(func, mod, ref)]
-    for s in range(24):
+    funcs, secs = [], []               # neither test kernel is among the training kernels
+    for s in range(30):
         sch = random_schedule(func, mod, np.random.default_rng([7, s]))
         f = sch.mod[func.name]
         t = m.seconds(f, sch.mod, ref)
@@ -71,9 +68,9 @@ def test_save_load_update(trained, tmp_path):
     funcs = [fast_schedule(mod, func), slow_schedule(mod, func), func]
     assert np.allclose(again.predict(funcs), model.predict(funcs), rtol=1e-5)
     before = again.predict(funcs)
-    again.update(funcs, [1e-3, 2e-3, 3e-3])       # a loaded model continues on new samples
+    again.update(funcs, [1.0, 2.0, 3.0])          # a loaded model continues on new samples
     after = again.predict(funcs)
-    assert not np.allclose(before, after)
+    assert np.all(after > before * 1.5)          # pulled towards the new, far longer times
     assert again.samples == model.samples + 3
 
 

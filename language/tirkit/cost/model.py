@@ -82,7 +82,7 @@ def _packsum_objective(seg, ylog, n):
         w = share / total[seg]
         err = (lp - ylog)[seg]
         grad = err * w
-        hess = np.maximum(w * w, 1e-3) + np.maximum(err * w * (1 - w) * np.log(2), 0)
+        hess = np.maximum(w, 1e-3)          # an upper bound of the Gauss-Newton w * w: safe steps
         return grad, hess
     return obj
 

@@ -38,7 +38,7 @@ def user_model():
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(script):
+def parsed(script):
     import tirkit
     return tirkit.parse(script).module
 
@@ -48,7 +48,7 @@ def rows(record) -> np.ndarray:
     if record.get("features_version") == F.VERSION and record.get("features") is not None:
         r = np.asarray(record["features"], dtype=np.float32)
         return r.reshape(-1, len(F.NAMES)) if r.size else np.zeros((0, len(F.NAMES)), np.float32)
-    func = _parse(record["script"])[record["func"]]
+    func = parsed(record["script"])[record["func"]]
     return F.extract(func)
 
 

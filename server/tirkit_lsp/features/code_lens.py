@@ -1,9 +1,11 @@
-"""A code lens on each kernel: its FLOPs and roofline time on the configured target."""
+"""A code lens on each kernel: its FLOPs and roofline time on the configured target, and the
+cost model's predicted time for CPU kernels ("predicted 1.9 ms (model), roofline 0.7 ms")."""
 from __future__ import annotations
 
 from lsprotocol import types as T
 
 from tirkit.analysis.cost import format_seconds, roofline_seconds
+from tirkit.cost.predict import predict_kernels
 
 from .tune_kernel import tune_lenses
 
@@ -13,15 +15,20 @@ def code_lenses(server, a) -> list:
         return []
     conv = server.converter(a)
     out = []
-    for f in a.functions():
-        if f.span is None:
-            continue
-        target = server.settings.roofline_target(f)
+    funcs = [f for f in a.functions() if f.span is not None]
+    targets = [server.settings.roofline_target(f) for f in funcs]
+    predicted = predict_kernels([f for f, t in zip(funcs, targets) if t == "llvm"])
+    it = iter(predicted)
+    for f, target in zip(funcs, targets):
         cost = a.costs(f).total
         flops = cost.flops.value
         ftext = f"{flops:,}" if flops is not None else str(cost.flops)
-        title = (f"{ftext} FLOPs · ~{format_seconds(roofline_seconds(cost, target))} "
-                 f"on {target}")
+        roof = format_seconds(roofline_seconds(cost, target))
+        p = next(it) if target == "llvm" else None
+        if p is not None:
+            title = f"{ftext} FLOPs · predicted {format_seconds(p)} (model), roofline {roof}"
+        else:
+            title = f"{ftext} FLOPs · ~{roof} on {target}"
         span = f.header_span or f.span
         out.append(T.CodeLens(range=conv.range(span),
                               command=T.Command(title=title, command="")))

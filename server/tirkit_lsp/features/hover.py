@@ -68,11 +68,13 @@ def kernel_hover(server, a, func, target, rng):
     from ..render_kernel import kernel_markdown
     from .diagnostics import wants_full
     from .suppressions import visible_diagnostics
+    from tirkit.cost.predict import predict_kernels
     summary = kernel_summary(func, target, a.costs(func))
+    (predicted,) = predict_kernels([func]) if target == "llvm" else (None,)
     sp = func.span
     diags = [d for d in visible_diagnostics(server, a, wants_full(server, a))
              if d.span is not None and sp.line <= d.span.line <= sp.end_line]
-    text = kernel_markdown(func, summary, diags, a.result.module.name)
+    text = kernel_markdown(func, summary, diags, a.result.module.name, predicted)
     return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text), range=rng)
 
 

@@ -1,0 +1,78 @@
+"""`tirkit cost collect | train | eval | predict` end to end on a tiny dataset."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import server_env
+from tirkit.cost import dataset
+from tirkit.cost.features import NAMES, VERSION
+
+pytest.importorskip("xgboost")
+
+KERNELS = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def add_one(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+    for i, j in T.grid(128, 128):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64,), "float32")):
+    for i, k in T.grid(64, 64):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+def tirkit(*args, tmp_path):
+    env = dict(server_env(), TIRKIT_CACHE_DIR=str(tmp_path / "kernels"),
+               XDG_DATA_HOME=str(tmp_path / "share"))
+    return subprocess.run([sys.executable, "-m", "tirkit.cli", *args], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_collect_train_eval_predict(tmp_path):
+    data = tmp_path / "d.jsonl"
+    r = tirkit("cost", "collect", str(data), "--workloads", "rowsum_256,colsum_512",
+               "--per-workload", "4", tmp_path=tmp_path)
+    assert r.returncode == 0, r.stderr
+    recs = dataset.read(data)
+    assert dataset.counts(data) == {"rowsum_256": 4, "colsum_512": 4}
+    assert all(x["features_version"] == VERSION and len(x["features"][0]) == len(NAMES)
+               for x in recs)
+    r = tirkit("cost", "train", str(data), "--rounds", "20", tmp_path=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert re.match(r"trained on 8 kernels of 2 workloads in [\d.]+ s \(packsum, machine .+\): "
+                    r".*cost_model\.json\.gz", r.stdout)
+    assert (tmp_path / "share" / "tirkit" / "cost_model.json.gz").exists()
+    r = tirkit("cost", "eval", str(data), "--holdout", "colsum_512", "--rounds", "20",
+               tmp_path=tmp_path)
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"top-1 ([\d.]+)  top-5 ([\d.]+)  Spearman (-?[\d.]+)", r.stdout)
+    assert m and 0 < float(m.group(1)) <= 1 and float(m.group(2)) == 1.0   # 4 kernels: top-5 all
+    src = tmp_path / "k.py"
+    src.write_text(KERNELS)
+    r = tirkit("cost", "predict", str(src), tmp_path=tmp_path)       # the user's model
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [ln.split(":")[0] for ln in lines] == ["add_one", "rowsum"]
+    assert all(re.fullmatch(r"\w+: predicted [\d.]+ (s|ms|µs|ns)", ln) for ln in lines)
+
+
+def test_unknown_workload_and_missing_file(tmp_path):
+    r = tirkit("cost", "collect", str(tmp_path / "d.jsonl"), "--workloads", "nope",
+               tmp_path=tmp_path)
+    assert r.returncode == 2 and "unknown workload(s) nope" in r.stderr
+    r = tirkit("cost", "train", str(tmp_path / "missing.jsonl"), tmp_path=tmp_path)
+    assert r.returncode == 2 and "missing.jsonl" in r.stderr
+    r = tirkit("cost", "collect", "x", "--list", tmp_path=tmp_path)
+    assert r.returncode == 0 and len(r.stdout.split()) == 28 and "gmm_128" in r.stdout
