@@ -108,6 +108,8 @@ def main(argv=None) -> int:
     from .cost import cli as cost_cli
     cost_cli.add_commands(sub)
     project_commands.add_commands(sub)
+    from .tune import cli as tune_cli
+    tune_cli.add_commands(sub)
     lsp = sub.add_parser("lsp", help="start the language server (`tirkit-lsp`; its options "
                          "follow)")
     lsp.set_defaults(fn=lambda a: _lsp(a.server_args))

@@ -40,6 +40,8 @@ class Settings:
     # folders of more intrinsic files (`tirkit.intrinsics`): the tensorize hint, quick fix and
     # hover read them, and the rules through `run_rules(..., intrinsics=)`
     intrinsics: tuple = ()
+    tune_lens: bool = False                # a "Tune this kernel" code lens on each kernel
+    tune_trials: int = 32                  # candidates "Tune this kernel" measures
 
     def roofline_target(self, func, configured: str | None = None) -> str:
         """The target of hover's and the code lens's estimates: the document's configured
@@ -79,6 +81,13 @@ class Settings:
             dirs = [dirs] if dirs else []
         if isinstance(dirs, list) and all(isinstance(d, str) for d in dirs):
             self.intrinsics = tuple(dirs)
+        tune = cfg.get("tune") if isinstance(cfg.get("tune"), dict) else {}
+        lens = tune.get("codeLens", cfg.get("tune.codeLens"))
+        if isinstance(lens, bool):
+            self.tune_lens = lens
+        trials = tune.get("trials", cfg.get("tune.trials"))
+        if isinstance(trials, int) and not isinstance(trials, bool) and 0 < trials <= 100_000:
+            self.tune_trials = trials
 
 
 class TirkitServer(LanguageServer):

@@ -23,6 +23,7 @@ FEATURES = (
     "canonical_form",     # command tirkit.canonicalForm: the canonical text of a kernel
     "code_actions",       # schedule primitives at a loop or a block; the trace as Python
     "asymptotic",         # sparse iterations: cost on hover, the dominated-order quick fix
+    "tune_kernel",        # command tirkit.tuneKernel ("Tune this kernel"): search, progress, edit
 )
 
 

@@ -9,6 +9,7 @@ from tirkit.analysis.cost import format_seconds, roofline_seconds
 from tirkit.cost.predict import predict_kernels
 
 from .configuration import document_target
+from .tune_kernel import tune_lenses
 
 
 def code_lenses(server, a) -> list:
@@ -35,7 +36,7 @@ def code_lenses(server, a) -> list:
         span = f.header_span or f.span
         out.append(T.CodeLens(range=conv.range(span),
                               command=T.Command(title=title, command="")))
-    return out
+    return out + tune_lenses(server, a)
 
 
 def setup(server) -> None:

@@ -1,0 +1,117 @@
+"""Builder and measurement: candidates compiled to object code here, timed by a runner.
+
+    built = build_candidate(func, module)          # Built: the object code and its signature
+    task = MeasureTask(key, reference, built, seed=0, threads=1)
+    result = measure(task)                         # run anywhere the task was shipped
+
+`measure` is what every runner calls (in a pool process, in a Ray worker): it loads the
+object code, runs the reference (the untuned kernel, built once per workload and process)
+and the candidate on the same random inputs (seeded, never zero), compares every output
+(exact for integers, relative error for floats, as `tirkit run --check`) and times the
+candidate: median seconds per call, in CPU time on one thread (a busy machine only makes a
+wall-clock run slower), wall time on more.  A candidate with a wrong result is never timed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+
+from ..lru import LRU
+
+_REFERENCES = LRU(4)        # workload key -> (inputs, reference outputs) in this process
+
+
+@dataclasses.dataclass
+class Built:
+    """A compiled kernel that travels: the function (for its signature) and object code."""
+    func: object                 # the PrimFunc
+    obj: bytes
+    entry: str
+    seconds: float = 0.0         # compile time
+
+
+@dataclasses.dataclass
+class MeasureTask:
+    key: str                     # the workload (structural hash of the untuned function)
+    reference: Built
+    candidate: Built
+    seed: int = 0
+    threads: int = 1
+    repeat: int = 5
+    min_seconds: float = 0.05
+    index: int = 0               # the candidate's place in its batch
+
+
+@dataclasses.dataclass
+class MeasureResult:
+    index: int
+    seconds: float | None        # None: failed (error says why)
+    error: str | None = None
+    pid: int = 0                 # the process that measured it
+
+
+def build_candidate(func, module=None) -> Built:
+    """Compile a function for this CPU (raises TirkitError for what the back end refuses)."""
+    from ..codegen.llvm import engine
+    from ..codegen.llvm.function import build_module
+    from ..codegen.llvm.pipeline import choose
+    from ..codegen.llvm.stmts import loop_metadata
+    from ..codegen.passes import lower
+    t0 = time.perf_counter()
+    mod, entry = build_module(lower(func, module))
+    obj, _ = engine.compile_ir(loop_metadata(str(mod)), choose(func), False)
+    return Built(func, obj, entry, time.perf_counter() - t0)
+
+
+def load(built: Built):
+    """The callable kernel of a Built (codegen's Kernel, loaded into this process)."""
+    from ..codegen.llvm import engine
+    from ..codegen.passes import signature
+    from ..codegen.passes.control import return_dtype
+    from ..codegen.runtime import Kernel
+    buffers, scalars, sources = signature(built.func)
+    return Kernel(built.func.name, buffers, scalars, sources, engine.Loaded(built.obj),
+                  built.entry, built.seconds, False, None, None, return_dtype(built.func))
+
+
+def _reference(task: MeasureTask):
+    hit = _REFERENCES.get((task.key, task.seed))
+    if hit is not None:
+        return hit
+    import numpy as np
+    from ..codegen.cli import make_inputs, make_scalars
+    rng = np.random.default_rng(task.seed)
+    func = task.reference.func
+    arrays = make_inputs(func, rng)
+    scalars = make_scalars(func, rng)
+    out = [a.copy() for a in arrays]
+    load(task.reference)(*out, scalars=scalars, threads=task.threads)
+    hit = (arrays, scalars, out)
+    _REFERENCES.put((task.key, task.seed), hit)
+    return hit
+
+
+def measure(task: MeasureTask) -> MeasureResult:
+    """Check and time one candidate; never raises (a failure is the result's error)."""
+    pid = os.getpid()
+    try:
+        from ..codegen.cli import compare
+        arrays, scalars, ref = _reference(task)
+        kernel = load(task.candidate)
+        mine = [a.copy() for a in arrays]
+        kernel(*mine, scalars=scalars, threads=task.threads)
+        for b, got, want in zip(kernel.buffers, mine, ref):
+            ok, err = compare(got, want, b.dtype)
+            if not ok:
+                return MeasureResult(task.index, None, f"wrong result in '{b.name}' "
+                                     f"(error {err:.3g})", pid)
+        clock = time.thread_time if task.threads == 1 else None
+        sec = kernel.time(*mine, scalars=scalars, threads=task.threads, repeat=task.repeat,
+                          min_seconds=task.min_seconds, clock=clock)
+        return MeasureResult(task.index, sec, None, pid)
+    except Exception as e:                      # a failing candidate is a result, not a crash
+        return MeasureResult(task.index, None, f"{type(e).__name__}: {e}", pid)
+
+
+__all__ = ["Built", "MeasureTask", "MeasureResult", "build_candidate", "load", "measure"]

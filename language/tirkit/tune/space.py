@@ -1,0 +1,245 @@
+"""The search space: sketch rules for the CPU, as MetaSchedule writes them, with the random
+decisions each sketch leaves open.
+
+    sketches = design_space(module, "matmul")     # [Sketch]; every one applies to the module
+    d = sketches[0].sample(rng)                   # decisions: JSON-able, e.g. {"tiles": ...}
+    sch = sketches[0].apply(module, d)            # a Schedule (its trace replays the sketch)
+    d2 = sketches[0].mutate(d, rng)
+
+Rules, in the order a sketch applies them:
+- inline: elementwise producers (padding, casts) are inlined into their consumer
+  (`compute_inline`), tried on the kernel first and kept only where the primitive accepts.
+- multi-level tiling (SSRSRS) of each reduction block whose loops bind its iterators one to
+  one: every spatial loop split in 4, every reduction loop in 2, ordered
+  S0 S1 R0 S2 R1 S3, with the write-back either through `cache_write` or by an elementwise
+  consumer moved under the tiles (`reverse_compute_at`) at level S0 or S1 (a decision).
+- parallelize outer: the S0 loops fused and parallel (a decision: on or off).
+- vectorize inner: the innermost spatial loop (and the write-back's innermost loop).
+- unroll: the S3 and R1 loops other than the vectorized one are unrolled (a decision),
+  so the accumulators of a tile stay in registers.
+- the reduction's init is decomposed out of the reduction loops.
+
+A sketch is any object with `name`, `sample(rng)`, `mutate(decisions, rng)` and
+`apply(module, decisions) -> Schedule`; `design_space` returns the built-in ones and the
+tensorization extension point (`tensorize_sketches`), and the search takes extra ones.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..schedule import Schedule, ScheduleError
+from .tiles import mutate_tiles, sample_tiles
+
+SPATIAL_LEVELS = 4          # S0 S1 S2 S3
+REDUCE_LEVELS = 2           # R0 R1
+MAX_INNERMOST = 64          # the largest innermost tile (MetaSchedule's max_innermost_factor)
+MAX_UNROLLED = 64           # the largest product of unrolled extents in one tile
+
+
+@dataclasses.dataclass(frozen=True)
+class Loop:
+    extent: int
+    kind: str                # "S" or "R"
+
+
+@dataclasses.dataclass
+class TiledSketch:
+    """SSRSRS tiling of one reduction block, its producers inlined, its result written back
+    through a cache (`write="cache"`) or by its elementwise consumer (`write="consumer"`)."""
+    func: str
+    block: str
+    loops: tuple                     # Loop per loop of the block, outermost first
+    inline: tuple = ()               # producer blocks to inline, in order
+    write: str = "cache"             # "cache" | "consumer" | "direct"
+    consumer: str | None = None
+
+    @property
+    def name(self) -> str:
+        extra = f", {'+'.join(self.inline)} inlined" if self.inline else ""
+        return f"tile {self.block} SSRSRS, write-back {self.write}{extra}"
+
+    # ---- decisions ------------------------------------------------------------------------
+    def sample(self, rng) -> dict:
+        tiles = []
+        for lp in self.loops:
+            levels = SPATIAL_LEVELS if lp.kind == "S" else REDUCE_LEVELS
+            tiles.append(sample_tiles(lp.extent, levels, MAX_INNERMOST, rng))
+        return {"tiles": tiles, "wb": int(rng.integers(0, 2)), "par": int(rng.integers(0, 2)),
+                "unroll": int(rng.integers(0, 2))}
+
+    def mutate(self, d: dict, rng) -> dict:
+        d = {"tiles": [list(t) for t in d["tiles"]], "wb": d["wb"], "par": d["par"],
+             "unroll": d["unroll"]}
+        r = rng.random()
+        if r < 0.7:
+            i = int(rng.integers(0, len(self.loops)))
+            d["tiles"][i] = mutate_tiles(d["tiles"][i], MAX_INNERMOST, rng)
+        elif r < 0.8:
+            d["wb"] = 1 - d["wb"]
+        elif r < 0.9:
+            d["par"] = 1 - d["par"]
+        else:
+            d["unroll"] = 1 - d["unroll"]
+        return d
+
+    # ---- the schedule -----------------------------------------------------------------------
+    def apply(self, module, d: dict) -> Schedule:
+        sch = Schedule(module, self.func)
+        for name in self.inline:
+            sch.compute_inline(sch.get_block(name))
+        b = sch.get_block(self.block)
+        loops = sch.get_loops(b)
+        if len(loops) != len(self.loops):
+            raise ScheduleError("tune", "sketch", f"block '{self.block}' has {len(loops)} "
+                                f"loops, the sketch {len(self.loops)}")
+        sp = [[] for _ in range(SPATIAL_LEVELS)]
+        rd = [[] for _ in range(REDUCE_LEVELS)]
+        for lp, info, factors in zip(loops, self.loops, d["tiles"]):
+            parts = sch.split(lp, list(factors))
+            for level, part in zip(sp if info.kind == "S" else rd, parts):
+                level.append(part)
+        order = sp[0] + sp[1] + rd[0] + sp[2] + rd[1] + sp[3]
+        sch.reorder(*order)
+        anchor = (sp[1] if d["wb"] else sp[0])[-1]
+        wb = None
+        if self.write == "cache":
+            wb = sch.cache_write(b, 0, "global")
+        elif self.write == "consumer":
+            wb = sch.get_block(self.consumer)
+        if wb is not None:
+            sch.reverse_compute_at(wb, anchor)
+        if d["par"]:
+            outer = sch.fuse(*sp[0]) if len(sp[0]) > 1 else sp[0][0]
+            sch.parallel(outer)
+        extent = {id(lp): f for lp, f in zip(order, _factors_in(order, sp, rd, d))}
+        inner = sp[3][-1]
+        if extent[id(inner)] > 1:
+            sch.vectorize(inner)
+        if d["unroll"]:
+            product = 1
+            for lp in rd[1] + sp[3][:-1]:
+                n = extent[id(lp)]
+                if n > 1 and product * n <= MAX_UNROLLED:
+                    sch.unroll(lp)
+                    product *= n
+        if wb is not None:
+            wl = sch.get_loops(wb)[-1]
+            n = _extent_of(sch.get(wl))
+            if n is not None and 1 < n <= MAX_INNERMOST * 4:
+                sch.vectorize(wl)
+        if rd[0]:
+            sch.decompose_reduction(b, rd[0][0])
+        return sch
+
+
+def _factors_in(order, sp, rd, d):
+    """The extent of each loop of `order` (the split factors of the decisions)."""
+    spatial = [t for t in d["tiles"] if len(t) == SPATIAL_LEVELS]
+    reduce = [t for t in d["tiles"] if len(t) == REDUCE_LEVELS]
+    by_level_s = [[t[lvl] for t in spatial] for lvl in range(SPATIAL_LEVELS)]
+    by_level_r = [[t[lvl] for t in reduce] for lvl in range(REDUCE_LEVELS)]
+    return (by_level_s[0] + by_level_s[1] + by_level_r[0] + by_level_s[2] + by_level_r[1]
+            + by_level_s[3])
+
+
+def _extent_of(loop):
+    return loop.extent.value if isinstance(loop.extent, E.IntImm) else None
+
+
+# ---- analysis of the kernel ------------------------------------------------------------------
+def _tileable(sch, rv):
+    """The Loop list of a block whose loops bind its iterators one to one, with at least one
+    reduction iterator and constant extents; else None."""
+    info = sch.block_info(rv)
+    block, realize = info.block, info.realize
+    loops = info.loops
+    if not any(iv.kind == "R" for iv in block.iter_vars) or block.init is None:
+        return None
+    if len(loops) != len(block.iter_vars) or any(iv.kind not in "SR" for iv in block.iter_vars):
+        return None
+    by_var = {}
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if not isinstance(value, E.Var):
+            return None
+        by_var[id(value)] = iv
+    out = []
+    for lp in loops:
+        iv = by_var.get(id(lp.loop_var))
+        if iv is None or lp.kind != "serial" or _extent_of(lp) is None:
+            return None
+        if not (isinstance(lp.min, E.IntImm) and lp.min.value == 0):
+            return None
+        out.append(Loop(_extent_of(lp), iv.kind))
+    # a perfect nest: each loop's body is the next loop, the innermost the block
+    for outer, inner in zip(loops, loops[1:] + [realize]):
+        if outer.body is not inner:
+            return None
+    return tuple(out)
+
+
+def _is_elementwise(block) -> bool:
+    return all(iv.kind == "S" for iv in block.iter_vars) and block.init is None
+
+
+def design_space(module, func_name: str) -> list:
+    """The sketches for one function of the module (possibly none)."""
+    base = Schedule(module, func_name)
+    names = [info.block.name_hint for info in base.index(func_name).order]
+    targets = [n for n in names if _tileable(base, base.get_block(n)) is not None]
+    # producers that inline: tried on the kernel itself, kept where the primitive accepts
+    inline, trial = [], base
+    for n in names:
+        if n in targets or not _is_elementwise(trial.block_info(trial.get_block(n)).block):
+            continue
+        t2 = trial.copy()
+        try:
+            t2.compute_inline(t2.get_block(n))
+        except ScheduleError:
+            continue
+        inline.append(n)
+        trial = t2
+    out = []
+    for n in targets:
+        rv = trial.get_block(n)
+        loops = _tileable(trial, rv)
+        if loops is None:
+            continue
+        consumers = trial.get_consumers(rv)
+        writes = [("cache", None)]
+        if len(consumers) == 1 and _is_elementwise(trial.block_info(consumers[0]).block):
+            writes.append(("consumer", consumers[0].name))
+        for write, consumer in writes:
+            sk = TiledSketch(func_name, n, loops, tuple(inline), write, consumer)
+            try:                                    # the sketch must apply to this kernel
+                sk.apply(module, sk.sample(_FirstChoice()))
+            except ScheduleError:
+                continue
+            out.append(sk)
+    out.extend(tensorize_sketches(module, func_name))
+    return out
+
+
+def tensorize_sketches(module, func_name: str) -> list:
+    """Extension point: sketches that map a block onto a tensor intrinsic of the target
+    (`tirkit.tensorize`, the `auto_tensorize` primitive) where one applies.  None yet: a
+    candidate must compile and run to be measured, and the code generator does not lower
+    tensorized blocks in this build."""
+    return []
+
+
+class _FirstChoice:
+    """A stand-in random generator that always takes the first option (a sketch's check)."""
+
+    def integers(self, lo, hi=None):
+        return 0 if hi is None else lo
+
+    def random(self):
+        return 0.0
+
+    def choice(self, seq):
+        return seq[0]
+
+
+__all__ = ["TiledSketch", "Loop", "design_space", "tensorize_sketches"]

@@ -1,0 +1,58 @@
+"""Perfect tile sizes: random factorizations of a loop extent and their mutations.
+
+    sample_tiles(1024, 4, 64, rng)       # e.g. [8, 4, 2, 16]: the product is 1024
+    mutate_tiles([8, 4, 2, 16], 64, rng) # a prime factor moved from one level to another
+
+The innermost factor never passes `max_innermost` (as MetaSchedule's sample_perfect_tile).
+"""
+from __future__ import annotations
+
+import functools
+
+
+@functools.lru_cache(maxsize=1024)
+def divisors(n: int) -> tuple:
+    return tuple(d for d in range(1, n + 1) if n % d == 0)
+
+
+@functools.lru_cache(maxsize=1024)
+def prime_factors(n: int) -> tuple:
+    out, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    if n > 1:
+        out.append(n)
+    return tuple(out)
+
+
+def sample_tiles(extent: int, levels: int, max_innermost: int, rng) -> list:
+    """A random perfect tiling: `levels` factors whose product is `extent`, each prime factor
+    of the extent placed on a level drawn uniformly (the innermost level refused when it
+    would pass `max_innermost`)."""
+    tiles = [1] * levels
+    for p in prime_factors(extent):
+        level = int(rng.integers(0, levels))
+        if level == levels - 1 and tiles[-1] * p > max_innermost:
+            level = int(rng.integers(0, levels - 1)) if levels > 1 else 0
+        tiles[level] *= p
+    return tiles
+
+
+def mutate_tiles(tiles, max_innermost: int, rng) -> list:
+    """Move one prime factor of one level to another level (the tiling stays perfect)."""
+    tiles = list(tiles)
+    sources = [i for i, t in enumerate(tiles) if t > 1]
+    if not sources or len(tiles) < 2:
+        return tiles
+    src = sources[int(rng.integers(0, len(sources)))]
+    p = prime_factors(tiles[src])[int(rng.integers(0, len(prime_factors(tiles[src]))))]
+    dst = int(rng.integers(0, len(tiles) - 1))
+    dst = dst + 1 if dst >= src else dst
+    if dst == len(tiles) - 1 and tiles[dst] * p > max_innermost:
+        return tiles
+    tiles[src] //= p
+    tiles[dst] *= p
+    return tiles

@@ -1,0 +1,53 @@
+"""`tirkit tune` end to end: progress, the tuned script beside the original (it checks clean
+and runs correctly), the trace, the database and --resume."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import server_env
+from tune_util import MATMUL
+
+pytest.importorskip("llvmlite")
+
+
+def tirkit(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "tirkit.cli", *args], cwd=cwd, env=server_env(),
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_tune_writes_the_tuned_script_and_trace(tmp_path):
+    src = tmp_path / "mm.py"
+    src.write_text(MATMUL)
+    p = tirkit("tune", "mm.py", "--kernel", "mm", "--trials", "4", "--log", "tune.log",
+               cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "4/4 trials, best " in p.stderr and "GFLOP/s" in p.stderr
+    assert "4 measured, 0 failed" in p.stdout
+    assert src.read_text() == MATMUL                        # the original is left alone
+    tuned = tmp_path / "mm.tuned.py"
+    check = tirkit("check", "--format", "json", "mm.tuned.py", cwd=tmp_path)
+    assert check.returncode == 0 and json.loads(check.stdout) == []
+    run = tirkit("run", "mm.tuned.py", "--check", cwd=tmp_path)
+    assert run.returncode == 0 and "C: ok" in run.stdout, run.stdout + run.stderr
+    assert tuned.read_text() != MATMUL
+    trace = (tmp_path / "mm.mm.trace.py").read_text()
+    assert trace.startswith('b0 = sch.get_block(name="C")') and "sch.split(" in trace
+    db = (tmp_path / "mm.tune.jsonl").read_text().splitlines()
+    assert len(db) == 4
+    again = tirkit("tune", "mm.py", "--trials", "2", "--resume", "--write", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len((tmp_path / "mm.tune.jsonl").read_text().splitlines()) == 6
+    assert src.read_text() != MATMUL and "T.Buffer((64, 32)" in src.read_text()
+
+
+def test_tune_refuses_what_it_cannot_tune(tmp_path):
+    (tmp_path / "e.py").write_text(MATMUL.replace("def mm", "def mm2") + "\n" + MATMUL)
+    p = tirkit("tune", "e.py", "--trials", "2", cwd=tmp_path)
+    assert p.returncode == 1 and "2 kernels; choose one with --kernel (mm2, mm)" in p.stderr
+    p = tirkit("tune", "e.py", "--kernel", "nope", cwd=tmp_path)
+    assert p.returncode == 1 and "no kernel named nope" in p.stderr
+    assert "Traceback" not in p.stderr

@@ -1,0 +1,183 @@
+"""The search on a small matmul: candidates validated before they are measured (a planted
+invalid sketch never is), the tuned kernel correct, the trace replays, the database resumes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tirkit
+from tirkit.schedule import Schedule
+from tirkit.tune import tune
+from tirkit.tune.database import Database
+from tirkit.tune.edit import tuned_text
+from tirkit.tune.models import RooflineModel
+from tirkit.tune.space import design_space
+from tirkit.tune.tiles import mutate_tiles, sample_tiles
+from tirkit.tune.validate import validate
+
+from tune_util import ParallelReductionSketch, parsed, run_matmul
+
+pytest.importorskip("llvmlite")
+
+
+def test_perfect_tiles_sampled_and_mutated():
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(200):
+        t = sample_tiles(1024, 4, 64, rng)
+        assert int(np.prod(t)) == 1024 and t[-1] <= 64
+        m = mutate_tiles(t, 64, rng)
+        assert int(np.prod(m)) == 1024 and m[-1] <= 64
+        seen.add(tuple(t))
+    assert len(seen) > 50
+
+
+def test_design_space_of_conv_inlines_pad_and_fuses_relu():
+    from conftest import EXAMPLES
+    r = parsed((EXAMPLES / "valid" / "conv2d_nhwc_relu.py").read_text())
+    sketches = design_space(r.module, "conv2d_nhwc_relu")
+    assert [(s.block, s.write, s.inline) for s in sketches] == [
+        ("conv", "cache", ("pad",)), ("conv", "consumer", ("pad",))]
+    rng = np.random.default_rng(3)
+    for s in sketches:
+        sch = s.apply(r.module, s.sample(rng))
+        assert validate(sch.mod) == []
+        assert "pad" not in tirkit.to_script(sch.mod).split("def ")[1].split("T.block(")[1]
+
+
+def test_search_measures_only_valid_candidates_and_the_result_runs():
+    r = parsed()
+    lines = []
+    planted = ParallelReductionSketch(design_space(r.module, "mm")[0])
+    res = tune(r.module, "mm", trials=8, batch=4, population=8, generations=1, seed=0,
+               model=RooflineModel(), extra_sketches=[planted], log=lines.append,
+               min_seconds=0.01, repeat=3)
+    st = res.stats
+    assert st.measured == 8 and st.failed == 0
+    # the planted sketch was generated, picked, and filtered by validation
+    assert st.invalid >= 1
+    invalid_lines = [ln for ln in lines if ln.startswith("invalid (not measured): planted")]
+    assert len(invalid_lines) == st.invalid
+    assert all("loop-nest/reduction-on-parallel" in ln for ln in invalid_lines)
+    measured = [rec.candidate for rec in res.records]
+    assert all(c.sketch is not planted for c in measured)
+    assert not ({c.key for c in measured} & res.invalid_keys)
+    assert all(rec.seconds > 0 for rec in res.records)
+    assert res.best_seconds == min(rec.seconds for rec in res.records)
+    # the best schedule: valid, correct on random inputs, and its trace replays
+    assert validate(res.module) == []
+    assert run_matmul(res.module) < 1e-5
+    replay = res.best.schedule.trace.apply(Schedule(r.module, "mm"))
+    assert tirkit.structural_equal(replay.mod["mm"], res.module["mm"])
+    # the tuned file checks clean
+    text = tuned_text(r, "mm", res.module)
+    assert [d.code for d in tirkit.check(text) if d.severity == "error"] == []
+    assert "T.parallel" in text or "T.vectorized" in text
+
+
+def test_cancel_returns_what_was_measured():
+    r = parsed()
+    calls = []
+
+    def progress(done, total, best, gflops):
+        calls.append(done)
+    res = tune(r.module, "mm", trials=20, batch=2, population=6, generations=1,
+               model=RooflineModel(), progress=progress, cancelled=lambda: len(calls) >= 1,
+               min_seconds=0.01, repeat=3)
+    assert res.cancelled and calls == [2] and len(res.records) == 2
+
+
+def test_database_resume_starts_from_the_first_run(tmp_path):
+    r = parsed()
+    db = Database(str(tmp_path / "mm.tune.jsonl"))
+    kw = dict(batch=4, population=8, generations=1, model=RooflineModel(), min_seconds=0.01,
+              repeat=3)
+    first = tune(r.module, "mm", trials=4, database=db, seed=0, **kw)
+    recs = db.records(first.workload)
+    assert len(recs) == 4 and all(rec["seconds"] > 0 for rec in recs)
+    assert all(rec["trace"].startswith("b0 = sch.get_block") for rec in recs)
+    second = tune(r.module, "mm", trials=4, database=db, seed=0, resume=True, **kw)
+    assert len(second.records) == 4                 # four new ones, none measured twice
+    assert not ({c.candidate.key for c in first.records} &
+                {c.candidate.key for c in second.records})
+    assert second.best_seconds <= first.best_seconds
+    assert len(db.records(first.workload)) == 8
+    assert db.records("another workload") == []
+
+
+def test_learned_model_ranks_and_is_updated_online():
+    pytest.importorskip("xgboost")
+    from tirkit.tune.models import LearnedModel, default_model
+    r = parsed()
+    model = default_model()
+    assert isinstance(model, LearnedModel)
+    samples0 = model.model.samples
+    res = tune(r.module, "mm", trials=8, batch=4, population=8, generations=1, model=model,
+               min_seconds=0.01, repeat=3)
+    assert res.stats.measured == 8 and model.model.booster is not None
+    assert model.model.samples >= samples0 + 8 or model.model.samples == 8
+    funcs = [rec.candidate.func for rec in res.records]
+    pred = model.predict(funcs)
+    assert pred.shape == (8,) and np.all(np.isfinite(pred)) and np.all(pred > 0)
+    secs = np.array([rec.seconds for rec in res.records])
+    # fitted on log2 seconds of these runs: its predictions are of their magnitude
+    assert secs.min() / 4 < np.median(pred) < secs.max() * 4
+
+
+def test_local_runner_loses_only_the_candidate_whose_worker_died():
+    import os
+    import signal
+    import threading
+    import time
+    from tirkit.tune.runners import LocalRunner
+
+    def workers():
+        """The pool's measuring processes (children of this one spawned by multiprocessing,
+        not its resource tracker)."""
+        me = str(os.getpid())
+        out = []
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as fh:
+                        ppid = fh.read().rsplit(")", 1)[1].split()[1]
+                    with open(f"/proc/{d}/cmdline", "rb") as fh:
+                        cmd = fh.read()
+                except (OSError, IndexError):
+                    continue
+                if ppid == me and b"spawn_main" in cmd:
+                    out.append(int(d))
+        return out
+
+    def cpu(pid):
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[11])
+
+    r = parsed()
+    runner = LocalRunner(1)
+    killed = []
+    progress_seen = []
+
+    def killer():                 # after the first batch, kill the worker while it measures
+        while not killed:
+            if progress_seen:
+                for pid in workers():
+                    try:
+                        a = cpu(pid)
+                        time.sleep(0.2)
+                        if cpu(pid) - a >= 3:       # busy (an idle worker uses none)
+                            os.kill(pid, signal.SIGKILL)
+                            killed.append(pid)
+                    except OSError:
+                        pass
+            time.sleep(0.01)
+    th = threading.Thread(target=killer, daemon=True)
+    th.start()
+    res = tune(r.module, "mm", trials=8, batch=4, population=8, generations=1,
+               model=RooflineModel(), runner=runner, min_seconds=1.0, repeat=3,
+               progress=lambda *a: progress_seen.append(a))
+    runner.close()
+    assert killed
+    lost = [rec for rec in res.records if rec.seconds is None]
+    assert len(lost) == 1 and lost[0].error.startswith("worker lost")
+    assert res.stats.measured == 7 and len(res.records) == 8
