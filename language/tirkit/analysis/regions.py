@@ -9,8 +9,11 @@ those records:
   its own iterators, relaxed over the loops inside it (what TVM fills in for omitted
   `T.reads`/`T.writes`);
 - `relax(access, keep)`: an access's index range with every loop relaxed except `keep`;
-- `footprint.footprint(fa, buffer, relax_loop)`: a buffer's box after region compaction
-  (the extent per dimension lowering allocates).
+- `footprint.footprint(fa, buffer, relax_loop)`, `footprint.compact_box(stmt, buffer)`: a
+  buffer's box after region compaction (the extent per dimension lowering allocates).
+
+`stmt_accesses(stmt)` records the accesses under one statement the same way (the code
+generator's compaction asks it of lowered loops).
 """
 from __future__ import annotations
 
@@ -54,6 +57,7 @@ class Access:
     opaque: bool = False         # the buffer is passed whole (region unknown)
     in_init: bool = False
     local_depth: int = None      # block depth of a DeclBuffer/Allocate that made it, if any
+    speculative: bool = False    # under a `T.Select` operand: evaluated whatever its condition
 
 
 @dataclass
@@ -87,6 +91,14 @@ def accesses(func, cache=None) -> FuncAccesses:
     return out
 
 
+def stmt_accesses(stmt) -> FuncAccesses:
+    """The accesses under one statement, with the loops and guards inside it."""
+    w = _Walker()
+    w.stmt(stmt)
+    return FuncAccesses(w.out, w.env, w.iter_vars, w.realizes, w.loops_of, w.blocks_of,
+                        w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched)
+
+
 class _Walker:
     def __init__(self):
         self.out = []
@@ -107,6 +119,7 @@ class _Walker:
         self.conds = []
         self.order = 0
         self.in_init = False
+        self.selects = 0         # how many `T.Select` operands enclose the expression
         self.local = {}          # data Var -> block depth of its DeclBuffer/Allocate
 
     # ---- statements ------------------------------------------------------------------
@@ -252,12 +265,14 @@ class _Walker:
                 self.record(x.buffer, False, (), x.span, opaque=True)
             elif t is E.Select:
                 self.expr(x.condition)
+                self.selects += 1
                 self.conds.append((x.condition, len(self.blocks)))
                 self.expr(x.true_value)
                 self.conds.pop()
                 self.conds.append((E.Not(x.condition), len(self.blocks)))
                 self.expr(x.false_value)
                 self.conds.pop()
+                self.selects -= 1
             elif t is E.Let:
                 stack.append(x.value)
                 self.lets[x.var] = x.value
@@ -297,7 +312,7 @@ class _Walker:
         self.out.append(Access(buf, is_write, tuple(indices), span, tuple(self.loops),
                                tuple(self.blocks), tuple(self.block_loops),
                                tuple(self.conds), self.order, opaque, self.in_init,
-                               self.local.get(buf.data)))
+                               self.local.get(buf.data), self.selects > 0))
 
 
 # ---- relaxation ----------------------------------------------------------------------------
@@ -325,9 +340,9 @@ def index_range(an, idx, env):
 
 
 def analyzer_for(fa: FuncAccesses, a: Access, keep=frozenset(), env=None, from_loop=0,
-                 from_block=None, iter_ranges=()):
+                 from_block=None, iter_ranges=(), guards=True):
     """An analyzer with the ranges of a's loops (those from `from_loop` on, minus `keep`)
-    and its guards (those at block depth > from_block; all when None)."""
+    and, when `guards`, its guards (those at block depth > from_block; all when None)."""
     an = Analyzer()
     env = fa.env if env is None else env
     for iv in iter_ranges:
@@ -336,7 +351,7 @@ def analyzer_for(fa: FuncAccesses, a: Access, keep=frozenset(), env=None, from_l
         if lp.var in keep:
             continue
         an.bind_extent(lp.var, lp.min, lp.extent, env)
-    for cond, depth in a.conds:
+    for cond, depth in a.conds if guards else ():
         if from_block is None or depth > from_block:
             an.assume(cond, env)
     return an

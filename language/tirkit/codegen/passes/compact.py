@@ -13,7 +13,10 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.visit import walk
-from ...analysis.footprint import box, compacted_extent, split_index
+from ...analysis.footprint import compact_box
+from ...arith.affine import Aff
+from ...arith.interval import Analyzer
+from ...arith.writeback import to_expr
 from ...arith.linear import separates
 from .blocks import allocate
 from .rewrite import transform
@@ -98,49 +101,32 @@ def _sink(stmt, buf, wrap):
 
 def _compact(buf, body):
     """(new buffer, index rewriter) for buf allocated around body, or None."""
-    acc = accesses(body, buf)
-    if not acc:
+    if not accesses(body, buf):
         return None
-    return compact_buffer(buf, acc, _loop_ranges(body))
+    return compact_buffer(buf, body)
 
 
-def compact_buffer(buf, acc, ranges):
-    """(buf shrunk to the box of its accesses `acc` (index tuples) with the variables of
-    `ranges` ({id(var): (lo, hi)}) relaxed, the rewriter of an index tuple into it), or None
-    when no dimension shrinks.  Shared with the GPU pass that places shared buffers."""
-    shape, offsets, changed = [], [], False
-    for b, old in zip(box(acc, ranges, buf.ndim), buf.shape):
-        ext = compacted_extent(b, old.value) if isinstance(old, E.IntImm) else None
-        if ext is None:
-            shape.append(old)
-            offsets.append(None)
-            continue
-        shape.append(E.IntImm(old.dtype, ext))
-        offsets.append(b[0])
-        changed = True
-    if not changed:
+def compact_buffer(buf, body, ranges=None):
+    """(buf shrunk to the box its accesses in `body` cover (analysis.footprint.compact_box:
+    loops inside `body` and the variables of `ranges` ({id(var): (lo, hi)}) relaxed, guards
+    applied), the rewriter of an index tuple into it), or None when no dimension shrinks.
+    Shared with the GPU pass that places shared buffers."""
+    box = compact_box(body, buf, ranges)
+    if all(b is None for b in box):
         return None
-    new_buf = dataclasses.replace(buf, shape=tuple(shape))
+    shape = tuple(old if b is None else E.IntImm(old.dtype, b[1])
+                  for b, old in zip(box, buf.shape))
+    new_buf = dataclasses.replace(buf, shape=shape)
+    plain = Analyzer()
 
     def reindex(indices):
         out = []
-        for d, ix in enumerate(indices):
-            if offsets[d] is None:
+        for b, ix in zip(box, indices):
+            if b is None:
                 out.append(ix)
                 continue
-            part = split_index(ix, ranges)
-            const = part.const
-            e = None
-            for k, c in part.inner.items():
-                term = part.terms[k]
-                t = term if c == 1 else E.Mul(term, E.IntImm(ix.dtype, c), ix.dtype)
-                e = t if e is None else E.Add(e, t, ix.dtype)
-            k0 = const - offsets[d]
-            if e is None:
-                e = E.IntImm(ix.dtype, k0)
-            elif k0:
-                e = E.Add(e, E.IntImm(ix.dtype, k0), ix.dtype)
-            out.append(e)
+            rel = plain.to_aff(ix) - b[0]
+            out.append(to_expr(Aff(rel.terms, rel.const, ix.dtype)))
         return tuple(out)
     return new_buf, reindex
 
