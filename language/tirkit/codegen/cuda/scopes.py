@@ -20,7 +20,7 @@ from ...ir import stmt as S
 from ...ir.visit import rebuild, walk
 from ...arith.linear import separates
 from ..passes.blocks import allocate
-from ..passes.compact import accesses, compact_buffer
+from ..passes.compact import accesses, compact_buffer, single_trip
 from ..passes.rewrite import transform
 
 
@@ -66,7 +66,8 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
                                                      wrap))
     if t is S.For and shared and inside and stmt.kind in ("serial", "unrolled"):
         acc = accesses(stmt.body, buf)
-        if acc and separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed))):
+        if acc and (single_trip(stmt) or
+                    separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed)))):
             return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed,
                                                          inside, wrap))
         return wrap(stmt, relaxed)

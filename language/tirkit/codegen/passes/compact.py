@@ -56,11 +56,18 @@ def _loop_ranges(stmt):
 
 
 def _private_to_iteration(stmt: S.For, buf) -> bool:
-    """Every iteration of loop `stmt` touches a slice of buf no other iteration touches."""
+    """Every iteration of loop `stmt` touches a slice of buf no other iteration touches (a
+    loop of one iteration trivially does)."""
+    if single_trip(stmt):
+        return True
     acc = accesses(stmt.body, buf)
     if not acc:
         return False
     return separates(acc, stmt.loop_var, _loop_ranges(stmt.body))
+
+
+def single_trip(loop: S.For) -> bool:
+    return isinstance(loop.extent, E.IntImm) and loop.extent.value == 1
 
 
 def _uses(stmt, buf) -> bool:
