@@ -18,27 +18,47 @@ constant in every access, so the box is a window of constant size that moves wit
 """
 from __future__ import annotations
 
+from ..arith.affine import Aff, Atom
 from ..arith.interval import Analyzer
 from ..ir import expr as E
+from ..ir.hash import structural_key
 
 _UNKNOWN = object()
 
 
-def access_box(accs, ndim, analyzer_of):
+def access_box(accs, ndim, analyzer_of, seen=None):
     """[(lo, hi) Aff or None] per dimension covering every access of `accs` (analysis.regions
     Access records), each relaxed by `analyzer_of(access)` -> (Analyzer, env); None where a
     bound is unknown or the accesses' bounds differ by more than a constant."""
     from .regions import index_range
     los = [None] * ndim
     his = [None] * ndim
+    seen = {} if seen is None else seen
     for n, a in enumerate(accs):
         an, env = analyzer_of(a)
         for d, idx in enumerate(a.indices[:ndim]):
-            lo, hi = index_range(an, idx, env)
+            lo, hi = (canonical(x, seen) for x in index_range(an, idx, env))
             los[d] = _merge(los[d], lo, True, n == 0)
             his[d] = _merge(his[d], hi, False, n == 0)
     return [None if lo in (None, _UNKNOWN) or hi in (None, _UNKNOWN) else (lo, hi)
             for lo, hi in zip(los, his)]
+
+
+def canonical(x, seen):
+    """x with every opaque term (a load, a call) replaced by the first structurally equal one
+    in `seen` ({structural key: Atom}), so that `A_indptr[i]` read in two places is one
+    symbol."""
+    if x is None:
+        return None
+    terms = {}
+    for k, c in x.terms.items():
+        if isinstance(k, Atom):
+            if k.kind == "opaque":
+                k = seen.setdefault(structural_key(k.expr), k)
+            elif k.args:
+                k = Atom(k.kind, [canonical(y, seen) for y in k.args], k.c, k.expr)
+        terms[k] = terms.get(k, 0) + c
+    return Aff({k: c for k, c in terms.items() if c}, x.const, x.dtype)
 
 
 def compacted_extent(lo, hi, size):
@@ -53,10 +73,12 @@ def compacted_extent(lo, hi, size):
     return ext.const
 
 
-def compact_box(stmt, buffer, ranges=None):
+def compact_box(stmt, buffer, ranges=None, seen=None):
     """[(lo Aff, extent int) or None] per dimension of `buffer` allocated around `stmt`:
     every loop inside `stmt` relaxed, and the variables of `ranges` ({id(var): (lo, hi)},
-    e.g. thread indices bound outside it) too; None where a dimension keeps its size."""
+    e.g. thread indices bound outside it) too; None where a dimension keeps its size.
+    `seen` (a dict, filled) maps the opaque terms of the corners to their representatives
+    (see `canonical`)."""
     from .regions import stmt_accesses
     fa = stmt_accesses(stmt)
     acc = [a for a in fa.accesses if a.buffer is buffer]
@@ -75,7 +97,7 @@ def compact_box(stmt, buffer, ranges=None):
                 an.assume(cond, fa.lets)
         return an, fa.lets
     out = []
-    for b, size in zip(access_box(acc, buffer.ndim, analyzer_of), buffer.shape):
+    for b, size in zip(access_box(acc, buffer.ndim, analyzer_of, seen), buffer.shape):
         ext = None
         if b is not None and isinstance(size, E.IntImm):
             ext = compacted_extent(b[0], b[1], size.value)

@@ -20,7 +20,7 @@ from ...ir import stmt as S
 from ...ir.visit import rebuild, walk
 from ...arith.linear import separates
 from ..passes.blocks import allocate
-from ..passes.compact import accesses, compact_buffer, single_trip
+from ..passes.compact import accesses, compact_buffer, single_trip, with_single_trip
 from ..passes.rewrite import transform
 
 
@@ -68,7 +68,8 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
         acc = accesses(stmt.body, buf)
         if acc and (single_trip(stmt) or
                     separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed)))):
-            return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed,
+            return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared,
+                                                         with_single_trip(relaxed, stmt),
                                                          inside, wrap))
         return wrap(stmt, relaxed)
     if t is S.SeqStmt:

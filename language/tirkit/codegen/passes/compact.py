@@ -13,7 +13,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.visit import walk
-from ...analysis.footprint import compact_box
+from ...analysis.footprint import canonical, compact_box
 from ...arith.affine import Aff
 from ...arith.interval import Analyzer
 from ...arith.writeback import to_expr
@@ -70,6 +70,16 @@ def single_trip(loop: S.For) -> bool:
     return isinstance(loop.extent, E.IntImm) and loop.extent.value == 1
 
 
+def with_single_trip(ranges, loop: S.For):
+    """`ranges` ({id(var): (lo, hi)}) with the value of `loop`'s variable when it has one
+    iteration at a constant (an allocation sunk into it sees a constant, not a symbol)."""
+    if not (single_trip(loop) and isinstance(loop.min, E.IntImm)):
+        return ranges
+    out = dict(ranges or {})
+    out[id(loop.loop_var)] = (loop.min.value, loop.min.value)
+    return out
+
+
 def _uses(stmt, buf) -> bool:
     found = []
 
@@ -86,31 +96,32 @@ def _uses(stmt, buf) -> bool:
     return bool(found)
 
 
-def _sink(stmt, buf, wrap):
+def _sink(stmt, buf, wrap, fixed=None):
     t = type(stmt)
     if t is S.For and stmt.kind in ("serial", "parallel", "unrolled") and \
             _private_to_iteration(stmt, buf):
-        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap,
+                                                    with_single_trip(fixed, stmt)))
     if t is S.SeqStmt:
         users = [i for i, s in enumerate(stmt.seq) if _uses(s, buf)]
         if len(users) == 1:
             i = users[0]
             seq = list(stmt.seq)
-            seq[i] = _sink(seq[i], buf, wrap)
+            seq[i] = _sink(seq[i], buf, wrap, fixed)
             return dataclasses.replace(stmt, seq=tuple(seq))
-        return wrap(stmt)
+        return wrap(stmt, fixed)
     if t in (S.Allocate, S.DeclBuffer, S.AttrStmt, S.AllocateConst):
-        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap, fixed))
     if t is S.LetStmt and not _uses(stmt.value, buf):
-        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
-    return wrap(stmt)
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap, fixed))
+    return wrap(stmt, fixed)
 
 
-def _compact(buf, body):
+def _compact(buf, body, fixed):
     """(new buffer, index rewriter) for buf allocated around body, or None."""
     if not accesses(body, buf):
         return None
-    return compact_buffer(buf, body)
+    return compact_buffer(buf, body, fixed)
 
 
 def compact_buffer(buf, body, ranges=None):
@@ -118,7 +129,8 @@ def compact_buffer(buf, body, ranges=None):
     loops inside `body` and the variables of `ranges` ({id(var): (lo, hi)}) relaxed, guards
     applied), the rewriter of an index tuple into it), or None when no dimension shrinks.
     Shared with the GPU pass that places shared buffers."""
-    box = compact_box(body, buf, ranges)
+    seen = {}
+    box = compact_box(body, buf, ranges, seen)
     if all(b is None for b in box):
         return None
     shape = tuple(old if b is None else E.IntImm(old.dtype, b[1])
@@ -132,7 +144,7 @@ def compact_buffer(buf, body, ranges=None):
             if b is None:
                 out.append(ix)
                 continue
-            rel = plain.to_aff(ix) - b[0]
+            rel = canonical(plain.to_aff(ix), seen) - b[0]
             out.append(to_expr(Aff(rel.terms, rel.const, ix.dtype)))
         return tuple(out)
     return new_buf, reindex
@@ -148,13 +160,13 @@ def compact_regions(body: S.Stmt, params=()) -> S.Stmt:
             return None                      # an explicit layout stays as written
         placed = []
 
-        def wrap(s):
-            placed.append(s)
+        def wrap(s, fixed):
+            placed.append((s, fixed))
             return _Marker(s)
         sunk = _sink(inner, buf, wrap)
         if not placed:
             return None
-        res = _compact(buf, placed[0])
+        res = _compact(buf, *placed[0])
         new_buf, reindex = res if res else (buf, None)
 
         def fix(s):
