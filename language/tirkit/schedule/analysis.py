@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import walk
+from ..ir.visit import find_all, walk
 from ..arith import writeback as A
 # block regions come from the one region analysis (re-exported for the primitives)
 from ..analysis.regions import atom_vars, infer_regions, region_of_indices  # noqa: F401
@@ -82,14 +82,7 @@ def binding_uses(realize: S.BlockRealize, var, kinds=("R",)) -> list:
 
 
 def realizes_under(stmt) -> list:
-    out = []
-
-    def v(x):
-        if isinstance(x, S.BlockRealize):
-            out.append(x)
-        return True
-    walk(stmt, v)
-    return out
+    return find_all(stmt, lambda x: True, S.BlockRealize)
 
 
 def is_affine(e, bounds=None) -> bool:
