@@ -1,103 +1,137 @@
 """The box a buffer is allocated with after region compaction: one definition, used by the
-code generator's compaction pass (which allocates it) and by the shared-memory rule (which
-sizes what will be allocated), so the two cannot disagree.
+code generator's compaction passes (which allocate it, on the CPU and for GPU shared and local
+memory) and by the shared-memory rule (which sizes what will be allocated).
 
-    split_index(index, ranges)        one index as its inner part (terms over the relaxed loops,
-                                      `ranges` {id(var): (lo, hi)}) and its outer part
-    box(index_tuples, ranges, ndim)   per dimension (lo, hi, part) covering every access, or
-                                      None where the accesses' outer parts differ
-    footprint(fa, buffer, relax_loop) extents per dimension of a buffer of a function
+    access_box(accs, ndim, analyzer_of)   per dimension (lo, hi) Aff covering every access
+    compacted_extent(lo, hi, size)        the extent a dimension is allocated with, or None
+    compact_box(stmt, buffer, ranges)     (lo, extent) per dimension of a buffer allocated
+                                          around `stmt` (the code generator's question)
+    footprint(fa, buffer, relax_loop)     extents per dimension of a block-allocated buffer
+                                          (the shared-memory rule's question)
 
-Indices are read as plain linear forms (arith.linear): a term whose range the relaxed loops
-fix is inner, anything else (outer loops, symbols, loads) is outer and must be the same in
-every access (as written, or in arith's canonical form), so the box is a constant window
-that moves with the outer part.  Guards do not
-shrink it: lowering allocates for every index the code can form.
+Each access is relaxed by the Analyzer over the loops below the allocation (their extents
+may depend on outer loops: `range(rh % 2 * 96 + 96)`), under its guards (`T.where`
+predicates, `if` statements and `T.if_then_else` branches: lowering runs the access only
+where they hold).  A guard of `T.Select` is not used: both operands are evaluated.  The
+low corner is an affine form of what stays fixed (outer loops, symbols), the same up to a
+constant in every access, so the box is a window of constant size that moves with it.
+Structurally equal opaque terms (a load such as `A_indptr[i]`) count as one symbol.
+
+Where the box is taken differs between the two users: the rule keeps every serial loop above
+the accesses fixed (the buffer lives per iteration of the loops around its uses, as TVM
+allocates at their lowest common ancestor), while lowering enters a serial loop only when its
+iterations touch separate parts of the buffer.  Where a loop's iterations share elements
+(t2d_0's PadInput_shared, indexed by `rh_0 // 2`), lowering allocates more than the rule
+counts (36 KB against 2.3 KB there).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..arith.affine import Aff
+from ..arith.affine import Aff, Atom
 from ..arith.interval import Analyzer
-from ..arith.linear import key_range, linear_form, term_expr
 from ..ir import expr as E
 from ..ir.hash import structural_key
 
-
-@dataclass(frozen=True)
-class IndexSplit:
-    inner: dict                  # key -> coefficient: terms over the relaxed loops
-    span: tuple                  # (lo, hi) of inner terms plus the constant
-    outer_key: tuple             # structural key of the outer terms
-    outer: dict                  # key -> coefficient: the rest
-    terms: dict                  # key -> expression
-    const: int
+_UNKNOWN = object()
 
 
-def split_index(index, ranges) -> IndexSplit:
-    form = linear_form(index)
-    terms = {k: term_expr(k) for k in form.terms}
-    inner, outer = {}, {}
-    lo = hi = form.const
-    for k, c in form.terms.items():
-        r = key_range(k, ranges)
-        if r is None:
-            outer[k] = c
-            continue
-        inner[k] = c
-        a, b = c * r[0], c * r[1]
-        lo += min(a, b)
-        hi += max(a, b)
-    okey = tuple(sorted((structural_key(terms[k]), c) for k, c in outer.items()))
-    return IndexSplit(inner, (lo, hi), okey, outer, terms, form.const)
+def access_box(accs, ndim, analyzer_of, seen=None):
+    """[(lo, hi) Aff or None] per dimension covering every access of `accs` (analysis.regions
+    Access records), each relaxed by `analyzer_of(access)` -> (Analyzer, env); None where a
+    bound is unknown or the accesses' bounds differ by more than a constant."""
+    from .regions import index_range
+    los = [None] * ndim
+    his = [None] * ndim
+    seen = {} if seen is None else seen
+    for n, a in enumerate(accs):
+        an, env = analyzer_of(a)
+        for d, idx in enumerate(a.indices[:ndim]):
+            lo, hi = (canonical(x, seen) for x in index_range(an, idx, env))
+            los[d] = _merge(los[d], lo, True, n == 0)
+            his[d] = _merge(his[d], hi, False, n == 0)
+    return [None if lo in (None, _UNKNOWN) or hi in (None, _UNKNOWN) else (lo, hi)
+            for lo, hi in zip(los, his)]
 
 
-def box(index_tuples, ranges, ndim):
-    """Per dimension (lo, hi, IndexSplit of the first access) covering all accesses, or None
-    where the outer parts differ."""
+def canonical(x, seen):
+    """x with every opaque term (a load, a call) replaced by the first structurally equal one
+    in `seen` ({structural key: Atom}), so that `A_indptr[i]` read in two places is one
+    symbol."""
+    if x is None:
+        return None
+    terms = {}
+    for k, c in x.terms.items():
+        if isinstance(k, Atom):
+            if k.kind == "opaque":
+                k = seen.setdefault(structural_key(k.expr), k)
+            elif k.args:
+                k = Atom(k.kind, [canonical(y, seen) for y in k.args], k.c, k.expr)
+        terms[k] = terms.get(k, 0) + c
+    return Aff({k: c for k, c in terms.items() if c}, x.const, x.dtype)
+
+
+def compacted_extent(lo, hi, size):
+    """The extent a dimension of `size` elements (None: not a constant) is allocated with:
+    that of [lo, hi] when it is a constant smaller than the size; else None (the dimension
+    keeps its size).  An access provably below zero (no fixed part) keeps the size too."""
+    ext = hi - lo + 1
+    if not ext.is_const() or ext.const <= 0 or size is not None and ext.const >= size:
+        return None
+    if lo.is_const() and lo.const < 0:
+        return None
+    return ext.const
+
+
+def compact_box(stmt, buffer, ranges=None, seen=None):
+    """[(lo Aff, extent int) or None] per dimension of `buffer` allocated around `stmt`:
+    every loop inside `stmt` relaxed, and the variables of `ranges` ({id(var): (lo, hi)},
+    e.g. thread indices bound outside it) too; None where a dimension keeps its size.
+    `seen` (a dict, filled) maps the opaque terms of the corners to their representatives
+    (see `canonical`)."""
+    from .regions import stmt_accesses
+    fa = stmt_accesses(stmt)
+    acc = [a for a in fa.accesses if a.buffer is buffer]
+    if not acc or any(a.opaque for a in acc):
+        return [None] * buffer.ndim
+    outer = _outer_vars(acc, ranges or {})
+
+    def analyzer_of(a):
+        an = Analyzer()
+        for v, (lo, hi) in outer.items():
+            an.bind(v, lo, hi)
+        for lp in a.loops:
+            an.bind_extent(lp.var, lp.min, lp.extent, fa.lets)
+        if not a.speculative:
+            for cond, _ in a.conds:
+                an.assume(cond, fa.lets)
+        return an, fa.lets
     out = []
-    for d in range(ndim):
-        parts = [split_index(ix[d], ranges) for ix in index_tuples]
-        if len({p.outer_key for p in parts}) != 1 and not _same_outer(parts):
-            out.append(None)
-            continue
-        out.append((min(p.span[0] for p in parts), max(p.span[1] for p in parts), parts[0]))
+    for b, size in zip(access_box(acc, buffer.ndim, analyzer_of, seen), buffer.shape):
+        ext = None
+        if b is not None and isinstance(size, E.IntImm):
+            ext = compacted_extent(b[0], b[1], size.value)
+        out.append(None if ext is None else (b[0], ext))
     return out
 
 
-def _same_outer(parts) -> bool:
-    """Outer parts spelled apart but equal in arith's canonical form (`x % 16 // 2` and
-    `x // 2 % 8`)."""
-    an = Analyzer()
-
-    def canonical(p):
-        total = Aff()
-        for k, c in p.outer.items():
-            total = total + an.to_aff(p.terms[k]).scale(c)
-        return total
-    first = canonical(parts[0])
-    return all((canonical(p) - first) == Aff() for p in parts[1:])
-
-
-def compacted_extent(b, size):
-    """The extent a dimension is allocated with: the box's, when it is known, inside the
-    buffer and smaller; else None (the dimension keeps its size)."""
-    if b is None:
-        return None
-    lo, hi, part = b
-    ext = hi - lo + 1
-    if size is not None and ext >= size or ext <= 0 or lo < 0 and not part.outer:
-        return None
-    return ext
+def _outer_vars(acc, ranges):
+    """{Var: (lo, hi)} of the variables the accesses use whose ids `ranges` relaxes."""
+    from ..ir.visit import vars_in
+    if not ranges:
+        return {}
+    out = {}
+    for a in acc:
+        for v in vars_in(a.indices) + [v for c, _ in a.conds for v in vars_in(c)]:
+            if id(v) in ranges:
+                out[v] = ranges[id(v)]
+    return out
 
 
 def footprint(fa, buffer, relax_loop):
     """Extents per dimension of `buffer` after compaction in a function's accesses `fa`
     (analysis.regions): accesses relaxed over every loop below their common ancestor and
-    over the loops `relax_loop(Loop)` says, by the Analyzer (guards included); the allocated
-    shape where an extent is not a constant."""
-    from .regions import analyzer_for, index_range, single_trip
+    over the loops `relax_loop(Loop)` says, under their guards; the allocated shape where an
+    extent is not a constant."""
+    from .regions import analyzer_for, single_trip
     acc = [a for a in fa.accesses + fa.matched if a.buffer is buffer]
     shape = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
     if not acc or any(a.opaque for a in acc):
@@ -107,34 +141,21 @@ def footprint(fa, buffer, relax_loop):
     while common < len(first) and all(len(a.loops) > common and a.loops[common] is
                                       first[common] for a in acc):
         common += 1
-    keep_all = first[:common]
-    los = [None] * len(shape)
-    his = [None] * len(shape)
-    for a in acc:
-        keep = frozenset(lp.var for lp in keep_all
-                         if not relax_loop(lp) and not single_trip(lp))
-        env = dict(fa.env)
-        env.update(fa.lets)
-        an = analyzer_for(fa, a, keep, env=env)
-        for d, idx in enumerate(a.indices[:len(shape)]):
-            lo, hi = index_range(an, idx, env)
-            los[d] = _merge(los[d], lo, True, a is acc[0])
-            his[d] = _merge(his[d], hi, False, a is acc[0])
+    keep = frozenset(lp.var for lp in first[:common]
+                     if not relax_loop(lp) and not single_trip(lp))
+    env = dict(fa.env)
+    env.update(fa.lets)
+
+    def analyzer_of(a):
+        return analyzer_for(fa, a, keep, env=env, guards=not a.speculative), env
     out = []
-    for d, s in enumerate(shape):
-        lo, hi = los[d], his[d]
-        if lo is None or hi is None or lo is _UNKNOWN or hi is _UNKNOWN:
-            out.append(s)
-            continue
-        ext = hi - lo + 1
-        if ext.is_const() and ext.const > 0:
+    for b, s in zip(access_box(acc, len(shape), analyzer_of), shape):
+        ext = None if b is None else b[1] - b[0] + 1
+        if ext is not None and ext.is_const() and ext.const > 0:
             out.append(ext.const if s is None else min(ext.const, s))
         else:
             out.append(s)
     return out
-
-
-_UNKNOWN = object()
 
 
 def _merge(cur, new, lower, first):

@@ -1,303 +1,34 @@
-"""Buffer accesses of a function and the regions they cover.
+"""The one region analysis: which parts of which buffers code touches.
 
-`accesses(func)` walks a PrimFunc once and records every load and store with what encloses
-it: the loops (thread bindings included), the blocks, the guards (`T.where` predicates,
-`if` statements and `T.if_then_else` conditions) and its place in program order.  From
-those records:
+Over the access records of analysis/accesses.py (`accesses(func)`, `stmt_accesses(stmt)`,
+re-exported here), by the Analyzer, guards included:
 
 - `block_regions(func, realize)`: the read and write regions a block touches, in terms of
-  its own iterators, relaxed over the loops inside it (what TVM fills in for omitted
-  `T.reads`/`T.writes`);
+  its own iterators, relaxed over the loops inside it (what the signature rule compares
+  with the declared `T.reads`/`T.writes`);
 - `relax(access, keep)`: an access's index range with every loop relaxed except `keep`;
-- `footprint.footprint(fa, buffer, relax_loop)`: a buffer's box after region compaction
-  (the extent per dimension lowering allocates).
+- `footprint.footprint(fa, buffer, relax_loop)`, `footprint.compact_box(stmt, buffer)`: a
+  buffer's box after region compaction (the extent per dimension lowering allocates).
+
+Over a block as the schedule primitives see it, in arith's written-back forms (regions that
+print as TVM prints them):
+
+- `infer_regions(block)`: (reads, writes) as TVM infers them for a block without
+  `T.reads`/`T.writes`;
+- `region_of_indices(...)`: the box of a set of index tuples, inner variables relaxed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..arith import Analyzer
+from ..arith import writeback as A
+from ..arith.affine import Aff
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.visit import substitute, vars_in, walk
+from .accesses import (ENV_THREAD, Access, FuncAccesses, Loop, accesses,  # noqa: F401
+                       stmt_accesses)
 
-
-# intrinsics whose buffer operands are addresses (read and/or written by the intrinsic)
-_POINTER_OPS = ("tvm_", "ptx_", "ptx.", "mma_", "address_of", "access_ptr", "call_packed",
-                "call_extern", "call_intrin", "call_pure_extern", "call_llvm")
-
-
-ENV_THREAD = "env_thread"      # a launched thread whose tag the IR does not carry
-
-
-@dataclass(eq=False)
-class Loop:
-    var: E.Var
-    min: object
-    extent: object
-    kind: str                    # serial | parallel | vectorized | unrolled | thread_binding
-    thread_tag: str = None
-    span: object = None
-    node: object = None
-
-
-@dataclass(eq=False)
-class Access:
-    buffer: S.Buffer
-    is_write: bool
-    indices: tuple
-    span: object
-    loops: tuple                 # enclosing Loop records, outermost first
-    blocks: tuple                # enclosing BlockRealize, root first
-    block_loops: tuple           # per block: how many loops enclose it
-    conds: tuple                 # ((cond PrimExpr, block depth), ...)
-    order: int
-    opaque: bool = False         # the buffer is passed whole (region unknown)
-    in_init: bool = False
-    local_depth: int = None      # block depth of a DeclBuffer/Allocate that made it, if any
-
-
-@dataclass
-class FuncAccesses:
-    accesses: list
-    env: dict                    # block iterator Var -> binding PrimExpr
-    iter_vars: dict              # block iterator Var -> IterVar
-    realizes: list               # every BlockRealize, in order
-    loops_of: dict               # id(BlockRealize) -> tuple of enclosing Loops
-    blocks_of: dict              # id(BlockRealize) -> tuple of enclosing BlockRealizes
-    allocs: list                 # [(Buffer, BlockRealize owner)]
-    lets: dict = field(default_factory=dict)
-    loops: list = field(default_factory=list)   # every Loop, in order
-    loop_parents: dict = field(default_factory=dict)   # id(Loop) -> enclosing Loops
-    calls: list = field(default_factory=list)   # [(Call, loops, conds)] of every call
-    # the source regions of `T.match_buffer`s, as accesses of unknown direction (an index
-    # Ramp spans a dimension's extent); kept apart from `accesses`: only compaction uses them
-    matched: list = field(default_factory=list)
-
-
-def accesses(func, cache=None) -> FuncAccesses:
-    key = ("accesses", id(func))
-    if cache is not None and key in cache:
-        return cache[key]
-    w = _Walker()
-    w.stmt(func.body)
-    out = FuncAccesses(w.out, w.env, w.iter_vars, w.realizes, w.loops_of, w.blocks_of,
-                       w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched)
-    if cache is not None:
-        cache[key] = out
-    return out
-
-
-class _Walker:
-    def __init__(self):
-        self.out = []
-        self.env = {}
-        self.iter_vars = {}
-        self.lets = {}
-        self.realizes = []
-        self.loops_of = {}
-        self.blocks_of = {}
-        self.allocs = []
-        self.all_loops = []
-        self.loop_parents = {}
-        self.calls = []
-        self.matched = []
-        self.loops = []
-        self.blocks = []
-        self.block_loops = []
-        self.conds = []
-        self.order = 0
-        self.in_init = False
-        self.local = {}          # data Var -> block depth of its DeclBuffer/Allocate
-
-    # ---- statements ------------------------------------------------------------------
-    def stmt(self, s):
-        t = type(s)
-        if s is None:
-            return
-        if t is S.SeqStmt:
-            pushed = 0
-            for x in s.seq:
-                if type(x) is S.Evaluate and isinstance(x.value, E.Call) and \
-                        x.value.op == "launch_thread" and len(x.value.args) == 2 and \
-                        isinstance(x.value.args[0], E.Var):
-                    # `T.launch_thread(v, n)` as a statement: the rest runs under it
-                    v, n = x.value.args
-                    lp = Loop(v, E.IntImm("int32", 0), n, "thread_binding", ENV_THREAD,
-                              x.span, x)
-                    self.all_loops.append(lp)
-                    self.loop_parents[id(lp)] = tuple(self.loops)
-                    self.loops.append(lp)
-                    pushed += 1
-                    continue
-                self.stmt(x)
-                self.order += 1
-            for _ in range(pushed):
-                self.loops.pop()
-        elif t is S.For:
-            self.loop(Loop(s.loop_var, s.min, s.extent, s.kind, s.thread_tag, s.span, s),
-                      s.body)
-        elif t is S.AttrStmt and s.attr_key in ("thread_extent", "virtual_thread") \
-                and isinstance(s.node, S.IterVar):
-            iv = s.node
-            self.expr(s.value)
-            self.loop(Loop(iv.var, E.IntImm("int32", 0), s.value, "thread_binding",
-                           iv.thread_tag or "", s.span, s), s.body)
-        elif t is S.BlockRealize:
-            self.realize(s)
-        elif t is S.BufferStore:
-            for i in s.indices:
-                self.expr(i)
-            self.expr(s.value)
-            self.record(s.buffer, True, s.indices, s.span or s.value.span)
-        elif t is S.IfThenElse:
-            self.expr(s.condition)
-            self.conds.append((s.condition, len(self.blocks)))
-            self.stmt(s.then_case)
-            self.conds.pop()
-            if s.else_case is not None:
-                self.conds.append((E.Not(s.condition), len(self.blocks)))
-                self.stmt(s.else_case)
-                self.conds.pop()
-        elif t is S.LetStmt:
-            self.expr(s.value)
-            self.lets[s.var] = s.value
-            self.stmt(s.body)
-        elif t is S.Evaluate:
-            self.expr(s.value)
-        elif t in (S.Allocate, S.AllocateConst, S.DeclBuffer):
-            key = s.buffer.data if t is S.DeclBuffer else s.buffer_var
-            had = key in self.local
-            if not had:
-                self.local[key] = len(self.blocks)
-            self.stmt(s.body)
-            if not had:
-                del self.local[key]
-        elif t in (S.AttrStmt, S.AssertStmt, S.While):
-            if t is S.AttrStmt:
-                self.expr(s.value)
-            if t is S.While or t is S.AssertStmt:
-                self.expr(s.condition)
-            self.stmt(s.body)
-
-    def loop(self, lp, body):
-        self.all_loops.append(lp)
-        self.loop_parents[id(lp)] = tuple(self.loops)
-        self.loops.append(lp)
-        self.stmt(body)
-        self.loops.pop()
-
-    def realize(self, r):
-        b = r.block
-        for v in r.iter_values:
-            self.expr(v)
-        self.realizes.append(r)
-        self.loops_of[id(r)] = tuple(self.loops)
-        self.blocks_of[id(r)] = tuple(self.blocks)
-        for iv, v in zip(b.iter_vars, r.iter_values):
-            self.env[iv.var] = v
-            self.iter_vars[iv.var] = iv
-        pred = r.predicate
-        has_pred = not (isinstance(pred, E.IntImm) and pred.value)
-        if has_pred:
-            self.conds.append((pred, len(self.blocks)))
-        self.blocks.append(r)
-        self.block_loops.append(len(self.loops))
-        for buf in b.alloc_buffers:
-            self.allocs.append((buf, r))
-        for m in b.match_buffers:
-            self.matched_region(m)
-        if b.init is not None:
-            saved = self.in_init
-            self.in_init = True
-            self.stmt(b.init)
-            self.in_init = saved
-            self.order += 1
-        self.stmt(b.body)
-        self.blocks.pop()
-        self.block_loops.pop()
-        if has_pred:
-            self.conds.pop()
-
-    # ---- expressions -----------------------------------------------------------------
-    def expr(self, e):
-        stack = [e]
-        while stack:
-            x = stack.pop()
-            t = type(x)
-            if t is E.BufferLoad:
-                self.record(x.buffer, False, x.indices, x.span)
-                stack.extend(x.indices)
-            elif t is E.Call:
-                if x.op == "if_then_else" and len(x.args) == 3:
-                    self.expr(x.args[0])
-                    self.conds.append((x.args[0], len(self.blocks)))
-                    self.expr(x.args[1])
-                    self.conds.pop()
-                    self.conds.append((E.Not(x.args[0]), len(self.blocks)))
-                    self.expr(x.args[2])
-                    self.conds.pop()
-                else:
-                    self.calls.append((x, tuple(self.loops), tuple(self.conds)))
-                    if x.op.startswith(_POINTER_OPS):
-                        for arg in x.args:
-                            if isinstance(arg, E.BufferLoad):     # an operand by address
-                                self.record(arg.buffer, False, arg.indices, arg.span, True)
-                                stack.extend(arg.indices)
-                            elif arg is not None:
-                                stack.append(arg)
-                        continue
-                    stack.extend(a for a in x.args if a is not None)
-                    stack.extend(v for _, v in x.kwargs if isinstance(v, E.PrimExpr))
-            elif t is E.BufferRef:
-                self.record(x.buffer, False, (), x.span, opaque=True)
-            elif t is E.Select:
-                self.expr(x.condition)
-                self.conds.append((x.condition, len(self.blocks)))
-                self.expr(x.true_value)
-                self.conds.pop()
-                self.conds.append((E.Not(x.condition), len(self.blocks)))
-                self.expr(x.false_value)
-                self.conds.pop()
-            elif t is E.Let:
-                stack.append(x.value)
-                self.lets[x.var] = x.value
-                stack.append(x.body)
-            elif isinstance(x, E.BinaryOp):
-                stack.append(x.b)
-                stack.append(x.a)
-            elif t in (E.Not, E.Cast):
-                stack.append(x.a if t is E.Not else x.value)
-            elif t in (E.Ramp,):
-                stack.append(x.base)
-            elif t is E.Broadcast:
-                stack.append(x.value)
-            elif t is E.ArrayExpr:
-                stack.extend(x.elements)
-
-    def matched_region(self, m):
-        src = m.source
-        idx = []
-        for rg in src.region:
-            self.expr(rg.min)
-            self.expr(rg.extent)
-            if isinstance(rg.extent, E.IntImm) and rg.extent.value > 1:
-                idx.append(E.Ramp(rg.min, E.IntImm(rg.min.dtype, 1), rg.extent.value,
-                                  rg.min.dtype))
-            elif isinstance(rg.extent, E.IntImm):
-                idx.append(rg.min)
-            else:                               # a region of symbolic size: whole buffer
-                idx = None
-                break
-        out = self.out
-        self.out = self.matched
-        self.record(src.buffer, False, idx or (), m.span, opaque=idx is None)
-        self.out = out
-
-    def record(self, buf, is_write, indices, span, opaque=False):
-        self.out.append(Access(buf, is_write, tuple(indices), span, tuple(self.loops),
-                               tuple(self.blocks), tuple(self.block_loops),
-                               tuple(self.conds), self.order, opaque, self.in_init,
-                               self.local.get(buf.data)))
+ONE = E.IntImm("int32", 1)
 
 
 # ---- relaxation ----------------------------------------------------------------------------
@@ -325,9 +56,9 @@ def index_range(an, idx, env):
 
 
 def analyzer_for(fa: FuncAccesses, a: Access, keep=frozenset(), env=None, from_loop=0,
-                 from_block=None, iter_ranges=()):
+                 from_block=None, iter_ranges=(), guards=True):
     """An analyzer with the ranges of a's loops (those from `from_loop` on, minus `keep`)
-    and its guards (those at block depth > from_block; all when None)."""
+    and, when `guards`, its guards (those at block depth > from_block; all when None)."""
     an = Analyzer()
     env = fa.env if env is None else env
     for iv in iter_ranges:
@@ -336,7 +67,7 @@ def analyzer_for(fa: FuncAccesses, a: Access, keep=frozenset(), env=None, from_l
         if lp.var in keep:
             continue
         an.bind_extent(lp.var, lp.min, lp.extent, env)
-    for cond, depth in a.conds:
+    for cond, depth in a.conds if guards else ():
         if from_block is None or depth > from_block:
             an.assume(cond, env)
     return an
@@ -379,3 +110,162 @@ def single_trip(lp) -> bool:
     """A loop of one iteration: its variable is a constant, not a symbol to keep."""
     return isinstance(lp.extent, E.IntImm) and lp.extent.value == 1
 
+
+# ---- regions of a block, as TVM infers them ----------------------------------------------
+def region_of_indices(indices_list, ivmap, inner_bounds, outer_bounds, shape=None):
+    """The region [(min expr, extent int)] covered by the index tuples in `indices_list`,
+    after substituting block iterators (ivmap: id(iter var) -> binding) and letting the
+    variables of `inner_bounds` range over their bounds. None when it is not a box we can
+    describe exactly (a dimension that mixes inner and outer variables in a division)."""
+    region = None
+    full = set()
+    for idx in indices_list:
+        dims = []
+        for d, e in enumerate(idx):
+            e = substitute(e, ivmap)
+            lin = A.to_form(e, {**outer_bounds, **inner_bounds})
+            if shape is not None and _opaque(lin, inner_bounds):
+                # not an affine function of the iterators: the whole dimension (as TVM)
+                full.add(d)
+                dims.append((A.const_form(0, lin.dtype), 0, 0))
+                continue
+            inner, outer = {}, {}
+            for atom, coef in lin.terms.items():
+                vs = atom_vars(atom)
+                if any(id(v) in inner_bounds for v in vs):
+                    if not all(id(v) in inner_bounds for v in vs):
+                        return None
+                    inner[atom] = coef
+                else:
+                    outer[atom] = coef
+            outer = Aff(outer, 0, lin.dtype)
+            b = A.bound_form(Aff(inner, lin.const, lin.dtype), inner_bounds)
+            if b is None:
+                return None
+            dims.append((outer, b[0], b[1]))
+        if region is None:
+            region = dims
+            continue
+        merged = []
+        for (o1, lo1, hi1), (o2, lo2, hi2) in zip(region, dims):
+            d = o2.add(o1, -1)
+            if not d.is_const():
+                return None
+            merged.append((o1, min(lo1, lo2 + d.const), max(hi1, hi2 + d.const)))
+        region = merged
+    if region is None:
+        return None
+    out = []
+    for d, (o, lo, hi) in enumerate(region):
+        if d in full:
+            ext = shape[d].value if d < len(shape) and isinstance(shape[d], E.IntImm) \
+                else None
+            if ext is None:
+                return None
+            out.append((E.IntImm(o.dtype, 0), ext))
+        else:
+            out.append((A.to_expr(o + lo), hi - lo + 1))
+    return out
+
+
+def _opaque(lin, inner) -> bool:
+    """A term that is not affine in the iterators (a load from another buffer whose index
+    does not vary inside counts as a symbol, as in TVM)."""
+    for a in lin.terms:
+        if A.is_opaque(a):
+            if isinstance(a.expr, E.BufferLoad) and \
+                    not any(id(v) in inner for v in vars_in(a.expr)):
+                continue
+            return True
+        if not A.is_var(a) and _opaque(a.args[0], inner):
+            return True
+    return False
+
+
+def atom_vars(atom):
+    """The variables of an atom of a linear form (a variable, a division or remainder of a
+    linear form, an opaque term)."""
+    if A.is_var(atom):
+        return [atom]
+    if not A.is_opaque(atom):
+        return [v for a in atom.args[0].terms for v in atom_vars(a)]
+    return vars_in(atom.expr)
+
+
+def _inner_loop_bounds(stmt):
+    """Bounds of loops inside a block body (relaxed when computing its regions)."""
+    out = {}
+
+    def v(x):
+        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and \
+                isinstance(x.extent, E.IntImm):
+            out[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
+        return True
+    walk(stmt, v)
+    return out
+
+
+def infer_regions(block: S.Block, include_written_reads=True):
+    """(reads, writes) as tuples of BufferRegion, inferred from the body the way TVM does:
+    buffers in order of first access, each the hull of its accesses; a buffer whose hull
+    cannot be described is given whole."""
+    loads, stores = [], []
+
+    def v(x):
+        if isinstance(x, S.BlockRealize):
+            b = x.block
+            r, w = (b.reads, b.writes)
+            if r is None or w is None:
+                r2, w2 = infer_regions(b)
+                r = r if r is not None else r2
+                w = w if w is not None else w2
+            ivmap = {id(iv.var): val for iv, val in zip(b.iter_vars, x.iter_values)}
+            for reg in r:
+                loads.append((reg.buffer, _region_corners(reg, ivmap)))
+            for reg in w:
+                stores.append((reg.buffer, _region_corners(reg, ivmap)))
+            return False
+        if isinstance(x, E.BufferLoad):
+            for i in x.indices:                 # loads inside indices come first (as TVM)
+                walk(i, v)
+            loads.append((x.buffer, [tuple(x.indices)]))
+            return False
+        elif isinstance(x, S.BufferStore):
+            walk(x.value, v)
+            for i in x.indices:
+                walk(i, v)
+            stores.append((x.buffer, [tuple(x.indices)]))
+            return False
+        return True
+    walk(block.body, v)
+    inner = _inner_loop_bounds(block.body)
+    if block.init is not None:
+        # a reduction's update of its own output is not listed among its reads (as TVM infers)
+        written = {id(b) for b, _ in stores}
+        loads = [(b, i) for b, i in loads if id(b) not in written]
+    return _group(loads, inner), _group(stores, inner)
+
+
+def _region_corners(reg, ivmap):
+    lo = tuple(substitute(r.min, ivmap) for r in reg.region)
+    hi = tuple(substitute(E.Sub(E.Add(r.min, r.extent, "int32"), ONE, "int32"), ivmap)
+               for r in reg.region)
+    return [lo, hi]
+
+
+def _group(pairs, inner):
+    order, by = [], {}
+    for buf, idxs in pairs:
+        if id(buf) not in by:
+            order.append(buf)
+            by[id(buf)] = []
+        by[id(buf)].extend(idxs)
+    out = []
+    for buf in order:
+        reg = region_of_indices(by[id(buf)], {}, inner, {}, buf.shape)
+        if reg is None:
+            rng = tuple(E.Range(E.IntImm("int32", 0), d) for d in buf.shape)
+        else:
+            rng = tuple(E.Range(m, E.IntImm("int32", x)) for m, x in reg)
+        out.append(S.BufferRegion(buf, rng))
+    return tuple(out)

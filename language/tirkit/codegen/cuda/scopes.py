@@ -17,10 +17,10 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.visit import walk
+from ...ir.visit import rebuild, walk
 from ...arith.linear import separates
 from ..passes.blocks import allocate
-from ..passes.compact import accesses, compact_buffer
+from ..passes.compact import accesses, compact_buffer, single_trip, with_single_trip
 from ..passes.rewrite import transform
 
 
@@ -66,8 +66,10 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
                                                      wrap))
     if t is S.For and shared and inside and stmt.kind in ("serial", "unrolled"):
         acc = accesses(stmt.body, buf)
-        if acc and separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed))):
-            return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed,
+        if acc and (single_trip(stmt) or
+                    separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed)))):
+            return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared,
+                                                         with_single_trip(relaxed, stmt),
                                                          inside, wrap))
         return wrap(stmt, relaxed)
     if t is S.SeqStmt:
@@ -115,7 +117,7 @@ def _compact_shared(buf, body, relaxed):
     acc = accesses(body, buf)
     if not acc:
         return None
-    done = compact_buffer(buf, acc, _ranges(body, dict(relaxed)))
+    done = compact_buffer(buf, body, dict(relaxed))
     new_buf, reindex = done if done is not None else (buf, lambda indices: tuple(indices))
     strides, size = [], 1
     for s in reversed(new_buf.shape):
@@ -132,9 +134,34 @@ class _Here(S.Stmt):
     relaxed: dict
 
 
+def _enclosing_bindings(body):
+    """id(Allocate) -> (whether a blockIdx binding encloses it, {id(var): (lo, hi)} of the
+    threadIdx/vthread bindings that do): a shared buffer allocated below a thread binding
+    is still one buffer for the whole block, so those indices are relaxed too."""
+    out = {}
+
+    def fn(x):
+        if not (isinstance(x, S.For) and x.kind == "thread_binding"):
+            return None
+        tag = x.thread_tag or ""
+
+        def mark(y):
+            if isinstance(y, S.Allocate):
+                info = out.setdefault(id(y), (False, {}))
+                if tag.startswith("blockIdx"):
+                    out[id(y)] = (True, info[1])
+                elif isinstance(x.extent, E.IntImm):
+                    info[1][id(x.loop_var)] = (0, x.extent.value - 1)
+        walk(x.body, mark)
+    walk(body, fn)
+    return out
+
+
 def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
     """Move each shared/local allocation inside the thread bindings (see the module doc)."""
-    def fn(x):
+    enclosing = _enclosing_bindings(body)
+
+    def fn(x, old):
         if not (isinstance(x, S.Allocate) and isinstance(x.body, S.DeclBuffer)):
             return None
         buf = x.body.buffer
@@ -151,7 +178,8 @@ def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
         def wrap(s, relaxed):
             placed.append((s, relaxed))
             return _Here(s, relaxed)
-        moved = _place(x.body.body, buf, shared, {}, False, wrap)
+        inside, relaxed = enclosing.get(id(old), (False, {}))
+        moved = _place(x.body.body, buf, shared, dict(relaxed) if shared else {}, inside, wrap)
         if not placed:
             return None
         new_buf, reindex = buf, None
@@ -172,4 +200,4 @@ def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
                 s = transform(s, rb)
             return allocate(new_buf, s, x.span)
         return transform(moved, lambda y: put(y) if isinstance(y, _Here) else None)
-    return transform(body, fn)
+    return rebuild(body, fn)

@@ -13,7 +13,10 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.visit import walk
-from ...analysis.footprint import box, compacted_extent, split_index
+from ...analysis.footprint import canonical, compact_box
+from ...arith.affine import Aff
+from ...arith.interval import Analyzer
+from ...arith.writeback import to_expr
 from ...arith.linear import separates
 from .blocks import allocate
 from .rewrite import transform
@@ -53,11 +56,28 @@ def _loop_ranges(stmt):
 
 
 def _private_to_iteration(stmt: S.For, buf) -> bool:
-    """Every iteration of loop `stmt` touches a slice of buf no other iteration touches."""
+    """Every iteration of loop `stmt` touches a slice of buf no other iteration touches (a
+    loop of one iteration trivially does)."""
+    if single_trip(stmt):
+        return True
     acc = accesses(stmt.body, buf)
     if not acc:
         return False
     return separates(acc, stmt.loop_var, _loop_ranges(stmt.body))
+
+
+def single_trip(loop: S.For) -> bool:
+    return isinstance(loop.extent, E.IntImm) and loop.extent.value == 1
+
+
+def with_single_trip(ranges, loop: S.For):
+    """`ranges` ({id(var): (lo, hi)}) with the value of `loop`'s variable when it has one
+    iteration at a constant (an allocation sunk into it sees a constant, not a symbol)."""
+    if not (single_trip(loop) and isinstance(loop.min, E.IntImm)):
+        return ranges
+    out = dict(ranges or {})
+    out[id(loop.loop_var)] = (loop.min.value, loop.min.value)
+    return out
 
 
 def _uses(stmt, buf) -> bool:
@@ -76,71 +96,56 @@ def _uses(stmt, buf) -> bool:
     return bool(found)
 
 
-def _sink(stmt, buf, wrap):
+def _sink(stmt, buf, wrap, fixed=None):
     t = type(stmt)
     if t is S.For and stmt.kind in ("serial", "parallel", "unrolled") and \
             _private_to_iteration(stmt, buf):
-        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap,
+                                                    with_single_trip(fixed, stmt)))
     if t is S.SeqStmt:
         users = [i for i, s in enumerate(stmt.seq) if _uses(s, buf)]
         if len(users) == 1:
             i = users[0]
             seq = list(stmt.seq)
-            seq[i] = _sink(seq[i], buf, wrap)
+            seq[i] = _sink(seq[i], buf, wrap, fixed)
             return dataclasses.replace(stmt, seq=tuple(seq))
-        return wrap(stmt)
+        return wrap(stmt, fixed)
     if t in (S.Allocate, S.DeclBuffer, S.AttrStmt, S.AllocateConst):
-        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap, fixed))
     if t is S.LetStmt and not _uses(stmt.value, buf):
-        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap))
-    return wrap(stmt)
+        return dataclasses.replace(stmt, body=_sink(stmt.body, buf, wrap, fixed))
+    return wrap(stmt, fixed)
 
 
-def _compact(buf, body):
+def _compact(buf, body, fixed):
     """(new buffer, index rewriter) for buf allocated around body, or None."""
-    acc = accesses(body, buf)
-    if not acc:
+    if not accesses(body, buf):
         return None
-    return compact_buffer(buf, acc, _loop_ranges(body))
+    return compact_buffer(buf, body, fixed)
 
 
-def compact_buffer(buf, acc, ranges):
-    """(buf shrunk to the box of its accesses `acc` (index tuples) with the variables of
-    `ranges` ({id(var): (lo, hi)}) relaxed, the rewriter of an index tuple into it), or None
-    when no dimension shrinks.  Shared with the GPU pass that places shared buffers."""
-    shape, offsets, changed = [], [], False
-    for b, old in zip(box(acc, ranges, buf.ndim), buf.shape):
-        ext = compacted_extent(b, old.value) if isinstance(old, E.IntImm) else None
-        if ext is None:
-            shape.append(old)
-            offsets.append(None)
-            continue
-        shape.append(E.IntImm(old.dtype, ext))
-        offsets.append(b[0])
-        changed = True
-    if not changed:
+def compact_buffer(buf, body, ranges=None):
+    """(buf shrunk to the box its accesses in `body` cover (analysis.footprint.compact_box:
+    loops inside `body` and the variables of `ranges` ({id(var): (lo, hi)}) relaxed, guards
+    applied), the rewriter of an index tuple into it), or None when no dimension shrinks.
+    Shared with the GPU pass that places shared buffers."""
+    seen = {}
+    box = compact_box(body, buf, ranges, seen)
+    if all(b is None for b in box):
         return None
-    new_buf = dataclasses.replace(buf, shape=tuple(shape))
+    shape = tuple(old if b is None else E.IntImm(old.dtype, b[1])
+                  for b, old in zip(box, buf.shape))
+    new_buf = dataclasses.replace(buf, shape=shape)
+    plain = Analyzer()
 
     def reindex(indices):
         out = []
-        for d, ix in enumerate(indices):
-            if offsets[d] is None:
+        for b, ix in zip(box, indices):
+            if b is None:
                 out.append(ix)
                 continue
-            part = split_index(ix, ranges)
-            const = part.const
-            e = None
-            for k, c in part.inner.items():
-                term = part.terms[k]
-                t = term if c == 1 else E.Mul(term, E.IntImm(ix.dtype, c), ix.dtype)
-                e = t if e is None else E.Add(e, t, ix.dtype)
-            k0 = const - offsets[d]
-            if e is None:
-                e = E.IntImm(ix.dtype, k0)
-            elif k0:
-                e = E.Add(e, E.IntImm(ix.dtype, k0), ix.dtype)
-            out.append(e)
+            rel = canonical(plain.to_aff(ix), seen) - b[0]
+            out.append(to_expr(Aff(rel.terms, rel.const, ix.dtype)))
         return tuple(out)
     return new_buf, reindex
 
@@ -155,13 +160,13 @@ def compact_regions(body: S.Stmt, params=()) -> S.Stmt:
             return None                      # an explicit layout stays as written
         placed = []
 
-        def wrap(s):
-            placed.append(s)
+        def wrap(s, fixed):
+            placed.append((s, fixed))
             return _Marker(s)
         sunk = _sink(inner, buf, wrap)
         if not placed:
             return None
-        res = _compact(buf, placed[0])
+        res = _compact(buf, *placed[0])
         new_buf, reindex = res if res else (buf, None)
 
         def fix(s):

@@ -1,0 +1,131 @@
+"""Region compaction sizes buffers by analysis/footprint.py's box: guards narrow it, a loop of
+one iteration does not stop a shared allocation from sinking, a GPU shared buffer allocated below
+its thread bindings spans them; the shared-memory rule sizes the same buffers alike; compiled
+and thread-interpreted results match numpy on random inputs."""
+import importlib
+
+import numpy as np
+
+import tirkit
+from tirkit.analysis.regions import accesses
+from tirkit.codegen import build
+from tirkit.codegen.cli import make_inputs
+from tirkit.codegen.cuda import emit_cuda
+from tirkit.codegen.cuda.lower import lower_gpu
+from tirkit.codegen.cuda.threads import run_threads
+from tirkit.codegen.passes import lower
+from tirkit.ir import stmt as S
+from tirkit.ir.visit import walk
+from tirkit.verify._common import relax_thread
+
+footprint = importlib.import_module("tirkit.analysis.footprint").footprint
+
+HEAD = "from tvm.script import tir as T\n\n\n"
+
+GUARDED = HEAD + '''@T.prim_func
+def guarded(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((80,), "float32")
+    for i0 in range(8):
+        for t in range(12):
+            with T.block("load"):
+                T.where(t < 8)
+                v = T.axis.spatial(80, i0 * 8 + t)
+                S[v] = A[v] * T.float32(2)
+        for t in range(8):
+            with T.block("use"):
+                v = T.axis.spatial(64, i0 * 8 + t)
+                B[v] = S[v] + T.float32(1)
+'''
+
+# a shared buffer allocated at the root: it sinks through the one-iteration loop w into
+# the loop k, whose iterations each touch their own 16 columns
+ONE_TRIP = HEAD + '''@T.prim_func
+def one_trip(A: T.Buffer((4, 64), "float32"), C: T.Buffer((4, 64), "float32")):
+    S = T.alloc_buffer((4, 64), "float32", scope="shared")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for w in range(1):
+                for k in range(4):
+                    with T.block("load"):
+                        vi = T.axis.spatial(4, bx)
+                        vj = T.axis.spatial(64, k * 16 + tx)
+                        S[vi, vj] = A[vi, vj]
+                    with T.block("use"):
+                        vi = T.axis.spatial(4, bx)
+                        vj = T.axis.spatial(64, k * 16 + tx)
+                        C[vi, vj] = S[vi, vj] + T.float32(1)
+'''
+
+# a shared tile allocated below the threadIdx binding, filled cooperatively with a guard
+SHARED = HEAD + '''@T.prim_func
+def tile(A: T.Buffer((64,), "float32"), C: T.Buffer((64, 2), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block():
+                S = T.alloc_buffer((64,), "float32", scope="shared")
+                for r in range(3):
+                    with T.block("load"):
+                        T.where(r * 32 + tx < 16)
+                        vi = T.axis.spatial(64, bx * 16 + r * 32 + tx)
+                        S[vi] = A[vi]
+                for c in range(2):
+                    with T.block("use"):
+                        vi = T.axis.spatial(64, bx * 16 + tx // 2)
+                        vj = T.axis.spatial(2, c)
+                        C[vi, vj] = S[vi] * T.float32(vj + 1)
+'''
+
+
+def _module(text):
+    r = tirkit.parse(text)
+    assert not [d for d in r.diagnostics if d.severity == "error"]
+    return r.module, r.module.prim_funcs()[0][1]
+
+
+def _allocations(body, scope=None):
+    out = []
+
+    def fn(x):
+        if isinstance(x, S.DeclBuffer) and (scope is None or
+                                            (x.buffer.scope or "").startswith(scope)):
+            out.append([e.value for e in x.buffer.shape])
+    walk(body, fn)
+    return out
+
+
+def test_a_guard_narrows_the_compacted_buffer_and_results_match():
+    module, func = _module(GUARDED)
+    # 64 elements: the unguarded hull would be 68 (i0 * 8 + 11 at i0 = 7)
+    assert _allocations(lower(func, module).body) == [[64]]
+    kernel = build(func, module, cache=False)
+    A, B = make_inputs(func, np.random.default_rng(5))
+    want = A * 2 + 1
+    kernel(A, B)
+    np.testing.assert_allclose(B, want, rtol=1e-6)
+
+
+def test_a_loop_of_one_iteration_does_not_stop_a_shared_buffer_sinking():
+    module, func = _module(ONE_TRIP)
+    # one row, 16 columns per iteration of k (the whole 4 x 64 if it stopped at w)
+    assert _allocations(lower_gpu(func, module).body, "shared") == [[16]]
+    fa = accesses(func)
+    (buf, _), = [(b, r) for b, r in fa.allocs if b.name == "S"]
+    assert footprint(fa, buf, relax_thread) == [1, 16]
+    # the block's tile, indexed by thread inside each iteration of k
+    code = emit_cuda(func, module).kernels_code
+    assert "float S[16];" in code and "S[tx] = A[" in code and "(S[tx] + 1.0f)" in code
+
+
+def test_shared_tile_below_thread_binding_is_sized_as_the_rule_sizes_it():
+    module, func = _module(SHARED)
+    lowered = lower_gpu(func, module)
+    # bx * 16 .. + 15 under the guard (without it, r * 32 + tx spans the whole buffer)
+    assert _allocations(lowered.body, "shared") == [[16]]
+    fa = accesses(func)
+    (buf, _), = [(b, r) for b, r in fa.allocs if b.name == "S"]
+    assert footprint(fa, buf, relax_thread) == [16]
+    A, C = make_inputs(func, np.random.default_rng(7))
+    a = A.copy()
+    run_threads(func, [A, C], module=module)
+    # each block's 32 threads write rows bx * 16 + tx // 2: all 64 rows, both columns
+    np.testing.assert_allclose(C, a[:, None] * np.array([1, 2], "float32"), rtol=1e-6)
