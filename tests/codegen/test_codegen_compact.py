@@ -58,7 +58,7 @@ def one_trip(A: T.Buffer((4, 64), "float32"), C: T.Buffer((4, 64), "float32")):
 
 # a shared tile allocated below the threadIdx binding, filled cooperatively with a guard
 SHARED = HEAD + '''@T.prim_func
-def tile(A: T.Buffer((64,), "float32"), C: T.Buffer((64, 2), "float32")):
+def shared_tile_guarded(A: T.Buffer((64,), "float32"), C: T.Buffer((64, 2), "float32")):
     for bx in T.thread_binding(4, thread="blockIdx.x"):
         for tx in T.thread_binding(32, thread="threadIdx.x"):
             with T.block():

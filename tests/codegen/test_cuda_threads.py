@@ -33,6 +33,8 @@ REFERENCE = {
     "gpu_matmul_i8": (lambda A, B, C: _mm(A, B, np.int32), 2, 0),
     "gpu_softplus_bf16": (lambda A, B: np.log(np.exp(A.astype(np.float64)) + 1), 1, 2e-2),
     "gpu_scale_launch": (lambda A, B: A * 2, 1, 0),
+    # test_codegen_compact.py: a shared tile below the threadIdx binding, read across threads
+    "shared_tile_guarded": (lambda A, C: A[:, None] * np.array([1, 2], np.float32), 1, 0),
     "gpu_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "gpu_wmma_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "wmma_i8": (lambda A, B, C: _mm(A, B.T, np.int64), 2, 0),

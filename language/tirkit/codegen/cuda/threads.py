@@ -25,7 +25,7 @@ import numpy as np
 from ...diagnostics import Diagnostic, Span, TirkitError
 from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
-from ...ir.visit import walk
+from ...ir.visit import find_first, walk
 from ..interp import Interpreter
 from ..interp_exprs import LANES, cast_to
 from .lower import lower_gpu
@@ -141,12 +141,23 @@ class ThreadInterpreter(Interpreter):
             return
         super()._s_Evaluate(s, env)
 
-    def _alloc(self, data_var, dtype, shape, env):
-        scope = self._scopes.get(id(data_var), "global") if hasattr(self, "_scopes") else None
-        if scope is None:
+    def _scope_of(self, data_var) -> str:
+        if not hasattr(self, "_scopes"):
             self._scopes = {}
             walk_scopes(self.func.body, self._scopes)
-            scope = self._scopes.get(id(data_var), "global")
+        return self._scopes.get(id(data_var), "global")
+
+    def _lane_safe(self, loop) -> bool:
+        # a shared buffer allocated inside the loop has one copy per block, not one per
+        # iteration: the loop's iterations must run one after another, not side by side
+        def shared_alloc(x):
+            return isinstance(x, S.Allocate) and self._scope_of(x.buffer_var).startswith("shared")
+        if find_first(loop.body, shared_alloc) is not None:
+            return False
+        return super()._lane_safe(loop)
+
+    def _alloc(self, data_var, dtype, shape, env):
+        scope = self._scope_of(data_var)
         if scope.startswith("shared") and env[LANES] is not None:
             e2 = dict(env)
             e2[LANES] = None                      # one copy for the whole block
