@@ -106,6 +106,7 @@ class TirkitServer(LanguageServer):
         self.pushed_on_save: set = set()   # uris with on-save diagnostics pushed to a puller
         self.shutdown_requested = False    # `shutdown` received (the exit code is then 0)
         self.features: list = []
+        self.change_listeners: list = []   # fn(uri), called after each didChange is applied
 
     # ------------------------------------------------------------------ plumbing
     @property

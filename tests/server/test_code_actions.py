@@ -103,6 +103,25 @@ async def test_split_then_reorder_matches_the_api(client):
     assert tirkit.structural_equal(ns["sch"].mod, sch.mod)
 
 
+
+async def test_trace_records_an_applied_edit_without_its_command_and_only_once(client):
+    """A client may apply a resolved action's edit and drop (or send late) its record
+    command: the step is recorded when the edit arrives, and the late command adds nothing."""
+    path = example("valid/matmul.py")
+    uri = path.as_uri().replace("matmul.py", "matmul_edit_only.py")
+    text = path.read_text()
+    open_doc(client, uri, text)
+    ca = next(a for a in await _actions(client, uri, LOOP_LINE, 8)
+              if _base(a.title) == "Split loop 'i' into 32 x 4")
+    ca = await client.code_action_resolve_async(ca)
+    replace_all(client, uri, _apply(text, ca.edit.changes[uri]), 2, text)
+    show = T.ExecuteCommandParams(command="tirkit.showTrace", arguments=[uri])
+    py = await client.workspace_execute_command_async(show)
+    assert py.count("sch.split(") == 1, py
+    await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command=ca.command.command, arguments=ca.command.arguments))
+    assert await client.workspace_execute_command_async(show) == py
+
 RACY = '''from tvm.script import tir as T
 
 

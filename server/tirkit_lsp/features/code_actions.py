@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 
 from lsprotocol import types as T
 
@@ -78,7 +79,26 @@ def resolved(server, a, action: Action, ca: T.CodeAction) -> T.CodeAction:
     ca.edit = T.WorkspaceEdit(changes={a.uri: edits})
     ca.command = T.Command(title="record schedule step", command=RECORD,
                            arguments=[a.uri, python])
+    # the step is recorded when the edit arrives as this text (`edit_arrived`), or by the
+    # command, whichever comes first: a client may apply the edit and drop the command
+    with server.records_lock:
+        server.pending_records[a.uri] = (new_text, python)
     return ca
+
+
+def edit_arrived(server, uri) -> None:
+    """After a didChange: a resolved action whose edit gave the document's text now is
+    recorded in the document's schedule trace."""
+    with server.records_lock:
+        pending = server.pending_records.get(uri)
+        if pending is None:
+            return
+        snap = server.snapshot(uri)
+        if snap is None or snap[1] != pending[0]:
+            return
+        del server.pending_records[uri]
+        server.schedule_traces.setdefault(uri, []).append(pending[1])
+        server.recorded_by_edit[uri] = pending[1]
 
 
 def _rewrite(action: Action) -> str:
@@ -96,6 +116,10 @@ def _code_action(a, action: Action) -> T.CodeAction:
 
 def setup(server) -> None:
     server.schedule_traces = {}          # uri -> [python text of each applied action]
+    server.pending_records = {}          # uri -> (text after the resolved action, python)
+    server.recorded_by_edit = {}         # uri -> python recorded on the edit's arrival
+    server.records_lock = threading.Lock()
+    server.change_listeners.append(lambda uri: edit_arrived(server, uri))
 
     @server.safe_feature(T.TEXT_DOCUMENT_CODE_ACTION,
                          T.CodeActionOptions(code_action_kinds=[T.CodeActionKind.QuickFix,
@@ -161,7 +185,15 @@ def setup(server) -> None:
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
         if len(args) == 2 and isinstance(args[1], str):
-            server.schedule_traces.setdefault(str(args[0]), []).append(args[1])
+            uri, python = str(args[0]), args[1]
+            with server.records_lock:
+                if server.recorded_by_edit.get(uri) == python:   # the edit recorded it
+                    del server.recorded_by_edit[uri]
+                    return None
+                pending = server.pending_records.get(uri)
+                if pending is not None and pending[1] == python:
+                    del server.pending_records[uri]
+                server.schedule_traces.setdefault(uri, []).append(python)
         return None
 
     @server.command(SHOW)

@@ -123,6 +123,11 @@ def setup(server) -> None:
     @server.safe_feature(T.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(params: T.DidChangeTextDocumentParams):
         uri = params.text_document.uri
+        for listener in server.change_listeners:
+            try:
+                listener(uri)
+            except Exception as e:
+                server.log_error("didChange listener", e)
         if pushing(server):
             schedule(server, uri, False, server.settings.debounce_ms / 1000.0)
         else:
