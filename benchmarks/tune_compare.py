@@ -113,19 +113,9 @@ def tvm_source(text: str) -> str:
 
 
 def per_call(call, repeat=5, min_seconds=0.2) -> float:
-    import numpy as np
-    clock = time.thread_time
-    call()
-    t0 = clock()
-    call()
-    number = max(1, int(min_seconds / repeat / max(clock() - t0, 1e-7)))
-    times = []
-    for _ in range(repeat):
-        t0 = clock()
-        for _ in range(number):
-            call()
-        times.append((clock() - t0) / number)
-    return float(np.median(times))
+    """Median thread-CPU seconds per call, measured as bench_codegen measures."""
+    from bench_codegen import per_call as measured
+    return measured(call, time.thread_time, repeat, min_seconds)
 
 
 # ---- one tool on one workload (a child process) ---------------------------------------------
