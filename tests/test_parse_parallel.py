@@ -127,3 +127,29 @@ def test_a_worker_killed_midway_leaves_its_batches_here():
             _facts(tirkit.parse(text, "/tmp/big.py"))
     finally:
         broken.shutdown(wait=False, cancel_futures=True)
+
+
+def test_parse_pool_workers_end_with_their_owner(tmp_path):
+    """The pool the language server makes: its workers (children of a fork server, not of
+    the owner) end soon after the owner ends abruptly, and hold none of its streams."""
+    import subprocess
+    import sys
+    import time
+    script = tmp_path / "owner.py"
+    script.write_text(
+        "import os, sys\n"
+        "from tirkit.script.parallel import parse_pool\n"
+        "if __name__ == '__main__':\n"
+        "    pool = parse_pool(2)\n"
+        "    pids = {pool.submit(os.getpid).result() for _ in range(8)}\n"
+        "    print(' '.join(map(str, sorted(pids))), flush=True)\n"
+        "    os._exit(0)\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT / "language")))
+    pids = [int(p) for p in out.stdout.split()]
+    assert pids and out.returncode == 0, out.stderr
+    # capture_output returned: no worker held the owner's stdout or stderr open
+    deadline = time.monotonic() + 5
+    while any(parallel.process_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(parallel.process_alive(p) for p in pids)

@@ -3,7 +3,22 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+
+
+def protocol_streams():
+    """The protocol's own copies of standard input and output; descriptors 0 and 1 then read
+    /dev/null and write to standard error, so that neither a stray print of some library
+    nor a process started by the server (the parse pool's) writes into the protocol stream
+    or holds it open after the server has ended."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return proto_in, proto_out
 
 
 def main(argv=None) -> int:
@@ -41,7 +56,8 @@ def main(argv=None) -> int:
         server.start_tcp(host or "127.0.0.1", port_n)
     else:
         from .stdio import LenientStdin
-        server.start_io(stdin=LenientStdin(sys.stdin.buffer))
+        proto_in, proto_out = protocol_streams()
+        server.start_io(stdin=LenientStdin(proto_in), stdout=proto_out)
     # the connection ended (`exit`, or the client closed it): no analysis may hold the process
     from .features.lifecycle import exit_code, leave_soon, stop_work
     stop_work(server)

@@ -75,22 +75,24 @@ class Analysis:
                 self._cache[key] = value
             return value
 
-    def diagnostics(self, full: bool, target=None, intrinsics=()) -> list:
-        """Core diagnostics: the fast rule set, or every rule (`full`)."""
+    def diagnostics(self, full: bool, target=None, intrinsics=(), pause=None) -> list:
+        """Core diagnostics: the fast rule set, or every rule (`full`); `pause`: see
+        `run_rules` (it does not change the result, only when it is ready)."""
         if not self.has_kernels:
             return []
         intrinsics = tuple(intrinsics or ())
         if full:
             return self._once(("full", target, intrinsics),
-                              lambda: self._rules(target, False, intrinsics))
-        return self._once(("fast", intrinsics), lambda: self._rules(target, True, intrinsics))
+                              lambda: self._rules(target, False, intrinsics, pause))
+        return self._once(("fast", intrinsics),
+                          lambda: self._rules(target, True, intrinsics, pause))
 
-    def _rules(self, target, fast_only: bool, intrinsics=()) -> list:
+    def _rules(self, target, fast_only: bool, intrinsics=(), pause=None) -> list:
         # the collector paused, as for the parse: the rules build many objects that stay
         # alive, and each full collection would walk every object of a large file's analysis
         with CollectionPaused():
             return run_rules(self.result, target=target, fast_only=fast_only,
-                             intrinsics=intrinsics)
+                             intrinsics=intrinsics, pause=pause)
 
     @property
     def index(self):

@@ -18,10 +18,13 @@ from dataclasses import dataclass
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from tirkit.script.parallel import parse_pool
+from tirkit.script.parse import thaw
 
 from . import __version__
 from .convert import Converter
 from .documents import Analysis, AnalysisCache
+from .priority import INTERACTIVE, RequestsFirst
 from .protocol import TirkitProtocol
 
 log = logging.getLogger("tirkit_lsp")
@@ -100,6 +103,11 @@ class TirkitServer(LanguageServer):
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tirkit")
         # the rules run apart, so that parses and reads (hover, symbols) never queue behind them
         self.rules_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tirkit-rules")
+        # processes that parse the definitions of a large file opened cold (no process starts
+        # before one is needed; edits are parsed here, function by function)
+        self.parse_pool = parse_pool()
+        # requests the user waits for (hover, completion ...) go before the rules
+        self.requests_first = RequestsFirst()
         self._inflight: dict = {}          # (uri, version) -> asyncio.Future[Analysis]
         self.saved_versions: dict = {}     # uri -> version last saved
         self.diagnostic_tasks: dict = {}   # uri -> the scheduled diagnostics task
@@ -144,8 +152,12 @@ class TirkitServer(LanguageServer):
     def safe_feature(self, method: str, options=None, default=None):
         """Register an async handler that logs its errors and answers `default` instead
         (a `JsonRpcException` it raises on purpose goes to the client as an error)."""
+        first = method in INTERACTIVE
+
         def deco(fn):
             async def handler(params):
+                if first:
+                    self.requests_first.begin()
                 try:
                     return await fn(params)
                 except (asyncio.CancelledError, JsonRpcException):
@@ -153,6 +165,9 @@ class TirkitServer(LanguageServer):
                 except Exception as e:          # a failing feature answers empty
                     self.log_error(method, e)
                     return default() if callable(default) else default
+                finally:
+                    if first:
+                        self.requests_first.end()
             handler.__name__ = fn.__name__
             self.feature(method, options)(handler) if options is not None else \
                 self.feature(method)(handler)
@@ -211,7 +226,7 @@ class TirkitServer(LanguageServer):
     async def _build(self, uri, version, text) -> Analysis:
         try:
             a = await self.run_sync(Analysis, uri, version, text, self.cache.latest(uri),
-                                    self.protocol.known_lines(uri, text),
+                                    self.protocol.known_lines(uri, text), self.parse_pool,
                                     title="tirkit: analysing")
             if self.current_version(uri) == version:     # an outdated analysis is not kept
                 self.cache.put(a)
@@ -252,6 +267,7 @@ class TirkitServer(LanguageServer):
     def forget(self, uri: str) -> None:
         self.cache.drop(uri)
         self.saved_versions.pop(uri, None)
+        thaw()                  # a large file's analysis may have been frozen: let it go
 
 
 def create_server() -> TirkitServer:

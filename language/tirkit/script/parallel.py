@@ -27,11 +27,13 @@ BATCH_CHARS = 60_000
 log = logging.getLogger("tirkit")
 
 
-def worker_init() -> None:
+def worker_init(owner: int) -> None:
     """A worker's initializer.  Its standard streams go to /dev/null: a worker must not hold
-    its parent's (a language server's stdout is its protocol, and the client waits for the
-    end of that stream after `exit`) nor write into them.  It ends when its parent does,
-    however the parent ended (a pool's orderly shutdown needs the parent alive)."""
+    its owner's (a language server's stdout is its protocol, and the client waits for the
+    end of that stream after `exit`) nor write into them.  It ends when its owner (the
+    process that made the pool, pid `owner`) does, however that ended: a pool's orderly
+    shutdown needs the owner alive, and a worker forked by a fork server is that server's
+    child, which lives as long as any worker does."""
     import os
     import threading
     import time
@@ -39,14 +41,30 @@ def worker_init() -> None:
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.close(null)
-    parent = os.getppid()
 
     def watch():
-        while os.getppid() == parent:
+        while process_alive(owner):
             time.sleep(0.25)
         os._exit(0)
 
-    threading.Thread(target=watch, name="tirkit-parent-watch", daemon=True).start()
+    threading.Thread(target=watch, name="tirkit-owner-watch", daemon=True).start()
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` runs (an ended process that its parent has not reaped yet, a
+    zombie, does not)."""
+    import os
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:            # a process of another user took the number
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:                    # no /proc: signal 0 is the best we know
+        return True
 
 
 def _token(type_, value, start_pos, line, column, end_line, end_column, end_pos):
@@ -120,6 +138,24 @@ class Prefetch:
         for fut in self._futures:
             if fut is not None:
                 fut.cancel()
+
+
+def parse_pool(workers: int | None = None):
+    """A process pool for `parse(..., pool=)`: `workers` processes (default: one per CPU, at
+    most four), started on the first large parse, not before.  Workers are forked from a
+    clean server process where the platform has one (a fork of a threaded process can
+    inherit a lock held by another thread), else spawned."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload([__name__])
+    if workers is None:
+        workers = max(1, min(4, os.cpu_count() or 1))
+    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_init,
+                               initargs=(os.getpid(),))
 
 
 def wanted(texts: list) -> bool:

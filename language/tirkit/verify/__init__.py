@@ -140,9 +140,12 @@ def _function_diags(name, f, ctx, keys, common, incomplete) -> list:
     return fdiags
 
 
-def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=()) -> list:
+def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=(),
+              pause=None) -> list:
     """Diagnostics of parsing plus every selected rule on every function (`intrinsics`:
-    folders of more tensor intrinsics, beside $TIRKIT_INTRINSICS and the shipped ones)."""
+    folders of more tensor intrinsics, beside $TIRKIT_INTRINSICS and the shipped ones).
+    `pause`: called before each function's rules; a caller may wait there (the language
+    server lets a request the user waits for go first)."""
     load_rules()
     diags = list(result.diagnostics)
     from ..target import from_pragma
@@ -175,6 +178,8 @@ def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=()) -
                 continue
             out = []
             for name, f in functions:
+                if pause is not None:
+                    pause()
                 out.extend(_function_diags(name, f, ctx, keys, common, False))
             _results.put(key, (None, place[1], tuple(copy.copy(d) for d in out)))
             diags.extend(out)
@@ -186,6 +191,8 @@ def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=()) -
             incomplete = sp is not None and _error_between(err_lines, sp.line, sp.end_line)
             if incomplete:
                 ctx.lowering_errors.add(id(f))
+            if pause is not None:
+                pause()
             diags.extend(_function_diags(name, f, ctx, keys, common, incomplete))
     seen = set()
     unique = []

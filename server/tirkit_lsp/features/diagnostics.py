@@ -29,7 +29,8 @@ def wants_full(server, a) -> bool:
 
 def lsp_diagnostics(server, a, full: bool) -> list:
     conv = server.converter(a)
-    return [conv.diagnostic(d, a.uri, a.path) for d in visible_diagnostics(server, a, full)]
+    return [conv.diagnostic(d, a.uri, a.path)
+            for d in visible_diagnostics(server, a, full, server.requests_first.pause)]
 
 
 def client_pulls(server) -> bool:
@@ -95,7 +96,7 @@ def warm(server, uri: str, delay: float) -> None:
             if a is not None and server.is_current(a):
                 from .suppressions import visible_diagnostics
                 await server.run_sync(visible_diagnostics, server, a, wants_full(server, a),
-                                      rules=True)
+                                      server.requests_first.pause, rules=True)
         except asyncio.CancelledError:
             pass
         except Exception as e:

@@ -22,7 +22,7 @@ GRACE_S = 0.5
 
 def stop_work(server) -> None:
     """Cancel the analyses not yet started; those running finish or die with the process."""
-    for pool in (server.executor, server.rules_executor):
+    for pool in (server.executor, server.rules_executor, server.parse_pool):
         try:
             pool.shutdown(wait=False, cancel_futures=True)
         except Exception as e:

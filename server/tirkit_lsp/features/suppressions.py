@@ -20,13 +20,14 @@ from tirkit.project.suppress import UNUSED, add_ignore, remove_unused
 from .configuration import project_config
 
 
-def visible_diagnostics(server, a, full: bool) -> list:
-    """The core diagnostics the project reports for analysis `a`."""
+def visible_diagnostics(server, a, full: bool, pause=None) -> list:
+    """The core diagnostics the project reports for analysis `a` (`pause`: see
+    `Analysis.diagnostics`)."""
     if not a.has_kernels:
         return []
     cfg = project_config(server, a.path)
     dirs = tuple(server.settings.intrinsics) + tuple(cfg.intrinsics)    # document_intrinsics
-    return finish(a.text, a.diagnostics(full, cfg.target, dirs), cfg, a.path, complete=full)
+    return finish(a.text, a.diagnostics(full, cfg.target, dirs, pause), cfg, a.path, complete=full)
 
 
 def config_key(server, a) -> str:
