@@ -47,14 +47,16 @@ def test_a_long_request_slows_the_rules_but_never_stops_them():
         gate.end()
 
 
-def test_the_rules_pause_once_per_function_and_give_the_same_result():
+def test_the_rules_pause_before_each_rule_and_give_the_same_result():
+    from tirkit.verify import RULES, load_rules
+    load_rules()
     text = many_kernels(12)
     tirkit.clear_caches()
     plain = run_rules(tirkit.parse(text, "/tmp/prio.py"))
     tirkit.clear_caches()
     calls = []
     paused = run_rules(tirkit.parse(text, "/tmp/prio.py"), pause=lambda: calls.append(1))
-    assert len(calls) == 12
+    assert len(calls) == 12 * len(RULES)
     assert [(d.code, d.span.line, d.message) for d in paused] == \
         [(d.code, d.span.line, d.message) for d in plain]
 

@@ -99,7 +99,7 @@ def _error_between(err_lines, first, last) -> bool:
     return i < len(err_lines) and err_lines[i] <= last
 
 
-def _function_diags(name, f, ctx, keys, common, incomplete) -> list:
+def _function_diags(name, f, ctx, keys, common, incomplete, pause=None) -> list:
     """Every selected rule on one function, or their cached results (lines shifted)."""
     from ..ir.stmt import PrimFunc
     if not isinstance(f, PrimFunc):
@@ -118,6 +118,8 @@ def _function_diags(name, f, ctx, keys, common, incomplete) -> list:
             continue
         if fast_only and not rule.fast:
             continue
+        if pause is not None:
+            pause()
         if ctx.cache.get("func") is not f:
             ctx.cache.clear()
             ctx.cache["func"] = f
@@ -144,8 +146,8 @@ def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=(),
               pause=None) -> list:
     """Diagnostics of parsing plus every selected rule on every function (`intrinsics`:
     folders of more tensor intrinsics, beside $TIRKIT_INTRINSICS and the shipped ones).
-    `pause`: called before each function's rules; a caller may wait there (the language
-    server lets a request the user waits for go first)."""
+    `pause`: called before each rule on each function; a caller may wait there (the
+    language server lets a request the user waits for go first)."""
     load_rules()
     diags = list(result.diagnostics)
     from ..target import from_pragma
@@ -178,9 +180,7 @@ def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=(),
                 continue
             out = []
             for name, f in functions:
-                if pause is not None:
-                    pause()
-                out.extend(_function_diags(name, f, ctx, keys, common, False))
+                out.extend(_function_diags(name, f, ctx, keys, common, False, pause))
             _results.put(key, (None, place[1], tuple(copy.copy(d) for d in out)))
             diags.extend(out)
             continue
@@ -191,9 +191,7 @@ def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=(),
             incomplete = sp is not None and _error_between(err_lines, sp.line, sp.end_line)
             if incomplete:
                 ctx.lowering_errors.add(id(f))
-            if pause is not None:
-                pause()
-            diags.extend(_function_diags(name, f, ctx, keys, common, incomplete))
+            diags.extend(_function_diags(name, f, ctx, keys, common, incomplete, pause))
     seen = set()
     unique = []
     for d in sorted(diags, key=Diagnostic.sort_key):
