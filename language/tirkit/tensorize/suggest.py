@@ -44,7 +44,8 @@ def _axis(name):
 def message(m) -> str:
     pads = ", ".join(f"{_axis(n)} padded {a}→{b}" for n, a, b in m.padded)
     return (f"block `{m.block}` can use {m.intrin.label}"
-            f"{': ' + pads if pads else ''}, estimated {speedup(m):.1f}x faster")
+            f"{': ' + pads if pads else ''}, estimated {speedup(m):.1f}x faster"
+            f"{'; ' + m.intrin.caveat if m.intrin.caveat else ''}")
 
 
 def realizes(func):
@@ -75,4 +76,5 @@ def hover_lines(realize, target=None, dirs=None) -> list:
             bad.append(f"- not `{i.name}`: {m.message} ({m.code})")
     ok.sort(key=lambda m: (m.waste, -m.intrin.ops_per_cycle))
     return [f"- **{m.intrin.label}** (`{m.intrin.name}`): {m.describe()}, estimated "
-            f"{speedup(m):.1f}x faster" for m in ok] + bad + absent
+            f"{speedup(m):.1f}x faster" + (f"; {m.intrin.caveat}" if m.intrin.caveat else "")
+            for m in ok] + bad + absent

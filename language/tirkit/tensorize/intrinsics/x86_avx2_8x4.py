@@ -2,6 +2,7 @@
 # label: x86 AVX2 (u8·s8→s32, 8x4)
 # targets: llvm +avx2
 # ops-per-cycle: 64
+# caveat: u8·s8 pair sums saturate to s16 (vpmaddubsw): exact while each pair stays within ±32767, e.g. A below 128
 """vpmaddubsw + vpmaddwd + vpaddd (AVX2, 256-bit): 8 lanes of s32 += 4 u8·s8 products each.
 Like the AVX-512 form, vpmaddubsw saturates a pair sum to s16: exact while one pair of
 products stays within [-32768, 32767] (as for all VNNI fallbacks)."""

@@ -3,6 +3,7 @@
 # targets: llvm +avx512bw
 # tvm: dot_16x4_avx512
 # ops-per-cycle: 128
+# caveat: u8·s8 pair sums saturate to s16 (vpmaddubsw): exact while each pair stays within ±32767, e.g. A below 128
 """vpmaddubsw + vpmaddwd + vpaddd (AVX-512BW): the VNNI dot product where VNNI is absent."""
 from tvm.script import tirx as T
 
