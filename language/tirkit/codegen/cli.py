@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from ..diagnostics import TirkitError, render_text
+from ..extras import missing
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import parse_dtype
@@ -195,21 +196,10 @@ def selected_kernels(args):
     return module, text, funcs
 
 
-def _missing_llvmlite(command):
-    """The message and exit status when the `run` extra (llvmlite) is not installed."""
-    try:
-        import llvmlite  # noqa: F401
-    except ImportError as e:
-        print(f"tirkit {command} needs llvmlite ({e}): pip install 'tirkit[run]'",
-              file=sys.stderr)
-        return 2
-    return None
-
-
 def cmd_run(args) -> int:
-    missing = None if args.target == "cuda" else _missing_llvmlite("run")
-    if missing is not None:
-        return missing
+    status = None if args.target == "cuda" else missing("run", "llvmlite", "run")
+    if status is not None:
+        return status
     from . import build
     from .interp import run_reference
     loaded = selected_kernels(args)
@@ -288,9 +278,9 @@ def _fp32_peak(given, threads):
 
 
 def cmd_bench(args) -> int:
-    missing = None if args.target == "cuda" else _missing_llvmlite("bench")
-    if missing is not None:
-        return missing
+    status = None if args.target == "cuda" else missing("bench", "llvmlite", "run")
+    if status is not None:
+        return status
     from . import build
     from .flops import count_ops
     from .passes import lower

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from ..extras import missing
+
 
 def add_commands(sub):
     c = sub.add_parser("cost", help="the learned cost model: collect measurements, train, "
@@ -50,25 +52,14 @@ def add_commands(sub):
     pr.set_defaults(fn=cmd_predict)
 
 
-def _missing(what):
-    try:
-        import xgboost  # noqa: F401
-    except ImportError as e:
-        print(f"tirkit cost {what} needs xgboost ({e}): pip install 'tirkit[cost]'",
-              file=sys.stderr)
-        return 2
-    return None
-
-
 def cmd_collect(args) -> int:
     from .workloads import names
     if args.list:
         print("\n".join(names()))
         return 0
-    import importlib.util
-    if importlib.util.find_spec("llvmlite") is None:
-        print("tirkit cost collect needs llvmlite: pip install 'tirkit[run]'", file=sys.stderr)
-        return 2
+    status = missing("cost collect", "llvmlite", "run")
+    if status is not None:
+        return status
     from .collect import collect
     from .measure import Measurer
     ws = names() if not args.workloads else [w.strip() for w in args.workloads.split(",")]
@@ -96,9 +87,9 @@ def _load_sets(paths):
 
 
 def cmd_train(args) -> int:
-    missing = _missing("train")
-    if missing is not None:
-        return missing
+    status = missing("cost train", "xgboost", "cost")
+    if status is not None:
+        return status
     import time
     from .train import train, user_model_path
     recs = _load_sets(args.datasets)
@@ -122,9 +113,9 @@ def cmd_train(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    missing = _missing("eval")
-    if missing is not None:
-        return missing
+    status = missing("cost eval", "xgboost", "cost")
+    if status is not None:
+        return status
     from .train import evaluate, default_holdout
     recs = _load_sets(args.datasets)
     if recs is None:
@@ -145,9 +136,9 @@ def cmd_predict(args) -> int:
     from .train import user_model
     args.func = None
     if args.model:
-        missing = _missing("predict")
-        if missing is not None:
-            return missing
+        status = missing("cost predict", "xgboost", "cost")
+        if status is not None:
+            return status
         try:
             model = CostModel.load(args.model)
         except (OSError, ValueError) as e:

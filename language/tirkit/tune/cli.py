@@ -11,6 +11,8 @@ import os
 import sys
 import tempfile
 
+from ..extras import missing
+
 
 def add_commands(sub):
     t = sub.add_parser("tune", help="search a schedule for a kernel: validated candidates, "
@@ -65,10 +67,9 @@ def _runner(args):
 
 
 def cmd_tune(args) -> int:
-    import importlib.util
-    if importlib.util.find_spec("llvmlite") is None:
-        print("tirkit tune needs llvmlite: pip install 'tirkit[run]'", file=sys.stderr)
-        return 2
+    status = missing("tune", "llvmlite", "run")
+    if status is not None:
+        return status
     from ..codegen.cli import selected_kernels
     from ..script.parse import parse
     from .database import Database
