@@ -10,7 +10,9 @@ TVM_NUM_THREADS=1; tirkit: `--threads 1`, candidates timed in CPU time); both to
 kernels are then timed again in that process the same way (median of rounds, CPU time of
 the calling thread), next to numpy (OPENBLAS_NUM_THREADS=1) where numpy has the operation.
 Writes benchmarks/results/tune.md; prints the BENCHMARKS.md row.  `--small` runs 128-sized
-GEMMs and a 14x14 conv (a quick check of the script).
+GEMMs and a 14x14 conv (a quick check of the script).  TVM's tuner needs the `bench` and
+`oracle` extras (`pip install -e '.[bench,oracle,run]'`: MetaSchedule imports cloudpickle,
+psutil and tornado).
 """
 from __future__ import annotations
 
