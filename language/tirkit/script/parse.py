@@ -7,10 +7,11 @@ syntax/chunks.py split into parts, one method:
 - its lowering, by everything the lowering reads (text, column, spelling, the file's aliases
   and constants, for a method the class name and the methods it may call) and its first
   line: an unchanged definition comes back as the very same IR objects; one that moved
-  (lines added or removed above it) is lowered again from the cached parse, at its new place.
+  (lines added or removed above it) is not lowered again: its last lowering is copied with
+  every span and diagnostic moved to the new place (ir/shift.py).
 `ParseResult.keys` names each function by its definition up to its place, so that rule
-results survive moves (verify/).  Both caches are bounded and thread-safe: the language
-server parses from a thread pool.
+results survive moves (verify/).  The caches are bounded and thread-safe (the language
+server parses from a thread pool); cached IR is never changed, only copied.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Span
 from ..ir.constants import ConstantTable
+from ..ir.shift import shift_lines
 from ..ir.stmt import IRModule, PrimFunc
 from ..lru import LRU
 from ..syntax import cst as C
@@ -31,6 +33,7 @@ from .lower import Lowerer, LowerError
 
 _parses = LRU(16384)          # dedented definition -> its ChunkParse
 _lowered = LRU(32768)         # (definition, first line) -> _Lowered
+_placed = LRU(32768)          # definition -> (first line, _Lowered): its latest place
 _modules = LRU(4096)          # (@I.ir_module class split into parts, first line) -> lowered
 _tokens = LRU(65536)          # long key -> _Token
 
@@ -123,6 +126,7 @@ def parse_cached(text: str, prefetch=None):
 def clear_caches() -> None:
     _parses.clear()
     _lowered.clear()
+    _placed.clear()
     _modules.clear()
     _tokens.clear()
 
@@ -165,21 +169,65 @@ class _File:
     prefetch: object = None           # parses under way on worker processes, or None
 
 
+class _Counts:
+    """How often definitions were lowered and how often a lowering was moved instead:
+    observable facts for tests and benchmarks (`lowering_counts()`)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._n = {"lowered": 0, "moved": 0}
+
+    def add(self, what: str) -> None:
+        with self._lock:
+            self._n[what] += 1
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            return dict(self._n)
+
+
+_counts = _Counts()
+
+
+def lowering_counts() -> dict:
+    """{"lowered": definitions lowered, "moved": cached lowerings moved to a new line},
+    counted since the process started."""
+    return _counts.snapshot()
+
+
+def _moved(low: _Lowered, lines: int) -> _Lowered:
+    """A cached lowering `lines` lines further down: IR and diagnostics copied at the new
+    place, the parse (relative to its definition) shared."""
+    functions = shift_lines(low.functions, lines)
+    return _Lowered(functions, tuple(d.shifted(lines) for d in low.diagnostics),
+                    low.syntax_ok, low.module_name, low.cst, low.key)
+
+
 def _lower_cached(chunk: Chunk, file: _File, module=None) -> _Lowered:
     """The lowering of one definition, or its cached result when nothing it reads has
-    changed; one that added to the module's constant table is not kept (it must add again).
+    changed (moved to the definition's line when that changed); one that added to the
+    module's constant table is not kept (it must add again).
     `module`: (class chunk, token of what the method reads from its class) for a method."""
     if file.token is None:
         return _lower_definition(chunk, file, module, None)
-    key = (chunk.text, chunk.col_offset, chunk.spelling, chunk.kind, file.token,
-           module[1] if module is not None else None, chunk.start_line)
+    definition = (chunk.text, chunk.col_offset, chunk.spelling, chunk.kind, file.token,
+                  module[1] if module is not None else None)
+    line = chunk.start_line
+    key = (*definition, line)
     hit = _lowered.get(key)
     if hit is not None:
         return hit
-    n = len(file.constants)
-    out = _lower_definition(chunk, file, module, _intern(key[:-1]))
-    if len(file.constants) == n:
-        _lowered.put(key, out)
+    placed = _placed.get(definition)
+    if placed is not None:
+        out = _moved(placed[1], line - placed[0])
+        _counts.add("moved")
+    else:
+        n = len(file.constants)
+        out = _lower_definition(chunk, file, module, _intern(definition))
+        if len(file.constants) != n:
+            return out
+    _lowered.put(key, out)
+    _placed.put(definition, (line, out))
     return out
 
 
@@ -252,6 +300,7 @@ def _lower_module(chunk: Chunk, file: _File) -> Kernel:
 def _lower_definition(chunk: Chunk, file: _File, module, key) -> _Lowered:
     """Parse and lower one definition; `module` is (the class chunk, its token) for a method
     of a module split into parts, else None."""
+    _counts.add("lowered")
     aliases, constants, path = file.aliases, file.constants, file.path
     py_constants = file.py_constants
     parsed = parse_cached(chunk.text, file.prefetch)
