@@ -7,7 +7,7 @@ import threading
 
 import tirkit
 from tirkit.diagnostics import Span
-from tirkit.ir.shift import shift_lines
+from tirkit.ir.shift import moved_function, shift_lines
 from tirkit.script.parse import lowering_counts, parse
 
 HEADER = "from tvm.script import ir as I\nfrom tvm.script import tir as T\n\n\n"
@@ -196,3 +196,51 @@ def test_shift_lines_keeps_sharing_and_leaves_the_input_alone():
     assert [s[2][0] - 5 for s in spans(g)] == [s[2][0] for s in spans(f)]
     assert [s[2][1] for s in spans(g)] == [s[2][1] for s in spans(f)]     # columns stay
     assert tirkit.structural_equal(f, g)
+
+
+def test_a_moved_function_is_copied_once_whichever_thread_reads_it_first():
+    r = parse(module(), "m.py")
+    f = r.module.functions[3][1]
+    for _ in range(5):
+        g = moved_function(f, 7)
+        seen, errors = [], []
+        start = threading.Barrier(8)
+
+        def read(field):
+            try:
+                start.wait()
+                seen.append((field, getattr(g, field)))
+            except Exception as e:      # noqa: BLE001 - reported below
+                errors.append(e)
+        threads = [threading.Thread(target=read, args=(name,))
+                   for name in ("body", "params", "buffer_map", "attrs") * 2]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        for field, value in seen:
+            assert value is getattr(g, field)           # one copy, read by every thread
+        assert g.buffer_map[0][0] is g.params[0]
+        assert [s[2][0] - 7 for s in spans(g)] == [s[2][0] for s in spans(f)]
+
+
+def test_moved_twice_before_it_is_read():
+    base = module()
+    parse(base, "m.py")
+    one = "# a\n" + base
+    two = "# a\n# b\n# c\n" + base
+    first = parse(one, "m.py")                      # nothing read
+    second = parse(two, "m.py")                     # moved again, nothing read
+    got_two = [spans(f) for _, f in second.module.functions]
+    got_one = [spans(f) for _, f in first.module.functions]
+    assert got_two == [spans(f) for _, f in cold(two)[0].module.functions]
+    assert got_one == [spans(f) for _, f in cold(one)[0].module.functions]
+
+
+def test_a_missing_attribute_of_a_moved_function_is_still_missing():
+    f = parse(module(), "m.py").module.functions[0][1]
+    g = moved_function(f, 2)
+    assert getattr(g, "no_such_field", None) is None
+    assert g.name == f.name and g.span.line == f.span.line + 2
+    assert tirkit.structural_equal(g, f)

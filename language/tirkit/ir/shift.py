@@ -7,14 +7,24 @@ instead of lowering it again.  The input is never changed (cached IR is shared b
 versions of a document and read from several threads); the copy keeps the input's sharing
 (a variable or buffer used in many places is one new object, used in the same places).
 Columns never move: a definition whose columns changed has another text.
+
+`moved_function` defers the copy of a function's program (its parameters, buffers, body,
+attributes) to the first time one of them is read: a check after lines were added above
+hundreds of functions reads none of them (their rule results are cached by definition), so
+it costs what the edit touched, not what moved.  Its name and spans are set at once.  The
+copy is made once, under a lock, whichever thread reads first; until then the function is
+kept in a weak table of pending copies (it leaves the table when copied or collected).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
+import weakref
 from operator import is_not
 
 from ..diagnostics import Span
+from .stmt import PrimFunc
 
 _ATOMS = frozenset({str, int, float, bool, complex, bytes, type(None)})
 _new = object.__new__
@@ -62,4 +72,47 @@ def shift_lines(node, lines: int):
     return go(node)
 
 
-__all__ = ["shift_lines"]
+# the fields of a PrimFunc that hold its program: copied on first use
+LAZY_FIELDS = frozenset({"params", "buffer_map", "body", "attrs", "sparse_axes"})
+_EAGER = tuple(name for name in _fields(PrimFunc) if name not in LAZY_FIELDS)
+_pending = weakref.WeakKeyDictionary()     # moved PrimFunc -> (function it copies, lines)
+_pending_lock = threading.RLock()
+
+
+def moved_function(f, lines: int):
+    """`f` (a PrimFunc) `lines` lines further down; its program is copied on first use."""
+    if not lines or type(f) is not PrimFunc:
+        return shift_lines(f, lines)
+    with _pending_lock:
+        source = _pending.get(f)
+    if source is not None:                  # moved again before it was read: one copy
+        f, lines = source[0], source[1] + lines
+        if not lines:
+            return f
+    g = _new(PrimFunc)
+    for name in _EAGER:
+        v = getattr(f, name)
+        t = type(v)
+        _set(g, name, Span(v[0] + lines, v[1], v[2] + lines, v[3], v[4]) if t is Span
+             else v if t in _ATOMS else shift_lines(v, lines))
+    with _pending_lock:
+        _pending[g] = (f, lines)
+    return g
+
+
+def materialize(g) -> bool:
+    """Fill the program fields of a moved function now (no-op for any other); True when
+    they are set (or were never deferred)."""
+    with _pending_lock:
+        source = _pending.get(g)
+        if source is None:
+            return True
+        f, lines = source
+        copied = shift_lines(tuple(getattr(f, name) for name in sorted(LAZY_FIELDS)), lines)
+        for name, value in zip(sorted(LAZY_FIELDS), copied):
+            _set(g, name, value)
+        del _pending[g]
+        return True
+
+
+__all__ = ["shift_lines", "moved_function", "materialize", "LAZY_FIELDS"]

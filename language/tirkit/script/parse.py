@@ -8,7 +8,8 @@ syntax/chunks.py split into parts, one method:
   and constants, for a method the class name and the methods it may call) and its first
   line: an unchanged definition comes back as the very same IR objects; one that moved
   (lines added or removed above it) is not lowered again: its last lowering is copied with
-  every span and diagnostic moved to the new place (ir/shift.py).
+  every span and diagnostic moved to the new place (ir/shift.py; a function's program is
+  copied when something first reads it).
 `ParseResult.keys` names each function by its definition up to its place, so that rule
 results survive moves (verify/).  The caches are bounded and thread-safe (the language
 server parses from a thread pool); cached IR is never changed, only copied.
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Span
 from ..ir.constants import ConstantTable
-from ..ir.shift import shift_lines
+from ..ir.shift import moved_function
 from ..ir.stmt import IRModule, PrimFunc
 from ..lru import LRU
 from ..syntax import cst as C
@@ -197,8 +198,9 @@ def lowering_counts() -> dict:
 
 def _moved(low: _Lowered, lines: int) -> _Lowered:
     """A cached lowering `lines` lines further down: IR and diagnostics copied at the new
-    place, the parse (relative to its definition) shared."""
-    functions = shift_lines(low.functions, lines)
+    place (a function's program when it is first read), the parse (relative to its
+    definition) shared."""
+    functions = tuple((name, moved_function(f, lines)) for name, f in low.functions)
     return _Lowered(functions, tuple(d.shifted(lines) for d in low.diagnostics),
                     low.syntax_ok, low.module_name, low.cst, low.key)
 
