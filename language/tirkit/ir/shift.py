@@ -75,6 +75,7 @@ def shift_lines(node, lines: int):
 # the fields of a PrimFunc that hold its program: copied on first use
 LAZY_FIELDS = frozenset({"params", "buffer_map", "body", "attrs", "sparse_axes"})
 _EAGER = tuple(name for name in _fields(PrimFunc) if name not in LAZY_FIELDS)
+_BODY = PrimFunc.body.__get__             # the slot itself: raises when not set yet
 _pending = weakref.WeakKeyDictionary()     # moved PrimFunc -> (function it copies, lines)
 _pending_lock = threading.RLock()
 
@@ -83,18 +84,25 @@ def moved_function(f, lines: int):
     """`f` (a PrimFunc) `lines` lines further down; its program is copied on first use."""
     if not lines or type(f) is not PrimFunc:
         return shift_lines(f, lines)
-    with _pending_lock:
-        source = _pending.get(f)
-    if source is not None:                  # moved again before it was read: one copy
-        f, lines = source[0], source[1] + lines
-        if not lines:
-            return f
+    try:
+        _BODY(f, PrimFunc)                  # set: f is no pending copy (no look-up needed)
+    except AttributeError:
+        with _pending_lock:
+            source = _pending.get(f)
+        if source is not None:              # moved again before it was read: one copy
+            f, lines = source[0], source[1] + lines
+            if not lines:
+                return f
     g = _new(PrimFunc)
     for name in _EAGER:
         v = getattr(f, name)
         t = type(v)
-        _set(g, name, Span(v[0] + lines, v[1], v[2] + lines, v[3], v[4]) if t is Span
-             else v if t in _ATOMS else shift_lines(v, lines))
+        if t is Span:
+            v = Span(v[0] + lines, v[1], v[2] + lines, v[3], v[4])
+        elif t not in _ATOMS and not (t is tuple and (not v or all(type(y) in _ATOMS
+                                                                   for y in v))):
+            v = shift_lines(v, lines)
+        _set(g, name, v)
     with _pending_lock:
         _pending[g] = (f, lines)
     return g

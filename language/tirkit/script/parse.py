@@ -36,6 +36,7 @@ _parses = LRU(16384)          # dedented definition -> its ChunkParse
 _lowered = LRU(32768)         # (definition, first line) -> _Lowered
 _placed = LRU(32768)          # definition -> (first line, _Lowered): its latest place
 _modules = LRU(4096)          # (@I.ir_module class split into parts, first line) -> lowered
+_modules_placed = LRU(4096)   # the class -> (first line, lowered): its latest place
 _tokens = LRU(65536)          # long key -> _Token
 
 
@@ -129,6 +130,7 @@ def clear_caches() -> None:
     _lowered.clear()
     _placed.clear()
     _modules.clear()
+    _modules_placed.clear()
     _tokens.clear()
 
 
@@ -178,9 +180,9 @@ class _Counts:
         self._lock = threading.Lock()
         self._n = {"lowered": 0, "moved": 0}
 
-    def add(self, what: str) -> None:
+    def add(self, what: str, n: int = 1) -> None:
         with self._lock:
-            self._n[what] += 1
+            self._n[what] += n
 
     def snapshot(self) -> dict:
         with self._lock:
@@ -191,8 +193,8 @@ _counts = _Counts()
 
 
 def lowering_counts() -> dict:
-    """{"lowered": definitions lowered, "moved": cached lowerings moved to a new line},
-    counted since the process started."""
+    """{"lowered": definitions lowered, "moved": functions whose cached lowering was moved
+    to a new line}, counted since the process started."""
     return _counts.snapshot()
 
 
@@ -222,7 +224,7 @@ def _lower_cached(chunk: Chunk, file: _File, module=None) -> _Lowered:
     placed = _placed.get(definition)
     if placed is not None:
         out = _moved(placed[1], line - placed[0])
-        _counts.add("moved")
+        _counts.add("moved", len(out.functions))
     else:
         n = len(file.constants)
         out = _lower_definition(chunk, file, module, _intern(definition))
@@ -257,6 +259,17 @@ def _note_keys(low: _Lowered, chunk: Chunk, keys: dict) -> None:
             keys[id(f)] = (low.key, chunk.start_line)
 
 
+def _moved_module(entry, lines: int):
+    """A cached @I.ir_module class (`_modules` entry) `lines` lines further down."""
+    functions, diags, syntax_ok, keyed, token = entry
+    moved = {id(f): moved_function(f, lines) for _, f in functions}
+    _counts.add("moved", len(moved))
+    return (tuple((name, moved[id(f)]) for name, f in functions),
+            tuple(d.shifted(lines) for d in diags), syntax_ok,
+            tuple((moved[id(f)], part_token, line + lines) for f, part_token, line in keyed),
+            token)
+
+
 def _lower_module(chunk: Chunk, file: _File) -> Kernel:
     """An @I.ir_module class split into parts, method by method.  A method depends on the
     rest of the class only through the class name and, when it names the class, the names
@@ -265,6 +278,12 @@ def _lower_module(chunk: Chunk, file: _File) -> Kernel:
     if file.token is not None:
         key = (chunk.text, chunk.col_offset, chunk.spelling, file.token, chunk.start_line)
         hit = _modules.get(key)
+        if hit is None:
+            placed = _modules_placed.get(key[:-1])
+            if placed is not None:          # the whole class moved: move what it gave
+                hit = _moved_module(placed[1], chunk.start_line - placed[0])
+                _modules.put(key, hit)
+                _modules_placed.put(key[:-1], (chunk.start_line, hit))
         if hit is not None:
             functions, diags, syntax_ok, keyed, token = hit
             for f, part_token, line in keyed:
@@ -294,7 +313,9 @@ def _lower_module(chunk: Chunk, file: _File) -> Kernel:
     if key is None or len(file.constants) != n:
         return Kernel(chunk, functions, diags, syntax_ok, chunk.name, None)
     token = _intern(key[:-1])
-    _modules.put(key, (tuple(functions), tuple(diags), syntax_ok, tuple(keyed), token))
+    entry = (tuple(functions), tuple(diags), syntax_ok, tuple(keyed), token)
+    _modules.put(key, entry)
+    _modules_placed.put(key[:-1], (chunk.start_line, entry))
     return Kernel(chunk, functions, diags, syntax_ok, chunk.name, None,
                   (token, chunk.start_line))
 
