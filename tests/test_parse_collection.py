@@ -1,9 +1,9 @@
-"""The garbage collector around large parses (script/parse.py `CollectionPaused`): paused
+"""The garbage collector around large parses (script/collection.py `CollectionPaused`): paused
 while a parse builds, nested pauses share one, and what a large build left alive is frozen
 (no later full collection walks it) until `thaw`."""
 import gc
 
-from tirkit.script import parse as P
+from tirkit.script import collection as P
 
 
 def _build(n):

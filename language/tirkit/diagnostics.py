@@ -26,6 +26,11 @@ class Span(NamedTuple):
         b = max((self.end_line, self.end_column), (other.end_line, other.end_column))
         return Span(a[0], a[1], b[0], b[1], self.file)
 
+    def shifted(self, lines: int) -> "Span":
+        """The same span `lines` lines further down (up when negative)."""
+        return Span(self.line + lines, self.column, self.end_line + lines, self.end_column,
+                    self.file)
+
 
 SEVERITIES = ("error", "warning", "information", "hint")
 
@@ -61,6 +66,13 @@ class Diagnostic:
 
     def sort_key(self):
         return (self.span.line, self.span.column, self.code)
+
+    def shifted(self, lines: int) -> "Diagnostic":
+        """A copy `lines` lines further down (up when negative), related places included."""
+        return Diagnostic(self.code, self.severity, self.message,
+                          self.span.shifted(lines) if self.span is not None else None,
+                          [(sp.shifted(lines) if sp is not None else None, m)
+                           for sp, m in self.related])
 
 
 def error(code: str, message: str, span: Span, related=None) -> Diagnostic:

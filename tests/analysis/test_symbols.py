@@ -67,3 +67,29 @@ def test_symbolic_sizes_and_constants():
     ix, lines = index("valid/const_bias.py")
     bd = ix.at(*pos(lines, 7, "bias_data"))
     assert bd.role == "const" and len(bd.uses) == 2
+
+
+def test_moved_definitions_index_like_a_fresh_file():
+    from tirkit.analysis.symbols import tokens_of
+    text = (EXAMPLES / "valid/gpu_matmul_shared.py").read_text()
+    moved = "# one\n# two\n# three\n" + text
+    before = SymbolIndex(tirkit.parse(text))
+    after = SymbolIndex(tirkit.parse(moved))        # tokens from the cache, lines moved
+    tirkit.clear_caches()
+    fresh = SymbolIndex(tirkit.parse(moved))
+
+    def view(ix, shift=0):
+        return sorted((s.kind, s.name, s.def_span.line - shift, s.def_span.column,
+                       tuple((u.line - shift, u.column, u.end_column) for u in s.uses))
+                      for s in ix.symbols)
+
+    def toks(ix, shift=0):
+        return [(t.name, t.span.line - shift, t.span.column, t.span.end_column, t.attribute,
+                 t.base, t.keyword_arg, sym.name if sym else None) for t, sym in ix.tokens]
+    assert view(after) == view(fresh) and toks(after) == toks(fresh)
+    assert view(after, 3) == view(before) and toks(after, 3) == toks(before)
+    assert len(view(before)) > 10
+    lines = moved.split("\n")
+    f = fresh.function_at(10)
+    assert [vars(t) for t in tokens_of(lines, f.span.line, f.span.end_line)] == \
+        [vars(t) for t in scan_tokens(lines, f.span.line, f.span.end_line)]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Span
 from ..ir import expr as E
+from ..lru import LRU
 from ..ir import stmt as S
 from ..ir.visit import child_fields
 
@@ -125,6 +126,24 @@ def scan_tokens(lines, first: int, last: int) -> list:
             i += 1
     del pending_kw
     return out
+
+
+_tokens = LRU(8192)         # text of a definition's lines -> its tokens, from its line 1
+
+
+def tokens_of(lines, first: int, last: int) -> list:
+    """`scan_tokens(lines, first, last)`, lexed once per text: a definition seen before,
+    wherever it was, has its tokens moved to `first`."""
+    text = "\n".join(lines[first - 1:last])
+    hit = _tokens.get(text)
+    if hit is None:
+        hit = tuple((t.name, t.span.line, t.span.column, t.span.end_line, t.span.end_column,
+                     t.attribute, t.base, t.keyword_arg)
+                    for t in scan_tokens(text.split("\n"), 1, last - first + 1))
+        _tokens.put(text, hit)
+    off = first - 1
+    return [Token(name, Span(line + off, col, end_line + off, end_col), attr, base, kw)
+            for name, line, col, end_line, end_col, attr, base, kw in hit]
 
 
 def _name_span(lines, span: Span, name: str):
@@ -242,7 +261,7 @@ class SymbolIndex:
             return True
         self._walk(f, leftovers)
         syms = [s for s in self._symbols if s.func is f]
-        toks = scan_tokens(self.lines, fscope.line, fscope.end_line)
+        toks = tokens_of(self.lines, fscope.line, fscope.end_line)
         by_name: dict = {}
         for s in syms:
             if s.kind != "block":
@@ -396,4 +415,4 @@ class SymbolIndex:
         return None
 
 
-__all__ = ["SymbolIndex", "Symbol", "Token", "scan_tokens"]
+__all__ = ["SymbolIndex", "Symbol", "Token", "scan_tokens", "tokens_of"]

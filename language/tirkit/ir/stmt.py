@@ -238,8 +238,10 @@ class BlockRealize(Stmt):
     trailing: Optional[str] = TRAIL_()
 
 
-@node
+@dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
 class PrimFunc:
+    """A function; one moved in its file may fill its program fields on first use
+    (ir/shift.py `moved_function`), after which it is like any other."""
     name: str
     params: tuple                    # tuple[Var]
     buffer_map: tuple                # ((param Var, Buffer), ...)
@@ -258,6 +260,13 @@ class PrimFunc:
             if v is param:
                 return b
         return None
+
+    def __getattr__(self, name):
+        # called only for a field not set yet: a moved function's program, copied on first use
+        from .shift import LAZY_FIELDS, materialize
+        if name in LAZY_FIELDS and materialize(self):
+            return object.__getattribute__(self, name)
+        raise AttributeError(f"'PrimFunc' object has no attribute '{name}'")
 
 
 @node

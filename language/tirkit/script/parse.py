@@ -7,14 +7,15 @@ syntax/chunks.py split into parts, one method:
 - its lowering, by everything the lowering reads (text, column, spelling, the file's aliases
   and constants, for a method the class name and the methods it may call) and its first
   line: an unchanged definition comes back as the very same IR objects; one that moved
-  (lines added or removed above it) is lowered again from the cached parse, at its new place.
+  (lines added or removed above it) is not lowered again: its last lowering is copied with
+  every span and diagnostic moved to the new place (ir/shift.py; a function's program is
+  copied when something first reads it).
 `ParseResult.keys` names each function by its definition up to its place, so that rule
-results survive moves (verify/).  Both caches are bounded and thread-safe: the language
-server parses from a thread pool.
+results survive moves (verify/).  The caches are bounded and thread-safe (the language
+server parses from a thread pool); cached IR is never changed, only copied.
 """
 from __future__ import annotations
 
-import gc
 import os
 import re
 import threading
@@ -22,16 +23,20 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Span
 from ..ir.constants import ConstantTable
+from ..ir.shift import moved_function
 from ..ir.stmt import IRModule, PrimFunc
 from ..lru import LRU
 from ..syntax import cst as C
 from ..syntax.chunks import Chunk, find_chunks, top_level_constants
 from ..syntax.parser import parse_chunk
+from .collection import FREEZE_OBJECTS, CollectionPaused, thaw  # noqa: F401 - re-exported
 from .lower import Lowerer, LowerError
 
 _parses = LRU(16384)          # dedented definition -> its ChunkParse
 _lowered = LRU(32768)         # (definition, first line) -> _Lowered
+_placed = LRU(32768)          # definition -> (first line, _Lowered): its latest place
 _modules = LRU(4096)          # (@I.ir_module class split into parts, first line) -> lowered
+_modules_placed = LRU(4096)   # the class -> (first line, lowered): its latest place
 _tokens = LRU(65536)          # long key -> _Token
 
 
@@ -123,7 +128,9 @@ def parse_cached(text: str, prefetch=None):
 def clear_caches() -> None:
     _parses.clear()
     _lowered.clear()
+    _placed.clear()
     _modules.clear()
+    _modules_placed.clear()
     _tokens.clear()
 
 
@@ -165,21 +172,66 @@ class _File:
     prefetch: object = None           # parses under way on worker processes, or None
 
 
+class _Counts:
+    """How often definitions were lowered and how often a lowering was moved instead:
+    observable facts for tests and benchmarks (`lowering_counts()`)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._n = {"lowered": 0, "moved": 0}
+
+    def add(self, what: str, n: int = 1) -> None:
+        with self._lock:
+            self._n[what] += n
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            return dict(self._n)
+
+
+_counts = _Counts()
+
+
+def lowering_counts() -> dict:
+    """{"lowered": definitions lowered, "moved": functions whose cached lowering was moved
+    to a new line}, counted since the process started."""
+    return _counts.snapshot()
+
+
+def _moved(low: _Lowered, lines: int) -> _Lowered:
+    """A cached lowering `lines` lines further down: IR and diagnostics copied at the new
+    place (a function's program when it is first read), the parse (relative to its
+    definition) shared."""
+    functions = tuple((name, moved_function(f, lines)) for name, f in low.functions)
+    return _Lowered(functions, tuple(d.shifted(lines) for d in low.diagnostics),
+                    low.syntax_ok, low.module_name, low.cst, low.key)
+
+
 def _lower_cached(chunk: Chunk, file: _File, module=None) -> _Lowered:
     """The lowering of one definition, or its cached result when nothing it reads has
-    changed; one that added to the module's constant table is not kept (it must add again).
+    changed (moved to the definition's line when that changed); one that added to the
+    module's constant table is not kept (it must add again).
     `module`: (class chunk, token of what the method reads from its class) for a method."""
     if file.token is None:
         return _lower_definition(chunk, file, module, None)
-    key = (chunk.text, chunk.col_offset, chunk.spelling, chunk.kind, file.token,
-           module[1] if module is not None else None, chunk.start_line)
+    definition = (chunk.text, chunk.col_offset, chunk.spelling, chunk.kind, file.token,
+                  module[1] if module is not None else None)
+    line = chunk.start_line
+    key = (*definition, line)
     hit = _lowered.get(key)
     if hit is not None:
         return hit
-    n = len(file.constants)
-    out = _lower_definition(chunk, file, module, _intern(key[:-1]))
-    if len(file.constants) == n:
-        _lowered.put(key, out)
+    placed = _placed.get(definition)
+    if placed is not None:
+        out = _moved(placed[1], line - placed[0])
+        _counts.add("moved", len(out.functions))
+    else:
+        n = len(file.constants)
+        out = _lower_definition(chunk, file, module, _intern(definition))
+        if len(file.constants) != n:
+            return out
+    _lowered.put(key, out)
+    _placed.put(definition, (line, out))
     return out
 
 
@@ -207,6 +259,17 @@ def _note_keys(low: _Lowered, chunk: Chunk, keys: dict) -> None:
             keys[id(f)] = (low.key, chunk.start_line)
 
 
+def _moved_module(entry, lines: int):
+    """A cached @I.ir_module class (`_modules` entry) `lines` lines further down."""
+    functions, diags, syntax_ok, keyed, token = entry
+    moved = {id(f): moved_function(f, lines) for _, f in functions}
+    _counts.add("moved", len(moved))
+    return (tuple((name, moved[id(f)]) for name, f in functions),
+            tuple(d.shifted(lines) for d in diags), syntax_ok,
+            tuple((moved[id(f)], part_token, line + lines) for f, part_token, line in keyed),
+            token)
+
+
 def _lower_module(chunk: Chunk, file: _File) -> Kernel:
     """An @I.ir_module class split into parts, method by method.  A method depends on the
     rest of the class only through the class name and, when it names the class, the names
@@ -215,6 +278,12 @@ def _lower_module(chunk: Chunk, file: _File) -> Kernel:
     if file.token is not None:
         key = (chunk.text, chunk.col_offset, chunk.spelling, file.token, chunk.start_line)
         hit = _modules.get(key)
+        if hit is None:
+            placed = _modules_placed.get(key[:-1])
+            if placed is not None:          # the whole class moved: move what it gave
+                hit = _moved_module(placed[1], chunk.start_line - placed[0])
+                _modules.put(key, hit)
+                _modules_placed.put(key[:-1], (chunk.start_line, hit))
         if hit is not None:
             functions, diags, syntax_ok, keyed, token = hit
             for f, part_token, line in keyed:
@@ -244,7 +313,9 @@ def _lower_module(chunk: Chunk, file: _File) -> Kernel:
     if key is None or len(file.constants) != n:
         return Kernel(chunk, functions, diags, syntax_ok, chunk.name, None)
     token = _intern(key[:-1])
-    _modules.put(key, (tuple(functions), tuple(diags), syntax_ok, tuple(keyed), token))
+    entry = (tuple(functions), tuple(diags), syntax_ok, tuple(keyed), token)
+    _modules.put(key, entry)
+    _modules_placed.put(key[:-1], (chunk.start_line, entry))
     return Kernel(chunk, functions, diags, syntax_ok, chunk.name, None,
                   (token, chunk.start_line))
 
@@ -252,6 +323,7 @@ def _lower_module(chunk: Chunk, file: _File) -> Kernel:
 def _lower_definition(chunk: Chunk, file: _File, module, key) -> _Lowered:
     """Parse and lower one definition; `module` is (the class chunk, its token) for a method
     of a module split into parts, else None."""
+    _counts.add("lowered")
     aliases, constants, path = file.aliases, file.constants, file.path
     py_constants = file.py_constants
     parsed = parse_cached(chunk.text, file.prefetch)
@@ -298,48 +370,6 @@ def _lower_definition(chunk: Chunk, file: _File, module, key) -> _Lowered:
         diags.extend(low.diagnostics)
     return _Lowered(tuple(functions), tuple(diags), syntax_ok, module_name,
                     parsed.module if parsed.module is not None else None, key)
-
-
-_gc_lock = threading.Lock()
-_gc_pauses = [0, False]       # parses under way, whether collection was on before the first
-
-
-# a pause during which at least this many objects were made and kept (about 20,000 lines)
-FREEZE_OBJECTS = 500_000
-
-
-class CollectionPaused:
-    """Pause the cyclic garbage collector while a parse (or a whole check) builds many objects
-    that stay alive: each full collection walks everything alive, so their cost would grow
-    faster than the file.  Nested and concurrent pauses (threads of the server) share one.
-
-    When the last pause ends after a large file was built (`FREEZE_OBJECTS`), what is alive
-    is frozen (`gc.freeze`): left to reference counting, out of the collector's generations,
-    so that no later full collection walks it (2-3 s for a 100,000-line file, paid at some
-    edit after the open).  `thaw()` hands those objects back to the collector (the language
-    server calls it when a document is closed)."""
-
-    def __enter__(self):
-        with _gc_lock:
-            if _gc_pauses[0] == 0:
-                _gc_pauses[1] = gc.isenabled()
-                gc.disable()
-            _gc_pauses[0] += 1
-
-    def __exit__(self, *exc):
-        with _gc_lock:
-            _gc_pauses[0] -= 1
-            if _gc_pauses[0] == 0 and _gc_pauses[1]:
-                if gc.get_count()[0] >= FREEZE_OBJECTS:
-                    gc.freeze()
-                gc.enable()
-
-
-def thaw() -> None:
-    """Give the objects frozen after large parses back to the garbage collector (their
-    cycles, if any became garbage, are then collected by the next full collection)."""
-    with _gc_lock:
-        gc.unfreeze()
 
 
 def _prefetch(chunks, pool):
@@ -397,4 +427,5 @@ def parse(text, path=None, pool=None) -> ParseResult:
     return ParseResult(module, diags, kernels, text, path, keys, aliases)
 
 
-__all__ = ["parse", "ParseResult", "Kernel", "decode", "PrimFunc"]
+__all__ = ["parse", "ParseResult", "Kernel", "decode", "PrimFunc", "lowering_counts", "CollectionPaused",
+           "thaw"]

@@ -70,17 +70,7 @@ def clear_result_cache():
 
 
 def _shifted(d: Diagnostic, delta: int) -> Diagnostic:
-    d = copy.copy(d)
-    if delta:
-        d.span = _shift_span(d.span, delta)
-        d.related = [(_shift_span(sp, delta), msg) for sp, msg in d.related]
-    return d
-
-
-def _shift_span(span, delta):
-    if span is None:
-        return None
-    return span._replace(line=span.line + delta, end_line=span.end_line + delta)
+    return d.shifted(delta) if delta else copy.copy(d)
 
 
 def load_rules():
