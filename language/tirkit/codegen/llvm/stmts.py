@@ -18,6 +18,7 @@ from ..passes.control import BREAK, RET, control_op
 from . import types as T
 
 LOOP_HINTS = {"unroll": "llvm.loop.unroll.enable", "vectorize": "llvm.loop.vectorize.enable"}
+ROLLED = ("serial", "unrolled")     # loops left as loops (vectorized ones become vector code)
 STACK_LIMIT = 128 * 1024          # bytes: larger or symbolic allocations go to the heap
 
 
@@ -323,6 +324,9 @@ class StmtMixin:
         lo = self.expr(s.min)
         ext = self.expr(s.extent)
         hint = "unroll" if s.kind == "unrolled" else None   # vectorized: LLVM decides
+        if hint is None and s.kind == "serial" and self.shared.unroll_count and \
+                not contains(s.body, lambda y: y.kind in ROLLED, S.For):
+            hint = self.shared.unroll_count
         self.loop(s.loop_var, lo, self.b.add(lo, ext), lambda: self.stmt(s.body), hint=hint)
 
     def loop(self, var, lo, end, body, step=1, hint=None):
@@ -351,8 +355,9 @@ class StmtMixin:
         i.add_incoming(nxt, latch)
         br = bl.branch(head)
         if hint is not None:       # made a distinct loop ID by `loop_metadata` below
-            br.set_metadata("llvm.loop", self.module.add_metadata(
-                [ir.MetaDataString(self.module, LOOP_HINTS[hint])]))
+            node = [ir.MetaDataString(self.module, LOOP_HINTS[hint])] if isinstance(hint, str) \
+                else [ir.MetaDataString(self.module, "llvm.loop.unroll.count"), T.I32(hint)]
+            br.set_metadata("llvm.loop", self.module.add_metadata(node))
         bl.position_at_end(exit_bb)
 
     def _vectorizable(self, s) -> bool:
