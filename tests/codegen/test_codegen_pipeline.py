@@ -67,6 +67,25 @@ def test_the_count_goes_on_innermost_rolled_loops_only():
     assert "llvm.loop" not in emit_llvm(func, pipeline=FULL)
 
 
+ELEMENTWISE = HEAD + '''@T.prim_func
+def scale(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8, 64), "float32")):
+    for i in range(8):
+        for j in range(64):
+            B[i, j] = A[i, j] * T.float32(2)
+'''
+
+
+def test_loops_the_vectorizer_widens_get_no_count():
+    # elementwise over its variable: LLVM's loop vectorizer widens and interleaves it
+    func = tirkit.parse(ELEMENTWISE).module["scale"]
+    assert choose(func) == HINTED
+    assert "llvm.loop" not in emit_llvm(func, pipeline=HINTED)
+    # the same loop accumulating into one element carries a value: it gets the count
+    acc = tirkit.parse(ELEMENTWISE.replace("B[i, j] = A[i, j] * T.float32(2)",
+                                           "B[i, 0] = B[i, 0] + A[i, j]")).module["scale"]
+    assert emit_llvm(acc, pipeline=HINTED).count('"llvm.loop.unroll.count", i32 4') == 1
+
+
 def test_the_hinted_pipeline_computes_what_the_full_one_does():
     module = tirkit.parse(NEST).module
     rng = np.random.default_rng(7)

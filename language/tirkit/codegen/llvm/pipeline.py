@@ -12,17 +12,21 @@ against 55 ms without it).  The unroller pays at run time where a loop is left r
 a small body (a scalar innermost loop: consecutive iterations overlap; a short loop around one
 vector statement: `scheduled_matmul_cpu`'s `k_1`, 3x slower rolled, since unrolled the
 accumulator stays in registers), and that is all it does for these kernels.  So the general
-unroller is off, and the code generator gives each innermost rolled loop an unroll count of
-4 instead (`llvm.loop.unroll.count`, which LLVM honours with the unroller off): measured side
-by side (CPU time, one thread, znver4 host without AVX-512), against O3 with the unroller:
+unroller is off, and the code generator gives an unroll count of 4 (`llvm.loop.unroll.count`,
+which LLVM honours with the unroller off) to each innermost rolled loop that the loop
+vectorizer leaves rolled: a reduction (a store to an element that does not depend on the
+loop variable) or a loop around vector code (stmts.py, `_left_rolled`); the loops the
+vectorizer widens it interleaves itself, and a count there only multiplied the code
+(softmax: 9 ms more, no faster).  Measured side by side (whole compile in CPU time, one
+thread, znver4 host without AVX-512), against O3 with the unroller:
 
-| kernel | LLVM ms, O3 / count 4 | run time, count 4 / O3 |
+| kernel | compile ms, O3 / chosen | run time, chosen / O3 |
 |---|---|---|
-| `conv2d_nhwc_relu` | 144 / 55 | 0.99-1.03 |
-| `scheduled_matmul_cpu` | 41 / 33 | 0.91 |
-| `matmul` | 22 / 16 | 1.02 (count 8: 1.00, unroller off, no count: 1.28) |
-| `softmax` | 42 / 41 | 1.01 (no count: 0.99) |
-| `matmul_1024_avx2` | 41 / 37 | 0.97 |
+| `conv2d_nhwc_relu` | 147 / 66 | 0.99 (unroller off, no count: 1.06) |
+| `scheduled_matmul_cpu` | 52 / 44 | 0.91-1.04 (no count: 3.35) |
+| `matmul` | 29 / 22 | 1.01 (no count: 1.28) |
+| `softmax` | 53 / 45 | 0.99 |
+| `matmul_1024_avx2` | 68 / 58 | 1.01 |
 
 Where the schedule unrolled every innermost rolled loop's body itself (`matmul_1024`: each
 `k` and `i_0` loop holds a `T.unroll` nest of vector statements), a count would only repeat a

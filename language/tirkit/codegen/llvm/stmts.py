@@ -325,7 +325,7 @@ class StmtMixin:
         ext = self.expr(s.extent)
         hint = "unroll" if s.kind == "unrolled" else None   # vectorized: LLVM decides
         if hint is None and s.kind == "serial" and self.shared.unroll_count and \
-                not contains(s.body, lambda y: y.kind in ROLLED, S.For):
+                _left_rolled(s):
             hint = self.shared.unroll_count
         self.loop(s.loop_var, lo, self.b.add(lo, ext), lambda: self.stmt(s.body), hint=hint)
 
@@ -410,6 +410,29 @@ class StmtMixin:
                              [ir.Constant(T.I1, int(i < n % width)) for i in range(width)])
             with self.masked(on):
                 body(self.b.add(lo, ir.Constant(t, n - n % width)))
+
+
+def _left_rolled(s: S.For) -> bool:
+    """Whether LLVM's loop vectorizer leaves this loop rolled: it is innermost (no rolled loop
+    inside) and its body is vector code already or carries a value from one iteration to
+    the next through memory (a store to an element that does not depend on the loop
+    variable: a reduction, which the vectorizer does not reorder without fast-math).  Other
+    innermost loops the vectorizer widens and interleaves itself; a count on them only
+    multiplies their code."""
+    if contains(s.body, lambda y: y.kind in ROLLED, S.For):
+        return False
+    var = s.loop_var
+
+    def carried_or_vector(x):
+        if isinstance(x, S.For):                 # a vectorized loop: vector code
+            return True
+        if isinstance(x, S.BufferStore):
+            if parse_dtype(x.buffer.dtype).lanes > 1 or \
+                    any(parse_dtype(i.dtype).lanes > 1 for i in x.indices):
+                return True
+            return not any(contains(i, lambda v: v is var, E.Var) for i in x.indices)
+        return False
+    return contains(s.body, carried_or_vector)
 
 
 def loop_metadata(text: str) -> str:
