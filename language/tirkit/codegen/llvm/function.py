@@ -30,12 +30,14 @@ def _mentioned(stmt) -> set:
     """ids of the variables and buffer data a statement refers to."""
     from ...ir import stmt as S
     from ...ir.visit import walk
-    out = set()
+    out, seen = set(), set()
 
     def fn(x):
         if isinstance(x, E.Var):
             out.add(id(x))
-        elif isinstance(x, (E.BufferLoad, S.BufferStore, S.DeclBuffer, E.BufferRef)):
+        elif isinstance(x, (E.BufferLoad, S.BufferStore, S.DeclBuffer, E.BufferRef)) and \
+                id(x.buffer) not in seen:            # each buffer's shape walked once
+            seen.add(id(x.buffer))
             out.add(id(x.buffer.data))
             walk(x.buffer.shape, fn)
             walk(x.buffer.strides, fn)

@@ -367,6 +367,8 @@ class StmtMixin:
         ok_stmts = (S.SeqStmt, S.BufferStore, S.LetStmt, S.IfThenElse, S.Evaluate)
 
         def fn(x):
+            if bad:
+                return False
             if isinstance(x, S.Stmt) and not isinstance(x, ok_stmts):
                 bad.append(x)
             elif isinstance(x, (E.Ramp, E.Broadcast, E.Let)):
