@@ -141,3 +141,29 @@ def test_kernel_time_reads_the_given_clock():
     seconds = kernel.time(np.ones((64, 4), np.float32), np.ones(64, np.float32), threads=1,
                           repeat=3, min_seconds=0, clock=lambda: float(next(ticks)))
     assert seconds == 1.0                    # one tick per call: the clock was the one given
+
+
+UNROLLED_COPY = HEAD + '''@T.prim_func
+def copy4(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32")):
+    for i in range(8):
+        for j in T.unroll(4):
+            for k in T.vectorized(4):
+                B[i, j * 4 + k] = A[i, j * 4 + k] + A[i, 15 - j * 4 - k]
+'''
+
+
+def test_constant_index_arithmetic_is_folded_before_llvm():
+    func = tirkit.parse(UNROLLED_COPY).module["copy4"]
+    text = emit_llvm(func)
+    # j a constant after unrolling, k's vector a constant from the unrolled base: no
+    # instruction whose operands are all constants, no sign extension of a constant
+    for line in text.splitlines():
+        if " = add " in line or " = mul " in line or " = sub " in line:
+            operands = line.split(" = ")[1].split(" ", 2)[-1].replace("nsw ", "")
+            assert "%" in operands, line
+        assert not ("sext" in line and "%" not in line.split("sext")[1].split(" to ")[0]), line
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((8, 16)).astype(np.float32)
+    B = np.zeros((8, 16), np.float32)
+    build(func, cache=False)(A, B)
+    np.testing.assert_allclose(B, A + A[:, ::-1], rtol=1e-6)

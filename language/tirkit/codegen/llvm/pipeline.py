@@ -15,7 +15,7 @@ accumulator stays in registers), and that is all it does for these kernels.  So 
 unroller is off, and the code generator gives an unroll count of 4 (`llvm.loop.unroll.count`,
 which LLVM honours with the unroller off) to each innermost rolled loop that the loop
 vectorizer leaves rolled: a reduction (a store to an element that does not depend on the
-loop variable) or a loop around vector code (stmts.py, `_left_rolled`); the loops the
+loop variable) or a loop around vector code (`left_rolled` below); the loops the
 vectorizer widens it interleaves itself, and a count there only multiplied the code
 (softmax: 9 ms more, no faster).  Measured side by side (whole compile in CPU time, one
 thread, znver4 host without AVX-512), against O3 with the unroller:
@@ -39,8 +39,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.visit import find_first, walk
+from ...ir.dtype import parse_dtype
+from ...ir.visit import contains, find_first, walk
+
+ROLLED = ("serial", "unrolled")     # loops left as loops (vectorized ones become vector code)
 
 
 @dataclass(frozen=True)
@@ -88,4 +92,27 @@ def _innermost_rolled(body) -> list:
     return out
 
 
-__all__ = ["Pipeline", "FULL", "NO_UNROLL", "HINTED", "choose"]
+def left_rolled(s: S.For) -> bool:
+    """Whether LLVM's loop vectorizer leaves this loop rolled: it is innermost (no rolled loop
+    inside) and its body is vector code already or carries a value from one iteration to
+    the next through memory (a store to an element that does not depend on the loop
+    variable: a reduction, which the vectorizer does not reorder without fast-math).  Other
+    innermost loops the vectorizer widens and interleaves itself; a count on them only
+    multiplies their code."""
+    if contains(s.body, lambda y: y.kind in ROLLED, S.For):
+        return False
+    var = s.loop_var
+
+    def carried_or_vector(x):
+        if isinstance(x, S.For):                 # a vectorized loop: vector code
+            return True
+        if isinstance(x, S.BufferStore):
+            if parse_dtype(x.buffer.dtype).lanes > 1 or \
+                    any(parse_dtype(i.dtype).lanes > 1 for i in x.indices):
+                return True
+            return not any(contains(i, lambda v: v is var, E.Var) for i in x.indices)
+        return False
+    return contains(s.body, carried_or_vector)
+
+
+__all__ = ["Pipeline", "FULL", "NO_UNROLL", "HINTED", "choose", "left_rolled"]

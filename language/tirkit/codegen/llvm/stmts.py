@@ -16,9 +16,9 @@ from ...arith.linear import coefficient
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from ..passes.control import BREAK, RET, control_op
 from . import types as T
+from .pipeline import left_rolled
 
 LOOP_HINTS = {"unroll": "llvm.loop.unroll.enable", "vectorize": "llvm.loop.vectorize.enable"}
-ROLLED = ("serial", "unrolled")     # loops left as loops (vectorized ones become vector code)
 STACK_LIMIT = 128 * 1024          # bytes: larger or symbolic allocations go to the heap
 
 
@@ -34,7 +34,12 @@ class StmtMixin:
         t = T.with_lanes(T.I64, T.lanes(v.type))
         if T.element(v.type).width == 64:
             return v
-        return self.b.zext(v, t) if parse_dtype(e.dtype).kind == "uint" else self.b.sext(v, t)
+        unsigned = parse_dtype(e.dtype).kind == "uint"
+        k = T.int_value(v)
+        if k is not None:                  # a constant offset
+            w = v.type.width
+            return T.const(T.I64, k if unsigned or k < 1 << (w - 1) else k - (1 << w))
+        return self.b.zext(v, t) if unsigned else self.b.sext(v, t)
 
     def _varying(self, e) -> bool:
         if not self.varying:
@@ -325,9 +330,10 @@ class StmtMixin:
         ext = self.expr(s.extent)
         hint = "unroll" if s.kind == "unrolled" else None   # vectorized: LLVM decides
         if hint is None and s.kind == "serial" and self.shared.unroll_count and \
-                _left_rolled(s):
+                left_rolled(s):
             hint = self.shared.unroll_count
-        self.loop(s.loop_var, lo, self.b.add(lo, ext), lambda: self.stmt(s.body), hint=hint)
+        self.loop(s.loop_var, lo, self.arith(E.Add, lo, ext, s.loop_var.dtype),
+                  lambda: self.stmt(s.body), hint=hint)
 
     def loop(self, var, lo, end, body, step=1, hint=None):
         bl = self.b
@@ -390,7 +396,9 @@ class StmtMixin:
         steps = ir.Constant(ir.VectorType(t, width), [ir.Constant(t, i) for i in range(width)])
 
         def body(base):
-            self.vars[id(s.loop_var)] = self.b.add(self.splat(base, width), steps)
+            first = T.int_value(base)
+            self.vars[id(s.loop_var)] = self.b.add(self.splat(base, width), steps) \
+                if first is None else T.const_vector(t, [first + i for i in range(width)])
             self.varying.add(id(s.loop_var))
             self.vec = (s.loop_var, base, width)
             try:
@@ -412,29 +420,6 @@ class StmtMixin:
                              [ir.Constant(T.I1, int(i < n % width)) for i in range(width)])
             with self.masked(on):
                 body(self.b.add(lo, ir.Constant(t, n - n % width)))
-
-
-def _left_rolled(s: S.For) -> bool:
-    """Whether LLVM's loop vectorizer leaves this loop rolled: it is innermost (no rolled loop
-    inside) and its body is vector code already or carries a value from one iteration to
-    the next through memory (a store to an element that does not depend on the loop
-    variable: a reduction, which the vectorizer does not reorder without fast-math).  Other
-    innermost loops the vectorizer widens and interleaves itself; a count on them only
-    multiplies their code."""
-    if contains(s.body, lambda y: y.kind in ROLLED, S.For):
-        return False
-    var = s.loop_var
-
-    def carried_or_vector(x):
-        if isinstance(x, S.For):                 # a vectorized loop: vector code
-            return True
-        if isinstance(x, S.BufferStore):
-            if parse_dtype(x.buffer.dtype).lanes > 1 or \
-                    any(parse_dtype(i.dtype).lanes > 1 for i in x.indices):
-                return True
-            return not any(contains(i, lambda v: v is var, E.Var) for i in x.indices)
-        return False
-    return contains(s.body, carried_or_vector)
 
 
 def loop_metadata(text: str) -> str:
