@@ -2,20 +2,21 @@
 
     python benchmarks/bench_codegen.py [--rounds 5] [--compile-repeat 7] [--out FILE]
                                        # writes benchmarks/results/codegen.md (a few minutes)
+    python benchmarks/bench_codegen.py --compile-only      # compile-time tables, printed
 
 Compile time, in this process: `tirkit.codegen.build` without its cache, with the LLVM
-pipeline it chooses (codegen/llvm/pipeline.py) and with the other one (O3 without LLVM's loop
-unroller, the costly part of O3, where the unroller was chosen, and with it where it was left
-out: in the run-time tables, what the choice costs or saves), against TVM's in-process `tvm.compile` (target llvm with the host's CPU name
-and features), interleaved, medians of CPU time (the machine may be shared) with wall time
-beside it, and where tirkit's time goes.
+pipeline it chooses (codegen/llvm/pipeline.py) and with the other one (full O3 with LLVM's
+loop unroller, the costly part of O3, where it was left out; in the run-time tables, what the
+choice costs or saves), against TVM's in-process `tvm.compile` (target llvm with the host's
+CPU name and features), interleaved, medians of CPU time (the machine may be shared) with
+wall time beside it, and where tirkit's time goes.  `--compile-only` prints just that part.
 
 Run time, one child process per thread count n (1, then every core): the child starts with
 TVM_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n and OMP_NUM_THREADS=n, so that TVM's thread pool
 really has n workers (TVM otherwise uses half the hardware threads, and
 `runtime.config_threadpool` cannot raise that), checks `runtime.NumThreads()`, and times in
-interleaved rounds tirkit (the chosen pipeline, and the other one: O3 with the unroller where
-it was left out, without it elsewhere), TVM and,
+interleaved rounds tirkit (the chosen pipeline, and the other one: full O3 with the unroller
+where it was left out), TVM and,
 for the 1024^3 matmul, numpy (OpenBLAS).  On one thread every call runs on the calling
 thread, so it is timed in that thread's CPU time (waiting on a busy machine does not count);
 on more threads in wall time.  Outputs of tirkit and TVM are compared once.
@@ -80,8 +81,9 @@ def load(path, name):
 
 
 def other(func):
-    """The pipeline compared with the chosen one: O3 with or without LLVM's unroller."""
-    return FULL if choose(func) == NO_UNROLL else NO_UNROLL
+    """The pipeline compared with the chosen one: O3 with LLVM's loop unroller (the previous
+    default), or without it where that was chosen."""
+    return FULL if choose(func) != FULL else NO_UNROLL
 
 
 def timed(fn):
@@ -102,7 +104,8 @@ def phases(func, module, repeat: int) -> dict:
         c0 = time.process_time()
         lowered = lower(func, module)
         c1 = time.process_time()
-        text = loop_metadata(str(build_module(lowered)[0]))
+        text = loop_metadata(str(build_module(lowered,
+                                              unroll_count=choose(func).unroll_count)[0]))
         c2 = time.process_time()
         obj, _ = engine.compile_ir(text, choose(func), keep_ir=False)
         c3 = time.process_time()
@@ -207,15 +210,10 @@ def run_child(threads: int, rounds: int) -> dict:
 
 
 # ---- report -------------------------------------------------------------------------------
-def write(dest: Path, header, comp, runs, flops, peaks):
-    gf = lambda fl, s: fl / s / 1e9  # noqa: E731
+def compile_table(comp) -> list:
+    """The compile-time tables (lines of markdown)."""
     ms = lambda s: f"{1e3 * s:.0f}"  # noqa: E731
-    out = ["# Code generator: tirkit vs TVM 0.27 vs numpy", "", *header,
-           "GFLOP/s count 2 per multiply-add. TVM compiles the same script (tirx spelling) with "
-           "`tvm.compile`, target `{\"kind\": \"llvm\", \"mcpu\": <host CPU>, \"mattr\": <host "
-           "features>}`. The machine may be shared: compare the columns of one row (measured "
-           "side by side), not separate runs.", "",
-           "## Compile time (in-process, median CPU ms; wall ms in brackets)", "",
+    out = ["## Compile time (in-process, median CPU ms; wall ms in brackets)", "",
            "| kernel | scheduled | pipeline chosen | tirkit | tirkit, the other pipeline | "
            "TVM `tvm.compile` | tirkit / TVM |", "|---|---|---|---|---|---|---|"]
     for path, name, scheduled in KERNELS:
@@ -232,6 +230,17 @@ def write(dest: Path, header, comp, runs, flops, peaks):
         ph = comp[name]["phases"]
         out.append(f"| `{name}` | {ms(ph['lower'])} | {ms(ph['ir'])} | {ms(ph['llvm'])} | "
                    f"{ms(ph['load'])} |")
+    return out
+
+
+def write(dest: Path, header, comp, runs, flops, peaks):
+    gf = lambda fl, s: fl / s / 1e9  # noqa: E731
+    out = ["# Code generator: tirkit vs TVM 0.27 vs numpy", "", *header,
+           "GFLOP/s count 2 per multiply-add. TVM compiles the same script (tirx spelling) with "
+           "`tvm.compile`, target `{\"kind\": \"llvm\", \"mcpu\": <host CPU>, \"mattr\": <host "
+           "features>}`. The machine may be shared: compare the columns of one row (measured "
+           "side by side), not separate runs.", "",
+           *compile_table(comp)]
     out += ["", "## Run time (median GFLOP/s; share of this host's measured fp32 peak on as "
             "many threads)", ""]
     for r in runs:
@@ -291,6 +300,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds per kernel")
     ap.add_argument("--compile-repeat", type=int, default=7)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "codegen.md"))
+    ap.add_argument("--compile-only", action="store_true",
+                    help="only the compile-time tables, printed (no results file written)")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
@@ -301,6 +312,9 @@ def main() -> int:
     except ImportError:
         print("bench_codegen needs apache-tvm (pip install -e '.[oracle]')", file=sys.stderr)
         return 2
+    if args.compile_only:
+        print("\n".join(compile_table(compile_times(args.compile_repeat))))
+        return 0
     from tirkit.codegen.llvm.peak import measure_peak
     header = host.header(ANCHORS)
     threads = sorted({1, host.cores()})

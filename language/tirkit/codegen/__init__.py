@@ -63,13 +63,31 @@ def _write_cache(key, obj):
         pass
 
 
-def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None) -> str:
-    """The (unoptimized) LLVM IR text of func."""
+def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None, pipeline=None) -> str:
+    """The (unoptimized) LLVM IR text of func, with the loop hints of `pipeline` (default:
+    the one llvm/pipeline.py chooses)."""
     from .llvm.function import build_module
+    from .llvm.pipeline import choose
     from .passes import lower
     from .llvm.stmts import loop_metadata
-    mod, _ = build_module(lower(func, module))
+    p = pipeline or choose(func)
+    mod, _ = build_module(lower(func, module), unroll_count=p.unroll_count)
     return loop_metadata(str(mod))
+
+
+def compile_native(func: S.PrimFunc, module: S.IRModule | None = None, pipeline=None,
+                   keep_ir: bool = False):
+    """func -> (object code for the host CPU, entry symbol, optimized IR text or None), with
+    `pipeline` or the one llvm/pipeline.py chooses; no cache."""
+    from .llvm import engine
+    from .llvm.function import build_module
+    from .llvm.pipeline import choose
+    from .llvm.stmts import loop_metadata
+    from .passes import lower
+    p = pipeline or choose(func)
+    mod, entry_name = build_module(lower(func, module), unroll_count=p.unroll_count)
+    obj, ir_text = engine.compile_ir(loop_metadata(str(mod)), p, keep_ir)
+    return obj, entry_name, ir_text
 
 
 def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True,
@@ -78,10 +96,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     (in memory, and across processes through the on-disk cache).  The LLVM pipeline is the one
     llvm/pipeline.py chooses (and measures the choice of) unless `pipeline` is given."""
     from .llvm import engine
-    from .llvm.function import build_module
-    from .llvm.pipeline import choose as choose_pipeline
-    from .llvm.stmts import loop_metadata
-    from .passes import check_cpu, lower, signature
+    from .passes import check_cpu, signature
     from .passes.control import check_control_flow, return_dtype
     from .runtime import Kernel
     check_cpu(func)
@@ -97,10 +112,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
         obj = _MEMORY.get(key) or _read_cache(key)
         cached = obj is not None
     if obj is None:
-        lowered = lower(func, module)
-        mod, entry_name = build_module(lowered)
-        obj, ir_text = engine.compile_ir(loop_metadata(str(mod)),
-                                         pipeline or choose_pipeline(func), keep_ir)
+        obj, entry_name, ir_text = compile_native(func, module, pipeline, keep_ir)
         if cache:
             _write_cache(key, obj)
     _MEMORY.put(key, obj)
@@ -110,5 +122,5 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
                   key, ir_text if keep_ir else None, return_dtype(func))
 
 
-__all__ = ["build", "emit_llvm", "structural_hash", "ARGUMENT", "THREAD_BINDING",
+__all__ = ["build", "compile_native", "emit_llvm", "structural_hash", "ARGUMENT", "THREAD_BINDING",
            "UNSUPPORTED"]

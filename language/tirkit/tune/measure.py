@@ -53,14 +53,9 @@ class MeasureResult:
 
 def build_candidate(func, module=None) -> Built:
     """Compile a function for this CPU (raises TirkitError for what the back end refuses)."""
-    from ..codegen.llvm import engine
-    from ..codegen.llvm.function import build_module
-    from ..codegen.llvm.pipeline import choose
-    from ..codegen.llvm.stmts import loop_metadata
-    from ..codegen.passes import lower
+    from ..codegen import compile_native
     t0 = time.perf_counter()
-    mod, entry = build_module(lower(func, module))
-    obj, _ = engine.compile_ir(loop_metadata(str(mod)), choose(func), False)
+    obj, entry, _ = compile_native(func, module)
     return Built(func, obj, entry, time.perf_counter() - t0)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import threading
 
 import llvmlite.binding as llvm
@@ -27,6 +28,7 @@ def init():
         _READY = True
 
 
+@functools.lru_cache(maxsize=1)
 def host_cpu():
     """(cpu name, feature string) of this machine, as LLVM sees it."""
     init()

@@ -42,9 +42,9 @@ class ExprMixin:
         if isinstance(v, ir.Constant):
             return ir.Constant(vt, [v] * n)
         b = self.b
-        x = b.insert_element(ir.Constant(vt, ir.Undefined), v, T.I32(0))
-        return b.shuffle_vector(x, ir.Constant(vt, ir.Undefined),
-                                ir.Constant(ir.VectorType(T.I32, n), [0] * n))
+        zero = ir.Constant(vt, None)           # zeroinitializer: every lane is replaced
+        x = b.insert_element(zero, v, T.I32(0))
+        return b.shuffle_vector(x, zero, ir.Constant(ir.VectorType(T.I32, n), [0] * n))
 
     def match(self, a, b):
         la, lb = T.lanes(a.type), T.lanes(b.type)
@@ -244,6 +244,18 @@ class ExprMixin:
         else:
             signed = d.kind == "int"
             if t in (E.Add, E.Sub, E.Mul):
+                xs, ys = T.int_values(a), T.int_values(b)
+                if xs is not None and ys is not None:   # constants (unrolled indices): folded
+                    op = {E.Add: int.__add__, E.Sub: int.__sub__, E.Mul: int.__mul__}[t]
+                    out = [op(x, y) for x, y in zip(xs, ys)]
+                    return T.const_vector(a.type.element, out) \
+                        if isinstance(a.type, ir.VectorType) else T.const(a.type, out[0])
+                k = T.int_value(a), T.int_value(b)
+                unit = 1 if t is E.Mul else 0                # x + 0, x - 0, x * 1: x
+                if k[1] == unit:
+                    return a
+                if k[0] == unit and t is not E.Sub:
+                    return b
                 r = {E.Add: bl.add, E.Sub: bl.sub, E.Mul: bl.mul}[t](a, b)
                 if flags and not isinstance(r, ir.Constant):
                     r.flags.extend(flags)

@@ -30,12 +30,14 @@ def _mentioned(stmt) -> set:
     """ids of the variables and buffer data a statement refers to."""
     from ...ir import stmt as S
     from ...ir.visit import walk
-    out = set()
+    out, seen = set(), set()
 
     def fn(x):
         if isinstance(x, E.Var):
             out.add(id(x))
-        elif isinstance(x, (E.BufferLoad, S.BufferStore, S.DeclBuffer, E.BufferRef)):
+        elif isinstance(x, (E.BufferLoad, S.BufferStore, S.DeclBuffer, E.BufferRef)) and \
+                id(x.buffer) not in seen:            # each buffer's shape walked once
+            seen.add(id(x.buffer))
             out.add(id(x.buffer.data))
             walk(x.buffer.shape, fn)
             walk(x.buffer.strides, fn)
@@ -59,8 +61,9 @@ class _FnPtr:
 
 
 class ModuleState:
-    def __init__(self, lowered: LoweredFunc, triple="", layout=""):
+    def __init__(self, lowered: LoweredFunc, triple="", layout="", unroll_count=0):
         self.lowered = lowered
+        self.unroll_count = unroll_count      # hint for innermost rolled loops (0: none)
         self.module = ir.Module(name=lowered.name)
         self.module.triple = triple
         self.module.data_layout = layout
@@ -156,9 +159,12 @@ class FuncEmitter(ExprMixin, StmtMixin):
         self.b.call(_FnPtr(self.launch), [tramp, clo, n])
 
 
-def build_module(lowered: LoweredFunc, triple="", layout="") -> tuple[ir.Module, str]:
-    """The LLVM module of a lowered function and the name of its entry symbol."""
-    st = ModuleState(lowered, triple, layout)
+def build_module(lowered: LoweredFunc, triple="", layout="",
+                 unroll_count=0) -> tuple[ir.Module, str]:
+    """The LLVM module of a lowered function and the name of its entry symbol; with
+    `unroll_count`, each innermost rolled loop carries that unroll count as a hint (see
+    pipeline.py)."""
+    st = ModuleState(lowered, triple, layout, unroll_count)
     entry_name = f"tirkit_{lowered.name}"
     arg_types = [T.PTR] * len(lowered.buffers) + [T.value_type(v.dtype) for v in lowered.scalars]
     impl = ir.Function(st.module, ir.FunctionType(T.VOID, arg_types + [T.PTR, T.PTR]),

@@ -16,6 +16,7 @@ from ...arith.linear import coefficient
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from ..passes.control import BREAK, RET, control_op
 from . import types as T
+from .pipeline import left_rolled
 
 LOOP_HINTS = {"unroll": "llvm.loop.unroll.enable", "vectorize": "llvm.loop.vectorize.enable"}
 STACK_LIMIT = 128 * 1024          # bytes: larger or symbolic allocations go to the heap
@@ -33,7 +34,12 @@ class StmtMixin:
         t = T.with_lanes(T.I64, T.lanes(v.type))
         if T.element(v.type).width == 64:
             return v
-        return self.b.zext(v, t) if parse_dtype(e.dtype).kind == "uint" else self.b.sext(v, t)
+        unsigned = parse_dtype(e.dtype).kind == "uint"
+        k = T.int_value(v)
+        if k is not None:                  # a constant offset
+            w = v.type.width
+            return T.const(T.I64, k if unsigned or k < 1 << (w - 1) else k - (1 << w))
+        return self.b.zext(v, t) if unsigned else self.b.sext(v, t)
 
     def _varying(self, e) -> bool:
         if not self.varying:
@@ -323,7 +329,11 @@ class StmtMixin:
         lo = self.expr(s.min)
         ext = self.expr(s.extent)
         hint = "unroll" if s.kind == "unrolled" else None   # vectorized: LLVM decides
-        self.loop(s.loop_var, lo, self.b.add(lo, ext), lambda: self.stmt(s.body), hint=hint)
+        if hint is None and s.kind == "serial" and self.shared.unroll_count and \
+                left_rolled(s):
+            hint = self.shared.unroll_count
+        self.loop(s.loop_var, lo, self.arith(E.Add, lo, ext, s.loop_var.dtype),
+                  lambda: self.stmt(s.body), hint=hint)
 
     def loop(self, var, lo, end, body, step=1, hint=None):
         bl = self.b
@@ -351,8 +361,9 @@ class StmtMixin:
         i.add_incoming(nxt, latch)
         br = bl.branch(head)
         if hint is not None:       # made a distinct loop ID by `loop_metadata` below
-            br.set_metadata("llvm.loop", self.module.add_metadata(
-                [ir.MetaDataString(self.module, LOOP_HINTS[hint])]))
+            node = [ir.MetaDataString(self.module, LOOP_HINTS[hint])] if isinstance(hint, str) \
+                else [ir.MetaDataString(self.module, "llvm.loop.unroll.count"), T.I32(hint)]
+            br.set_metadata("llvm.loop", self.module.add_metadata(node))
         bl.position_at_end(exit_bb)
 
     def _vectorizable(self, s) -> bool:
@@ -362,6 +373,8 @@ class StmtMixin:
         ok_stmts = (S.SeqStmt, S.BufferStore, S.LetStmt, S.IfThenElse, S.Evaluate)
 
         def fn(x):
+            if bad:
+                return False
             if isinstance(x, S.Stmt) and not isinstance(x, ok_stmts):
                 bad.append(x)
             elif isinstance(x, (E.Ramp, E.Broadcast, E.Let)):
@@ -383,7 +396,9 @@ class StmtMixin:
         steps = ir.Constant(ir.VectorType(t, width), [ir.Constant(t, i) for i in range(width)])
 
         def body(base):
-            self.vars[id(s.loop_var)] = self.b.add(self.splat(base, width), steps)
+            first = T.int_value(base)
+            self.vars[id(s.loop_var)] = self.b.add(self.splat(base, width), steps) \
+                if first is None else T.const_vector(t, [first + i for i in range(width)])
             self.varying.add(id(s.loop_var))
             self.vec = (s.loop_var, base, width)
             try:

@@ -88,6 +88,32 @@ def is_fp(t) -> bool:
     return isinstance(element(t), (ir.HalfType, ir.FloatType, ir.DoubleType))
 
 
+def int_value(v):
+    """The value of a scalar integer constant, or None."""
+    if type(v) is ir.Constant and isinstance(v.type, ir.IntType) and \
+            isinstance(v.constant, int):
+        return v.constant
+    return None
+
+
+def int_values(v):
+    """The lanes of an integer constant (a scalar: one), or None."""
+    if type(v) is not ir.Constant:
+        return None
+    if isinstance(v.type, ir.VectorType):
+        if not isinstance(v.constant, (list, tuple)):
+            return None
+        out = [int_value(x) for x in v.constant]
+        return None if None in out else out
+    k = int_value(v)
+    return None if k is None else [k]
+
+
+def const_vector(t, values):
+    """A vector constant of element type t."""
+    return ir.Constant(ir.VectorType(t, len(values)), [const(t, v) for v in values])
+
+
 def const(t, value):
     """A constant of type t (a vector type gets a splat)."""
     if isinstance(t, ir.VectorType):
