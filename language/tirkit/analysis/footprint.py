@@ -17,12 +17,14 @@ low corner is an affine form of what stays fixed (outer loops, symbols), the sam
 constant in every access, so the box is a window of constant size that moves with it.
 Structurally equal opaque terms (a load such as `A_indptr[i]`) count as one symbol.
 
-Where the box is taken differs between the two users: the rule keeps every serial loop above
-the accesses fixed (the buffer lives per iteration of the loops around its uses, as TVM
-allocates at their lowest common ancestor), while lowering enters a serial loop only when its
-iterations touch separate parts of the buffer.  Where a loop's iterations share elements
-(t2d_0's PadInput_shared, indexed by `rh_0 // 2`), lowering allocates more than the rule
-counts (36 KB against 2.3 KB there).
+Where the box is taken is the same for both users, as TVM allocates a block's buffer: at
+the lowest common ancestor of its accesses.  Loops above it stay fixed (the buffer lives per
+iteration), except the threadIdx/vthread loops a shared buffer spans; loops below it are
+relaxed.  The GPU lowering (codegen/cuda/scopes.py) enters a serial loop when its iterations
+touch separate parts of the buffer or when each iteration writes the buffer before reading
+it (the producer-consumer pattern of a cache read); so it allocates what `footprint`
+counts (benchmarks/footprint_agreement.py compares the two over the corpus).  A buffer with
+an explicit layout (strides, offset) or whose address is passed to a call keeps its shape.
 """
 from __future__ import annotations
 
@@ -107,10 +109,25 @@ def compact_box(stmt, buffer, ranges=None, seen=None):
     out = []
     for b, size in zip(access_box(acc, buffer.ndim, analyzer_of, seen), buffer.shape):
         ext = None
-        if b is not None and isinstance(size, E.IntImm):
-            ext = compacted_extent(b[0], b[1], size.value)
+        if b is not None:
+            ext = compacted_extent(b[0], b[1], size.value if isinstance(size, E.IntImm)
+                                   else None)
         out.append(None if ext is None else (b[0], ext))
     return out
+
+
+def keeps_layout(buffer) -> bool:
+    """A buffer with an explicit layout (strides, an element offset, axis separators) is
+    allocated as declared: compaction would change what the layout means."""
+    return bool(buffer.strides) or buffer.elem_offset is not None or \
+        bool(buffer.axis_separators)
+
+
+def pointer_passed(call, data) -> bool:
+    """Is the buffer whose data Var is `data` an argument of `call` by its address (a PTX or
+    WMMA intrinsic, `T.tvm_access_ptr`)?  The call's offsets index the buffer as declared,
+    so it keeps its shape."""
+    return any(a is data for a in call.args)
 
 
 def _outer_vars(acc, ranges):
@@ -134,7 +151,8 @@ def footprint(fa, buffer, relax_loop):
     from .regions import analyzer_for, single_trip
     acc = [a for a in fa.accesses + fa.matched if a.buffer is buffer]
     shape = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
-    if not acc or any(a.opaque for a in acc):
+    if not acc or any(a.opaque for a in acc) or keeps_layout(buffer) or \
+            any(pointer_passed(c, buffer.data) for c, _, _ in fa.calls):
         return shape
     common = 0
     first = acc[0].loops

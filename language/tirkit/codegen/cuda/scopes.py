@@ -6,7 +6,9 @@ and shrinks it from there, thread indices fixed.
 
 A `shared` buffer belongs to one thread block: its allocation moves inside the blockIdx
 bindings, through threadIdx/vthread bindings (which it spans) and through serial loops whose
-iterations each touch their own slice of it; it then shrinks to the box its accesses cover,
+iterations each touch their own slice of it or write it before they read it (TVM allocates
+at the lowest common ancestor of the accesses: analysis/footprint.py, which the
+shared-memory rule sizes with); it then shrinks to the box its accesses cover,
 relaxed over every thread index below the block and every loop below its place.  The result
 gets explicit row-major strides, so the CPU-oriented compaction leaves it as it is (it would
 wrongly fix thread indices).
@@ -17,7 +19,7 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.visit import rebuild, walk
+from ...ir.visit import find_first, rebuild, walk
 from ...arith.linear import separates
 from ..passes.blocks import allocate
 from ..passes.compact import accesses, compact_buffer, single_trip, with_single_trip
@@ -64,9 +66,10 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
         return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, r,
                                                      inside or not tag.startswith("blockIdx"),
                                                      wrap))
-    if t is S.For and shared and inside and stmt.kind in ("serial", "unrolled"):
-        acc = accesses(stmt.body, buf)
-        if acc and (single_trip(stmt) or
+    if t is S.For and shared and stmt.kind in ("serial", "unrolled"):
+        acc = accesses(stmt.body, buf, vectors=True)
+        if acc and (single_trip(stmt) or written_first(stmt.body, buf) or
+                    not any(isinstance(i, E.Ramp) for ix in acc for i in ix) and
                     separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed)))):
             return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared,
                                                          with_single_trip(relaxed, stmt),
@@ -84,6 +87,35 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
         return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed, inside,
                                                      wrap))
     return wrap(stmt, relaxed)
+
+
+def written_first(stmt, buf) -> bool:
+    """Is the first access of buf under stmt, in program order, a store (whose own value and
+    indices do not read buf)?  Then an iteration of a loop around stmt reads only what it
+    wrote itself (the producer covers its consumers' regions: the coverage rules check
+    that), so the buffer may live per iteration, as TVM allocates it at the lowest common
+    ancestor of its accesses, even where iterations touch the same elements."""
+    first = []
+
+    def reads(x):
+        return find_first(x, lambda y: isinstance(y, E.BufferLoad) and
+                          y.buffer.data is buf.data or y is buf.data) is not None
+
+    def fn(x):
+        if first:
+            return False
+        if isinstance(x, S.BufferStore):
+            if reads((x.value, x.indices)):
+                first.append("read")
+            elif x.buffer.data is buf.data:
+                first.append("write")
+            return False
+        if isinstance(x, E.BufferLoad) and x.buffer.data is buf.data or x is buf.data:
+            first.append("read")
+            return False
+        return not isinstance(x, S.Buffer)
+    walk(stmt, fn)
+    return first == ["write"]
 
 
 def _pointer_use(stmt, data) -> bool:
@@ -114,8 +146,7 @@ def _row_major(buf):
 def _compact_shared(buf, body, relaxed):
     """(new buffer, reindex) with the box of buf's accesses in body, thread indices relaxed,
     and explicit row-major strides (so the CPU-oriented compaction leaves it alone)."""
-    acc = accesses(body, buf)
-    if not acc:
+    if not accesses(body, buf, vectors=True):
         return None
     done = compact_buffer(buf, body, dict(relaxed))
     new_buf, reindex = done if done is not None else (buf, lambda indices: tuple(indices))

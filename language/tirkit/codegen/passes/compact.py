@@ -22,15 +22,21 @@ from .blocks import allocate
 from .rewrite import transform
 
 
-def accesses(stmt, buf):
+def accesses(stmt, buf, vectors=False):
     """Index tuples of every load/store of buf under stmt; None when buf escapes (used by
-    data pointer, aliased, or indexed with vectors)."""
+    data pointer, aliased, or indexed with vectors: with `vectors`, a Ramp of integers is
+    an index too)."""
     out, bad = [], []
+
+    def index(i):
+        if isinstance(i, E.Ramp):
+            return vectors and is_int(i.base.dtype)
+        return is_int(i.dtype)
 
     def fn(x):
         if isinstance(x, (E.BufferLoad, S.BufferStore)):
             if x.buffer is buf:
-                if any(not is_int(i.dtype) or isinstance(i, E.Ramp) for i in x.indices):
+                if not all(index(i) for i in x.indices):
                     bad.append(x)
                 out.append(x.indices)
             elif x.buffer.data is buf.data:
@@ -143,6 +149,11 @@ def compact_buffer(buf, body, ranges=None):
         for b, ix in zip(box, indices):
             if b is None:
                 out.append(ix)
+                continue
+            if isinstance(ix, E.Ramp):           # a vector of elements: its base moves
+                rel = canonical(plain.to_aff(ix.base), seen) - b[0]
+                out.append(dataclasses.replace(
+                    ix, base=to_expr(Aff(rel.terms, rel.const, ix.base.dtype))))
                 continue
             rel = canonical(plain.to_aff(ix), seen) - b[0]
             out.append(to_expr(Aff(rel.terms, rel.const, ix.dtype)))

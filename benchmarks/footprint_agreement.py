@@ -1,0 +1,147 @@
+"""Does the shared-memory rule size each GPU buffer as lowering allocates it?
+
+For every kernel of the classic corpus with `shared` (and `local`/`warp`) buffers allocated
+in blocks, the rule's footprint (analysis.footprint.footprint, threadIdx/vthread relaxed: what
+thread/shared-memory-limit sums) is compared with the shape the CUDA lowering allocates for
+the buffer (the pipeline run up to region compaction, before flattening).
+
+    .venv/bin/python benchmarks/footprint_agreement.py [--corpus DIR]
+
+writes benchmarks/results/footprint.md: counts per scope and every disagreement.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import tirkit  # noqa: E402
+from tirkit.analysis import accesses, footprint  # noqa: E402
+from tirkit.codegen.cuda.lower import CUDA_PIPELINE  # noqa: E402
+from tirkit.codegen.passes.control import check_control_flow  # noqa: E402
+from tirkit.diagnostics import TirkitError  # noqa: E402
+from tirkit.ir import expr as E  # noqa: E402
+from tirkit.ir import stmt as S  # noqa: E402
+from tirkit.ir.visit import walk  # noqa: E402
+from tirkit.verify._common import relax_thread  # noqa: E402
+
+SCOPES = ("shared", "local", "warp")
+
+
+def _relax_for(scope):
+    """The loops the rule relaxes a buffer of `scope` over: thread indices for shared
+    memory; none for a thread's own local/warp buffer."""
+    return relax_thread if scope.startswith("shared") else (lambda lp: False)
+
+
+def allocated(func):
+    """{buffer name: shape ints or None} of the GPU-scoped allocations lowering makes, or
+    None where lowering refuses the function."""
+    body = func.body
+    try:
+        check_control_flow(func)
+        for name, step in CUDA_PIPELINE:
+            if name == "flatten_buffers":
+                break
+            body = step(body)
+    except TirkitError:
+        return None
+    out = {}
+
+    def fn(x):
+        if isinstance(x, S.DeclBuffer):
+            b = x.buffer
+            if (b.scope or "").startswith(SCOPES):
+                shape = [s.value if isinstance(s, E.IntImm) else None for s in b.shape]
+                out.setdefault(b.name, []).append(shape)
+    walk(body, fn)
+    return out
+
+
+def _n(shape):
+    n = 1
+    for s in shape:
+        if s is None:
+            return None
+        n *= s
+    return n
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default="/work/corpus/classic")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "footprint.md"))
+    args = ap.parse_args(argv)
+    files = sorted(glob.glob(os.path.join(args.corpus, "*.py")))
+    counts = collections.Counter()
+    rows = []
+    t0 = time.time()
+    for path in files:
+        try:
+            result = tirkit.parse(open(path).read(), path)
+        except Exception:
+            continue
+        if any(d.severity == "error" for d in result.diagnostics):
+            continue
+        for fname, func in result.module.prim_funcs():
+            try:
+                fa = accesses(func)
+            except Exception:
+                continue
+            bufs = [b for b, _ in fa.allocs if (b.scope or "").startswith(SCOPES)]
+            if not bufs:
+                continue
+            low = allocated(func)
+            for b in bufs:
+                scope = b.scope.split(".")[0]
+                rule = footprint(fa, b, _relax_for(b.scope))
+                if low is None:
+                    counts[scope, "not lowered"] += 1
+                    continue
+                got = low.get(b.name)
+                if not got or len(got) != 1:
+                    counts[scope, "not found once in the lowered code"] += 1
+                    continue
+                counts[scope, "buffers"] += 1
+                if _n(rule) == _n(got[0]):
+                    counts[scope, "agree"] += 1
+                else:
+                    counts[scope, "disagree"] += 1
+                    rows.append((scope, os.path.basename(path), fname, b.name, rule, got[0]))
+    write(args.out, len(files), counts, rows, time.time() - t0)
+    for k, v in sorted(counts.items()):
+        print(k, v)
+    return 0
+
+
+def write(out, nfiles, counts, rows, seconds):
+    lines = ["# Footprint agreement: the shared-memory rule against lowering", "",
+             "`.venv/bin/python benchmarks/footprint_agreement.py` over the classic corpus "
+             f"({nfiles} files, {seconds:.0f} s).  For each GPU-scoped buffer allocated in a "
+             "block: the extents the rule counts (`analysis.footprint.footprint`) and the "
+             "shape the CUDA lowering allocates (pipeline up to region compaction).", "",
+             "| scope | buffers compared | agree | disagree | not lowered | not found once |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for scope in sorted({k[0] for k in counts}):
+        lines.append(f"| {scope} | {counts[scope, 'buffers']} | {counts[scope, 'agree']} | "
+                     f"{counts[scope, 'disagree']} | {counts[scope, 'not lowered']} | "
+                     f"{counts[scope, 'not found once in the lowered code']} |")
+    lines += ["", "## Disagreements", ""]
+    if not rows:
+        lines.append("None.")
+    else:
+        lines += ["| scope | file | function | buffer | rule | lowering |", "|---|---|---|---|---|---|"]
+        for scope, f, fn, b, r, g in rows:
+            lines.append(f"| {scope} | {f} | {fn} | {b} | {'x'.join(map(str, r))} | "
+                         f"{'x'.join(map(str, g))} |")
+    Path(out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
