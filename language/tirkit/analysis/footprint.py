@@ -31,7 +31,10 @@ from __future__ import annotations
 from ..arith.affine import Aff, Atom
 from ..arith.interval import Analyzer
 from ..ir import expr as E
+from ..arith.linear import separates
+from ..ir import stmt as S
 from ..ir.hash import structural_key
+from ..ir.visit import find_first, substitute, uses_var, vars_in, walk
 
 _UNKNOWN = object()
 
@@ -159,10 +162,21 @@ def footprint(fa, buffer, relax_loop):
     while common < len(first) and all(len(a.loops) > common and a.loops[common] is
                                       first[common] for a in acc):
         common += 1
-    keep = frozenset(lp.var for lp in first[:common]
-                     if not relax_loop(lp) and not single_trip(lp))
     env = dict(fa.env)
     env.update(fa.lets)
+    owner = [r for b, r in fa.allocs if b is buffer]
+    start = len(fa.loops_of[id(owner[0])]) if owner else 0
+    for n in range(start, common):          # where lowering places the allocation
+        lp = first[n]
+        if lp.kind == "thread_binding" or single_trip(lp):
+            continue
+        if lp.kind not in ("serial", "unrolled") or \
+                not _per_iteration_of(fa, [a for a in fa.accesses if a.buffer is buffer],
+                                      first, n, relax_loop):
+            common = n
+            break
+    keep = frozenset(lp.var for lp in first[:common]
+                     if not relax_loop(lp) and not single_trip(lp))
 
     def analyzer_of(a):
         return analyzer_for(fa, a, keep, env=env, guards=not a.speculative), env
@@ -187,3 +201,92 @@ def _merge(cur, new, lower, first):
     if lower:
         return new if d.const < 0 else cur
     return new if d.const > 0 else cur
+
+
+# ---- where an allocation lives: per iteration of a serial loop, or around it ---------------
+def per_iteration(writes_first, indices, var, ranges) -> bool:
+    """May a buffer live per iteration of a serial loop over `var` (the allocation inside the
+    loop, its box taken with `var` fixed)?  Yes when each iteration writes the buffer before
+    it reads it (`writes_first`: the producer-consumer pattern of a cache read, whose
+    coverage the cooperative-coverage and region rules check), or when distinct iterations
+    touch distinct elements (`indices`: the index tuples in loop variables, None when
+    unknown; `ranges`: {id(var): (lo, hi)} of the variables that vary within an iteration).
+    TVM allocates at the lowest common ancestor of the accesses without the check; an
+    iteration that reads what an earlier one wrote (an accumulator whose window moves)
+    needs the buffer around the loop.  Shared by the GPU lowering (codegen/cuda/scopes.py,
+    over statements) and `footprint` (over a function's access records)."""
+    if writes_first:
+        return True
+    if not indices or any(isinstance(i, E.Ramp) for ix in indices for i in ix):
+        return False
+    return separates(indices, var, ranges)
+
+
+def written_first(stmt, buf, var) -> bool:
+    """Is the first access of `buf` under `stmt`, in program order, a store whose value and
+    indices do not read it, under no condition on `var` (a reduction's init runs in the
+    first iteration only)?"""
+    first = []
+
+    def reads(x):
+        return find_first(x, lambda y: isinstance(y, E.BufferLoad) and
+                          y.buffer.data is buf.data or y is buf.data) is not None
+
+    def fn(x):
+        if first:
+            return False
+        if isinstance(x, S.IfThenElse) and uses_var(x.condition, var):
+            if reads(x) or find_first(x, lambda y: isinstance(y, S.BufferStore) and
+                                      y.buffer.data is buf.data) is not None:
+                first.append("conditional")
+            return False
+        if isinstance(x, S.BufferStore):
+            if reads((x.value, x.indices)):
+                first.append("read")
+            elif x.buffer.data is buf.data:
+                first.append("write")
+            return False
+        if isinstance(x, E.BufferLoad) and x.buffer.data is buf.data or x is buf.data:
+            first.append("read")
+            return False
+        return not isinstance(x, S.Buffer)
+    walk(stmt, fn)
+    return first == ["write"]
+
+
+def _per_iteration_of(fa, acc, loops, n, relax_loop) -> bool:
+    """`per_iteration` for the loop `loops[n]` above every access of `acc` (a function's
+    access records of one buffer, in program order)."""
+    var = loops[n].var
+    resolve = _resolver(fa)
+    a0 = acc[0] if acc else None
+    writes_first = a0 is not None and a0.is_write and not a0.opaque and \
+        not any(uses_var(resolve(c), var) for c, _ in a0.conds)
+    if writes_first and a0.in_init and a0.blocks:
+        r = a0.blocks[-1]
+        writes_first = not any(iv.kind == "R" and uses_var(resolve(v), var)
+                               for iv, v in zip(r.block.iter_vars, r.iter_values))
+    ranges = {}
+    fixed = {id(lp) for lp in loops[:n + 1]}
+    for a in acc:
+        for lp in a.loops:
+            if (id(lp) not in fixed or relax_loop(lp)) and \
+                    isinstance(lp.min, E.IntImm) and isinstance(lp.extent, E.IntImm):
+                ranges[id(lp.var)] = (lp.min.value, lp.min.value + lp.extent.value - 1)
+    indices = None if any(a.opaque for a in acc) else \
+        [tuple(resolve(i) for i in a.indices) for a in acc]
+    return per_iteration(writes_first, indices, var, ranges)
+
+
+def _resolver(fa):
+    """expr -> expr with block iterators (and lets) replaced by what they are bound to."""
+    vmap = {id(v): x for v, x in list(fa.env.items()) + list(fa.lets.items())}
+
+    def resolve(x):
+        for _ in range(8):
+            if not any(id(v) in vmap for v in vars_in(x)):
+                return x
+            x = substitute(x, vmap)
+        return x
+    return resolve
+

@@ -19,8 +19,8 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.visit import find_first, rebuild, walk
-from ...arith.linear import separates
+from ...analysis.footprint import per_iteration, written_first
+from ...ir.visit import rebuild, walk
 from ..passes.blocks import allocate
 from ..passes.compact import accesses, compact_buffer, single_trip, with_single_trip
 from ..passes.rewrite import transform
@@ -68,9 +68,9 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
                                                      wrap))
     if t is S.For and shared and stmt.kind in ("serial", "unrolled"):
         acc = accesses(stmt.body, buf, vectors=True)
-        if acc and (single_trip(stmt) or written_first(stmt.body, buf) or
-                    not any(isinstance(i, E.Ramp) for ix in acc for i in ix) and
-                    separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed)))):
+        if acc and (single_trip(stmt) or per_iteration(
+                written_first(stmt.body, buf, stmt.loop_var), acc, stmt.loop_var,
+                _ranges(stmt.body, dict(relaxed)))):
             return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared,
                                                          with_single_trip(relaxed, stmt),
                                                          inside, wrap))
@@ -87,35 +87,6 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
         return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed, inside,
                                                      wrap))
     return wrap(stmt, relaxed)
-
-
-def written_first(stmt, buf) -> bool:
-    """Is the first access of buf under stmt, in program order, a store (whose own value and
-    indices do not read buf)?  Then an iteration of a loop around stmt reads only what it
-    wrote itself (the producer covers its consumers' regions: the coverage rules check
-    that), so the buffer may live per iteration, as TVM allocates it at the lowest common
-    ancestor of its accesses, even where iterations touch the same elements."""
-    first = []
-
-    def reads(x):
-        return find_first(x, lambda y: isinstance(y, E.BufferLoad) and
-                          y.buffer.data is buf.data or y is buf.data) is not None
-
-    def fn(x):
-        if first:
-            return False
-        if isinstance(x, S.BufferStore):
-            if reads((x.value, x.indices)):
-                first.append("read")
-            elif x.buffer.data is buf.data:
-                first.append("write")
-            return False
-        if isinstance(x, E.BufferLoad) and x.buffer.data is buf.data or x is buf.data:
-            first.append("read")
-            return False
-        return not isinstance(x, S.Buffer)
-    walk(stmt, fn)
-    return first == ["write"]
 
 
 def _pointer_use(stmt, data) -> bool:
