@@ -41,8 +41,8 @@ def _relax_for(scope):
 
 
 def allocated(func):
-    """{buffer name: shape ints or None} of the GPU-scoped allocations lowering makes, or
-    None where lowering refuses the function."""
+    """{buffer name: [shape (ints, None where symbolic)]} of the GPU-scoped allocations
+    lowering makes, or the diagnostic code with which lowering refuses the function."""
     body = func.body
     try:
         check_control_flow(func)
@@ -50,8 +50,8 @@ def allocated(func):
             if name == "flatten_buffers":
                 break
             body = step(body)
-    except TirkitError:
-        return None
+    except TirkitError as e:
+        return e.diagnostics[0].code
     out = {}
 
     def fn(x):
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     files = sorted(glob.glob(os.path.join(args.corpus, "*.py")))
     counts = collections.Counter()
-    rows = []
+    rows, refused = [], []
     t0 = time.time()
     for path in files:
         try:
@@ -101,8 +101,9 @@ def main(argv=None) -> int:
             for b in bufs:
                 scope = b.scope.split(".")[0]
                 rule = footprint(fa, b, _relax_for(b.scope))
-                if low is None:
+                if isinstance(low, str):
                     counts[scope, "not lowered"] += 1
+                    refused.append((scope, os.path.basename(path), fname, b.name, low))
                     continue
                 got = low.get(b.name)
                 if not got or len(got) != 1:
@@ -114,13 +115,13 @@ def main(argv=None) -> int:
                 else:
                     counts[scope, "disagree"] += 1
                     rows.append((scope, os.path.basename(path), fname, b.name, rule, got[0]))
-    write(args.out, len(files), counts, rows, time.time() - t0)
+    write(args.out, len(files), counts, rows, refused, time.time() - t0)
     for k, v in sorted(counts.items()):
         print(k, v)
     return 0
 
 
-def write(out, nfiles, counts, rows, seconds):
+def write(out, nfiles, counts, rows, refused, seconds):
     lines = ["# Footprint agreement: the shared-memory rule against lowering", "",
              "`.venv/bin/python benchmarks/footprint_agreement.py` over the classic corpus "
              f"({nfiles} files, {seconds:.0f} s).  For each GPU-scoped buffer allocated in a "
@@ -140,6 +141,13 @@ def write(out, nfiles, counts, rows, seconds):
         for scope, f, fn, b, r, g in rows:
             lines.append(f"| {scope} | {f} | {fn} | {b} | {'x'.join(map(str, r))} | "
                          f"{'x'.join(map(str, g))} |")
+    lines += ["", "## Not lowered (no allocation to compare)", ""]
+    if not refused:
+        lines.append("None.")
+    else:
+        lines += ["| scope | file | function | buffer | lowering's diagnostic |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {s} | {f} | {fn} | {b} | `{c}` |" for s, f, fn, b, c in refused]
     Path(out).write_text("\n".join(lines) + "\n")
 
 
