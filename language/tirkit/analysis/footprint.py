@@ -224,6 +224,19 @@ def per_iteration(writes_first, indices, var, ranges) -> bool:
     return separates(indices, var, ranges)
 
 
+def loop_ranges(stmt, out=None):
+    """{id(var): (lo, hi)} of every loop under `stmt` with a constant range (added to
+    `out` when given): the variables that vary within one iteration of a loop around it."""
+    out = {} if out is None else out
+
+    def fn(x):
+        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and \
+                isinstance(x.extent, E.IntImm):
+            out[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
+    walk(stmt, fn)
+    return out
+
+
 def written_first(stmt, buf, var) -> bool:
     """Is the first access of `buf` under `stmt`, in program order, a store whose value and
     indices do not read it, under no condition on `var` (a reduction's init runs in the

@@ -19,10 +19,11 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...analysis.footprint import per_iteration, written_first
+from ...analysis.footprint import loop_ranges, per_iteration, written_first
+from ...analysis.regions import single_trip
 from ...ir.visit import rebuild, walk
 from ..passes.blocks import allocate
-from ..passes.compact import accesses, compact_buffer, single_trip, with_single_trip
+from ..passes.compact import accesses, compact_buffer, with_single_trip
 from ..passes.rewrite import transform
 
 
@@ -37,17 +38,6 @@ def _uses(stmt, data) -> bool:
         return not isinstance(x, S.Buffer)
     walk(stmt, fn)
     return bool(found)
-
-
-def _ranges(stmt, out=None):
-    out = {} if out is None else out
-
-    def fn(x):
-        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and \
-                isinstance(x.extent, E.IntImm):
-            out[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
-    walk(stmt, fn)
-    return out
 
 
 def _is_thread(s, prefix=("threadIdx", "vthread")):
@@ -70,7 +60,7 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
         acc = accesses(stmt.body, buf, vectors=True)
         if acc and (single_trip(stmt) or per_iteration(
                 written_first(stmt.body, buf, stmt.loop_var), acc, stmt.loop_var,
-                _ranges(stmt.body, dict(relaxed)))):
+                loop_ranges(stmt.body, dict(relaxed)))):
             return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared,
                                                          with_single_trip(relaxed, stmt),
                                                          inside, wrap))

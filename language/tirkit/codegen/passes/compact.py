@@ -13,11 +13,11 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.visit import walk
-from ...analysis.footprint import canonical, compact_box
+from ...analysis.footprint import canonical, compact_box, loop_ranges, per_iteration
+from ...analysis.regions import single_trip
 from ...arith.affine import Aff
 from ...arith.interval import Analyzer
 from ...arith.writeback import to_expr
-from ...arith.linear import separates
 from .blocks import allocate
 from .rewrite import transform
 
@@ -51,29 +51,13 @@ def accesses(stmt, buf, vectors=False):
     return None if bad else out
 
 
-def _loop_ranges(stmt):
-    ranges = {}
-
-    def fn(x):
-        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and isinstance(x.extent, E.IntImm):
-            ranges[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
-    walk(stmt, fn)
-    return ranges
-
-
 def _private_to_iteration(stmt: S.For, buf) -> bool:
     """Every iteration of loop `stmt` touches a slice of buf no other iteration touches (a
     loop of one iteration trivially does)."""
     if single_trip(stmt):
         return True
-    acc = accesses(stmt.body, buf)
-    if not acc:
-        return False
-    return separates(acc, stmt.loop_var, _loop_ranges(stmt.body))
-
-
-def single_trip(loop: S.For) -> bool:
-    return isinstance(loop.extent, E.IntImm) and loop.extent.value == 1
+    return per_iteration(False, accesses(stmt.body, buf), stmt.loop_var,
+                         loop_ranges(stmt.body))
 
 
 def with_single_trip(ranges, loop: S.For):
