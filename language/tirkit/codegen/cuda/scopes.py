@@ -45,7 +45,7 @@ def _is_thread(s, prefix=("threadIdx", "vthread")):
         (s.thread_tag or "").startswith(prefix)
 
 
-def _place(stmt, buf, shared, relaxed, inside, wrap):
+def _place(stmt, buf, shared, relaxed, wrap):
     """Descend from stmt to where buf's allocation goes; wrap(stmt, relaxed) marks it."""
     t = type(stmt)
     if t is S.For and stmt.kind == "thread_binding":
@@ -53,9 +53,7 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
         r = dict(relaxed)
         if shared and not tag.startswith("blockIdx") and isinstance(stmt.extent, E.IntImm):
             r[id(stmt.loop_var)] = (0, stmt.extent.value - 1)
-        return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, r,
-                                                     inside or not tag.startswith("blockIdx"),
-                                                     wrap))
+        return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, r, wrap))
     if t is S.For and shared and stmt.kind in ("serial", "unrolled"):
         acc = accesses(stmt.body, buf, vectors=True)
         if acc and (single_trip(stmt) or per_iteration(
@@ -63,18 +61,18 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
                 loop_ranges(stmt.body, dict(relaxed)))):
             return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared,
                                                          with_single_trip(relaxed, stmt),
-                                                         inside, wrap))
+                                                         wrap))
         return wrap(stmt, relaxed)
     if t is S.SeqStmt:
         users = [i for i, s in enumerate(stmt.seq) if _uses(s, buf.data)]
         if len(users) == 1:
             seq = list(stmt.seq)
-            seq[users[0]] = _place(seq[users[0]], buf, shared, relaxed, inside, wrap)
+            seq[users[0]] = _place(seq[users[0]], buf, shared, relaxed, wrap)
             return dataclasses.replace(stmt, seq=tuple(seq))
         return wrap(stmt, relaxed)
     if t in (S.Allocate, S.DeclBuffer, S.AttrStmt, S.AllocateConst) or \
             t is S.LetStmt and not _uses(stmt.value, buf.data):
-        return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed, inside,
+        return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed,
                                                      wrap))
     return wrap(stmt, relaxed)
 
@@ -127,9 +125,9 @@ class _Here(S.Stmt):
 
 
 def _enclosing_bindings(body):
-    """id(Allocate) -> (whether a blockIdx binding encloses it, {id(var): (lo, hi)} of the
-    threadIdx/vthread bindings that do): a shared buffer allocated below a thread binding
-    is still one buffer for the whole block, so those indices are relaxed too."""
+    """id(Allocate) -> {id(var): (lo, hi)} of the threadIdx/vthread bindings that enclose it:
+    a shared buffer allocated below a thread binding is still one buffer for the whole
+    block, so those indices are relaxed too."""
     out = {}
 
     def fn(x):
@@ -139,11 +137,9 @@ def _enclosing_bindings(body):
 
         def mark(y):
             if isinstance(y, S.Allocate):
-                info = out.setdefault(id(y), (False, {}))
-                if tag.startswith("blockIdx"):
-                    out[id(y)] = (True, info[1])
-                elif isinstance(x.extent, E.IntImm):
-                    info[1][id(x.loop_var)] = (0, x.extent.value - 1)
+                ranges = out.setdefault(id(y), {})
+                if not tag.startswith("blockIdx") and isinstance(x.extent, E.IntImm):
+                    ranges[id(x.loop_var)] = (0, x.extent.value - 1)
         walk(x.body, mark)
     walk(body, fn)
     return out
@@ -170,8 +166,8 @@ def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
         def wrap(s, relaxed):
             placed.append((s, relaxed))
             return _Here(s, relaxed)
-        inside, relaxed = enclosing.get(id(old), (False, {}))
-        moved = _place(x.body.body, buf, shared, dict(relaxed) if shared else {}, inside, wrap)
+        relaxed = enclosing.get(id(old), {})
+        moved = _place(x.body.body, buf, shared, dict(relaxed) if shared else {}, wrap)
         if not placed:
             return None
         new_buf, reindex = buf, None
