@@ -128,8 +128,9 @@ def keeps_layout(buffer) -> bool:
 
 def pointer_passed(call, data) -> bool:
     """Is the buffer whose data Var is `data` an argument of `call` by its address (a PTX or
-    WMMA intrinsic, `T.tvm_access_ptr`, an extern function given a `T.match_buffer` view)?
-    The call's offsets index the buffer as declared, so it keeps its shape."""
+    WMMA intrinsic, `T.tvm_access_ptr`)?  The call's offsets index the buffer as declared,
+    so it keeps its shape.  A `T.match_buffer` view passed by address does not: the view's
+    offset is bound to its region of the compacted buffer, as TVM binds it."""
     return any(a is data for a in call.args)
 
 
@@ -154,10 +155,8 @@ def footprint(fa, buffer, relax_loop):
     from .regions import analyzer_for, single_trip
     acc = [a for a in fa.accesses + fa.matched if a.buffer is buffer]
     shape = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
-    views = [m.buffer.data for r in fa.realizes for m in r.block.match_buffers
-             if m.source.buffer is buffer]
     if not acc or any(a.opaque for a in acc) or keeps_layout(buffer) or \
-            any(pointer_passed(c, d) for c, _, _ in fa.calls for d in [buffer.data] + views):
+            any(pointer_passed(c, buffer.data) for c, _, _ in fa.calls):
         return shape
     common = 0
     first = acc[0].loops
