@@ -8,6 +8,11 @@ memory) and by the shared-memory rule (which sizes what will be allocated).
                                           around `stmt` (the code generator's question)
     footprint(fa, buffer, relax_loop)     extents per dimension of a block-allocated buffer
                                           (the shared-memory rule's question)
+    per_iteration(writes_first, ...)      whether the allocation goes inside a serial loop
+                                          (both users' placement decision), with
+                                          written_first(stmt, buf, var) and loop_ranges(stmt)
+                                          over statements for the code generator
+    keeps_layout(buffer), pointer_passed  buffers that keep their declared shape
 
 Each access is relaxed by the Analyzer over the loops below the allocation (their extents
 may depend on outer loops: `range(rh % 2 * 96 + 96)`), under its guards (`T.where`
