@@ -201,3 +201,41 @@ def running_sum(A: T.Buffer((4, 32), "float32")):
     assert isinstance(find_first(loop.body, lambda x: isinstance(x, S.IfThenElse)).condition,
                       E.EQ)
     assert _rule(func, "S", lambda lp: False) == _allocated(body, "S") == [32]
+
+
+def test_a_buffer_passed_by_address_keeps_its_shape_in_both():
+    text = """from tvm.script import tir as T
+
+
+@T.prim_func
+def by_address(A: T.Buffer((8, 64), "float32")):
+    S = T.alloc_buffer((8, 64), scope="shared")
+    for i in T.serial(8):
+        for j in T.serial(4):
+            with T.block("S"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                S[vi, vj] = A[vi, vj]
+        T.evaluate(T.call_extern("int32", "consume", S.data, i * 64))
+"""
+    func, _ = _func(text)
+    assert _rule(func, "S") == _allocated(_lowered(func), "S") == [8, 64]
+
+
+def test_vector_operands_of_an_extern_call_are_compacted_in_both():
+    """A Ramp-indexed load given to an extern function is a vector of values (not an
+    address): the buffer shrinks to what the vectors and the copy cover."""
+    text = """from tvm.script import tir as T
+
+
+@T.prim_func
+def vector_operand(A: T.Buffer((8, 64), "int8"), C: T.Buffer((8,), "int32")):
+    S = T.alloc_buffer((8, 64), "int8", scope="shared")
+    for i in T.serial(8):
+        for j in T.serial(4):
+            with T.block("S"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                S[vi, vj] = A[vi, vj]
+        C[i] = T.call_pure_extern("int32", "__dp4a", S[i, T.ramp(0, 1, 4)], S[i, T.ramp(0, 1, 4)], 0)
+"""
+    func, _ = _func(text)
+    assert _rule(func, "S") == _allocated(_lowered(func), "S") == [1, 4]
