@@ -244,7 +244,10 @@ class _Walker:
                     if x.op.startswith(_POINTER_OPS):
                         for arg in x.args:
                             if isinstance(arg, E.BufferLoad):     # an operand by address
-                                self.record(arg.buffer, False, arg.indices, arg.span, True)
+                                # (a vector load, indexed by a Ramp, is an operand by value)
+                                self.record(arg.buffer, False, arg.indices, arg.span,
+                                            not any(isinstance(i, E.Ramp)
+                                                    for i in arg.indices))
                                 stack.extend(arg.indices)
                             elif arg is not None:
                                 stack.append(arg)

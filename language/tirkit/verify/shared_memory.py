@@ -1,8 +1,11 @@
 """thread/shared-memory-limit: shared memory per block beyond the target's limit.
 
-Each shared buffer of a block (`T.alloc_buffer`) is sized as lowering allocates it: after
-region compaction, i.e. the bounding box of its accesses relaxed over the loops below their
-common ancestor and over threadIdx/vthread loops, with blockIdx and outer serial loops fixed.
+Each shared buffer of a block (`T.alloc_buffer`) is sized as the CUDA lowering allocates it,
+by the function that decides it there (analysis/footprint.py): at the lowest common ancestor
+of its accesses, entering a serial loop whose iterations write the buffer before reading it
+or touch separate parts of it, the box of its accesses relaxed over the loops below that
+place and over threadIdx/vthread loops, blockIdx fixed; a buffer with an explicit layout or
+passed by address keeps its declared shape.
 Allocations outside blocks (`T.decl_buffer`, `T.allocate`, statement-level allocations) are
 sized by their declared shape: lowering never shrinks them.  `shared` buffers become static
 `__shared__` arrays (limit: `shared_static`, 48 KB on CUDA, a compile error beyond);

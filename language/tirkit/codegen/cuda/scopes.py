@@ -6,7 +6,9 @@ and shrinks it from there, thread indices fixed.
 
 A `shared` buffer belongs to one thread block: its allocation moves inside the blockIdx
 bindings, through threadIdx/vthread bindings (which it spans) and through serial loops whose
-iterations each touch their own slice of it; it then shrinks to the box its accesses cover,
+iterations each touch their own slice of it or write it before they read it (TVM allocates
+at the lowest common ancestor of the accesses: analysis/footprint.py, which the
+shared-memory rule sizes with); it then shrinks to the box its accesses cover,
 relaxed over every thread index below the block and every loop below its place.  The result
 gets explicit row-major strides, so the CPU-oriented compaction leaves it as it is (it would
 wrongly fix thread indices).
@@ -17,10 +19,11 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...analysis.footprint import loop_ranges, per_iteration, written_first
+from ...analysis.regions import single_trip
 from ...ir.visit import rebuild, walk
-from ...arith.linear import separates
 from ..passes.blocks import allocate
-from ..passes.compact import accesses, compact_buffer, single_trip, with_single_trip
+from ..passes.compact import accesses, compact_buffer, with_single_trip
 from ..passes.rewrite import transform
 
 
@@ -37,23 +40,12 @@ def _uses(stmt, data) -> bool:
     return bool(found)
 
 
-def _ranges(stmt, out=None):
-    out = {} if out is None else out
-
-    def fn(x):
-        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and \
-                isinstance(x.extent, E.IntImm):
-            out[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
-    walk(stmt, fn)
-    return out
-
-
 def _is_thread(s, prefix=("threadIdx", "vthread")):
     return isinstance(s, S.For) and s.kind == "thread_binding" and \
         (s.thread_tag or "").startswith(prefix)
 
 
-def _place(stmt, buf, shared, relaxed, inside, wrap):
+def _place(stmt, buf, shared, relaxed, wrap):
     """Descend from stmt to where buf's allocation goes; wrap(stmt, relaxed) marks it."""
     t = type(stmt)
     if t is S.For and stmt.kind == "thread_binding":
@@ -61,27 +53,26 @@ def _place(stmt, buf, shared, relaxed, inside, wrap):
         r = dict(relaxed)
         if shared and not tag.startswith("blockIdx") and isinstance(stmt.extent, E.IntImm):
             r[id(stmt.loop_var)] = (0, stmt.extent.value - 1)
-        return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, r,
-                                                     inside or not tag.startswith("blockIdx"),
-                                                     wrap))
-    if t is S.For and shared and inside and stmt.kind in ("serial", "unrolled"):
-        acc = accesses(stmt.body, buf)
-        if acc and (single_trip(stmt) or
-                    separates(acc, stmt.loop_var, _ranges(stmt.body, dict(relaxed)))):
+        return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, r, wrap))
+    if t is S.For and shared and stmt.kind in ("serial", "unrolled"):
+        acc = accesses(stmt.body, buf, vectors=True)
+        if acc and (single_trip(stmt) or per_iteration(
+                written_first(stmt.body, buf, stmt.loop_var), acc, stmt.loop_var,
+                loop_ranges(stmt.body, dict(relaxed)))):
             return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared,
                                                          with_single_trip(relaxed, stmt),
-                                                         inside, wrap))
+                                                         wrap))
         return wrap(stmt, relaxed)
     if t is S.SeqStmt:
         users = [i for i, s in enumerate(stmt.seq) if _uses(s, buf.data)]
         if len(users) == 1:
             seq = list(stmt.seq)
-            seq[users[0]] = _place(seq[users[0]], buf, shared, relaxed, inside, wrap)
+            seq[users[0]] = _place(seq[users[0]], buf, shared, relaxed, wrap)
             return dataclasses.replace(stmt, seq=tuple(seq))
         return wrap(stmt, relaxed)
     if t in (S.Allocate, S.DeclBuffer, S.AttrStmt, S.AllocateConst) or \
             t is S.LetStmt and not _uses(stmt.value, buf.data):
-        return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed, inside,
+        return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared, relaxed,
                                                      wrap))
     return wrap(stmt, relaxed)
 
@@ -114,8 +105,7 @@ def _row_major(buf):
 def _compact_shared(buf, body, relaxed):
     """(new buffer, reindex) with the box of buf's accesses in body, thread indices relaxed,
     and explicit row-major strides (so the CPU-oriented compaction leaves it alone)."""
-    acc = accesses(body, buf)
-    if not acc:
+    if not accesses(body, buf, vectors=True):
         return None
     done = compact_buffer(buf, body, dict(relaxed))
     new_buf, reindex = done if done is not None else (buf, lambda indices: tuple(indices))
@@ -135,9 +125,9 @@ class _Here(S.Stmt):
 
 
 def _enclosing_bindings(body):
-    """id(Allocate) -> (whether a blockIdx binding encloses it, {id(var): (lo, hi)} of the
-    threadIdx/vthread bindings that do): a shared buffer allocated below a thread binding
-    is still one buffer for the whole block, so those indices are relaxed too."""
+    """id(Allocate) -> {id(var): (lo, hi)} of the threadIdx/vthread bindings that enclose it:
+    a shared buffer allocated below a thread binding is still one buffer for the whole
+    block, so those indices are relaxed too."""
     out = {}
 
     def fn(x):
@@ -147,11 +137,9 @@ def _enclosing_bindings(body):
 
         def mark(y):
             if isinstance(y, S.Allocate):
-                info = out.setdefault(id(y), (False, {}))
-                if tag.startswith("blockIdx"):
-                    out[id(y)] = (True, info[1])
-                elif isinstance(x.extent, E.IntImm):
-                    info[1][id(x.loop_var)] = (0, x.extent.value - 1)
+                ranges = out.setdefault(id(y), {})
+                if not tag.startswith("blockIdx") and isinstance(x.extent, E.IntImm):
+                    ranges[id(x.loop_var)] = (0, x.extent.value - 1)
         walk(x.body, mark)
     walk(body, fn)
     return out
@@ -178,8 +166,8 @@ def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
         def wrap(s, relaxed):
             placed.append((s, relaxed))
             return _Here(s, relaxed)
-        inside, relaxed = enclosing.get(id(old), (False, {}))
-        moved = _place(x.body.body, buf, shared, dict(relaxed) if shared else {}, inside, wrap)
+        relaxed = enclosing.get(id(old), {})
+        moved = _place(x.body.body, buf, shared, dict(relaxed) if shared else {}, wrap)
         if not placed:
             return None
         new_buf, reindex = buf, None

@@ -13,24 +13,30 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.visit import walk
-from ...analysis.footprint import canonical, compact_box
+from ...analysis.footprint import canonical, compact_box, loop_ranges, per_iteration
+from ...analysis.regions import single_trip
 from ...arith.affine import Aff
 from ...arith.interval import Analyzer
 from ...arith.writeback import to_expr
-from ...arith.linear import separates
 from .blocks import allocate
 from .rewrite import transform
 
 
-def accesses(stmt, buf):
+def accesses(stmt, buf, vectors=False):
     """Index tuples of every load/store of buf under stmt; None when buf escapes (used by
-    data pointer, aliased, or indexed with vectors)."""
+    data pointer, aliased, or indexed with vectors: with `vectors`, a Ramp of integers is
+    an index too)."""
     out, bad = [], []
+
+    def index(i):
+        if isinstance(i, E.Ramp):
+            return vectors and is_int(i.base.dtype)
+        return is_int(i.dtype)
 
     def fn(x):
         if isinstance(x, (E.BufferLoad, S.BufferStore)):
             if x.buffer is buf:
-                if any(not is_int(i.dtype) or isinstance(i, E.Ramp) for i in x.indices):
+                if not all(index(i) for i in x.indices):
                     bad.append(x)
                 out.append(x.indices)
             elif x.buffer.data is buf.data:
@@ -45,29 +51,13 @@ def accesses(stmt, buf):
     return None if bad else out
 
 
-def _loop_ranges(stmt):
-    ranges = {}
-
-    def fn(x):
-        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and isinstance(x.extent, E.IntImm):
-            ranges[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
-    walk(stmt, fn)
-    return ranges
-
-
 def _private_to_iteration(stmt: S.For, buf) -> bool:
     """Every iteration of loop `stmt` touches a slice of buf no other iteration touches (a
     loop of one iteration trivially does)."""
     if single_trip(stmt):
         return True
-    acc = accesses(stmt.body, buf)
-    if not acc:
-        return False
-    return separates(acc, stmt.loop_var, _loop_ranges(stmt.body))
-
-
-def single_trip(loop: S.For) -> bool:
-    return isinstance(loop.extent, E.IntImm) and loop.extent.value == 1
+    return per_iteration(False, accesses(stmt.body, buf), stmt.loop_var,
+                         loop_ranges(stmt.body))
 
 
 def with_single_trip(ranges, loop: S.For):
@@ -143,6 +133,11 @@ def compact_buffer(buf, body, ranges=None):
         for b, ix in zip(box, indices):
             if b is None:
                 out.append(ix)
+                continue
+            if isinstance(ix, E.Ramp):           # a vector of elements: its base moves
+                rel = canonical(plain.to_aff(ix.base), seen) - b[0]
+                out.append(dataclasses.replace(
+                    ix, base=to_expr(Aff(rel.terms, rel.const, ix.base.dtype))))
                 continue
             rel = canonical(plain.to_aff(ix), seen) - b[0]
             out.append(to_expr(Aff(rel.terms, rel.const, ix.dtype)))
