@@ -4,6 +4,7 @@ free variables of a statement, and the constant integer an expression is, if any
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from . import expr as E
 from . import sparse as SP
@@ -11,35 +12,56 @@ from . import stmt as S
 
 _SKIP = frozenset({"span", "comments", "trailing", "spelling", "header_span", "name_span",
                    "dtype"})
-_CHILD_FIELDS: dict = {}
+_SEQ = object()            # _kind: a tuple or list, whose items are visited
+_LEAF = object()           # _kind: a Buffer, visited but not entered
 
 
-def child_fields(cls):
-    f = _CHILD_FIELDS.get(cls)
-    if f is None:
-        f = tuple(x.name for x in dataclasses.fields(cls) if x.name not in _SKIP)
-        _CHILD_FIELDS[cls] = f
-    return f
+def child_fields(cls) -> tuple:
+    """The fields of an IR node class that hold child nodes."""
+    k = _kind(cls)
+    return k if isinstance(k, tuple) else ()
+
+
+@functools.lru_cache(maxsize=None)          # one entry per class
+def _kind(cls):
+    """How the traversals treat an instance of cls: _SEQ, _LEAF, its child fields (a node),
+    or None (not part of the IR: a string, a number, a class object ...)."""
+    if issubclass(cls, (tuple, list)):
+        return _SEQ
+    if not dataclasses.is_dataclass(cls) or issubclass(cls, type):
+        return None
+    if issubclass(cls, S.Buffer):
+        return _LEAF
+    return tuple(x.name for x in dataclasses.fields(cls) if x.name not in _SKIP)
+
+
+@functools.lru_cache(maxsize=None)          # one entry per class
+def _init_fields(cls) -> tuple:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _replace(x, changes: dict):
+    """`dataclasses.replace` for IR nodes (every field is an init field, no __post_init__),
+    without its per-call field inspection: rebuilding is the inner loop of every pass."""
+    return type(x)(*[changes[f] if f in changes else getattr(x, f)
+                     for f in _init_fields(type(x))])
 
 
 def walk(node, fn):
     """Call fn on every IR node under `node` (pre-order); fn returning False prunes."""
     stack = [node]
+    pop, push = stack.pop, stack.extend
     while stack:
-        x = stack.pop()
-        if x is None:
+        x = pop()
+        k = _kind(type(x))
+        if k is None:
             continue
-        if isinstance(x, (tuple, list)):
-            stack.extend(reversed(x))
+        if k is _SEQ:
+            push(reversed(x))
             continue
-        if not dataclasses.is_dataclass(x) or isinstance(x, type):
+        if fn(x) is False or k is _LEAF:
             continue
-        if fn(x) is False:
-            continue
-        if isinstance(x, S.Buffer):
-            continue
-        kids = [getattr(x, f) for f in child_fields(type(x))]
-        stack.extend(reversed(kids))
+        push([getattr(x, f) for f in reversed(k)])
 
 
 def find_first(node, pred, cls=None):
@@ -113,24 +135,27 @@ def rebuild(node, fn):
     memo = {}
 
     def go(x):
-        if isinstance(x, tuple):
+        k = _kind(type(x))
+        if k is None or k is _LEAF:
+            return x
+        if k is _SEQ:
+            if not isinstance(x, tuple):
+                return x
             items = [go(y) for y in x]
             kept = [y for y in items if y is not REMOVE]
             if len(kept) == len(x) and all(a is b for a, b in zip(kept, x)):
                 return x
             return tuple(kept)
-        if x is None or not dataclasses.is_dataclass(x) or isinstance(x, (type, S.Buffer)):
-            return x
         key = id(x)
         if key in memo:
             return memo[key]
         changes = {}
-        for f in child_fields(type(x)):
+        for f in k:
             v = getattr(x, f)
             nv = go(v)
             if nv is not v:
                 changes[f] = nv
-        y = dataclasses.replace(x, **changes) if changes else x
+        y = _replace(x, changes) if changes else x
         r = fn(y, x)
         out = y if r is None else r
         memo[key] = out

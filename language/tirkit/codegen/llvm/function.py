@@ -106,6 +106,9 @@ class FuncEmitter(ExprMixin, StmtMixin):
         self.loop_targets = []        # (continue block, break block, heap depth), innermost last
         self.heap = []                # heap allocations live at this point, innermost last
         self.vars, self.ptrs = {}, {}
+        self.wide_vars = {}           # id(int32 loop var) -> (its value, its 64-bit counter)
+        self.memo = {}                # id(pure index expression) -> (block, value, var ids)
+        self.memo_users = {}          # id(var) -> ids of the remembered expressions using it
         self.varying = set()
         self.vec = None
         self.mask = None
@@ -132,8 +135,12 @@ class FuncEmitter(ExprMixin, StmtMixin):
                 child.vars[key] = arg
             elif kind == "p":
                 child.ptrs[key] = arg
-        lo = child.expr(s.min)
         t = T.value_type(s.loop_var.dtype)
+        if t == T.I32:                   # counted in 64 bits (StmtMixin.loop)
+            t = T.I64
+            lo = child.index(s.min)
+        else:
+            lo = child.expr(s.min)
         begin = child.b.trunc(body_fn.args[0], t) if t.width < 64 else body_fn.args[0]
         end = child.b.trunc(body_fn.args[1], t) if t.width < 64 else body_fn.args[1]
         child.loop(s.loop_var, child.b.add(lo, begin), child.b.add(lo, end),

@@ -64,12 +64,12 @@ class StmtMixin:
             c = coefficient(idx, var)
             if c == 1 and not self._uses_any(idx, others):
                 saved = self.vars[id(var)]
-                self.vars[id(var)] = base
+                self.bind(var, base)
                 self.varying.discard(id(var))
                 try:
                     off = self.index(idx)
                 finally:
-                    self.vars[id(var)] = saved
+                    self.bind(var, saved)
                     self.varying.add(id(var))
                 return "vector", self.b.gep(base_ptr, [off], source_etype=mt), n
         off = self.index(idx)
@@ -227,7 +227,7 @@ class StmtMixin:
 
     def _s_LetStmt(self, s):
         v = self.expr(s.value)
-        self.vars[id(s.var)] = v
+        self.bind(s.var, v)
         if T.lanes(v.type) > 1 and parse_dtype(s.var.dtype).lanes == 1:
             self.varying.add(id(s.var))
         self.stmt(s.body)
@@ -326,18 +326,28 @@ class StmtMixin:
             return self.parallel(s)
         if s.kind == "vectorized" and self.vec is None and self._vectorizable(s):
             return self.vectorized(s)
-        lo = self.expr(s.min)
-        ext = self.expr(s.extent)
         hint = "unroll" if s.kind == "unrolled" else None   # vectorized: LLVM decides
         if hint is None and s.kind == "serial" and self.shared.unroll_count and \
                 left_rolled(s):
             hint = self.shared.unroll_count
-        self.loop(s.loop_var, lo, self.arith(E.Add, lo, ext, s.loop_var.dtype),
+        if T.value_type(s.loop_var.dtype) == T.I32:       # counted in 64 bits, see `loop`
+            lo, ext, dtype = self.index(s.min), self.index(s.extent), "int64"
+        else:
+            lo, ext, dtype = self.expr(s.min), self.expr(s.extent), s.loop_var.dtype
+        self.loop(s.loop_var, lo, self.arith(E.Add, lo, ext, dtype),
                   lambda: self.stmt(s.body), hint=hint)
 
     def loop(self, var, lo, end, body, step=1, hint=None):
+        """A counted loop.  An int32 variable counts in 64 bits (the type of addresses) and
+        its int32 value is that counter truncated: index arithmetic then uses the counter
+        directly (`ExprMixin.wide`)."""
         bl = self.b
         t = T.value_type(var.dtype)
+        wide = t == T.I32
+        if wide:
+            t = T.I64
+            lo = self.sext64(lo) if lo.type != t else lo
+            end = self.sext64(end) if end.type != t else end
         lo = self.cast(lo, f"int{lo.type.width}", var.dtype) if lo.type != t else lo
         end = self.cast(end, f"int{end.type.width}", var.dtype) if end.type != t else end
         pre = bl.block
@@ -351,7 +361,12 @@ class StmtMixin:
         i.add_incoming(lo, pre)
         bl.cbranch(bl.icmp_signed("<", i, end), body_bb, exit_bb)
         bl.position_at_end(body_bb)
-        self.vars[id(var)] = i
+        if wide:
+            narrow = bl.trunc(i, T.I32)
+            self.bind(var, narrow)
+            self.wide_vars[id(var)] = (narrow, i)
+        else:
+            self.bind(var, i)
         with self.loop_scope(latch, exit_bb):
             body()
         bl.branch(latch)
@@ -397,8 +412,8 @@ class StmtMixin:
 
         def body(base):
             first = T.int_value(base)
-            self.vars[id(s.loop_var)] = self.b.add(self.splat(base, width), steps) \
-                if first is None else T.const_vector(t, [first + i for i in range(width)])
+            self.bind(s.loop_var, self.b.add(self.splat(base, width), steps)
+                      if first is None else T.const_vector(t, [first + i for i in range(width)]))
             self.varying.add(id(s.loop_var))
             self.vec = (s.loop_var, base, width)
             try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.constants import numpy_dtype
 from ...ir.visit import walk
@@ -16,6 +17,8 @@ def collect_constants(body: S.Stmt, table) -> dict:
     out = {}
 
     def fn(x):
+        if isinstance(x, E.PrimExpr):          # no statement inside an expression
+            return False
         if isinstance(x, S.AllocateConst):
             if table is None or x.const_name not in table:
                 fail(UNSUPPORTED, f"constant '{x.const_name}' is not in the module's "
