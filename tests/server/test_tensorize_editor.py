@@ -12,6 +12,7 @@ import pytest
 from lsprotocol import types as T
 
 import tirkit
+from host_intrinsics import absent, best
 from lsp_helpers import EXAMPLES, open_doc, replace_all, vscode_client, wait_diagnostics
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tensorize"))
@@ -23,7 +24,7 @@ U8 = EXAMPLES / "valid" / "matmul_u8s8s32.py"
 F32 = EXAMPLES / "valid" / "matmul.py"
 BLOCK = 11                      # `        with T.block("C"):` (0-based)
 CODE = "tensorize/available"
-AVX2 = "x86 AVX2 (u8·s8→s32, 8x4)"
+BEST = best()                   # the intrinsic this CPU is offered
 
 client = vscode_client()
 
@@ -58,11 +59,12 @@ async def test_hint_and_quick_fix(client):
     hint = [d for d in diags if d.code == CODE]
     assert [(d.range.start.line, d.range.start.character, d.range.end.character, d.severity)
             for d in hint] == [(BLOCK, 21, 24, T.DiagnosticSeverity.Hint)]
-    assert hint[0].message.startswith(f"block `C` can use {AVX2}")
+    assert hint[0].message.startswith(f"block `C` can use {BEST.label}")
+    assert ("saturate to s16" in hint[0].message) == BEST.saturates
     assert [d for d in diags if d.code != CODE] == []
     actions = await _actions(client, uri, hint[0].range, hint)
     fixes = [a for a in actions if a.kind == T.CodeActionKind.QuickFix and
-             _bare(a.title) == f"Tensorize block 'C' with {AVX2}"]
+             _bare(a.title) == f"Tensorize block 'C' with {BEST.label}"]
     assert len(fixes) == 1
     fix = fixes[0]
     if fix.edit is None:
@@ -70,7 +72,7 @@ async def test_hint_and_quick_fix(client):
     edits = fix.edit.changes[uri]
     assert min(e.range.start.line for e in edits) >= 10        # the header is untouched
     new = _apply(text, edits)
-    assert '"llvm.x86.avx2.pmadd.ub.sw"' in new
+    assert f'"{BEST.llvm}"' in new
     assert tirkit.check(new) == []
     replace_all(client, uri, new, 2, text)
     after = await wait_diagnostics(client, uri, lambda d: not any(x.code == CODE for x in d))
@@ -104,7 +106,7 @@ async def test_offered_on_the_block_without_the_diagnostic(client):
     titles = [(_bare(a.title), a.kind) for a in acts]
     # the cost model ranks the quick fix with the schedule actions: it comes first, faster
     assert acts[0].title.startswith("Tensorize") and acts[0].title.endswith("x faster")
-    assert (f"Tensorize block 'C' with {AVX2}", T.CodeActionKind.QuickFix) in titles
+    assert (f"Tensorize block 'C' with {BEST.label}", T.CodeActionKind.QuickFix) in titles
 
 
 async def test_hover_lists_intrinsics_and_reasons(client):
@@ -114,8 +116,9 @@ async def test_hover_lists_intrinsics_and_reasons(client):
         text_document=T.TextDocumentIdentifier(uri=uri), position=T.Position(BLOCK, 22)))
     text = h.contents.value
     assert "**Tensorize**" in text
-    assert f"**{AVX2}** (`x86.avx2.dot_8x4_u8s8s32`): `vj` by 8" in text
-    assert "not `x86.vnni.dot_16x4_u8s8s32`: llvm lacks +avx512vnni" in text
+    assert f"**{BEST.label}** (`{BEST.name}`): `vj` by {BEST.lane}" in text
+    for intrin, feature in absent():
+        assert f"not `{intrin.name}`: llvm lacks " in text and feature in text
 
 
 async def test_nothing_on_fp32(client):

@@ -4,6 +4,7 @@ import shutil
 import subprocess
 import sys
 
+from host_intrinsics import available
 from util import EXAMPLE
 
 EXE = [sys.executable, "-m", "tirkit.cli"]
@@ -12,12 +13,19 @@ EXE = [sys.executable, "-m", "tirkit.cli"]
 def test_tensorize_then_check_and_run(tmp_path):
     f = tmp_path / "mm.py"
     shutil.copy(EXAMPLE / "matmul_u8s8s32.py", f)
-    r = subprocess.run(EXE + ["tensorize", str(f), "--block", "C", "--list"],
+    r = subprocess.run(EXE + ["tensorize", str(f), "--block", "C", "--list",
+                              "--target", "llvm -mattr=+avx2,+fma"],
                        capture_output=True, text=True)
     assert r.returncode == 0
     lines = dict(x.split(": ", 1) for x in r.stdout.strip().split("\n"))
     assert lines["x86.avx2.dot_8x4_u8s8s32"].startswith("`vj` by 8")
     assert lines["x86.vnni.dot_16x4_u8s8s32 (not on this target)"].startswith("`vj` by 16")
+    r = subprocess.run(EXE + ["tensorize", str(f), "--block", "C", "--list"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0                        # this CPU: every intrinsic it has
+    lines = dict(x.split(": ", 1) for x in r.stdout.strip().split("\n"))
+    for i in available():
+        assert lines[i.name].startswith(f"`vj` by {i.lane}")
     r = subprocess.run(EXE + ["tensorize", str(f), "--block", "C", "--write"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

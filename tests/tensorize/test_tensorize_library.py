@@ -3,7 +3,7 @@ import textwrap
 from tirkit.tensorize import load
 from tirkit.tensorize.library import describe_target
 
-from util import AVX2
+from util import AVX2, gemm, schedule
 
 
 def test_shipped_intrinsics_load_clean():
@@ -23,6 +23,18 @@ def test_target_features_decide_availability():
     assert not lib.get(AVX2).available_on("cuda-sm80")
     kind, feats = describe_target("llvm")          # this host: features from LLVM
     assert kind == "llvm" and ("+avx2" in feats) == lib.get(AVX2).available_on("llvm")
+
+
+def test_hover_names_what_a_target_lacks():
+    """On an AVX2-only target the hover offers the AVX2 form and says, for each wider
+    instruction, which features the target lacks and how it would map."""
+    from tirkit.tensorize.suggest import hover_lines
+    sch = schedule(gemm(64, 64, 64))
+    lines = hover_lines(sch.get(sch.get_block("C")), "llvm -mattr=+avx2,+fma")
+    assert lines[0].startswith("- **x86 AVX2 (u8·s8→s32, 8x4)** (`x86.avx2.dot_8x4_u8s8s32`): "
+                               "`vj` by 8")
+    assert ("- not `x86.vnni.dot_16x4_u8s8s32`: llvm -mattr=+avx2,+fma lacks +avx512vnni "
+            "+avx512bw (it would map `vj` by 16") in "\n".join(lines)
 
 
 def test_broken_file_is_reported_and_others_load(tmp_path):
