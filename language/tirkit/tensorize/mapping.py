@@ -13,8 +13,11 @@ The steps, as UNIT and TensorIR describe them:
    desc's extent and the others stay outer loops): `no-iterator` when a group is empty;
 3. access isomorphism: a one-dimensional desc operand must be the program buffer's last
    dimension, indexed by the chosen iterator alone (`stride` otherwise); a desc operand of
-   more dimensions is brought there by `reindex` then `transform_layout` (which needs its
-   indices to be expressions of the block's iterators);
+   more dimensions is taken where it is (`direct`) when the impl reads strided views (a
+   stride given as a variable, as the tensor-core intrinsics do) and the buffer's trailing
+   indices are the chosen iterators in the desc's order; otherwise it is brought there by
+   `reindex` then `transform_layout` (which needs its indices to be expressions of the
+   block's iterators);
 4. padding: an extent not a multiple of the desc's is padded by `pad_einsum` (`padding`
    when a padded iterator is part of an index expression, `padding-waste` above the limit).
 Mappings are ranked by padding waste."""
@@ -222,10 +225,13 @@ def find_mapping(realize: S.BlockRealize, intrin, loops=None, waste_limit=WASTE_
                               f"by {' or '.join(f'`{iv.var.name}`' for iv in grp)} alone: "
                               "the instruction reads it as one contiguous vector")
         chosen.append(pick or grp[-1])
-    for op in operands:
+    i_bufs = [intrin.impl.buffer_of(p) for p in intrin.impl.params]
+    for op, ib in zip(operands, i_bufs):
         if len(op.desc_buffer.shape) == 1:
             continue
         idx = _accesses(blk, op.buffer)[0]
+        if _direct(ib, idx, _accesses(d_blk, op.desc_buffer)[0], groups, chosen):
+            continue
         if not all(id(v) in p_ivs for e in idx for v in vars_in(e)):
             return no("stride", f"`{op.buffer.name}` is indexed by more than the block's "
                       "iterators")
@@ -258,6 +264,21 @@ def find_mapping(realize: S.BlockRealize, intrin, loops=None, waste_limit=WASTE_
                   f"(limit {waste_limit:.0%})")
     return Mapping(intrin, blk.name_hint, [(d, [iv.var.name for iv in g]) for d, g in groups],
                    [c.var.name for c in chosen], extents, operands, padding, padded, waste)
+
+
+def _direct(impl_buf, idx, d_idx, groups, chosen):
+    """Whether the instruction can take the operand where it is: its impl reads strided
+    views (a stride given as a variable), and the block's indices end with the chosen
+    iterators in the desc's order, the leading ones using none of them."""
+    if not any(isinstance(st, E.Var) for st in impl_buf.strides) or len(idx) < len(d_idx):
+        return False
+    by_desc = {d: c for (d, _), c in zip(groups, chosen)}
+    lead, tail = idx[:len(idx) - len(d_idx)], idx[len(idx) - len(d_idx):]
+    for e, d in zip(tail, d_idx):
+        if not isinstance(d, E.Var) or d.name not in by_desc or e is not by_desc[d.name].var:
+            return False
+    picked = {id(c.var) for c in chosen}
+    return not any(id(v) in picked for e in lead for v in vars_in(e))
 
 
 def _paddable(blk, names):

@@ -51,7 +51,31 @@ def inline_match_buffers(b: S.Block):
                  "its source region", mb)
         views[id(mb.buffer)] = (src, region, r - k)
 
+    # a view's data pointer, elem_offset and stride variables (the tensor-core intrinsics
+    # pass them to `T.tvm_access_ptr`): the source's, its region's flat offset, its strides
+    svars = {}
+    for mb in b.match_buffers:
+        src, region, lead = views[id(mb.buffer)]
+        strides = _strides(src)
+        svars[id(mb.buffer.data)] = src.data
+        for s, st in zip(mb.buffer.strides, strides[lead:]):
+            if isinstance(s, E.Var):
+                svars[id(s)] = st
+
+    def offset(x):
+        if isinstance(x, E.Call) and x.op == ".elem_offset" and x.args and \
+                isinstance(x.args[0], E.BufferRef) and id(x.args[0].buffer) in views:
+            src, region, _ = views[id(x.args[0].buffer)]
+            out = None
+            for rg, st in zip(region, _strides(src)):
+                term = rg.min if E.is_const_int(st, 1) else E.Mul(rg.min, st, rg.min.dtype)
+                out = term if out is None else add_index(out, term)
+            return out
+        return None
+
     def fn(x):
+        if isinstance(x, E.Var) and id(x) in svars:
+            return svars[id(x)]
         if isinstance(x, (E.BufferLoad, S.BufferStore)) and id(x.buffer) in views:
             src, region, lead = views[id(x.buffer)]
             idx = tuple(x.indices)
@@ -63,9 +87,25 @@ def inline_match_buffers(b: S.Block):
             fail(UNSUPPORTED, f"buffer '{x.buffer.name}' (a T.match_buffer view) is passed to "
                  "an intrinsic: the CPU backend cannot lower that yet", x)
         return None
-    body = transform(b.body, fn)
-    init = transform(b.init, fn) if b.init is not None else None
+    body = transform(transform(b.body, offset), fn)
+    init = transform(transform(b.init, offset), fn) if b.init is not None else None
     return body, init
+
+
+def _strides(buf):
+    """A buffer's strides in elements: its own, or row-major over its shape."""
+    if buf.strides:
+        return tuple(buf.strides)
+    out, acc = [], None
+    for n in reversed(buf.shape):
+        out.append(acc if acc is not None else E.IntImm(n.dtype, 1))
+        if acc is None:
+            acc = n
+        elif isinstance(acc, E.IntImm) and isinstance(n, E.IntImm):
+            acc = E.IntImm(n.dtype, acc.value * n.value)
+        else:
+            acc = E.Mul(acc, n, n.dtype)
+    return tuple(reversed(out))
 
 
 def blocks_to_loops(body: S.Stmt) -> S.Stmt:

@@ -43,7 +43,7 @@ def auto_tensorize(sch, block, intrin, intrinsics=None):
                "write": blk.writes if blk.writes is not None else inferred[1]}
     packs = []
     for op in m.operands:
-        if len(op.desc_buffer.shape) > 1:
+        if len(op.desc_buffer.shape) > 1 and op.layout != "direct":
             pos = next((k for k, r in enumerate(regions[op.kind]) if r.buffer is op.buffer),
                        None)
             if pos is None:

@@ -93,14 +93,26 @@ def tensorize(sch, block_or_loop, intrin, intrinsics=None):
                                  f"not at `{_txt(want)}` (the access isomorphism fails)")
         name = _fresh(ib.name, names)
         data = E.Var(name, "handle", E.PointerType(ib.dtype, pb.scope))
-        view = dataclasses.replace(ib, name=name, data=data, scope=pb.scope)
+        strides = tuple(E.Var(f"{name}_s{k}", st.dtype) if isinstance(st, E.Var) else st
+                        for k, st in enumerate(ib.strides))
+        view = dataclasses.replace(ib, name=name, data=data, scope=pb.scope, strides=strides)
         matches.append((ib, view, S.MatchBufferRegion(view, reg)))
-    body = it.impl.body.block.body if isinstance(it.impl.body, S.BlockRealize) else it.impl.body
-    body = _fresh_lets(body)
+    root = it.impl.body.block if isinstance(it.impl.body, S.BlockRealize) else None
+    body = _fresh_lets(root.body if root is not None else it.impl.body)
     for ib, view, _ in matches:
         body = _ir.replace_buffer(body, ib, view)
-    new = dataclasses.replace(outer, body=body,
-                              match_buffers=tuple(m for _, _, m in matches))
+        body = _ir.substitute(body, {id(a): b for a, b in zip(ib.strides, view.strides)
+                                     if a is not b})
+    # the impl's own allocations (the tensor-core fragments), renamed apart
+    allocs = []
+    for ab in (root.alloc_buffers if root is not None else ()):
+        name = _fresh(ab.name, names)
+        nb = dataclasses.replace(ab, name=name, data=E.Var(name, "handle",
+                                                          E.PointerType(ab.dtype, ab.scope)))
+        body = _ir.replace_buffer(body, ab, nb)
+        allocs.append(nb)
+    new = dataclasses.replace(outer, body=body, alloc_buffers=outer.alloc_buffers +
+                              tuple(allocs), match_buffers=tuple(m for _, _, m in matches))
     sch.replace(block.func, outer, new)
     return None
 
