@@ -16,7 +16,7 @@ from ...ir import stmt as S
 from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
 from .exprs import PRELUDE, ExprPrinter, ctype
-from .sync import SYNC_OP
+from .sync import SYNC_OP, is_warp_barrier
 from . import mma, wmma
 
 DIMS = ("x", "y", "z")
@@ -233,7 +233,7 @@ class _Kernel:
     def _Evaluate(self, s, d):
         v = s.value
         if isinstance(v, E.Call) and v.op == SYNC_OP:
-            self.out(d, "__syncthreads();")
+            self.out(d, "__syncwarp();" if is_warp_barrier(s) else "__syncthreads();")
         elif isinstance(v, E.Call) and v.op in ("tvm_region", "region"):
             return
         elif not isinstance(v, (E.IntImm, E.FloatImm)):

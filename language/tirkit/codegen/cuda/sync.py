@@ -32,8 +32,18 @@ def barrier(span=None) -> S.Stmt:
 
 
 def is_barrier(s) -> bool:
+    """A block-wide barrier (`__syncthreads()`); `T.tvm_storage_sync("warp")` is not one."""
     return isinstance(s, S.Evaluate) and isinstance(s.value, E.Call) and \
-        s.value.op == SYNC_OP
+        s.value.op == SYNC_OP and not is_warp_barrier(s)
+
+
+def is_warp_barrier(s) -> bool:
+    """`T.tvm_storage_sync("warp")`: `__syncwarp()`, ordering the memory accesses of the
+    threads of one warp (the tensor-core intrinsics put it between a tile's store and the
+    next load of it by other lanes)."""
+    return isinstance(s, S.Evaluate) and isinstance(s.value, E.Call) and \
+        s.value.op == SYNC_OP and len(s.value.args) == 1 and \
+        isinstance(s.value.args[0], E.StringImm) and s.value.args[0].value == "warp"
 
 
 def _shared(buf) -> bool:

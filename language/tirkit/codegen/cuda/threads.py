@@ -29,7 +29,7 @@ from ...ir.visit import find_first, walk
 from ..interp import Interpreter
 from ..interp_exprs import LANES, cast_to
 from .lower import lower_gpu
-from .sync import SYNC_OP
+from .sync import SYNC_OP, is_warp_barrier
 from . import mma, wmma
 from .wmma_run import run_ptx_mma, run_wmma
 
@@ -44,7 +44,7 @@ class Race(TirkitError):
 class _Track:
     """Per element of one buffer: the last writer and reader since the last barrier."""
     __slots__ = ("w_epoch", "w_tid", "w_node", "r_epoch", "r_tid", "r_node", "written",
-                 "w_block", "r_block")
+                 "w_block", "r_block", "w_clock", "r_clock")
 
     def __init__(self, n):
         self.w_epoch = np.full(n, -1, np.int64)
@@ -56,6 +56,8 @@ class _Track:
         self.written = np.zeros(n, bool)
         self.w_block = np.full(n, -1, np.int64)      # global memory: the block that wrote
         self.r_block = np.full(n, -1, np.int64)      # and the block that read, this kernel
+        self.w_clock = np.zeros(n, np.int64)         # when (see ThreadInterpreter.clock)
+        self.r_clock = np.zeros(n, np.int64)
 
 
 class ThreadInterpreter(Interpreter):
@@ -67,6 +69,8 @@ class ThreadInterpreter(Interpreter):
         super().__init__(dataclasses.replace(func, body=lowered.body), module)
         self.max_blocks = blocks
         self.epoch = 0
+        self.clock = 1                  # counts accesses; a warp barrier orders its warp's
+        self.warp_sync = np.zeros(1024 // 32, np.int64)   # earlier ones: clock at the last
         self.tracks: dict = {}
         self.nodes: list = []
         self.node_ids: dict = {}
@@ -129,6 +133,11 @@ class ThreadInterpreter(Interpreter):
 
     def _s_Evaluate(self, s, env):
         v = s.value
+        if getattr(v, "op", None) == SYNC_OP and is_warp_barrier(s):
+            self.clock += 1
+            self.warp_sync[np.unique(self._warp_of(env.get(_TID, np.zeros(1, np.int64))))] = \
+                self.clock
+            return
         if getattr(v, "op", None) == SYNC_OP:
             self.epoch += 1
             self.barriers += 1
@@ -194,6 +203,21 @@ class ThreadInterpreter(Interpreter):
             self.nodes.append(node)
         return i
 
+    def _warp_of(self, tid):
+        """The warp of each lane id (lanes number the threads in the order their bindings
+        nest; a warp is 32 consecutive threads in CUDA's x-fastest order)."""
+        tid = np.asarray(tid, dtype=np.int64)
+        axes, rest = {}, tid
+        for tag, ext in reversed(self.thread_axes):
+            axes[tag] = rest % ext
+            rest = rest // ext
+        lin, mul = np.zeros_like(tid), 1
+        for tag in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
+            if tag in axes:
+                lin = lin + axes[tag] * mul
+                mul *= self.thread_extents.get(tag, 1)
+        return lin // 32
+
     def _check(self, node, st, flat, tid, val):
         key = id(st.array)
         tr = self.tracks.get(key)
@@ -205,13 +229,17 @@ class ThreadInterpreter(Interpreter):
         me = self._node(node)
         ep = self.epoch
         wv = tr.w_epoch[flat] == ep
-        bad = wv & (tr.w_tid[flat] != tid)
+        warp = self._warp_of(tid)
+        synced = self.warp_sync[warp]             # accesses of one warp before its __syncwarp
+        bad = wv & (tr.w_tid[flat] != tid) & ~((self._warp_of(tr.w_tid[flat]) == warp) &
+                                               (tr.w_clock[flat] < synced))
         if val is not None:
             vals = np.broadcast_to(np.asarray(val), flat.shape)
             same = st.array[flat] == vals
             bad &= ~same                       # writing what is there already is harmless
             rv = tr.r_epoch[flat] == ep
-            badr = rv & (tr.r_tid[flat] != tid)
+            badr = rv & (tr.r_tid[flat] != tid) & ~((self._warp_of(tr.r_tid[flat]) == warp) &
+                                                    (tr.r_clock[flat] < synced))
             if badr.any():
                 i = int(np.argmax(badr))
                 self.report_error(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
@@ -223,14 +251,17 @@ class ThreadInterpreter(Interpreter):
                          "reads" if val is None else "writes")
         if id(node.buffer.data) in self.param_data:
             self._across_blocks(node, tr, flat, tid, val, st)
+        self.clock += 1
         if val is None:
             tr.r_epoch[flat] = ep
             tr.r_tid[flat] = tid
             tr.r_node[flat] = me
+            tr.r_clock[flat] = self.clock
         else:
             tr.w_epoch[flat] = ep
             tr.w_tid[flat] = tid
             tr.w_node[flat] = me
+            tr.w_clock[flat] = self.clock
             tr.written[flat] = True
 
     def _across_blocks(self, node, tr, flat, tid, val, st):

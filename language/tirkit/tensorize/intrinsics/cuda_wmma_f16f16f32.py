@@ -13,7 +13,9 @@ Here the operands are the block's own (global or shared) buffers, so that the ma
 auto_tensorize work on a plain GEMM block: the impl declares its three fragments, loads A,
 B and the current C tile into them, multiplies and stores C back. Keeping C in an
 accumulator across the K loop (TVM's split form) saves a load and a store per step; this
-form trades that for needing no staging schedule. The operands are strided views (`strides`
+form trades that for needing no staging schedule. The lanes of a warp store and load
+different parts of a tile, so a `__syncwarp()` (`T.tvm_storage_sync("warp")`) orders the
+C tile's previous writes before its load, and its load before its store. The operands are strided views (`strides`
 below): their row strides are the source buffers', so no packing is needed when the
 block's A, B and C are row-major in (i, k), (k, j), (i, j). All 32 threads of a warp run
 the calls with the same arguments (bind the tensorized block's loops to blockIdx or
@@ -50,6 +52,8 @@ def impl(
         C_frag = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
         T.evaluate(T.tvm_load_matrix_sync(A_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("float16"), A.data, A.elem_offset, 256, 1), A.strides[0], "row_major"))
         T.evaluate(T.tvm_load_matrix_sync(B_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("float16"), B.data, B.elem_offset, 256, 1), B.strides[0], "row_major"))
+        T.evaluate(T.tvm_storage_sync("warp"))
         T.evaluate(T.tvm_load_matrix_sync(C_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("float32"), C.data, C.elem_offset, 256, 1), C.strides[0], "row_major"))
         T.evaluate(T.tvm_mma_sync(C_frag.data, 0, A_frag.data, 0, B_frag.data, 0, C_frag.data, 0))
+        T.evaluate(T.tvm_storage_sync("warp"))
         T.evaluate(T.tvm_store_matrix_sync(C_frag.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("float32"), C.data, C.elem_offset, 256, 2), C.strides[0], "row_major"))
