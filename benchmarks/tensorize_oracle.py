@@ -1,8 +1,10 @@
 """Our tensorization mapping against TVM 0.27's `get_auto_tensorize_mapping_info`, on the
 TensorIR paper's operators (GMM, C1D, C2D, C3D, DEP, DIL, GRP, T2D, CAP, NRM) at ResNet/BERT-like
-shapes, divisible and not, in int8 (u8 x s8 -> s32) and fp16, for TVM's x86 intrinsics
-`VNNI_DOT_16x4_INTRIN` and `AVX512_DOT_16x4_INTRIN` (ours: `x86.vnni.dot_16x4_u8s8s32` and
-`x86.avx512.dot_16x4_u8s8s32`).
+shapes, divisible and not, in int8 (u8 x s8 and s8 x s8 -> s32) and fp16 (-> f32), for TVM's
+x86 intrinsics `VNNI_DOT_16x4_INTRIN` and `AVX512_DOT_16x4_INTRIN` (ours:
+`x86.vnni.dot_16x4_u8s8s32` and `x86.avx512.dot_16x4_u8s8s32`) and its CUDA wmma compute
+intrinsics `WMMA_SYNC_16x16x16_f16f16f32_INTRIN` and `WMMA_SYNC_16x16x16_s8s8s32_INTRIN`
+(ours: `cuda.wmma.m16n16k16_f16f16f32` and `cuda.wmma.m16n16k16_s8s8s32`).
 
 Compared per case: feasibility (TVM: a mapping info, or None; ours: a Mapping, or the reason
 it is not feasible, without our padding-waste limit, which TVM's analysis does not have; the
@@ -139,16 +141,22 @@ def ours_side(text, intrin, waste_limit=float("inf")):
 
 
 def main():
-    from tvm.s_tir.tensor_intrin import x86
+    from tvm.s_tir import TensorIntrin
+    from tvm.s_tir.tensor_intrin import cuda, x86
     from tirkit.tensorize import load
     lib = load()
     pairs = [("VNNI_DOT_16x4_INTRIN", x86.dot_product_16x4_u8i8i32_desc,
               lib.get("x86.vnni.dot_16x4_u8s8s32")),
              ("AVX512_DOT_16x4_INTRIN", x86.dot_product_16x4_u8i8i32_desc,
               lib.get("x86.avx512.dot_16x4_u8s8s32"))]
+    # TVM's wmma compute intrinsics (their operands in wmma.* scopes; the analysis maps
+    # iterators only) against ours, which take the block's own buffers
+    for tname, ours in (("WMMA_SYNC_16x16x16_f16f16f32_INTRIN", "cuda.wmma.m16n16k16_f16f16f32"),
+                        ("WMMA_SYNC_16x16x16_s8s8s32_INTRIN", "cuda.wmma.m16n16k16_s8s8s32")):
+        pairs.append((tname, TensorIntrin.get(getattr(cuda, tname)).desc, lib.get(ours)))
     rows, agree, total, map_agree, map_total = [], 0, 0, 0, 0
     diffs, limited = [], []
-    for dt in (("uint8", "int8"), ("float16", "float16")):
+    for dt in (("uint8", "int8"), ("int8", "int8"), ("float16", "float16")):
         for name, text in operators(dt):
             text = HEAD + text
             for tname, desc, ours in pairs:
@@ -181,7 +189,8 @@ def main():
         f"Feasibility agrees in **{agree} of {total}** cases ({agree / total:.0%}); where both "
         f"map, the iterator mapping agrees in **{map_agree} of {map_total}**.", "",
         "A mapping is written per instruction iterator (`i`, then `k` of the 16x4 dot "
-        "product) as the set of block iterators that feed it.", "",
+        "product; `i`, `j`, `k` of the wmma 16x16x16 tile) as the set of block iterators "
+        "that feed it.", "",
         "| operator | dtypes | TVM intrinsic | TVM | tirkit | feasibility agrees | mapping |",
         "| --- | --- | --- | --- | --- | --- | --- |"] + rows + ["", "## Differences", ""]
     if not diffs:

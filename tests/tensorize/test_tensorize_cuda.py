@@ -175,3 +175,44 @@ def test_cuda_c_compiles_with_nvcc(arch):
     ptx = compile_cuda(code, arch, "ptx").decode()
     assert "wmma.mma.sync.aligned" in ptx and ".f16" in ptx and ".s8" in ptx
     assert "bar.warp.sync" in ptx
+
+
+CONV = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def c2d(X: T.Buffer((1, 16, 16, 32), "int8"), W: T.Buffer((3, 3, 32, 16), "int8"),
+        Y: T.Buffer((1, 14, 14, 16), "int32")):
+    for n, h, w, co, rh, rw, ci in T.grid(1, 14, 14, 16, 3, 3, 32):
+        with T.block("C"):
+            vn, vh, vw, vco, vrh, vrw, vci = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, ci])
+            with T.init():
+                Y[vn, vh, vw, vco] = 0
+            Y[vn, vh, vw, vco] = Y[vn, vh, vw, vco] + T.Cast("int32", X[vn, vh + vrh, vw + vrw, vci]) * T.Cast("int32", W[vrh, vrw, vci, vco])
+'''
+
+
+def test_conv_with_padded_window_iterator():
+    """w (14) is padded to 16 although the input reads `w + rw`: the input is reindexed
+    first (a copy indexed by the block's iterators), then padded, then packed."""
+    sch = schedule(CONV)
+    m = find_mapping(sch.block_info(sch.get_block("C")).realize, load().get(S8))
+    assert m.feasible, m.message
+    assert m.padded == [("vw", 14, 16)]
+    assert [o.layout for o in m.operands] == ["reindex+pack", "direct", "direct"]
+    sch.auto_tensorize(sch.get_block("C"), S8)
+    steps = [line.split("sch.")[1].split("(")[0] for line in
+             sch.trace.as_python().splitlines() if "sch." in line]
+    assert steps.index("reindex") < steps.index("pad_einsum") < \
+        steps.index("transform_layout")
+    rng = np.random.default_rng(2)
+    X = rng.integers(-128, 128, (1, 16, 16, 32)).astype("int8")
+    W = rng.integers(-128, 128, (3, 3, 32, 16)).astype("int8")
+    ref = np.zeros((1, 14, 14, 16), np.int64)
+    for rh in range(3):
+        for rw in range(3):
+            ref += np.einsum("nhwc,co->nhwo", X[:, rh:rh + 14, rw:rw + 14].astype(np.int64),
+                             W[rh, rw].astype(np.int64))
+    Y = np.full((1, 14, 14, 16), 9, "int32")
+    run_reference(sch.mod["c2d"], [X, W, Y], module=sch.mod)
+    assert np.array_equal(Y, ref)

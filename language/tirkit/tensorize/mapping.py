@@ -255,7 +255,10 @@ def find_mapping(realize: S.BlockRealize, intrin, loops=None, waste_limit=WASTE_
             padding[blk.iter_vars.index(iv)] = mult
             padded.append((iv.var.name, n, m))
     waste = new_total / total - 1 if total else 0.0
-    if padded and not _paddable(blk, {n for n, _, _ in padded}):
+    # an operand that is reindexed first is padded as the reindexed copy, whose indices
+    # are the block's iterators
+    moved = {id(op.buffer) for op in operands if op.layout == "reindex+pack"}
+    if padded and not _paddable(blk, {n for n, _, _ in padded}, moved):
         name, n, m = padded[0]
         return no("padding", f"`{name}` ({n}) would be padded to {m}, but block "
                   f"`{blk.name_hint}` uses a padded iterator inside an index expression")
@@ -281,11 +284,12 @@ def _direct(impl_buf, idx, d_idx, groups, chosen):
     return not any(id(v) in picked for e in lead for v in vars_in(e))
 
 
-def _paddable(blk, names):
+def _paddable(blk, names, skip=()):
     """What pad_einsum pads: every index is an expression of the block's iterators, and a
-    padded iterator appears only as a whole index."""
+    padded iterator appears only as a whole index (the accesses to buffers in `skip` left
+    out)."""
     ids = {id(iv.var) for iv in blk.iter_vars}
-    for idx in _all_indices(blk):
+    for idx in _all_indices(blk, skip):
         for e in idx:
             vs = vars_in(e)
             if not all(id(v) in ids for v in vs):
@@ -295,10 +299,11 @@ def _paddable(blk, names):
     return True
 
 
-def _all_indices(blk):
+def _all_indices(blk, skip=()):
     from ..ir.visit import find_all
-    out = [ld.indices for ld in find_all(blk.body, lambda x: True, E.BufferLoad)]
-    if isinstance(blk.body, S.BufferStore):
+    out = [ld.indices for ld in find_all(blk.body, lambda x: id(x.buffer) not in skip,
+                                         E.BufferLoad)]
+    if isinstance(blk.body, S.BufferStore) and id(blk.body.buffer) not in skip:
         out.append(blk.body.indices)
     return out
 

@@ -6,9 +6,11 @@ The mapping (`tirkit.tensorize.mapping`) chooses, for each of the instruction's 
 the block iterator it tiles and how each operand is laid out. The steps, each applied as
 the primitive of the same name and recorded in the trace (auto_tensorize itself is not
 recorded, so the trace replays step by step):
+  reindex   (an operand of two or more dimensions that the instruction does not take in
+               place: a copy indexed by the block's iterators),
   pad_einsum   (extents that are not multiples of the instruction's),
-  reindex + transform_layout   (an operand of two or more dimensions, packed so that the
-               instruction's tile is contiguous: B[K, N] -> [N/16, K/4, 16, 4] for VNNI),
+  transform_layout   (the copies packed so that the instruction's tile is contiguous:
+               B[K, N] -> [N/16, K/4, 16, 4] for VNNI),
   split + reorder   (each chosen iterator's loop into outer and instruction-sized inner
                loops, the inner ones innermost in the instruction's order),
   blockize + tensorize   (the inner loops become the instruction).
@@ -50,10 +52,13 @@ def auto_tensorize(sch, block, intrin, intrinsics=None):
                 raise sch.error("auto_tensorize/not-feasible", f"'{op.buffer.name}' is not "
                                 f"among the {op.kind}s of block '{blk.name_hint}'", blk)
             packs.append(((op.kind, pos), op.index_map))
+    # reindexed before padding: pad_einsum then pads the copies, whose indices are the
+    # block's iterators (a conv's input `X[h + rh, ...]` included)
+    for where, _ in packs:
+        sch.reindex(block, where)
     if any(p > 1 for p in m.padding):
         sch.pad_einsum(block, list(m.padding))
     for where, index_map in packs:
-        sch.reindex(block, where)
         sch.transform_layout(block, where, index_map)
     info = sch.block_info(block)
     loops = sch.get_loops(block)
