@@ -17,6 +17,11 @@ the same parameters in the same order, and a header of `# key: value` comment li
     # caveat: pair sums saturate to s16 ...    (where the instruction differs from `desc`;
                                                 the hint and hover say it)
 
+The impl may allocate buffers in its root block (the wmma fragments), which tensorize adds
+to the tensorized block, and may declare its operands strided (`strides=("s", 1)`: it reads
+`X.strides[0]` and `X.elem_offset`), which lets the mapping take them in place. Shipped:
+x86 VNNI, AVX-VNNI, AVX-512 and AVX2 u8·s8, AVX-512 BF16, ARM sdot/udot, CUDA wmma.
+
 A file that does not parse, or lacks `desc`/`impl`, is reported in `lib.errors` (path,
 diagnostics) and left out; the others still load. Loaded folders are cached by their
 files' paths and modification times.
