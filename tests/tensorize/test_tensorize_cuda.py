@@ -1,5 +1,5 @@
-"""The CUDA tensor-core intrinsics (wmma m16n16k16 f16·f16→f32 and s8·s8→s32): offered for
-CUDA targets only, mapped onto a GEMM block in place (strided views, no packing),
+"""The CUDA tensor-core intrinsics (wmma m16n16k16 f16·f16→f32 and s8·s8→s32, mma.sync
+m16n8k16 f16·f16→f32 through T.ptx_mma): offered for CUDA targets only, mapped onto a GEMM block in place (strided views, no packing),
 auto-tensorized into wmma calls that the thread interpreter runs against numpy, that the
 sequential interpreter runs through the intrinsic's desc, and whose CUDA C compiles with
 nvcc for sm_80 and sm_90."""
@@ -21,7 +21,8 @@ from util import schedule
 
 F16 = "cuda.wmma.m16n16k16_f16f16f32"
 S8 = "cuda.wmma.m16n16k16_s8s8s32"
-TYPES = {F16: ("float16", "float32"), S8: ("int8", "int32")}
+MMA = "cuda.mma.m16n8k16_f16f16f32"
+TYPES = {F16: ("float16", "float32"), S8: ("int8", "int32"), MMA: ("float16", "float32")}
 
 
 def gemm(M, N, K, intrin, warp=True):
@@ -57,7 +58,7 @@ def tensorized(M, N, K, intrin, warp=True):
 
 def operands(M, N, K, intrin, seed):
     rng = np.random.default_rng(seed)
-    if intrin == F16:
+    if intrin != S8:
         A = rng.standard_normal((M, K)).astype("float16")
         B = rng.standard_normal((K, N)).astype("float16")
         return A, B, A.astype(np.float64) @ B.astype(np.float64)
@@ -67,7 +68,7 @@ def operands(M, N, K, intrin, seed):
 
 
 def check(C, ref, intrin):
-    if intrin == F16:       # f16 products are exact in f32; only the f32 sums round
+    if intrin != S8:        # f16 products are exact in f32; only the f32 sums round
         assert np.allclose(C, ref, rtol=1e-5, atol=1e-4), np.abs(C - ref).max()
     else:
         assert np.array_equal(C, ref.astype(np.int32))
@@ -111,9 +112,10 @@ def test_hint_and_hover_name_wmma_for_a_cuda_target():
     sch = schedule(gemm(64, 64, 64, F16))
     r = sch.block_info(sch.get_block("C")).realize
     ok, _ = block_mappings(r, "cuda-sm80")
-    assert [m.intrin.name for m in ok] == [F16]
+    assert {m.intrin.name for m in ok} == {F16, MMA}
     lines = hover_lines(r, "cuda-sm80")
-    assert lines[0].startswith("- **CUDA wmma (f16·f16→f32, 16x16x16)**")
+    assert any(line.startswith("- **CUDA wmma (f16·f16→f32, 16x16x16)**") for line in lines)
+    assert any(line.startswith("- **CUDA mma.sync (f16·f16→f32, m16n8k16)**") for line in lines)
     assert not block_mappings(r, "llvm")[0]
     assert any(line.startswith(f"- not `{F16}`: llvm lacks") for line in hover_lines(r, "llvm"))
 
@@ -216,3 +218,51 @@ def test_conv_with_padded_window_iterator():
     Y = np.full((1, 14, 14, 16), 9, "int32")
     run_reference(sch.mod["c2d"], [X, W, Y], module=sch.mod)
     assert np.array_equal(Y, ref)
+
+
+def mma_kernel(M, N, K):
+    """The GEMM tensorized with mma.sync (its impl launches the warp's threadIdx.x), its
+    tile loops bound to blockIdx.x and blockIdx.y."""
+    sch = schedule(gemm(M, N, K, MMA, warp=False))
+    outer = sch.auto_tensorize(sch.get_block("C"), MMA)
+    loops = sch.get_loops(outer)
+    sch.bind(loops[0], "blockIdx.x")
+    sch.bind(loops[1], "blockIdx.y")
+    return sch
+
+
+def test_mma_mapping():
+    sch = schedule(gemm(32, 24, 48, MMA, warp=False))
+    m = find_mapping(sch.block_info(sch.get_block("C")).realize, load().get(MMA))
+    assert m.feasible and m.extents == [16, 8, 16]
+    assert [o.layout for o in m.operands] == ["direct", "direct", "direct"]
+    assert load().get(MMA).available_on("cuda-sm80") and not load().get(MMA).available_on("llvm")
+
+
+@pytest.mark.parametrize("M,N,K", [(32, 24, 48), (16, 8, 16)])
+def test_mma_runs_in_the_thread_interpreter(M, N, K):
+    sch = mma_kernel(M, N, K)
+    text = sch.script()
+    assert tirkit.check(text) == []
+    assert "T.ptx_mma(" in text and 'tx = T.launch_thread("threadIdx.x", 32)' in text
+    A, B, ref = operands(M, N, K, MMA, seed=M * N + K)
+    C = np.full((M, N), 3, "float32")
+    run_threads(sch.mod["gemm"], [A, B, C], module=sch.mod)
+    check(C, ref, MMA)
+    # the sequential interpreter runs the untouched (unbound) kernel through the desc
+    sch = schedule(gemm(M, N, K, MMA, warp=False))
+    sch.auto_tensorize(sch.get_block("C"), MMA)
+    C = np.full((M, N), 3, "float32")
+    run_reference(sch.mod["gemm"], [A, B, C], module=sch.mod)
+    check(C, ref, MMA)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_mma_cuda_c_compiles_with_nvcc(arch):
+    if find_nvcc() is None:
+        pytest.skip("nvcc is not installed (the cuda-compile extra)")
+    src = emit_cuda(mma_kernel(32, 24, 48).mod["gemm"])
+    assert src.kernels[0].grid == (2, 3, 1) and src.kernels[0].block == (32, 1, 1)
+    ptx = compile_cuda(src.code, arch, "ptx").decode()
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+    assert "bar.warp.sync" in ptx

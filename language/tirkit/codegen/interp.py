@@ -349,7 +349,11 @@ class Interpreter(ExprEval):
         self.exec(s.body, env)
 
     def _s_DeclBuffer(self, s, env):
-        if id(s.buffer.data) not in self.storage:
+        # a declaration with no allocation of its own allocates its storage, afresh each
+        # time it runs (inside a loop, under other lanes)
+        owned = self.__dict__.setdefault("_decl_owned", set())
+        if id(s.buffer.data) not in self.storage or id(s.buffer.data) in owned:
+            owned.add(id(s.buffer.data))
             self._alloc(s.buffer.data, s.buffer.dtype, s.buffer.shape, env)
         self.exec(s.body, env)
 
