@@ -151,3 +151,22 @@ async def test_setting_adds_an_intrinsic(client, tmp_path):
         ["Tensorize block 'C' with invented 8x2 dot (s8·s8→s32)"]
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(
         settings={"tirkit": {"intrinsics": []}}))
+
+
+async def test_hover_names_the_tensor_core_intrinsics_on_a_cuda_kernel(client, tmp_path):
+    """A thread-bound f16 GEMM is checked against cuda-sm80: the hover lists wmma and
+    mma.sync with their mappings, and the CPU intrinsics with the reason (dtype)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tensorize"))
+    from test_tensorize_cuda import F16, MMA, gemm
+    text = gemm(64, 32, 48, F16)
+    line = next(i for i, x in enumerate(text.split("\n")) if 'T.block("C")' in x)
+    uri = (tmp_path / "wmma_gemm.py").as_uri()
+    open_doc(client, uri, text)
+    col = text.split("\n")[line].index('"C"') + 1
+    h = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), position=T.Position(line, col)))
+    value = h.contents.value
+    assert "**Tensorize**" in value
+    assert f"**CUDA wmma (f16·f16→f32, 16x16x16)** (`{F16}`): `vi` by 16" in value
+    assert f"(`{MMA}`): `vi` by 16 (as `vi`), `vj` by 8" in value
+    assert "not `x86.vnni.dot_16x4_u8s8s32`" in value
