@@ -82,6 +82,7 @@ class Interpreter(ExprEval):
         self._dims_cache: dict = {}     # (id(buffer), storage size) -> checked extents
         self._strides: dict = {}
         self._lane_counter = 0
+        self._decl_owned = set()        # data of T.decl_buffers that allocate their own
         self.ret_dtype = return_dtype(func)
         self.value = None             # what T.ret returned (None: nothing)
 
@@ -351,7 +352,7 @@ class Interpreter(ExprEval):
     def _s_DeclBuffer(self, s, env):
         # a declaration with no allocation of its own allocates its storage, afresh each
         # time it runs (inside a loop, under other lanes)
-        owned = self.__dict__.setdefault("_decl_owned", set())
+        owned = self._decl_owned
         if id(s.buffer.data) not in self.storage or id(s.buffer.data) in owned:
             owned.add(id(s.buffer.data))
             self._alloc(s.buffer.data, s.buffer.dtype, s.buffer.shape, env)
