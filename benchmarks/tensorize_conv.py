@@ -18,7 +18,10 @@ then reduces over (rh, rw, ci). Two ways to give it the weights:
   (reindex + transform_layout to [C_out/16, kh, kw, C_in/4, 16, 4]), the packing timed.
 Both then register-block the same way: 4 output pixels x 4 vectors of 16 output channels,
 16 independent accumulators (vpdpbusd: latency 5, 2 per cycle), each input dword broadcast
-once and used for 4 instructions, each weight vector loaded once and used for 4.
+once and used for 4 instructions, each weight vector loaded once and used for 4; the
+accumulators are a local copy of Y per tile (`cache_write`, `reverse_compute_at`), which
+the code generator compacts to the tile and LLVM keeps in registers (zeroed, not memset and
+reloaded; stored once per tile).
 Writes benchmarks/results/tensorize_conv.md."""
 from __future__ import annotations
 
@@ -79,6 +82,7 @@ def schedule_packed(sch, intrin, wb=4, cb=4):
     """Weights pre-packed: tile (w by wb pixels, co by cb vectors of `lanes`), tensorize."""
     lanes, k = intrinsic_tile(intrin)
     b = sch.get_block("conv")
+    out = sch.cache_write(b, 0, "local")
     n, h, w, co, rh, rw, ci = sch.get_loops(b)
     co0, co1 = sch.split(co, [None, lanes])
     ci0, ci1 = sch.split(ci, [None, k])
@@ -87,23 +91,38 @@ def schedule_packed(sch, intrin, wb=4, cb=4):
     sch.reorder(n, h, coa, wo, rh, rw, ci0, wi, cob, co1, ci1)
     ob = sch.blockize(co1)
     sch.tensorize(ob, intrin.name)
-    _register_block(sch, ob, rh, wi, cob)
+    _register_block(sch, ob, out, wo, rh, wi, cob, lanes)
 
 
 def schedule_hwio(sch, intrin, wb=4, cb=4):
     """Weights as stored: auto_tensorize packs them, then the same register blocking."""
-    ob = sch.auto_tensorize(sch.get_block("conv"), intrin.name)
+    lanes, _ = intrinsic_tile(intrin)
+    b = sch.get_block("conv")
+    out = sch.cache_write(b, 0, "local")
+    ob = sch.auto_tensorize(b, intrin.name)
     n, h, w, co0, rh, rw, ci0 = sch.get_loops(ob)
     wo, wi = sch.split(w, [None, wb])
     coa, cob = sch.split(co0, [None, cb])
     sch.reorder(n, h, coa, wo, rh, rw, ci0, wi, cob)
-    _register_block(sch, ob, rh, wi, cob)
+    _register_block(sch, ob, out, wo, rh, wi, cob, lanes)
 
 
-def _register_block(sch, ob, rh, wi, cob):
-    sch.decompose_reduction(ob, rh)
+def _register_block(sch, ob, out, wo, rh, wi, cob, lanes):
+    """The accumulators of one tile in registers: Y's local copy (cache_write) lives per
+    iteration of `wo`, is zeroed before the reduction loops and written back after them as
+    whole vectors, each loop over the tile unrolled; the pad block is vectorized."""
+    sch.reverse_compute_at(out, wo)
+    init = sch.decompose_reduction(ob, rh)
     sch.unroll(wi)
     sch.unroll(cob)
+    for lp in sch.get_loops(init)[-2:]:
+        sch.unroll(lp)
+    sch.vectorize(sch.get_loops(sch.get_block("conv_init"))[-1])
+    *_, px, c = sch.get_loops(out)
+    c0, c1 = sch.split(c, [None, lanes])
+    sch.unroll(px)
+    sch.unroll(c0)
+    sch.vectorize(c1)
     sch.vectorize(sch.get_loops(sch.get_block("pad"))[-1])
 
 
