@@ -282,7 +282,37 @@ def onnx_runtime(x, w_hwio, ref, reps, peak_loop):
             ("a constant initializer" if const else "a graph input")
         ops = 2 * ref.size * x.shape[3] * 9
         rows.append((label, *timed(lambda: s.run(None, feed), max(3, reps // 4), ops, peak_loop)))
+    rows.append(_im2col_gemm(ort, helper, numpy_helper, TensorProto, x, w_hwio, ref, reps,
+                             peak_loop))
     return rows
+
+
+def _im2col_gemm(ort, helper, numpy_helper, TensorProto, x, w_hwio, ref, reps, peak_loop):
+    """ONNX Runtime's MatMulInteger (MLAS's u8 x s8 GEMM) on the GEMM this conv is: the
+    im2col'd input [H*W, 9*C_in] (made outside the timing) times W [9*C_in, C_out], W a
+    constant initializer."""
+    _, h, w, ci = x.shape
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    a = np.ascontiguousarray(np.stack([xp[0, r:r + h, c:c + w, :] for r in range(3)
+                                       for c in range(3)], axis=2).reshape(h * w, 9 * ci))
+    b = np.ascontiguousarray(w_hwio.reshape(9 * ci, -1))
+    node = helper.make_node("MatMulInteger", ["A", "B"], ["C"])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("A", TensorProto.UINT8, list(a.shape))],
+        [helper.make_tensor_value_info("C", TensorProto.INT32, [h * w, b.shape[1]])],
+        initializer=[numpy_helper.from_array(b, "B")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    s = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    out = s.run(None, {"A": a})[0]
+    assert np.array_equal(out.reshape(ref.shape), ref)
+    label = f"ONNX Runtime {ort.__version__} MatMulInteger on the im2col'd input " \
+        f"[{h * w}, {9 * ci}] x [{9 * ci}, {b.shape[1]}] (im2col not timed), B an initializer"
+    return (label, *timed(lambda: s.run(None, {"A": a}), reps, 2 * a.shape[0] * a.shape[1]
+                          * b.shape[1], peak_loop))
 
 
 def main():
