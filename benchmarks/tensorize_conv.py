@@ -1,9 +1,12 @@
 """ResNet-50's 3x3 int8 conv2d (NHWC 1x56x56x64 -> 64, stride 1, padding 1; u8 data x s8
 weights -> s32), one thread, tensorized with the best dot-product intrinsic this CPU has
 (AVX-512 VNNI `vpdpbusd` here), against this host's measured int8 peak. Side by side in one
-run: two tensorized schedules, the same script untensorized, and ONNX Runtime's
-`ConvInteger`. Every kernel's result is checked equal to numpy (u8 in [0, 256), s8 in
-[-128, 128)) before it is timed; medians of repeated runs.
+run: two tensorized schedules, the same script untensorized, ONNX Runtime's `ConvInteger`
+(NCHW) and ONNX Runtime's `MatMulInteger` on the im2col'd input (MLAS's GEMM, which uses
+AMX on a CPU that has it). Every kernel's result is checked equal to numpy (u8 in [0, 256),
+s8 in [-128, 128)) before it is timed; medians of repeated runs. A loaded machine slows
+every kernel: before each timed call the header's int8 peak loop runs for about as long,
+and each row also gives its share of that adjacent peak (the median over the pairs).
 
     python benchmarks/tensorize_conv.py [--reps 60]
     # needs the `run` and `bench` extras (llvmlite, onnxruntime, onnx)
