@@ -64,14 +64,16 @@ def conv(X: T.Buffer((1, {h}, {w}, {ci}), "uint8"), W: T.Buffer({wshape}, "int8"
     for n, ph, pw, c in T.grid(1, {h + 2}, {w + 2}, {ci}):
         with T.block("pad"):
             vn, vh, vw, vc = T.axis.remap("SSSS", [n, ph, pw, c])
-            Xp[vn, vh, vw, vc] = T.if_then_else(1 <= vh and vh < {h + 1} and 1 <= vw and vw < {w + 1},
-                                                X[vn, vh - 1, vw - 1, vc], T.uint8(0))
+            Xp[vn, vh, vw, vc] = T.if_then_else(
+                1 <= vh and vh < {h + 1} and 1 <= vw and vw < {w + 1},
+                X[vn, vh - 1, vw - 1, vc], T.uint8(0))
     for n, oh, ow, co, rh, rw, ci in T.grid(1, {h}, {w}, {co}, 3, 3, {ci}):
         with T.block("conv"):
             vn, vh, vw, vco, vrh, vrw, vci = T.axis.remap("SSSSRRR", [n, oh, ow, co, rh, rw, ci])
             with T.init():
                 Y[vn, vh, vw, vco] = 0
-            Y[vn, vh, vw, vco] = Y[vn, vh, vw, vco] + T.Cast("int32", Xp[vn, vh + vrh, vw + vrw, vci]) * T.Cast("int32", {wload})
+            Y[vn, vh, vw, vco] = Y[vn, vh, vw, vco] + \
+                T.Cast("int32", Xp[vn, vh + vrh, vw + vrw, vci]) * T.Cast("int32", {wload})
 '''
 
 
