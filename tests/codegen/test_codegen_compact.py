@@ -93,6 +93,35 @@ def _allocations(body, scope=None):
     return out
 
 
+# a local accumulator read and written as 16-lane vectors (as a tensorized reduction's
+# accumulator is): each iteration of i touches its own row, so it sinks into i and shrinks
+VECTOR_LOCAL = HEAD + '''@T.prim_func
+def vector_local(A: T.Buffer((8, 4, 16), "int32"), C: T.Buffer((8, 16), "int32")):
+    L = T.alloc_buffer((8, 16), "int32", scope="local")
+    for i in range(8):
+        for k in range(4):
+            with T.block("acc"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    L[vi, 0:16] = T.Broadcast(T.int32(0), 16)
+                L[vi, 0:16] = L[vi, 0:16] + A[vi, vk, 0:16]
+        for j in range(16):
+            with T.block("out"):
+                vi = T.axis.spatial(8, i)
+                vj = T.axis.spatial(16, j)
+                C[vi, vj] = L[vi, vj]
+'''
+
+
+def test_a_buffer_accessed_as_vectors_sinks_and_shrinks():
+    module, func = _module(VECTOR_LOCAL)
+    assert _allocations(lower(func, module).body, "local") == [[16]]     # not 8 x 16
+    A = np.random.default_rng(3).integers(-99, 99, (8, 4, 16)).astype("int32")
+    C = np.zeros((8, 16), "int32")
+    build(func, module, cache=False)(A, C)
+    assert np.array_equal(C, A.sum(axis=1))
+
+
 def test_a_guard_narrows_the_compacted_buffer_and_results_match():
     module, func = _module(GUARDED)
     # 64 elements: the unguarded hull would be 68 (i0 * 8 + 11 at i0 = 7)

@@ -223,9 +223,30 @@ def per_iteration(writes_first, indices, var, ranges) -> bool:
     over statements) and `footprint` (over a function's access records)."""
     if writes_first:
         return True
-    if not indices or any(isinstance(i, E.Ramp) for ix in indices for i in ix):
+    if not indices:
         return False
+    if any(isinstance(i, E.Ramp) for ix in indices for i in ix):
+        indices, ranges = lanes_as_ranges(indices, ranges)
     return separates(indices, var, ranges)
+
+
+def lanes_as_ranges(indices, ranges):
+    """(index tuples, ranges) with each vector index `Ramp(base, stride, n)` written as
+    `base + stride * t` over a variable `t` of its own, ranging over [0, n - 1]: the
+    elements the vector touches, for `separates`."""
+    ranges = dict(ranges or {})
+    out = []
+    for ix in indices:
+        row = []
+        for i in ix:
+            if isinstance(i, E.Ramp):
+                dt = i.base.dtype
+                lane = E.Var("lane", dt)
+                ranges[id(lane)] = (0, i.lanes - 1)
+                i = E.Add(i.base, E.Mul(i.stride, lane, dt), dt)
+            row.append(i)
+        out.append(tuple(row))
+    return out, ranges
 
 
 def loop_ranges(stmt, out=None):

@@ -109,6 +109,7 @@ class FuncEmitter(ExprMixin, StmtMixin):
         self.wide_vars = {}           # id(int32 loop var) -> (its value, its 64-bit counter)
         self.memo = {}                # id(pure index expression) -> (block, value, var ids)
         self.memo_users = {}          # id(var) -> ids of the remembered expressions using it
+        self.offsets = {}             # id(index) -> (index, its split): nodes kept alive
         self.varying = set()
         self.vec = None
         self.mask = None

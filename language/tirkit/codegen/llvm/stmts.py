@@ -16,6 +16,7 @@ from ...arith.linear import coefficient
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from ..passes.control import BREAK, RET, control_op
 from . import types as T
+from .address import element_ptr
 from .pipeline import left_rolled
 
 LOOP_HINTS = {"unroll": "llvm.loop.unroll.enable", "vectorize": "llvm.loop.vectorize.enable"}
@@ -54,10 +55,9 @@ class StmtMixin:
         mt = T.memory_type(buf.dtype)
         if isinstance(idx, E.Ramp) and E.is_const_int(idx.stride, 1) and \
                 not self._varying(idx.base):
-            off = self.index(idx.base)
-            return "vector", self.b.gep(base_ptr, [off], source_etype=mt), idx.lanes
+            return "vector", element_ptr(self, base_ptr, idx.base, mt), idx.lanes
         if not self._varying(idx) and parse_dtype(idx.dtype).lanes == 1:
-            return "scalar", self.b.gep(base_ptr, [self.index(idx)], source_etype=mt)
+            return "scalar", element_ptr(self, base_ptr, idx, mt)
         if self.vec is not None and not isinstance(idx, E.Ramp):
             var, base, n = self.vec
             others = set(self.varying) - {id(var)}

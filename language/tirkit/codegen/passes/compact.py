@@ -56,7 +56,7 @@ def _private_to_iteration(stmt: S.For, buf) -> bool:
     loop of one iteration trivially does)."""
     if single_trip(stmt):
         return True
-    return per_iteration(False, accesses(stmt.body, buf), stmt.loop_var,
+    return per_iteration(False, accesses(stmt.body, buf, vectors=True), stmt.loop_var,
                          loop_ranges(stmt.body))
 
 
@@ -109,7 +109,7 @@ def _sink(stmt, buf, wrap, fixed=None):
 
 def _compact(buf, body, fixed):
     """(new buffer, index rewriter) for buf allocated around body, or None."""
-    if not accesses(body, buf):
+    if not accesses(body, buf, vectors=True):
         return None
     return compact_buffer(buf, body, fixed)
 
