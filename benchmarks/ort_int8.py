@@ -1,7 +1,8 @@
 """ONNX Runtime's `MatMulInteger` (MLAS) u8 x s8 -> s32, one thread, in a process of its own,
 on its default path or kept off AMX:
 
-    python benchmarks/ort_int8.py --n 1024 --reps 9 [--no-amx]     # prints one JSON object
+    python benchmarks/ort_int8.py --n 1024 --reps 9 [--no-amx]     # prints one JSON object:
+    # {"version", "seconds": {"input": [...], "initializer": [...]}, "xcomp_perm", "amx_enabled"}
 
 MLAS picks its int8 kernels when it starts: on a CPU with AMX it asks Linux for the AMX tile
 state (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`) and uses its AMX kernels when
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-import statistics
 import struct
 import time
 
@@ -77,14 +77,15 @@ def xcomp_perm() -> int | None:
     return mask.value
 
 
-def median_time(fn, reps):
+def times(fn, reps):
+    """Wall-clock seconds of `reps` runs after one warm-up run."""
     fn()
     ts = []
     for _ in range(reps):
         t = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+    return ts
 
 
 def measure(n, reps, seed=0):
@@ -117,7 +118,7 @@ def measure(n, reps, seed=0):
         out = s.run(None, feed)[0]
         if not np.array_equal(out, ref):
             raise AssertionError("MatMulInteger disagrees with numpy")
-        rows["initializer" if const else "input"] = median_time(lambda: s.run(None, feed), reps)
+        rows["initializer" if const else "input"] = times(lambda: s.run(None, feed), reps)
     return ort.__version__, rows
 
 
