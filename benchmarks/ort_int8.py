@@ -2,7 +2,8 @@
 on its default path or kept off AMX:
 
     python benchmarks/ort_int8.py --n 1024 --reps 9 [--no-amx]     # prints one JSON object:
-    # {"version", "seconds": {"input": [...], "initializer": [...]}, "xcomp_perm", "amx_enabled"}
+    # {"version", "seconds": {"input": [[wall, cpu], ...], "initializer": [...]},
+    #  "xcomp_perm", "amx_enabled"}
 
 MLAS picks its int8 kernels when it starts: on a CPU with AMX it asks Linux for the AMX tile
 state (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`) and uses its AMX kernels when
@@ -78,13 +79,14 @@ def xcomp_perm() -> int | None:
 
 
 def times(fn, reps):
-    """Wall-clock seconds of `reps` runs after one warm-up run."""
+    """[wall-clock seconds, CPU seconds of the calling thread] of `reps` runs after one
+    warm-up run (with one intra-op thread ORT runs the kernel on the calling thread)."""
     fn()
     ts = []
     for _ in range(reps):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         fn()
-        ts.append(time.perf_counter() - t)
+        ts.append([time.perf_counter() - t, time.thread_time() - c])
     return ts
 
 

@@ -88,9 +88,10 @@ def test_prepacked_tensorized_gemm_reads_b_directly():
     M, N, K = 16, 32, 64
     sch = schedule(gemm(M, N, K))
     sch.auto_tensorize(sch.get_block("C"), host_intrinsic(M, N, K))
-    text = sch.trace.as_python()
-    body = text.split('index_map="lambda vj, vk: ')[1].split('")')[0]
-    param_map = f"lambda vk, vj: {body}"
+    step = [s for s in sch.trace.instructions if s.name == "transform_layout"][-1]
+    head, body = step.kwargs["index_map"].split(":", 1)
+    assert head == "lambda vj, vk"          # the copy's indices: B's own are (vk, vj)
+    param_map = f"lambda vk, vj:{body}"
     copy = sch.get_block("B_reindex_reindex")
     sch.transform_layout(copy, ("read", 0), param_map)
     sch.compute_inline(copy)
