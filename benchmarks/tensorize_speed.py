@@ -57,9 +57,13 @@ i0, i1 = sch.split(i, [None, 8])         # 8 rows x 2 column blocks: 16 accumula
 j00, j01 = sch.split(j0, [None, 2])
 i00, i01 = sch.split(i0, [None, 8])      # 64 rows of A (64 KB) stay in L2 for every B panel
 sch.reorder(i00, j00, i01, k0, i1, j01)  # a B panel (K x 32 columns, 32 KB) stays in L1
-sch.decompose_reduction(ob, k0)
+init = sch.decompose_reduction(ob, k0)
 sch.unroll(i1)
 sch.unroll(j01)
+ii, ji = sch.get_loops(init)[-2:]        # the tile's zeroing as 16 vector stores, which
+sch.unroll(ii)                           # LLVM forwards to the loads that follow: the
+sch.unroll(ji)                           # accumulators start as zeroed registers and C is
+sch.vectorize(sch.get_loops(sch.get_block("C_init"))[-1])   # only written, once
 """
 PACK_B = """\
 copy = sch.get_block("B_reindex_reindex")
@@ -103,6 +107,18 @@ def times(fn, reps):
     return ts
 
 
+def aligned(a):
+    """A copy of `a` whose data starts on a 64-byte boundary (a cache line, a zmm register):
+    numpy's large arrays start 16 bytes past a page (glibc's mmap'd chunks), so every 64-byte
+    load of a packed tile would straddle two cache lines.  ORT and TVM place their own
+    buffers on such boundaries."""
+    raw = np.empty(a.nbytes + 64, np.uint8)
+    off = -raw.ctypes.data % 64
+    out = raw[off:off + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
 def param_map(sch) -> str:
     """The packing map auto_tensorize gave B's copy (over the copy's indices n, k), as a map
     over B's own indices (k, n)."""
@@ -139,7 +155,7 @@ def ours(n, A, B, ref):
     exec(SCHEDULE, {"sch": pre, "INTRIN": intrin.name})
     pmap = param_map(pre)
     exec(PREPACK, {"sch": pre, "PARAM_MAP": pmap})
-    Bp = packed(B, pmap)
+    A, B, Bp = aligned(A), aligned(B), aligned(packed(B, pmap))
     label = load().get(intrin.name).label
     rows = {}
     for name, m, b in ((f"tirkit tensorized ({label}), B packed inside the timing", sch.mod, B),
@@ -147,7 +163,7 @@ def ours(n, A, B, ref):
                         "the parameter)", pre.mod, Bp),
                        ("tirkit untensorized (same script)", mod, B)):
         k = codegen.build(m["gemm"], m)
-        C = np.zeros((n, n), "int32")
+        C = aligned(np.zeros((n, n), "int32"))
         k(A, b, C)
         assert np.array_equal(C, ref), name
         rows[name] = (lambda k=k, b=b, C=C: k(A, b, C))
