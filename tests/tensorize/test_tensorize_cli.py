@@ -15,9 +15,12 @@ def test_tensorize_then_check_and_run(tmp_path):
     r = subprocess.run(EXE + ["tensorize", str(f), "--block", "C", "--list"],
                        capture_output=True, text=True)
     assert r.returncode == 0
-    lines = dict(x.split(": ", 1) for x in r.stdout.strip().split("\n"))
+    # an intrinsic this host lacks is listed with "(not on this target)": which ones depends
+    # on the host, so the names are compared without it
+    lines = {k.replace(" (not on this target)", ""): v for k, v in
+             (x.split(": ", 1) for x in r.stdout.strip().split("\n"))}
     assert lines["x86.avx2.dot_8x4_u8s8s32"].startswith("`vj` by 8")
-    assert lines["x86.vnni.dot_16x4_u8s8s32 (not on this target)"].startswith("`vj` by 16")
+    assert lines["x86.vnni.dot_16x4_u8s8s32"].startswith("`vj` by 16")
     r = subprocess.run(EXE + ["tensorize", str(f), "--block", "C", "--write"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
