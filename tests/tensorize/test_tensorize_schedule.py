@@ -90,9 +90,6 @@ def test_refusals():
 def test_transform_layout_checks_its_map():
     sch = schedule(gemm(16, 16, 16))
     b = sch.get_block("C")
-    with pytest.raises(ScheduleError) as e:
-        sch.transform_layout(b, ("read", 1), "lambda k, j: (j, k)")
-    assert e.value.kind == "transform_layout/parameter"
     sch.reindex(b, ("read", 1))
     with pytest.raises(ScheduleError) as e:
         sch.transform_layout(b, ("read", 1), "lambda j, k: (j // 2, k // 2)")

@@ -2,7 +2,10 @@
 
 Refused: a block that writes an output of the function, has an init (a reduction), is not
 a single store whose indices are distinct iterators or constants, reads what it writes, or
-whose buffer is used opaquely by another block (intrinsic argument, match_buffer, pointer)."""
+whose buffer is used opaquely by another block (intrinsic argument, match_buffer, pointer).
+An identity copy `X[I] = Y[I]` that these rules refuse (indices that are expressions, say
+after `transform_layout`, or an opaque use such as a tensorized block's match_buffer) is
+inlined by putting Y in X's place everywhere (copy_inline.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,6 +13,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from . import common as inlining
+from . import copy_inline
 from .. import _ir
 from ..analysis import opaque_uses, output_buffers, refresh_regions
 from ..registry import primitive
@@ -28,6 +32,10 @@ def compute_inline(sch, block):
     if any(buf is o for o in output_buffers(func)):
         raise sch.error("compute_inline/writes-output", f"block '{blk.name_hint}' writes "
                         f"'{buf.name}', an output of the function", blk)
+    src = copy_inline.identity_source(store)
+    if src is not None and _value_inlining_refuses(sch, block, info, store):
+        copy_inline.inline_copy(sch, block, info, store, src)
+        return None
     if not inlining.distinct_iter_indices(blk, store.indices, allow_const=True):
         raise sch.error("compute_inline/not-injective", f"block '{blk.name_hint}' does not "
                         f"store into '{buf.name}' at its iterators", blk)
@@ -79,6 +87,14 @@ def compute_inline(sch, block):
         else:
             mapping[id(other.block)] = nb
     inlining.rewrite_scope(sch, block.func, scope, mapping, drop=buf)
+
+
+def _value_inlining_refuses(sch, block, info, store) -> bool:
+    """Store indices that are not the block's iterators, or an opaque use of the buffer."""
+    if not inlining.distinct_iter_indices(info.block, store.indices, allow_const=True):
+        return True
+    return any(opaque_uses(o.block, store.buffer) for o in sch.index(block.func).order
+               if o.block is not info.block)
 
 
 def _nested_in_others(info, infos):

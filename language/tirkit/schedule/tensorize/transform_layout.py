@@ -4,10 +4,14 @@
 
 The buffer that the block reads (writes) at that position gets the shape the map's results
 span over the old shape, and every access to it in the function (loads, stores, regions) is
-rewritten through the map. It must be allocated inside the function (a parameter's layout
-belongs to the caller). Refused: a map that is not a lambda of integer arithmetic, one with a
+rewritten through the map. A parameter of the function (as TVM's `transform_layout` does
+on a parameter's buffer) changes the function's signature: it then takes (or gives back) the
+buffer in the new layout, and the caller lays the data out so, once, outside the function
+(pre-packed weights: `B[K, N]` passed as `[N/16, K/4, 16, 4]`).  Refused: a map that is not a lambda of integer arithmetic, one with a
 parameter count other than the buffer's dimensions, a result that does not start at zero, a
-map that is not one to one on the buffer's shape (two elements sent to one place)."""
+map that is not one to one on the buffer's shape (two elements sent to one place), a parameter
+with explicit strides, an element offset or axis separators (its layout is not the shape's
+row-major one, so a new shape alone cannot describe it)."""
 from __future__ import annotations
 
 import dataclasses
@@ -39,9 +43,10 @@ def transform_layout(sch, block, buffer, index_map):
                         f"{len(regions)} {buffer[0]} buffers", blk)
     buf = regions[buffer[1]].buffer
     func = sch.func(block.func)
-    if any(b is buf for _, b in func.buffer_map):
-        raise sch.error("transform_layout/parameter", f"'{buf.name}' is a parameter of "
-                        f"'{func.name}': its layout is the caller's", blk)
+    param = any(b is buf for _, b in func.buffer_map)
+    if param and (buf.strides or buf.elem_offset is not None or buf.axis_separators):
+        raise sch.error("transform_layout/parameter", f"parameter '{buf.name}' of "
+                        f"'{func.name}' has explicit strides, an offset or axis separators", blk)
     try:
         m = IM.parse(index_map)
     except ValueError as e:
@@ -84,7 +89,9 @@ def transform_layout(sch, block, buffer, index_map):
             return dataclasses.replace(y, alloc_buffers=tuple(new if b is buf else b
                                                               for b in y.alloc_buffers))
         return None
-    sch.replace_func(block.func, dataclasses.replace(func, body=_ir.rebuild(func.body, fn)))
+    bmap = tuple((v, new if b is buf else b) for v, b in func.buffer_map)
+    sch.replace_func(block.func, dataclasses.replace(func, body=_ir.rebuild(func.body, fn),
+                                                     buffer_map=bmap))
     return None
 
 
