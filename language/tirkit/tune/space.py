@@ -20,8 +20,9 @@ Rules, in the order a sketch applies them:
 - the reduction's init is decomposed out of the reduction loops.
 
 A sketch is any object with `name`, `sample(rng)`, `mutate(decisions, rng)` and
-`apply(module, decisions) -> Schedule`; `design_space` returns the built-in ones and the
-tensorization extension point (`tensorize_sketches`), and the search takes extra ones.
+`apply(module, decisions) -> Schedule`; `design_space` returns the built-in ones and, for
+each intrinsic of this CPU that serves a tiled block, a tensorization sketch
+(`tune/tensorized.py`); the search takes extra ones.
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ import dataclasses
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..schedule import Schedule, ScheduleError
-from .tiles import mutate_tiles, sample_tiles
+from .tensorized import tensorize_sketches
+from .tiles import FirstChoice, mutate_tiles, sample_tiles
 
 SPATIAL_LEVELS = 4          # S0 S1 S2 S3
 REDUCE_LEVELS = 2           # R0 R1
@@ -213,33 +215,12 @@ def design_space(module, func_name: str) -> list:
         for write, consumer in writes:
             sk = TiledSketch(func_name, n, loops, tuple(inline), write, consumer)
             try:                                    # the sketch must apply to this kernel
-                sk.apply(module, sk.sample(_FirstChoice()))
+                sk.apply(module, sk.sample(FirstChoice()))
             except ScheduleError:
                 continue
             out.append(sk)
-    out.extend(tensorize_sketches(module, func_name))
+    out.extend(tensorize_sketches(module, func_name, inline=tuple(inline), blocks=targets))
     return out
-
-
-def tensorize_sketches(module, func_name: str) -> list:
-    """Extension point: sketches that map a block onto a tensor intrinsic of the target
-    (`tirkit.tensorize`, the `auto_tensorize` primitive) where one applies.  None yet: a
-    candidate must compile and run to be measured, and the code generator does not lower
-    tensorized blocks in this build."""
-    return []
-
-
-class _FirstChoice:
-    """A stand-in random generator that always takes the first option (a sketch's check)."""
-
-    def integers(self, lo, hi=None):
-        return 0 if hi is None else lo
-
-    def random(self):
-        return 0.0
-
-    def choice(self, seq):
-        return seq[0]
 
 
 __all__ = ["TiledSketch", "Loop", "design_space", "tensorize_sketches"]

@@ -56,3 +56,17 @@ def mutate_tiles(tiles, max_innermost: int, rng) -> list:
     tiles[src] //= p
     tiles[dst] *= p
     return tiles
+
+
+class FirstChoice:
+    """A stand-in random generator that always takes the first option (to check that a
+    sketch applies)."""
+
+    def integers(self, lo, hi=None):
+        return 0 if hi is None else lo
+
+    def random(self):
+        return 0.0
+
+    def choice(self, seq):
+        return seq[0]
