@@ -78,6 +78,18 @@ def xcomp_perm() -> int | None:
     return mask.value
 
 
+def one_thread_session(model):
+    """An ONNX Runtime session of `model` (an onnx ModelProto) on one intra-op and one
+    inter-op thread, sequential, on the CPU provider: the setting of every ORT anchor."""
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(model.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+
+
 def times(fn, reps):
     """[wall-clock seconds, CPU seconds of the calling thread] of `reps` runs after one
     warm-up run (with one intra-op thread ORT runs the kernel on the calling thread)."""
@@ -110,12 +122,7 @@ def measure(n, reps, seed=0):
                                   [helper.make_tensor_value_info("C", TensorProto.INT32, [n, n])],
                                   initializer=inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        s = ort.InferenceSession(model.SerializeToString(), opts,
-                                 providers=["CPUExecutionProvider"])
+        s = one_thread_session(model)
         feed = {"A": A} if const else {"A": A, "B": B}
         out = s.run(None, feed)[0]
         if not np.array_equal(out, ref):

@@ -39,6 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import host  # noqa: E402
+from ort_int8 import one_thread_session  # noqa: E402
 
 ANCHORS = {"ONNX Runtime": "intra_op_num_threads=1, inter_op_num_threads=1, sequential",
            "tirkit": "one thread (no parallel loops)"}
@@ -274,12 +275,7 @@ def onnx_runtime(x, w_hwio, ref, reps, peak_loop):
                                                                      *ref.shape[1:3]])
         graph = helper.make_graph([node], "g", inputs, [out], initializer=inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        s = ort.InferenceSession(model.SerializeToString(), opts,
-                                 providers=["CPUExecutionProvider"])
+        s = one_thread_session(model)
         feed = {"x": xc} if const else {"x": xc, "w": wc}
         y = s.run(None, feed)[0]
         assert np.array_equal(y.transpose(0, 2, 3, 1), ref)
@@ -307,11 +303,7 @@ def _im2col_gemm(ort, helper, numpy_helper, TensorProto, x, w_hwio, ref, reps, p
         [helper.make_tensor_value_info("C", TensorProto.INT32, [h * w, b.shape[1]])],
         initializer=[numpy_helper.from_array(b, "B")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    s = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    s = one_thread_session(model)
     out = s.run(None, {"A": a})[0]
     assert np.array_equal(out.reshape(ref.shape), ref)
     label = f"ONNX Runtime {ort.__version__} MatMulInteger on the im2col'd input " \

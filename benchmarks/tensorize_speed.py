@@ -43,6 +43,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import host  # noqa: E402
+from ort_int8 import times  # noqa: E402  (one warm-up run, then [wall, CPU] per run)
 
 ANCHORS = {"ONNX Runtime": "intra_op_num_threads=1, inter_op_num_threads=1, sequential; "
                            "one process per path",
@@ -95,16 +96,6 @@ def gemm(A: T.Buffer(({n}, {n}), "uint8"), B: T.Buffer(({n}, {n}), "int8"),
                 C[vi, vj] = 0
             C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vk, vj])
 '''
-
-
-def times(fn, reps):
-    """[wall-clock seconds, CPU seconds of this thread] of each of `reps` runs."""
-    ts = []
-    for _ in range(reps):
-        t, c = time.perf_counter(), time.thread_time()
-        fn()
-        ts.append([time.perf_counter() - t, time.thread_time() - c])
-    return ts
 
 
 def aligned(a):
