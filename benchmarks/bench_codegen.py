@@ -98,7 +98,7 @@ def phases(func, module, repeat: int) -> dict:
     text), LLVM (parse, optimize, emit object code), loading into an execution engine."""
     from tirkit.codegen.llvm import engine
     from tirkit.codegen.llvm.function import build_module
-    from tirkit.codegen.llvm.stmts import loop_metadata
+    from tirkit.codegen.llvm.pipeline import loop_metadata
     got = {"lower": [], "ir": [], "llvm": [], "load": []}
     for _ in range(repeat):
         c0 = time.process_time()

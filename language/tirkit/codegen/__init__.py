@@ -69,7 +69,7 @@ def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None, pipeline=None)
     from .llvm.function import build_module
     from .llvm.pipeline import choose
     from .passes import lower
-    from .llvm.stmts import loop_metadata
+    from .llvm.pipeline import loop_metadata
     p = pipeline or choose(func)
     mod, _ = build_module(lower(func, module), unroll_count=p.unroll_count)
     return loop_metadata(str(mod))
@@ -82,7 +82,7 @@ def compile_native(func: S.PrimFunc, module: S.IRModule | None = None, pipeline=
     from .llvm import engine
     from .llvm.function import build_module
     from .llvm.pipeline import choose
-    from .llvm.stmts import loop_metadata
+    from .llvm.pipeline import loop_metadata
     from .passes import lower
     p = pipeline or choose(func)
     mod, entry_name = build_module(lower(func, module), unroll_count=p.unroll_count)

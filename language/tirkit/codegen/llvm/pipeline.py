@@ -3,6 +3,7 @@
     choose(func)                # -> Pipeline(level, vectorize, unroll, unroll_count)
     FULL                        # O3 with loop and SLP vectorization and LLVM's loop unroller
     build(func, module, pipeline=FULL)          # another pipeline, on request
+    loop_metadata(ir_text)      # each loop hint made a distinct loop ID, as LLVM wants
 
 Compile time is LLVM's optimizer and machine-code generation far more than anything else, and
 both grow with the code LLVM's general loop unroller makes: left to itself on an unscheduled
@@ -115,4 +116,20 @@ def left_rolled(s: S.For) -> bool:
     return contains(s.body, carried_or_vector)
 
 
-__all__ = ["Pipeline", "FULL", "NO_UNROLL", "HINTED", "choose", "left_rolled"]
+def loop_metadata(text: str) -> str:
+    """Give every `!llvm.loop` reference its own distinct, self-referencing loop ID (LLVM's
+    form), wrapping the hint node it points at."""
+    import re
+    counter = [0]
+
+    def repl(m):
+        counter[0] += 1
+        n = 900000 + counter[0]
+        extra.append(f"!{n} = distinct !{{!{n}, !{m.group(1)}}}")
+        return f"!llvm.loop !{n}"
+    extra = []
+    text = re.sub(r"!llvm\.loop !(\d+)", repl, text)
+    return text + "\n" + "\n".join(extra) + "\n" if extra else text
+
+
+__all__ = ["Pipeline", "FULL", "NO_UNROLL", "HINTED", "choose", "left_rolled", "loop_metadata"]

@@ -375,7 +375,7 @@ class StmtMixin:
         nxt.flags.append("nsw")
         i.add_incoming(nxt, latch)
         br = bl.branch(head)
-        if hint is not None:       # made a distinct loop ID by `loop_metadata` below
+        if hint is not None:       # made a distinct loop ID by pipeline.loop_metadata
             node = [ir.MetaDataString(self.module, LOOP_HINTS[hint])] if isinstance(hint, str) \
                 else [ir.MetaDataString(self.module, "llvm.loop.unroll.count"), T.I32(hint)]
             br.set_metadata("llvm.loop", self.module.add_metadata(node))
@@ -435,19 +435,3 @@ class StmtMixin:
                              [ir.Constant(T.I1, int(i < n % width)) for i in range(width)])
             with self.masked(on):
                 body(self.b.add(lo, ir.Constant(t, n - n % width)))
-
-
-def loop_metadata(text: str) -> str:
-    """Give every `!llvm.loop` reference its own distinct, self-referencing loop ID (LLVM's
-    form), wrapping the hint node it points at."""
-    import re
-    counter = [0]
-
-    def repl(m):
-        counter[0] += 1
-        n = 900000 + counter[0]
-        extra.append(f"!{n} = distinct !{{!{n}, !{m.group(1)}}}")
-        return f"!llvm.loop !{n}"
-    extra = []
-    text = re.sub(r"!llvm\.loop !(\d+)", repl, text)
-    return text + "\n" + "\n".join(extra) + "\n" if extra else text
