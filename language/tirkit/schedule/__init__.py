@@ -20,12 +20,14 @@ its other modules are the steps that primitive (or its sibling) takes:
                  nest and bounds
     inline/      compute_inline, reverse_compute_inline; common (removing a block from its
                  scope, also used by compute_at, cache and layout), reverse_map,
-                 reverse_producer
+                 reverse_producer, copy_inline (an identity copy replaced by its source)
     cache/       cache_read, cache_write; placement (where the copy goes, also used by
                  layout), region, copies
     blockize/    blockize; divide, outer, simplify
     reduction/   decompose_reduction, rfactor
     layout/      reindex, pad_einsum, set_scope
+    tensorize/   transform_layout, tensorize, auto_tensorize; index_map (lambdas read
+                 without running them), cli (`tirkit tensorize`)
 
 A family imports the shared modules above it and another family's public helper modules
 (`inline.common`, `cache.placement`), never another family's primitive.
