@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tirkit
+from tirkit.tune.nest import Loop
 from tirkit.tune.space import design_space
 from tirkit.tune.tensorized import MAX_ACCUMULATORS, tensorize_sketches
 
@@ -31,7 +32,7 @@ def test_one_sketch_per_exact_intrinsic_of_the_target():
     assert names == ["x86.vnni.dot_16x4_u8s8s32"]
     assert tensorize_sketches(mod, "gemm", "llvm -mattr=+avx2,+fma", blocks=("C",)) == []
     sk = tensorize_sketches(mod, "gemm", VNNI, blocks=("C",))[0]
-    assert sk.loops == ((64, "S"), (4, "S"), (16, "R"))      # i, j by 16, k by 4
+    assert sk.loops == (Loop(64, "S"), Loop(4, "S"), Loop(16, "R"))   # i, j by 16, k by 4
 
 
 def test_sampled_schedules_validate_and_keep_the_register_tile():

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..ir import expr as E
-from ..ir import stmt as S
 from ..schedule import Schedule, ScheduleError
+from .nest import Loop, extent_of, tileable_loops
 from .tensorized import tensorize_sketches
 from .tiles import FirstChoice, mutate_tiles, sample_tiles
 
@@ -38,12 +37,6 @@ SPATIAL_LEVELS = 4          # S0 S1 S2 S3
 REDUCE_LEVELS = 2           # R0 R1
 MAX_INNERMOST = 64          # the largest innermost tile (MetaSchedule's max_innermost_factor)
 MAX_UNROLLED = 64           # the largest product of unrolled extents in one tile
-
-
-@dataclasses.dataclass(frozen=True)
-class Loop:
-    extent: int
-    kind: str                # "S" or "R"
 
 
 @dataclasses.dataclass
@@ -128,7 +121,7 @@ class TiledSketch:
                     product *= n
         if wb is not None:
             wl = sch.get_loops(wb)[-1]
-            n = _extent_of(sch.get(wl))
+            n = extent_of(sch.get(wl))
             if n is not None and 1 < n <= MAX_INNERMOST * 4:
                 sch.vectorize(wl)
         if rd[0]:
@@ -146,41 +139,6 @@ def _factors_in(order, sp, rd, d):
             + by_level_s[3])
 
 
-def _extent_of(loop):
-    return loop.extent.value if isinstance(loop.extent, E.IntImm) else None
-
-
-# ---- analysis of the kernel ------------------------------------------------------------------
-def _tileable(sch, rv):
-    """The Loop list of a block whose loops bind its iterators one to one, with at least one
-    reduction iterator and constant extents; else None."""
-    info = sch.block_info(rv)
-    block, realize = info.block, info.realize
-    loops = info.loops
-    if not any(iv.kind == "R" for iv in block.iter_vars) or block.init is None:
-        return None
-    if len(loops) != len(block.iter_vars) or any(iv.kind not in "SR" for iv in block.iter_vars):
-        return None
-    by_var = {}
-    for iv, value in zip(block.iter_vars, realize.iter_values):
-        if not isinstance(value, E.Var):
-            return None
-        by_var[id(value)] = iv
-    out = []
-    for lp in loops:
-        iv = by_var.get(id(lp.loop_var))
-        if iv is None or lp.kind != "serial" or _extent_of(lp) is None:
-            return None
-        if not (isinstance(lp.min, E.IntImm) and lp.min.value == 0):
-            return None
-        out.append(Loop(_extent_of(lp), iv.kind))
-    # a perfect nest: each loop's body is the next loop, the innermost the block
-    for outer, inner in zip(loops, loops[1:] + [realize]):
-        if outer.body is not inner:
-            return None
-    return tuple(out)
-
-
 def _is_elementwise(block) -> bool:
     return all(iv.kind == "S" for iv in block.iter_vars) and block.init is None
 
@@ -189,7 +147,7 @@ def design_space(module, func_name: str) -> list:
     """The sketches for one function of the module (possibly none)."""
     base = Schedule(module, func_name)
     names = [info.block.name_hint for info in base.index(func_name).order]
-    targets = [n for n in names if _tileable(base, base.get_block(n)) is not None]
+    targets = [n for n in names if tileable_loops(base, base.get_block(n)) is not None]
     # producers that inline: tried on the kernel itself, kept where the primitive accepts
     inline, trial = [], base
     for n in names:
@@ -205,7 +163,7 @@ def design_space(module, func_name: str) -> list:
     out = []
     for n in targets:
         rv = trial.get_block(n)
-        loops = _tileable(trial, rv)
+        loops = tileable_loops(trial, rv)
         if loops is None:
             continue
         consumers = trial.get_consumers(rv)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..schedule import Schedule, ScheduleError
+from .nest import tileable_loops
 from .tiles import FirstChoice, mutate_tiles, sample_tiles
 
 LEVELS = 3                  # S0 S1 S2
@@ -30,7 +31,7 @@ class TensorizedSketch:
     block: str
     intrin: str
     label: str
-    loops: tuple                      # (extent, "S" | "R") per loop of the tensorized block
+    loops: tuple                      # nest.Loop per loop of the tensorized block
     inline: tuple = ()                # producer blocks to inline first
 
     @property
@@ -38,7 +39,7 @@ class TensorizedSketch:
         return f"tensorize {self.block} with {self.label}, tiled S S R S"
 
     def _spatial(self):
-        return [n for n, k in self.loops if k == "S"]
+        return [lp.extent for lp in self.loops if lp.kind == "S"]
 
     def sample(self, rng) -> dict:
         tiles, budget = [], MAX_ACCUMULATORS
@@ -72,8 +73,8 @@ class TensorizedSketch:
         levels = [[] for _ in range(LEVELS)]
         reduce = []
         tiles = iter(d["tiles"])
-        for lp, (_, kind) in zip(loops, self.loops):
-            if kind == "R":
+        for lp, info in zip(loops, self.loops):
+            if info.kind == "R":
                 reduce.append(lp)
                 continue
             for level, part in zip(levels, sch.split(lp, list(next(tiles)))):
@@ -112,19 +113,11 @@ def tensorize_sketches(module, func_name: str, target=None, inline=(), blocks=()
                 ob = trial.auto_tensorize(trial.get_block(name), m.intrin.name)
             except ScheduleError:
                 continue
-            info = trial.block_info(ob)
-            kinds = {id(v): iv.kind for iv, v in zip(info.block.iter_vars,
-                                                      info.realize.iter_values)}
-            loops = []
-            for lp in info.loops:
-                k = kinds.get(id(lp.loop_var))
-                n = getattr(lp.extent, "value", None)
-                if k in ("S", "R") and isinstance(n, int):
-                    loops.append((n, k))
-            if len(loops) != len(info.loops) or not any(k == "S" for _, k in loops):
+            loops = tileable_loops(trial, ob)
+            if loops is None or not any(lp.kind == "S" for lp in loops):
                 continue
             sk = TensorizedSketch(func_name, name, m.intrin.name, m.intrin.label,
-                                  tuple(loops), tuple(inline))
+                                  loops, tuple(inline))
             try:
                 sk.apply(module, sk.sample(FirstChoice()))
             except ScheduleError:

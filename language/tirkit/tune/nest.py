@@ -1,0 +1,52 @@
+"""The loop nest a sketch tiles: a reduction block whose loops bind its iterators one to one.
+
+    loops = tileable_loops(sch, block_rv)     # (Loop(extent, "S" | "R"), ...) or None
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir import expr as E
+
+
+@dataclasses.dataclass(frozen=True)
+class Loop:
+    extent: int
+    kind: str                # "S" or "R"
+
+
+def extent_of(loop):
+    return loop.extent.value if isinstance(loop.extent, E.IntImm) else None
+
+
+def tileable_loops(sch, rv):
+    """The Loop list of a block whose loops bind its iterators one to one, with at least one
+    reduction iterator and constant extents; else None."""
+    info = sch.block_info(rv)
+    block, realize = info.block, info.realize
+    loops = info.loops
+    if not any(iv.kind == "R" for iv in block.iter_vars) or block.init is None:
+        return None
+    if len(loops) != len(block.iter_vars) or any(iv.kind not in "SR" for iv in block.iter_vars):
+        return None
+    by_var = {}
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if not isinstance(value, E.Var):
+            return None
+        by_var[id(value)] = iv
+    out = []
+    for lp in loops:
+        iv = by_var.get(id(lp.loop_var))
+        if iv is None or lp.kind != "serial" or extent_of(lp) is None:
+            return None
+        if not (isinstance(lp.min, E.IntImm) and lp.min.value == 0):
+            return None
+        out.append(Loop(extent_of(lp), iv.kind))
+    # a perfect nest: each loop's body is the next loop, the innermost the block
+    for outer, inner in zip(loops, loops[1:] + [realize]):
+        if outer.body is not inner:
+            return None
+    return tuple(out)
+
+
+__all__ = ["Loop", "extent_of", "tileable_loops"]
