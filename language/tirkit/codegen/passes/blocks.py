@@ -11,7 +11,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ..errors import UNSUPPORTED, fail
-from .flatten import add_index
+from .flatten import add_index, strides_of
 from .rewrite import substitute, transform
 
 TRUE = E.IntImm("bool", 1)
@@ -56,7 +56,7 @@ def inline_match_buffers(b: S.Block):
     svars = {}
     for mb in b.match_buffers:
         src, region, lead = views[id(mb.buffer)]
-        strides = _strides(src)
+        strides = strides_of(src)
         svars[id(mb.buffer.data)] = src.data
         for s, st in zip(mb.buffer.strides, strides[lead:]):
             if isinstance(s, E.Var):
@@ -67,7 +67,7 @@ def inline_match_buffers(b: S.Block):
                 isinstance(x.args[0], E.BufferRef) and id(x.args[0].buffer) in views:
             src, region, _ = views[id(x.args[0].buffer)]
             out = None
-            for rg, st in zip(region, _strides(src)):
+            for rg, st in zip(region, strides_of(src)):
                 term = rg.min if E.is_const_int(st, 1) else E.Mul(rg.min, st, rg.min.dtype)
                 out = term if out is None else add_index(out, term)
             return out
@@ -90,22 +90,6 @@ def inline_match_buffers(b: S.Block):
     body = transform(transform(b.body, offset), fn)
     init = transform(transform(b.init, offset), fn) if b.init is not None else None
     return body, init
-
-
-def _strides(buf):
-    """A buffer's strides in elements: its own, or row-major over its shape."""
-    if buf.strides:
-        return tuple(buf.strides)
-    out, acc = [], None
-    for n in reversed(buf.shape):
-        out.append(acc if acc is not None else E.IntImm(n.dtype, 1))
-        if acc is None:
-            acc = n
-        elif isinstance(acc, E.IntImm) and isinstance(n, E.IntImm):
-            acc = E.IntImm(n.dtype, acc.value * n.value)
-        else:
-            acc = E.Mul(acc, n, n.dtype)
-    return tuple(reversed(out))
 
 
 def blocks_to_loops(body: S.Stmt) -> S.Stmt:
