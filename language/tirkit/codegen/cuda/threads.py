@@ -71,6 +71,7 @@ class ThreadInterpreter(Interpreter):
         self.epoch = 0
         self.clock = 1                  # counts accesses; a warp barrier orders its warp's
         self.warp_sync = np.zeros(1024 // 32, np.int64)   # earlier ones: clock at the last
+        self.warp_synced = False        # whether any warp barrier ran (else no warp is asked)
         self.tracks: dict = {}
         self.nodes: list = []
         self.node_ids: dict = {}
@@ -137,6 +138,7 @@ class ThreadInterpreter(Interpreter):
             self.clock += 1
             self.warp_sync[np.unique(self._warp_of(env.get(_TID, np.zeros(1, np.int64))))] = \
                 self.clock
+            self.warp_synced = True
             return
         if getattr(v, "op", None) == SYNC_OP:
             self.epoch += 1
@@ -229,17 +231,20 @@ class ThreadInterpreter(Interpreter):
         me = self._node(node)
         ep = self.epoch
         wv = tr.w_epoch[flat] == ep
-        warp = self._warp_of(tid)
-        synced = self.warp_sync[warp]             # accesses of one warp before its __syncwarp
-        bad = wv & (tr.w_tid[flat] != tid) & ~((self._warp_of(tr.w_tid[flat]) == warp) &
-                                               (tr.w_clock[flat] < synced))
+        bad = wv & (tr.w_tid[flat] != tid)
+        if self.warp_synced:      # accesses of one warp before its __syncwarp are ordered
+            warp = self._warp_of(tid)
+            synced = self.warp_sync[warp]
+            bad &= ~((self._warp_of(tr.w_tid[flat]) == warp) & (tr.w_clock[flat] < synced))
         if val is not None:
             vals = np.broadcast_to(np.asarray(val), flat.shape)
             same = st.array[flat] == vals
             bad &= ~same                       # writing what is there already is harmless
             rv = tr.r_epoch[flat] == ep
-            badr = rv & (tr.r_tid[flat] != tid) & ~((self._warp_of(tr.r_tid[flat]) == warp) &
-                                                    (tr.r_clock[flat] < synced))
+            badr = rv & (tr.r_tid[flat] != tid)
+            if self.warp_synced:
+                badr &= ~((self._warp_of(tr.r_tid[flat]) == warp) &
+                          (tr.r_clock[flat] < synced))
             if badr.any():
                 i = int(np.argmax(badr))
                 self.report_error(node, tid[i], tr.r_node[flat[i]], tr.r_tid[flat[i]], "read",
