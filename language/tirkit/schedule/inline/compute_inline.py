@@ -32,11 +32,12 @@ def compute_inline(sch, block):
     if any(buf is o for o in output_buffers(func)):
         raise sch.error("compute_inline/writes-output", f"block '{blk.name_hint}' writes "
                         f"'{buf.name}', an output of the function", blk)
+    injective = inlining.distinct_iter_indices(blk, store.indices, allow_const=True)
     src = copy_inline.identity_source(store)
-    if src is not None and _value_inlining_refuses(sch, block, info, store):
+    if src is not None and (not injective or _used_opaquely(sch, block, info, buf)):
         copy_inline.inline_copy(sch, block, info, store, src)
         return None
-    if not inlining.distinct_iter_indices(blk, store.indices, allow_const=True):
+    if not injective:
         raise sch.error("compute_inline/not-injective", f"block '{blk.name_hint}' does not "
                         f"store into '{buf.name}' at its iterators", blk)
     if any(ld.buffer is buf for ld in _ir.buffer_loads(store.value)):
@@ -89,11 +90,10 @@ def compute_inline(sch, block):
     inlining.rewrite_scope(sch, block.func, scope, mapping, drop=buf)
 
 
-def _value_inlining_refuses(sch, block, info, store) -> bool:
-    """Store indices that are not the block's iterators, or an opaque use of the buffer."""
-    if not inlining.distinct_iter_indices(info.block, store.indices, allow_const=True):
-        return True
-    return any(opaque_uses(o.block, store.buffer) for o in sch.index(block.func).order
+def _used_opaquely(sch, block, info, buf) -> bool:
+    """Whether another block of the function uses the buffer opaquely (value inlining
+    refuses that; an identity copy is inlined by copy_inline instead)."""
+    return any(opaque_uses(o.block, buf) for o in sch.index(block.func).order
                if o.block is not info.block)
 
 
