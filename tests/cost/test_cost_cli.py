@@ -74,5 +74,7 @@ def test_unknown_workload_and_missing_file(tmp_path):
     assert r.returncode == 2 and "unknown workload(s) nope" in r.stderr
     r = tirkit("cost", "train", str(tmp_path / "missing.jsonl"), tmp_path=tmp_path)
     assert r.returncode == 2 and "missing.jsonl" in r.stderr
-    r = tirkit("cost", "collect", "x", "--list", tmp_path=tmp_path)
+    r = tirkit("cost", "collect", "--list", tmp_path=tmp_path)
     assert r.returncode == 0 and len(r.stdout.split()) == 28 and "gmm_128" in r.stdout
+    r = tirkit("cost", "collect", tmp_path=tmp_path)
+    assert r.returncode == 2 and "a dataset file is needed" in r.stderr

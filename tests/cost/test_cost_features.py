@@ -130,8 +130,16 @@ def test_schedule_changes_loop_features():
     j0, j1 = sch.split(j, [None, 8])
     sch.parallel(i)
     sch.vectorize(j1)
-    (row,) = extract(sch.mod.prim_funcs()[0][1])
+    row, launch = extract(sch.mod.prim_funcs()[0][1])
     r = row_dict(row)
+    # the parallel region is entered once: a row of its own, for pack-sum to add its cost
+    assert row_dict(launch)["kernel.launch_row"] == 1 and r["kernel.launch_row"] == 0
+    assert row_dict(launch)["loop.parallel_launches"] == pytest.approx(lg(1))
+    assert row_dict(launch)["op.float_mul"] == 0
+    assert r["loop.parallel_work"] == pytest.approx(lg(16 * 32))
+    # the vectorized loop walks both buffers contiguously: 8 floats
+    assert (r["vector.contiguous"], r["vector.broadcast"], r["vector.strided"]) == (2, 0, 0)
+    assert r["vector.bytes"] == pytest.approx(lg(32))
     assert r["loop.parallel.extent"] == pytest.approx(lg(16))
     assert r["loop.parallel.position"] == 3           # the outermost of three loops
     assert r["loop.vectorized.extent"] == pytest.approx(lg(8))
@@ -141,6 +149,50 @@ def test_schedule_changes_loop_features():
     # the same work: operation counts unchanged by the schedule
     (plain,) = extract(func)
     assert r["op.float_mul"] == row_dict(plain)["op.float_mul"]
+
+
+def test_matmul_working_sets_and_cache_misses():
+    _, body = (row_dict(x) for x in extract(func_of(MATMUL)))
+    # the store alone touches one element of each of C, A, B; the k loop 1 + 8 + 8; the
+    # whole nest all of them (64 floats each)
+    assert body["footprint.0"] == pytest.approx(lg(3 * 4))
+    assert body["footprint.9"] == pytest.approx(lg(3 * 64 * 4))
+    # everything fits in L1 and L2: each buffer's 256 bytes are loaded once, 4 lines each
+    assert body["cache.l1_lines"] == pytest.approx(lg(12))
+    assert body["cache.l1_level"] == 3 and body["cache.l2_level"] == 3
+    # the innermost loop k: C[vi, vj] does not move, A[vi, vk] is contiguous, B[vk, vj] strided
+    assert (body["inner.contiguous"], body["inner.broadcast"], body["inner.strided"]) == (1, 1, 1)
+    assert body["vector.contiguous"] == 0 and body["vector.bytes"] == 0
+
+
+BIG_COPY = '''@T.prim_func
+def cp(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32")):
+    for i, j in T.grid(1024, 1024):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+'''
+
+
+def test_a_working_set_larger_than_the_cache_misses_once_per_outer_iteration():
+    (row,) = extract(func_of(BIG_COPY))
+    r = row_dict(row)
+    # 8 MB in all: neither cache keeps it; one row of each (8 KB) fits both, so each of the
+    # 1024 rows misses its 64 + 64 lines
+    assert r["cache.l1_level"] == 1 and r["cache.l2_level"] == 1
+    assert r["cache.l1_lines"] == pytest.approx(lg(1024 * 128))
+    assert r["footprint.9"] == pytest.approx(lg(2 * 1024 * 1024 * 4))
+
+
+def test_parallel_regions_inside_a_serial_loop_are_entered_once_per_iteration():
+    sch = tirkit.Schedule(func_of(ELEMENTWISE))
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.parallel(j)
+    rows = extract(sch.mod.prim_funcs()[0][1])
+    launch = row_dict(rows[-1])
+    assert launch["kernel.launch_row"] == 1
+    assert launch["loop.parallel_launches"] == pytest.approx(lg(16))
+    assert row_dict(rows[0])["loop.parallel_work"] == pytest.approx(lg(32))
 
 
 def test_deterministic():

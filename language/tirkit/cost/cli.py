@@ -18,7 +18,7 @@ def add_commands(sub):
     cs = c.add_subparsers(dest="cost_cmd", required=True)
     col = cs.add_parser("collect", help="time random valid schedules of the workload set and "
                         "append them to a JSON-lines dataset (resumes where it stopped)")
-    col.add_argument("dataset")
+    col.add_argument("dataset", nargs="?")
     col.add_argument("--per-workload", type=int, default=300)
     col.add_argument("--workloads", default=None, help="comma-separated names (default: all; "
                      "see --list)")
@@ -57,6 +57,9 @@ def cmd_collect(args) -> int:
     if args.list:
         print("\n".join(names()))
         return 0
+    if args.dataset is None:
+        print("tirkit cost collect: a dataset file is needed (or --list)", file=sys.stderr)
+        return 2
     status = missing("cost collect", "llvmlite", "run")
     if status is not None:
         return status

@@ -24,8 +24,9 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of, is_float
 from ..ir.visit import child_fields
+from . import locality as L
 
-VERSION = 1
+VERSION = 2
 MAX_BUFFERS = 5
 LINE = 64                         # cache line bytes
 CURVE = 10                        # points of the arithmetic intensity curve
@@ -40,12 +41,13 @@ BUFFER_FIELDS = ["present", "is_read", "is_write", "bytes", "unique_bytes", "lin
 NAMES = (
     [f"op.{o}" for o in OPS]
     + [f"loop.{k}.{f}" for k in LOOP_KINDS for f in ("extent", "count", "position")]
-    + ["loop.parallel_launches", "loop.count", "loop.outer_product", "loop.innermost_extent",
+    + ["loop.parallel_launches", "loop.parallel_work", "loop.count", "loop.outer_product", "loop.innermost_extent",
        "store.is_init", "store.predicated", "store.read_modify_write"]
     + [f"buf{i}.{f}" for i in range(MAX_BUFFERS) for f in BUFFER_FIELDS]
     + [f"intensity.{i}" for i in range(CURVE)]
     + ["alloc.bytes", "alloc.count", "alloc.target_is_local", "alloc.target_bytes",
-       "kernel.stores"]
+       "kernel.stores", "kernel.launch_row"]
+    + L.NAMES
 )
 INDEX = {n: i for i, n in enumerate(NAMES)}
 
@@ -176,6 +178,7 @@ class _Ctx:
         self.predicated = 0
         self.stores = []            # (store, loops snapshot, env snapshot, is_init, reduce loops, pred)
         self.allocs = []            # Buffers allocated in the function
+        self.launches = 0           # parallel regions entered (outermost parallel loops)
 
 
 def _walk(x, ctx: _Ctx):
@@ -188,6 +191,8 @@ def _walk(x, ctx: _Ctx):
     t = type(x)
     if t is S.For:
         pos = len(ctx.loops)
+        if x.kind == "parallel" and all(f.kind != "parallel" for f, _ in ctx.loops):
+            ctx.launches += math.prod(e for _, e in ctx.loops)
         ctx.loops.append((x, _ext(x)))
         ctx.env[id(x.loop_var)] = _Form({pos: 1})
         _walk(x.body, ctx)
@@ -305,6 +310,7 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
         for i in range(par[0]):
             launches *= loops_used[i][1]
         row[INDEX["loop.parallel_launches"]] = _lg(launches)
+        row[INDEX["loop.parallel_work"]] = _lg(execs / launches)
     row[INDEX["loop.count"]] = n
     row[INDEX["loop.outer_product"]] = _lg(execs)
     row[INDEX["loop.innermost_extent"]] = _lg(loops_used[-1][1] if loops_used else 1)
@@ -374,6 +380,9 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
     row[INDEX["alloc.target_is_local"]] = float(any(b is store.buffer for b in allocs))
     row[INDEX["alloc.target_bytes"]] = _lg(bytes_of(store.buffer.dtype) * _size(store.buffer))
     row[INDEX["kernel.stores"]] = n_stores
+    accesses = [(form, eb, _size(b)) for (form, eb), (b, *_) in zip(forms, accs)]
+    for k, v in L.locality(loops_used, accesses).items():
+        row[INDEX[k]] = v
     return row
 
 
@@ -384,12 +393,25 @@ def _size(b):
     return n
 
 
+def _launch_row(launches, n_stores):
+    """The cost of entering parallel regions, a row of its own (pack-sum adds it to the
+    stores' time): how many times one is entered, as its executions."""
+    row = np.zeros(len(NAMES), dtype=np.float64)
+    row[INDEX["kernel.launch_row"]] = 1
+    row[INDEX["loop.parallel_launches"]] = _lg(launches)
+    row[INDEX["loop.outer_product"]] = _lg(launches)
+    row[INDEX["kernel.stores"]] = n_stores
+    return row
+
+
 def extract(func) -> np.ndarray:
     """The feature rows of one PrimFunc: shape (number of stores, len(NAMES)), float32."""
     ctx = _Ctx()
     _walk(func.body, ctx)
     rows = [_row(s, lp, env, init, red, pred, ctx.allocs, len(ctx.stores))
             for s, lp, env, init, red, pred in ctx.stores]
+    if ctx.launches:
+        rows.append(_launch_row(ctx.launches, len(ctx.stores)))
     if not rows:
         return np.zeros((0, len(NAMES)), dtype=np.float32)
     return np.asarray(rows, dtype=np.float32)

@@ -9,8 +9,10 @@
 Objectives (`objective=`):
 - "packsum" (default): each store row gets a score f, the kernel's predicted time is the sum
   of 2**f over its stores (TVM MetaSchedule's pack-sum), and the loss is the squared error of
-  log2 of that sum against log2 of the measured time. Gradients are written here (XGBoost
-  custom objective); the predicted time is in seconds for any kernel.
+  log2 of that sum against log2 of the measured time, plus a pairwise logistic loss on pairs
+  of kernels of one workload that are more than ~7% apart (RankNet's, on the same log2 sums).
+  Gradients are written here (XGBoost custom objective); the predicted time is in seconds
+  for any kernel.
 - "regression": one row per kernel (its store rows pooled: sum and max of each feature),
   squared error on log2 seconds.
 - "pairwise": the same pooled rows with XGBoost's `rank:pairwise` inside each group (a
@@ -74,15 +76,53 @@ def _stack(rows_list):
     return X, seg
 
 
-def _packsum_objective(seg, ylog, n):
+RANK_WEIGHT = 1.0                       # the pairwise term's weight against the squared error
+RANK_PAIRS = 8                          # pairs drawn per kernel
+RANK_GAP = 0.1                          # log2 seconds: pairs closer than ~7% are noise
+
+
+def _pairs(groups, ylog, rng):
+    """(faster, slower) kernel pairs drawn within each group, at least RANK_GAP apart."""
+    codes = _codes(groups)
+    a_all, b_all = [], []
+    for g in np.unique(codes):
+        idx = np.flatnonzero(codes == g)
+        if len(idx) < 2:
+            continue
+        a = rng.choice(idx, len(idx) * RANK_PAIRS)
+        b = rng.choice(idx, len(idx) * RANK_PAIRS)
+        keep = ylog[a] + RANK_GAP < ylog[b]
+        a_all.append(a[keep])
+        b_all.append(b[keep])
+    if not a_all:
+        return np.zeros(0, int), np.zeros(0, int)
+    return np.concatenate(a_all), np.concatenate(b_all)
+
+
+def _packsum_objective(seg, ylog, n, groups=None):
+    """Squared error of log2 of the pack-sum, plus RANK_WEIGHT times a pairwise logistic loss
+    on pairs of kernels of one group (a workload), so that the order within a workload, which
+    the search and the editor use, weighs as much as the absolute time."""
+    pairs = _pairs(groups, ylog, np.random.default_rng(0)) if RANK_WEIGHT and groups is not None \
+        else None
+
     def obj(preds, dtrain):
         share = np.exp2(np.clip(preds, -60, 30))
         total = np.bincount(seg, weights=share, minlength=n)
         lp = np.log2(np.maximum(total, 1e-300))
         w = share / total[seg]
-        err = (lp - ylog)[seg]
-        grad = err * w
-        hess = np.maximum(w, 1e-3)          # an upper bound of the Gauss-Newton w * w: safe steps
+        gk = lp - ylog                        # d loss / d lp per kernel
+        hk = np.ones(n)
+        if pairs is not None and len(pairs[0]):
+            fa, sl = pairs
+            z = lp[fa] - lp[sl]               # want the faster one predicted lower
+            sig = 1.0 / (1.0 + np.exp(-z))
+            scale = RANK_WEIGHT * n / len(fa)
+            gk = gk + scale * (np.bincount(fa, sig, n) - np.bincount(sl, sig, n))
+            hk = hk + scale * (np.bincount(fa, sig * (1 - sig), n)
+                               + np.bincount(sl, sig * (1 - sig), n))
+        grad = gk[seg] * w
+        hess = np.maximum(hk[seg] * w, 1e-3)  # an upper bound of the Gauss-Newton w * w
         return grad, hess
     return obj
 
@@ -140,7 +180,8 @@ class CostModel:
                 self.offset = float(np.median(ylog)) - 1.0
             d = xgb.DMatrix(X, base_margin=np.full(len(X), self.offset, dtype=np.float32))
             booster = xgb.train(self.params, d, num_boost_round=rounds,
-                                obj=_packsum_objective(seg, ylog, len(rows)), xgb_model=base)
+                                obj=_packsum_objective(seg, ylog, len(rows), groups),
+                                xgb_model=base)
         else:
             P = pooled(rows)
             if self.objective == "regression":

@@ -1,0 +1,109 @@
+"""Locality features of one store: how much data the loops around it touch, what a cache
+of a given size would miss, and how each buffer is walked by the innermost and the
+vectorized loop.
+
+    f = locality(loops, accesses)    # {name: value} for the names in NAMES
+
+`loops` is [(For, extent)] from the outermost to the store, `accesses` [(form, element
+bytes, elements)] with `form` the buffer's flat index over the loop positions (`coef`: the
+coefficient of each loop, `opaque`: loops reached through a non-affine term).
+
+Working set at level l: for each buffer, the elements its index reaches while the loops
+l..n-1 run (the product of the extents of the loops it varies with, at most the buffer),
+in bytes and in 64-byte lines (the loop with the smallest stride walks lines, not
+elements). A cache of C bytes keeps the working set of the outermost level that fits; the
+misses are that level's lines once per iteration of the loops outside it (a working-set
+model: it ignores reuse across those outer loops). All values are log2(1 + x).
+"""
+from __future__ import annotations
+
+import math
+
+LINE = 64
+CURVE = 10
+CACHES = (("l1", 32 * 1024), ("l2", 1024 * 1024))
+
+NAMES = ([f"footprint.{i}" for i in range(CURVE)]
+         + [f"cache.{name}_lines" for name, _ in CACHES]
+         + [f"cache.{name}_level" for name, _ in CACHES]
+         + ["inner.contiguous", "inner.broadcast", "inner.strided",
+            "vector.contiguous", "vector.broadcast", "vector.strided", "vector.bytes"])
+
+
+def _lg(x) -> float:
+    return math.log2(1.0 + max(0.0, float(x)))
+
+
+def _varies(form, i) -> bool:
+    return bool(form.coef.get(i, 0)) or i in form.opaque
+
+
+def _level(loops, accesses, level):
+    """(bytes, lines) touched by the loops level..n-1."""
+    n = len(loops)
+    total_b = total_l = 0.0
+    for form, eb, size in accesses:
+        uniq, step, run = 1, None, 1
+        for i in range(level, n):
+            if _varies(form, i):
+                uniq *= loops[i][1]
+                s = abs(form.coef.get(i, 0))
+                if s and (step is None or s < step):
+                    step, run = s, loops[i][1]
+        uniq = min(uniq, size)
+        per_line = LINE / eb
+        if step is not None and step < per_line:
+            # the smallest-stride loop walks one run of step * (extent - 1) + 1 elements
+            runs = max(1.0, uniq / run)
+            lines = runs * math.ceil((step * (run - 1) + 1) / per_line)
+        else:
+            lines = uniq
+        total_b += uniq * eb
+        total_l += min(lines, math.ceil(size * eb / LINE))
+    return total_b, total_l
+
+
+def _walk_kinds(loops, accesses, i):
+    """Buffers walked contiguously, not at all (broadcast) and with a stride by loop i."""
+    cont = bcast = strided = 0
+    for form, eb, _ in accesses:
+        if i in form.opaque:
+            strided += 1
+            continue
+        s = abs(form.coef.get(i, 0))
+        if s == 0:
+            bcast += 1
+        elif s == 1:
+            cont += 1
+        else:
+            strided += 1
+    return cont, bcast, strided
+
+
+def locality(loops, accesses) -> dict:
+    n = len(loops)
+    levels = [_level(loops, accesses, lv) for lv in range(n + 1)]   # outer .. store
+    out = dict.fromkeys(NAMES, 0.0)
+    # footprint curve: from the store outwards, as the intensity curve
+    curve = [levels[lv][0] for lv in range(n, -1, -1)]
+    for k in range(CURVE):
+        pos = k * (len(curve) - 1) / (CURVE - 1)
+        lo = int(math.floor(pos))
+        hi = min(lo + 1, len(curve) - 1)
+        out[f"footprint.{k}"] = _lg(curve[lo] + (curve[hi] - curve[lo]) * (pos - lo))
+    outer = [1]
+    for _, e in loops:
+        outer.append(outer[-1] * e)
+    for name, size in CACHES:
+        fit = next((lv for lv in range(n + 1) if levels[lv][0] <= size), n)
+        out[f"cache.{name}_lines"] = _lg(levels[fit][1] * outer[fit])
+        out[f"cache.{name}_level"] = n - fit
+    if n:
+        c, b, s = _walk_kinds(loops, accesses, n - 1)
+        out["inner.contiguous"], out["inner.broadcast"], out["inner.strided"] = c, b, s
+        vec = [i for i, (f, _) in enumerate(loops) if f.kind == "vectorized"]
+        if vec:
+            c, b, s = _walk_kinds(loops, accesses, vec[-1])
+            out["vector.contiguous"], out["vector.broadcast"], out["vector.strided"] = c, b, s
+            out["vector.bytes"] = _lg(loops[vec[-1]][1] * max(eb for _, eb, _ in accesses))
+    return out
