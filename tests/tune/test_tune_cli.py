@@ -51,3 +51,17 @@ def test_tune_refuses_what_it_cannot_tune(tmp_path):
     p = tirkit("tune", "e.py", "--kernel", "nope", cwd=tmp_path)
     assert p.returncode == 1 and "no kernel named nope" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_tune_for_a_cuda_target_needs_a_gpu_here(tmp_path):
+    from tirkit.codegen.cuda.runtime import available
+    if available() is None:
+        pytest.skip("a GPU can run kernels here: the CUDA search would run")
+    (tmp_path / "mm.py").write_text(MATMUL)
+    p = tirkit("tune", "mm.py", "--target", "cuda", "--trials", "2", cwd=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert "--target cuda-sm80 measures candidates on a CUDA GPU" in p.stderr
+    assert not (tmp_path / "mm.tune.jsonl").exists()
+    p = tirkit("tune", "mm.py", "--target", "cuda-sm99", cwd=tmp_path)
+    assert p.returncode == 2 and "unknown target 'cuda-sm99'" in p.stderr

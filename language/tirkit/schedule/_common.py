@@ -91,3 +91,21 @@ def and_(a, b):
     if is_true(b):
         return a
     return E.And(a, b, "bool")
+
+
+def shared_by_threads(f, storage):
+    """Is `f` a thread loop whose threads all see one buffer of `storage` scope (so a block
+    that fills such a buffer under `f` fills it for all of them)?"""
+    if f.kind != "thread_binding" or not f.thread_tag:
+        return False
+    # TVM's storage and thread ranks: global 0, shared 1; blockIdx 0, threadIdx and vthread
+    # 1; a buffer is shared by the threads of its rank and below, warp memory by threadIdx.x
+    rank = storage.split(".")[0]
+    tag = f.thread_tag
+    if rank == "warp":
+        return tag == "threadIdx.x"
+    if rank == "global":
+        return tag.startswith(("blockIdx", "threadIdx", "vthread", "cthread"))
+    if rank == "shared":
+        return tag.startswith(("threadIdx", "vthread", "cthread"))
+    return False

@@ -1,4 +1,4 @@
-"""`tirkit tune FILE --kernel NAME --trials N [--ray ADDR] [--write] [--resume]`.
+"""`tirkit tune FILE --kernel NAME --trials N [--target NAME] [--ray ADDR] [--write] [--resume]`.
 
 Writes the tuned script beside the original (`FILE.tuned.py`, or the file itself with
 `--write`) and the schedule (`FILE.NAME.trace.py`, runnable lines on `sch`); every measured
@@ -29,6 +29,10 @@ def add_commands(sub):
     t.add_argument("--write", action="store_true", help="rewrite FILE in place")
     t.add_argument("--db", default=None, help="the database (default FILE.tune.jsonl)")
     t.add_argument("--resume", action="store_true", help="start from the database's records")
+    t.add_argument("--target", default=None, metavar="NAME",
+                   help="tune for this target: a CUDA one (cuda-sm80, cuda-sm90, an alias such "
+                   "as cuda) searches the GPU sketches and measures on this machine's GPU; "
+                   "default: this CPU")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--log", default=None, metavar="PATH",
                    help="write every refused, invalid and failed candidate to PATH")
@@ -66,6 +70,30 @@ def _runner(args):
     return LocalRunner(args.workers)
 
 
+def _target(args):
+    """The target name (None: this CPU), or the exit status 2 with its reason printed: an
+    unknown name, or a CUDA target where no GPU can run the candidates here (the Ray
+    cluster's workers measure on their own GPUs)."""
+    from .. import target as targets
+    if args.target is None:
+        return None
+    tgt = targets.get(args.target)
+    if tgt is None:
+        print(f"tirkit tune: unknown target '{args.target}' (known: "
+              f"{', '.join(targets.names())})", file=sys.stderr)
+        return 2
+    if not tgt.is_gpu:
+        return None
+    if not args.ray:
+        from ..codegen.cuda.runtime import available
+        why = available()
+        if why is not None:
+            print(f"tirkit tune: --target {tgt.name} measures candidates on a CUDA GPU, and "
+                  f"none can run them here: {why}", file=sys.stderr)
+            return 2
+    return tgt.name
+
+
 def cmd_tune(args) -> int:
     status = missing("tune", "llvmlite", "run")
     if status is not None:
@@ -85,6 +113,9 @@ def cmd_tune(args) -> int:
               f"({', '.join(n for n, _ in funcs)})", file=sys.stderr)
         return 1
     name = funcs[0][0]
+    target = _target(args)
+    if isinstance(target, int):
+        return target
     runner = _runner(args)
     if isinstance(runner, int):
         return runner
@@ -104,7 +135,7 @@ def cmd_tune(args) -> int:
     try:
         result = tune(module, name, args.trials, runner=runner, database=db,
                       resume=args.resume, seed=args.seed, threads=args.threads, log=log,
-                      progress=progress)
+                      progress=progress, target=target)
     except TuneError as e:
         print(f"{args.file}: {e}", file=sys.stderr)
         return 1

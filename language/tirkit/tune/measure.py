@@ -10,6 +10,8 @@ and the candidate on the same random inputs (seeded, never zero), compares every
 (exact for integers, relative error for floats, as `tirkit run --check`) and times the
 candidate: median seconds per call, in CPU time on one thread (a busy machine only makes a
 wall-clock run slower), wall time on more.  A candidate with a wrong result is never timed.
+A candidate for a CUDA target travels as its CUDA C: the runner compiles it for its GPU
+(pycuda), checks it against the reference run on the CPU and times it with CUDA events.
 """
 from __future__ import annotations
 
@@ -26,9 +28,10 @@ _REFERENCES = LRU(4)        # workload key -> (inputs, reference outputs) in thi
 class Built:
     """A compiled kernel that travels: the function (for its signature) and object code."""
     func: object                 # the PrimFunc
-    obj: bytes
+    obj: bytes                   # object code; for a GPU candidate its CUDA C
     entry: str
     seconds: float = 0.0         # compile time
+    module: object = None        # a GPU candidate's module (compiled where it is measured)
 
 
 @dataclasses.dataclass
@@ -51,10 +54,17 @@ class MeasureResult:
     pid: int = 0                 # the process that measured it
 
 
-def build_candidate(func, module=None) -> Built:
-    """Compile a function for this CPU (raises TirkitError for what the back end refuses)."""
+def build_candidate(func, module=None, target=None) -> Built:
+    """Compile a function for this CPU, or emit its CUDA C for a CUDA target (compiled by
+    the runner, on its GPU); raises TirkitError for what the back end refuses."""
+    from .. import target as targets
     from ..codegen import compile_native
     t0 = time.perf_counter()
+    tgt = targets.get(target) if target is not None else None
+    if tgt is not None and tgt.is_gpu:
+        from ..codegen.cuda import emit_cuda
+        src = emit_cuda(func, module)
+        return Built(func, src.code.encode(), "cuda", time.perf_counter() - t0, module)
     obj, entry, _ = compile_native(func, module)
     return Built(func, obj, entry, time.perf_counter() - t0)
 
@@ -93,6 +103,8 @@ def measure(task: MeasureTask) -> MeasureResult:
     try:
         from ..codegen.cli import compare
         arrays, scalars, ref = _reference(task)
+        if task.candidate.entry == "cuda":
+            return _measure_cuda(task, arrays, scalars, ref, pid)
         kernel = load(task.candidate)
         mine = [a.copy() for a in arrays]
         kernel(*mine, scalars=scalars, threads=task.threads)
@@ -107,6 +119,26 @@ def measure(task: MeasureTask) -> MeasureResult:
         return MeasureResult(task.index, sec, None, pid)
     except Exception as e:                      # a failing candidate is a result, not a crash
         return MeasureResult(task.index, None, f"{type(e).__name__}: {e}", pid)
+
+
+def _measure_cuda(task, arrays, scalars, ref, pid) -> MeasureResult:
+    """A GPU candidate compiled and run on this process's GPU, checked, timed (CUDA
+    events, median of the launches)."""
+    from ..codegen.cli import compare
+    from ..codegen.cuda.runtime import available, build_cuda
+    why = available()
+    if why is not None:
+        return MeasureResult(task.index, None, f"no GPU to measure on: {why}", pid)
+    kernel = build_cuda(task.candidate.func, task.candidate.module)
+    mine = [a.copy() for a in arrays]
+    kernel(*mine, scalars=scalars)
+    for b, got, want in zip(kernel.buffers, mine, ref):
+        ok, err = compare(got, want, b.dtype)
+        if not ok:
+            return MeasureResult(task.index, None, f"wrong result in '{b.name}' "
+                                 f"(error {err:.3g})", pid)
+    sec = kernel.time(*mine, scalars=scalars, repeat=max(task.repeat, 20))
+    return MeasureResult(task.index, sec, None, pid)
 
 
 __all__ = ["Built", "MeasureTask", "MeasureResult", "build_candidate", "load", "measure"]

@@ -1,6 +1,7 @@
 """The loop nest a sketch tiles: a reduction block whose loops bind its iterators one to one.
 
     loops = tileable_loops(sch, block_rv)     # (Loop(extent, "S" | "R"), ...) or None
+    is_elementwise(block)                     # what sketches inline or fuse around it
 """
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ class Loop:
 
 def extent_of(loop):
     return loop.extent.value if isinstance(loop.extent, E.IntImm) else None
+
+
+def is_elementwise(block) -> bool:
+    """A block with spatial iterators only and no init (a cast, a padding, a ReLU)."""
+    return all(iv.kind == "S" for iv in block.iter_vars) and block.init is None
 
 
 def tileable_loops(sch, rv):
@@ -49,4 +55,4 @@ def tileable_loops(sch, rv):
     return tuple(out)
 
 
-__all__ = ["Loop", "extent_of", "tileable_loops"]
+__all__ = ["Loop", "extent_of", "is_elementwise", "tileable_loops"]

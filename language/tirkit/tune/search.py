@@ -105,10 +105,10 @@ def _flops(func):
 class _Search:
     def __init__(self, module, func_name, *, model, runner, database, seed, population,
                  generations, batch, eps, extra_sketches, threads, log, progress, cancelled,
-                 repeat, min_seconds):
-        self.module, self.func_name = module, func_name
+                 repeat, min_seconds, target=None):
+        self.module, self.func_name, self.target = module, func_name, target
         self.func = module[func_name]
-        self.sketches = design_space(module, func_name) + list(extra_sketches)
+        self.sketches = design_space(module, func_name, target) + list(extra_sketches)
         if not self.sketches:
             raise TuneError(f"no sketch applies to '{func_name}' (the tuner tiles reduction "
                             "blocks whose loops bind their iterators one to one)")
@@ -211,7 +211,7 @@ class _Search:
         return out
 
     def is_valid(self, c) -> bool:
-        errs = validate(c.schedule.mod)
+        errs = validate(c.schedule.mod, self.target)
         if errs:
             self.stats.invalid += 1
             self.invalid.add(c.key)
@@ -236,7 +236,7 @@ class _Search:
                 if not self.is_valid(c):
                     continue
                 try:
-                    b = build_candidate(c.func, c.schedule.mod)
+                    b = build_candidate(c.func, c.schedule.mod, self.target)
                 except Exception as e:
                     self.finish(c, None, f"build failed: {type(e).__name__}: {e}")
                     n += 1
@@ -304,10 +304,12 @@ def tune(module, func_name: str, trials: int = 64, *, model=None, runner=None, d
          resume: bool = False, seed: int = 0, population: int = 16, generations: int = 2,
          batch: int = 8, eps: float = 0.2, extra_sketches=(), threads: int = 1, log=None,
          progress=None, cancelled=None, repeat: int = 5,
-         min_seconds: float = 0.05) -> TuneResult:
+         min_seconds: float = 0.05, target=None) -> TuneResult:
     """Search `trials` measured candidates for `module[func_name]`.  `progress(done, trials,
     best_seconds, gflops)` is called after each measured batch; `cancelled()` is asked
-    between candidates, and a cancelled search returns what it has."""
+    between candidates, and a cancelled search returns what it has.  `target`: None (this
+    CPU) or a CUDA target of `tirkit.target` (the GPU sketches, validated for that target
+    and measured on this machine's GPU against the untuned kernel run on the CPU)."""
     from .models import default_model
     from .runners import InProcessRunner
     t0 = time.perf_counter()
@@ -315,7 +317,7 @@ def tune(module, func_name: str, trials: int = 64, *, model=None, runner=None, d
                 runner=runner or InProcessRunner(), database=database, seed=seed,
                 population=population, generations=generations, batch=batch, eps=eps,
                 extra_sketches=extra_sketches, threads=threads, log=log, progress=progress,
-                cancelled=cancelled, repeat=repeat, min_seconds=min_seconds)
+                cancelled=cancelled, repeat=repeat, min_seconds=min_seconds, target=target)
     flops = _flops(s.func)
     reference = build_candidate(s.func, module)
     if resume and database is not None:

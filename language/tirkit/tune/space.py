@@ -1,5 +1,5 @@
-"""The search space: sketch rules for the CPU, as MetaSchedule writes them, with the random
-decisions each sketch leaves open.
+"""The search space: sketch rules for the CPU (and, through `gpu.py`, for CUDA targets), as
+MetaSchedule writes them, with the random decisions each sketch leaves open.
 
     sketches = design_space(module, "matmul")     # [Sketch]; every one applies to the module
     d = sketches[0].sample(rng)                   # decisions: JSON-able, e.g. {"tiles": ...}
@@ -22,14 +22,20 @@ Rules, in the order a sketch applies them:
 A sketch is any object with `name`, `sample(rng)`, `mutate(decisions, rng)` and
 `apply(module, decisions) -> Schedule`; `design_space` returns the built-in ones and, for
 each intrinsic of this CPU that serves a tiled block, a tensorization sketch
-(`tune/tensorized.py`); the search takes extra ones.
+(`tune/tensorized.py`); the search takes extra ones.  For a CUDA target
+(`design_space(module, "matmul", "cuda-sm80")`) it returns the GPU sketch instead
+(`tune/gpu.py`: SSSRRSRS tiling bound to blockIdx/vthread/threadIdx, shared-memory copies
+of the operands fetched by all the threads of a block, a local accumulator), after the
+same inlining.
 """
 from __future__ import annotations
 
 import dataclasses
 
+from .. import target as targets
 from ..schedule import Schedule, ScheduleError
-from .nest import Loop, extent_of, tileable_loops
+from .gpu import gpu_sketches
+from .nest import Loop, extent_of, is_elementwise, tileable_loops
 from .tensorized import tensorize_sketches
 from .tiles import FirstChoice, mutate_tiles, sample_tiles
 
@@ -139,19 +145,19 @@ def _factors_in(order, sp, rd, d):
             + by_level_s[3])
 
 
-def _is_elementwise(block) -> bool:
-    return all(iv.kind == "S" for iv in block.iter_vars) and block.init is None
-
-
-def design_space(module, func_name: str) -> list:
-    """The sketches for one function of the module (possibly none)."""
+def design_space(module, func_name: str, target=None) -> list:
+    """The sketches for one function of the module (possibly none): for a CUDA target (a
+    name of `tirkit.target`, e.g. "cuda-sm80") the GPU sketches, else this CPU's."""
+    gpu = targets.get(target) if target is not None else None
+    if target is not None and gpu is None:
+        raise ValueError(f"unknown target '{target}' (known: {', '.join(targets.names())})")
     base = Schedule(module, func_name)
     names = [info.block.name_hint for info in base.index(func_name).order]
-    targets = [n for n in names if tileable_loops(base, base.get_block(n)) is not None]
+    tiled = [n for n in names if tileable_loops(base, base.get_block(n)) is not None]
     # producers that inline: tried on the kernel itself, kept where the primitive accepts
     inline, trial = [], base
     for n in names:
-        if n in targets or not _is_elementwise(trial.block_info(trial.get_block(n)).block):
+        if n in tiled or not is_elementwise(trial.block_info(trial.get_block(n)).block):
             continue
         t2 = trial.copy()
         try:
@@ -160,15 +166,17 @@ def design_space(module, func_name: str) -> list:
             continue
         inline.append(n)
         trial = t2
+    if gpu is not None and gpu.is_gpu:
+        return gpu_sketches(module, func_name, gpu, trial, blocks=tiled, inline=inline)
     out = []
-    for n in targets:
+    for n in tiled:
         rv = trial.get_block(n)
         loops = tileable_loops(trial, rv)
         if loops is None:
             continue
         consumers = trial.get_consumers(rv)
         writes = [("cache", None)]
-        if len(consumers) == 1 and _is_elementwise(trial.block_info(consumers[0]).block):
+        if len(consumers) == 1 and is_elementwise(trial.block_info(consumers[0]).block):
             writes.append(("consumer", consumers[0].name))
         for write, consumer in writes:
             sk = TiledSketch(func_name, n, loops, tuple(inline), write, consumer)
@@ -177,8 +185,8 @@ def design_space(module, func_name: str) -> list:
             except ScheduleError:
                 continue
             out.append(sk)
-    out.extend(tensorize_sketches(module, func_name, inline=tuple(inline), blocks=targets))
+    out.extend(tensorize_sketches(module, func_name, inline=tuple(inline), blocks=tiled))
     return out
 
 
-__all__ = ["TiledSketch", "Loop", "design_space", "tensorize_sketches"]
+__all__ = ["TiledSketch", "Loop", "design_space", "gpu_sketches", "tensorize_sketches"]

@@ -14,23 +14,6 @@ from .. import _ir
 from ..analysis import region_of_indices
 
 
-def _relaxed_by_threads(f, storage):
-    """Loops above the copy that the copy still spans: threads sharing the storage."""
-    if f.kind != "thread_binding" or not f.thread_tag:
-        return False
-    # TVM's storage and thread ranks: global 0, shared 1; blockIdx 0, threadIdx and vthread
-    # 1; a buffer is shared by the threads of its rank and below, warp memory by threadIdx.x
-    rank = storage.split(".")[0]
-    tag = f.thread_tag
-    if rank == "warp":
-        return tag == "threadIdx.x"
-    if rank == "global":
-        return tag.startswith(("blockIdx", "threadIdx", "vthread", "cthread"))
-    if rank == "shared":
-        return tag.startswith(("threadIdx", "vthread", "cthread"))
-    return False
-
-
 def relaxed_region(sch, info, region, loc, storage="global"):
     """A block's region (of one buffer) over the loops under `loc` (and the thread loops
     above it that share the storage), in outer terms."""
@@ -44,8 +27,8 @@ def relaxed_region(sch, info, region, loc, storage="global"):
         inner, outer = (loops[k + 1:], loops[:k + 1]) if k is not None else (loops, [])
     else:
         inner, outer = loops, []
-    inner = inner + [f for f in outer if _relaxed_by_threads(f, storage)]
-    outer = [f for f in outer if not _relaxed_by_threads(f, storage)]
+    inner = inner + [f for f in outer if common.shared_by_threads(f, storage)]
+    outer = [f for f in outer if not common.shared_by_threads(f, storage)]
     # terms the relaxed loops do not touch (`i // n`, a load) are symbols, as in TVM
     relaxed_ids = {id(f.loop_var) for f in inner}
     lo, hi, back = _symbolize(lo, hi, relaxed_ids)

@@ -205,7 +205,12 @@ def _required(sch, blk, buf, deps, f, reverse, what, outer):
         ivmap = {id(iv.var): v for iv, v in zip(d.block.iter_vars, d.realize.iter_values)}
         inner = [a for a in d.ancestors if isinstance(a, S.For)]
         k = next(i for i, a in enumerate(inner) if a is f)
+        # the loops under `f`, and (as TVM) the thread loops at and above it whose threads
+        # share the buffer's storage, unless it is global: a shared tile is filled for all
+        # the threads of a block
         loops = inner[k + 1:]
+        if buf.scope.split(".")[0] != "global":
+            loops = loops + [a for a in inner[:k + 1] if common.shared_by_threads(a, buf.scope)]
         cb = common.loop_bounds(loops)
         sym = {id(a.loop_var): a for a in loops if id(a.loop_var) not in cb}
         for reg in (w if reverse else r):
