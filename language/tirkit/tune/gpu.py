@@ -37,7 +37,7 @@ from ..ir.visit import walk
 from ..ir import expr as E
 from ..schedule import Schedule, ScheduleError
 from ..schedule.analysis import infer_regions
-from .nest import is_elementwise, tileable_loops
+from .nest import is_elementwise, split_levels, tileable_loops
 from .tiles import FirstChoice, mutate_tiles, prime_factors, sample_tiles
 
 SPATIAL_LEVELS = 5          # S0 blockIdx, S1 vthread, S2 threadIdx, S3, S4
@@ -163,22 +163,9 @@ class GpuTiledSketch:
 
     # ---- the schedule -----------------------------------------------------------------------
     def apply(self, module, d: dict) -> Schedule:
-        sch = Schedule(module, self.func)
-        for name in self.inline:
-            sch.compute_inline(sch.get_block(name))
-        b = sch.get_block(self.block)
-        loops = sch.get_loops(b)
-        if len(loops) != len(self.loops):
-            raise ScheduleError("tune", "sketch", f"block '{self.block}' has {len(loops)} "
-                                f"loops, the sketch {len(self.loops)}")
-        sp = [[] for _ in range(SPATIAL_LEVELS)]
-        rd = [[] for _ in range(REDUCE_LEVELS)]
-        extent = {}
-        for lp, info, factors in zip(loops, self.loops, d["tiles"]):
-            parts = sch.split(lp, list(factors))
-            for level, part, f in zip(sp if info.kind == "S" else rd, parts, factors):
-                level.append(part)
-                extent[id(part)] = f
+        sch, b, sp, rd, extent = split_levels(module, self.func, self.block, self.inline,
+                                              self.loops, d["tiles"], SPATIAL_LEVELS,
+                                              REDUCE_LEVELS)
         sch.reorder(*(sp[0] + sp[1] + sp[2] + rd[0] + rd[1] + sp[3] + rd[2] + sp[4]))
         threads = self._product(d["tiles"], "S", (2,))
         for level, tag in zip(sp[:3], ("blockIdx.x", "vthread.x", "threadIdx.x")):

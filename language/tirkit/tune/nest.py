@@ -2,12 +2,14 @@
 
     loops = tileable_loops(sch, block_rv)     # (Loop(extent, "S" | "R"), ...) or None
     is_elementwise(block)                     # what sketches inline or fuse around it
+    sch, b, sp, rd, extent = split_levels(module, func, block, inline, loops, tiles, 4, 2)
 """
 from __future__ import annotations
 
 import dataclasses
 
 from ..ir import expr as E
+from ..schedule import Schedule, ScheduleError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,4 +57,27 @@ def tileable_loops(sch, rv):
     return tuple(out)
 
 
-__all__ = ["Loop", "extent_of", "is_elementwise", "tileable_loops"]
+def split_levels(module, func, block, inline, loops, tiles, s_levels, r_levels):
+    """A sketch's first steps: a Schedule of `func` with the `inline` producers inlined and
+    each loop of `block` (described by `loops`) split by its `tiles` factors.  Returns
+    (sch, block rv, spatial parts by level, reduction parts by level, {id(part): factor})."""
+    sch = Schedule(module, func)
+    for name in inline:
+        sch.compute_inline(sch.get_block(name))
+    b = sch.get_block(block)
+    found = sch.get_loops(b)
+    if len(found) != len(loops):
+        raise ScheduleError("tune", "sketch", f"block '{block}' has {len(found)} "
+                            f"loops, the sketch {len(loops)}")
+    sp = [[] for _ in range(s_levels)]
+    rd = [[] for _ in range(r_levels)]
+    extent = {}
+    for lp, info, factors in zip(found, loops, tiles):
+        parts = sch.split(lp, list(factors))
+        for level, part, f in zip(sp if info.kind == "S" else rd, parts, factors):
+            level.append(part)
+            extent[id(part)] = f
+    return sch, b, sp, rd, extent
+
+
+__all__ = ["Loop", "extent_of", "is_elementwise", "split_levels", "tileable_loops"]

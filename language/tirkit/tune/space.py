@@ -35,7 +35,7 @@ import dataclasses
 from .. import target as targets
 from ..schedule import Schedule, ScheduleError
 from .gpu import gpu_sketches
-from .nest import Loop, extent_of, is_elementwise, tileable_loops
+from .nest import Loop, extent_of, is_elementwise, split_levels, tileable_loops
 from .tensorized import tensorize_sketches
 from .tiles import FirstChoice, mutate_tiles, sample_tiles
 
@@ -87,20 +87,9 @@ class TiledSketch:
 
     # ---- the schedule -----------------------------------------------------------------------
     def apply(self, module, d: dict) -> Schedule:
-        sch = Schedule(module, self.func)
-        for name in self.inline:
-            sch.compute_inline(sch.get_block(name))
-        b = sch.get_block(self.block)
-        loops = sch.get_loops(b)
-        if len(loops) != len(self.loops):
-            raise ScheduleError("tune", "sketch", f"block '{self.block}' has {len(loops)} "
-                                f"loops, the sketch {len(self.loops)}")
-        sp = [[] for _ in range(SPATIAL_LEVELS)]
-        rd = [[] for _ in range(REDUCE_LEVELS)]
-        for lp, info, factors in zip(loops, self.loops, d["tiles"]):
-            parts = sch.split(lp, list(factors))
-            for level, part in zip(sp if info.kind == "S" else rd, parts):
-                level.append(part)
+        sch, b, sp, rd, extent = split_levels(module, self.func, self.block, self.inline,
+                                              self.loops, d["tiles"], SPATIAL_LEVELS,
+                                              REDUCE_LEVELS)
         order = sp[0] + sp[1] + rd[0] + sp[2] + rd[1] + sp[3]
         sch.reorder(*order)
         anchor = (sp[1] if d["wb"] else sp[0])[-1]
@@ -114,7 +103,6 @@ class TiledSketch:
         if d["par"]:
             outer = sch.fuse(*sp[0]) if len(sp[0]) > 1 else sp[0][0]
             sch.parallel(outer)
-        extent = {id(lp): f for lp, f in zip(order, _factors_in(order, sp, rd, d))}
         inner = sp[3][-1]
         if extent[id(inner)] > 1:
             sch.vectorize(inner)
@@ -133,16 +121,6 @@ class TiledSketch:
         if rd[0]:
             sch.decompose_reduction(b, rd[0][0])
         return sch
-
-
-def _factors_in(order, sp, rd, d):
-    """The extent of each loop of `order` (the split factors of the decisions)."""
-    spatial = [t for t in d["tiles"] if len(t) == SPATIAL_LEVELS]
-    reduce = [t for t in d["tiles"] if len(t) == REDUCE_LEVELS]
-    by_level_s = [[t[lvl] for t in spatial] for lvl in range(SPATIAL_LEVELS)]
-    by_level_r = [[t[lvl] for t in reduce] for lvl in range(REDUCE_LEVELS)]
-    return (by_level_s[0] + by_level_s[1] + by_level_r[0] + by_level_s[2] + by_level_r[1]
-            + by_level_s[3])
 
 
 def design_space(module, func_name: str, target=None) -> list:
