@@ -45,6 +45,30 @@ def test_design_space_of_conv_inlines_pad_and_fuses_relu():
         assert "pad" not in tirkit.to_script(sch.mod).split("def ")[1].split("T.block(")[1]
 
 
+def test_unrolling_keeps_the_register_tile_before_the_inner_reduction_tile():
+    r = parsed()
+    (sk,) = [s for s in design_space(r.module, "mm") if s.write == "cache"]
+    # i: S3 = 8 rows; j: 48 vectorized; k: R1 = 32. Budget 64: the 8 rows, not the 32 k steps
+    d = {"tiles": [[2, 2, 2, 8], [1, 1, 1, 48], [1, 32]], "wb": 1, "par": 0, "unroll": 1}
+    sch = sk.apply(r.module, d)
+    kinds = {(f.extent.value, f.kind) for f in _loops(sch.mod["mm"].body)}
+    assert (8, "unrolled") in kinds and (48, "vectorized") in kinds
+    assert (32, "serial") in kinds and (32, "unrolled") not in kinds
+    assert run_matmul(sch.mod) < 1e-5
+    # a short R1 still fits beside the register tile
+    d["tiles"] = [[2, 2, 2, 8], [1, 1, 1, 48], [8, 4]]
+    kinds = {(f.extent.value, f.kind) for f in _loops(sk.apply(r.module, d).mod["mm"].body)}
+    assert (8, "unrolled") in kinds and (4, "unrolled") in kinds
+
+
+def _loops(stmt):
+    from tirkit.ir import stmt as S
+    from tirkit.ir.visit import walk
+    out = []
+    walk(stmt, lambda x: out.append(x) if isinstance(x, S.For) else None or True)
+    return out
+
+
 def test_search_measures_only_valid_candidates_and_the_result_runs():
     r = parsed()
     lines = []
