@@ -25,11 +25,11 @@ from ..ir import stmt as S
 from ..ir.dtype import bytes_of, is_float
 from ..ir.visit import child_fields
 from . import locality as L
+from .locality import CURVE, LINE, sample_curve
+from .locality import lg as _lg
 
 VERSION = 2
 MAX_BUFFERS = 5
-LINE = 64                         # cache line bytes
-CURVE = 10                        # points of the arithmetic intensity curve
 
 OPS = ["float_addsub", "float_mul", "float_divmod", "float_minmax", "float_math",
        "int_addsub", "int_mul", "int_divmod", "int_minmax", "compare", "select", "cast",
@@ -41,8 +41,8 @@ BUFFER_FIELDS = ["present", "is_read", "is_write", "bytes", "unique_bytes", "lin
 NAMES = (
     [f"op.{o}" for o in OPS]
     + [f"loop.{k}.{f}" for k in LOOP_KINDS for f in ("extent", "count", "position")]
-    + ["loop.parallel_launches", "loop.parallel_work", "loop.count", "loop.outer_product", "loop.innermost_extent",
-       "store.is_init", "store.predicated", "store.read_modify_write"]
+    + ["loop.parallel_launches", "loop.parallel_work", "loop.count", "loop.outer_product",
+       "loop.innermost_extent", "store.is_init", "store.predicated", "store.read_modify_write"]
     + [f"buf{i}.{f}" for i in range(MAX_BUFFERS) for f in BUFFER_FIELDS]
     + [f"intensity.{i}" for i in range(CURVE)]
     + ["alloc.bytes", "alloc.count", "alloc.target_is_local", "alloc.target_bytes",
@@ -54,10 +54,6 @@ INDEX = {n: i for i, n in enumerate(NAMES)}
 _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sigmoid",
          "sin", "cos", "tan", "pow", "erf", "fabs", "floor", "ceil", "round", "trunc", "fmod"}
 _CMP = (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE)
-
-
-def _lg(x) -> float:
-    return math.log2(1.0 + max(0.0, float(x)))
 
 
 def _ext(f: S.For) -> int:
@@ -367,12 +363,8 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
                     u *= loops_used[i][1]
             by += u * eb
         curve.append(flops_one * it / max(1, by))
-    for k in range(CURVE):
-        pos = k * (len(curve) - 1) / (CURVE - 1)
-        lo = int(math.floor(pos))
-        hi = min(lo + 1, len(curve) - 1)
-        v = curve[lo] + (curve[hi] - curve[lo]) * (pos - lo)
-        row[INDEX[f"intensity.{k}"]] = _lg(v)
+    for k, v in enumerate(sample_curve(curve)):
+        row[INDEX[f"intensity.{k}"]] = v
 
     total = sum(bytes_of(b.dtype) * _size(b) for b in allocs)
     row[INDEX["alloc.bytes"]] = _lg(total)

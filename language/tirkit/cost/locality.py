@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 
-LINE = 64
-CURVE = 10
+LINE = 64                         # cache line bytes
+CURVE = 10                        # points a curve over the loop levels is sampled at
 CACHES = (("l1", 32 * 1024), ("l2", 1024 * 1024))
 
 NAMES = ([f"footprint.{i}" for i in range(CURVE)]
@@ -30,8 +30,21 @@ NAMES = ([f"footprint.{i}" for i in range(CURVE)]
             "vector.contiguous", "vector.broadcast", "vector.strided", "vector.bytes"])
 
 
-def _lg(x) -> float:
+def lg(x) -> float:
+    """How every count is given to the model: log2(1 + x)."""
     return math.log2(1.0 + max(0.0, float(x)))
+
+
+def sample_curve(curve) -> list:
+    """A curve over the loop levels (from the store outwards) at CURVE evenly spaced points,
+    linearly interpolated, each as lg."""
+    out = []
+    for k in range(CURVE):
+        pos = k * (len(curve) - 1) / (CURVE - 1)
+        lo = int(math.floor(pos))
+        hi = min(lo + 1, len(curve) - 1)
+        out.append(lg(curve[lo] + (curve[hi] - curve[lo]) * (pos - lo)))
+    return out
 
 
 def _varies(form, i) -> bool:
@@ -85,18 +98,15 @@ def locality(loops, accesses) -> dict:
     levels = [_level(loops, accesses, lv) for lv in range(n + 1)]   # outer .. store
     out = dict.fromkeys(NAMES, 0.0)
     # footprint curve: from the store outwards, as the intensity curve
-    curve = [levels[lv][0] for lv in range(n, -1, -1)]
-    for k in range(CURVE):
-        pos = k * (len(curve) - 1) / (CURVE - 1)
-        lo = int(math.floor(pos))
-        hi = min(lo + 1, len(curve) - 1)
-        out[f"footprint.{k}"] = _lg(curve[lo] + (curve[hi] - curve[lo]) * (pos - lo))
+    curve = sample_curve([levels[lv][0] for lv in range(n, -1, -1)])
+    for k, v in enumerate(curve):
+        out[f"footprint.{k}"] = v
     outer = [1]
     for _, e in loops:
         outer.append(outer[-1] * e)
     for name, size in CACHES:
         fit = next((lv for lv in range(n + 1) if levels[lv][0] <= size), n)
-        out[f"cache.{name}_lines"] = _lg(levels[fit][1] * outer[fit])
+        out[f"cache.{name}_lines"] = lg(levels[fit][1] * outer[fit])
         out[f"cache.{name}_level"] = n - fit
     if n:
         c, b, s = _walk_kinds(loops, accesses, n - 1)
@@ -105,5 +115,5 @@ def locality(loops, accesses) -> dict:
         if vec:
             c, b, s = _walk_kinds(loops, accesses, vec[-1])
             out["vector.contiguous"], out["vector.broadcast"], out["vector.strided"] = c, b, s
-            out["vector.bytes"] = _lg(loops[vec[-1]][1] * max(eb for _, eb, _ in accesses))
+            out["vector.bytes"] = lg(loops[vec[-1]][1] * max(eb for _, eb, _ in accesses))
     return out
