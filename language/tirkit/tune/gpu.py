@@ -37,15 +37,14 @@ from ..ir.visit import walk
 from ..ir import expr as E
 from ..schedule import Schedule, ScheduleError
 from ..schedule.analysis import infer_regions
-from .nest import is_elementwise, split_levels, tileable_loops
+from .nest import (MAX_INNERMOST, is_elementwise, split_levels, tileable_loops,
+                   unroll_within)
 from .tiles import FirstChoice, mutate_tiles, prime_factors, sample_tiles
 
 SPATIAL_LEVELS = 5          # S0 blockIdx, S1 vthread, S2 threadIdx, S3, S4
 REDUCE_LEVELS = 3           # R0 (the shared copies' loop), R1, R2
-MAX_INNERMOST = 64          # the largest innermost tile (MetaSchedule's max_innermost_factor)
 MAX_VTHREAD = 8             # virtual threads per thread
 MAX_LOCAL = 64              # accumulators per thread (S1 * S3 * S4)
-MAX_UNROLLED = 64           # the largest product of unrolled extents
 VECTOR_WIDTHS = (1, 2, 4)   # of a cooperative fetch
 
 
@@ -177,12 +176,7 @@ class GpuTiledSketch:
         for op, vec in zip(self.operands, d["vec"]):
             self._fetch(sch, b, op, rd[0][-1], 3 + len(rd[0]), threads, vec)
         if d["unroll"]:
-            product = 1
-            for lp in sp[4][::-1] + rd[2][::-1] + sp[3][::-1]:
-                n = extent[id(lp)]
-                if n > 1 and product * n <= MAX_UNROLLED:
-                    sch.unroll(lp)
-                    product *= n
+            unroll_within(sch, sp[4][::-1] + rd[2][::-1] + sp[3][::-1], extent)
         sch.decompose_reduction(b, rd[0][0])
         return sch
 

@@ -105,18 +105,15 @@ def measure(task: MeasureTask) -> MeasureResult:
     """Check and time one candidate; never raises (a failure is the result's error)."""
     pid = os.getpid()
     try:
-        from ..codegen.cli import compare
         arrays, scalars, ref = _reference(task)
         if task.candidate.entry == "cuda":
             return _measure_cuda(task, arrays, scalars, ref, pid)
         kernel = load(task.candidate)
         mine = [a.copy() for a in arrays]
         kernel(*mine, scalars=scalars, threads=task.threads)
-        for b, got, want in zip(kernel.buffers, mine, ref):
-            ok, err = compare(got, want, b.dtype)
-            if not ok:
-                return MeasureResult(task.index, None, f"wrong result in '{b.name}' "
-                                     f"(error {err:.3g})", pid)
+        wrong = _mismatch(kernel, mine, ref)
+        if wrong:
+            return MeasureResult(task.index, None, wrong, pid)
         clock = time.thread_time if task.threads == 1 else None
         secs, held = [], [mine]
         for p in range(max(1, task.placements)):
@@ -130,10 +127,19 @@ def measure(task: MeasureTask) -> MeasureResult:
         return MeasureResult(task.index, None, f"{type(e).__name__}: {e}", pid)
 
 
+def _mismatch(kernel, got, ref) -> str | None:
+    """Why a candidate's outputs differ from the reference's, or None when they agree."""
+    from ..codegen.cli import compare
+    for b, mine, want in zip(kernel.buffers, got, ref):
+        ok, err = compare(mine, want, b.dtype)
+        if not ok:
+            return f"wrong result in '{b.name}' (error {err:.3g})"
+    return None
+
+
 def _measure_cuda(task, arrays, scalars, ref, pid) -> MeasureResult:
     """A GPU candidate compiled and run on this process's GPU, checked, timed (CUDA
     events, median of the launches)."""
-    from ..codegen.cli import compare
     from ..codegen.cuda.runtime import available, build_cuda
     why = available()
     if why is not None:
@@ -141,11 +147,9 @@ def _measure_cuda(task, arrays, scalars, ref, pid) -> MeasureResult:
     kernel = build_cuda(task.candidate.func, task.candidate.module)
     mine = [a.copy() for a in arrays]
     kernel(*mine, scalars=scalars)
-    for b, got, want in zip(kernel.buffers, mine, ref):
-        ok, err = compare(got, want, b.dtype)
-        if not ok:
-            return MeasureResult(task.index, None, f"wrong result in '{b.name}' "
-                                 f"(error {err:.3g})", pid)
+    wrong = _mismatch(kernel, mine, ref)
+    if wrong:
+        return MeasureResult(task.index, None, wrong, pid)
     sec = kernel.time(*mine, scalars=scalars, repeat=max(task.repeat, 20))
     return MeasureResult(task.index, sec, None, pid)
 

@@ -3,6 +3,7 @@
     loops = tileable_loops(sch, block_rv)     # (Loop(extent, "S" | "R"), ...) or None
     is_elementwise(block)                     # what sketches inline or fuse around it
     sch, b, sp, rd, extent = split_levels(module, func, block, inline, loops, tiles, 4, 2)
+    unroll_within(sch, loops_in_priority_order, extent)   # unrolled up to MAX_UNROLLED
 """
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import dataclasses
 
 from ..ir import expr as E
 from ..schedule import Schedule, ScheduleError
+
+
+MAX_INNERMOST = 64          # the largest innermost tile (MetaSchedule's max_innermost_factor)
+MAX_UNROLLED = 64           # the largest product of the extents a sketch unrolls
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,4 +85,16 @@ def split_levels(module, func, block, inline, loops, tiles, s_levels, r_levels):
     return sch, b, sp, rd, extent
 
 
-__all__ = ["Loop", "extent_of", "is_elementwise", "split_levels", "tileable_loops"]
+def unroll_within(sch, loops, extent, budget=MAX_UNROLLED):
+    """Unroll `loops` in the order given, each one whose extent (`extent[id(loop)]`) is more
+    than 1 and keeps the product of the unrolled extents within `budget`."""
+    product = 1
+    for lp in loops:
+        n = extent[id(lp)]
+        if n > 1 and product * n <= budget:
+            sch.unroll(lp)
+            product *= n
+
+
+__all__ = ["Loop", "MAX_INNERMOST", "MAX_UNROLLED", "extent_of", "is_elementwise",
+           "split_levels", "tileable_loops", "unroll_within"]

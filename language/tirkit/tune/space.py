@@ -37,14 +37,13 @@ import dataclasses
 from .. import target as targets
 from ..schedule import Schedule, ScheduleError
 from .gpu import gpu_sketches
-from .nest import Loop, extent_of, is_elementwise, split_levels, tileable_loops
+from .nest import (MAX_INNERMOST, Loop, extent_of, is_elementwise, split_levels,
+                   tileable_loops, unroll_within)
 from .tensorized import tensorize_sketches
 from .tiles import FirstChoice, mutate_tiles, sample_tiles
 
 SPATIAL_LEVELS = 4          # S0 S1 S2 S3
 REDUCE_LEVELS = 2           # R0 R1
-MAX_INNERMOST = 64          # the largest innermost tile (MetaSchedule's max_innermost_factor)
-MAX_UNROLLED = 64           # the largest product of unrolled extents in one tile
 
 
 @dataclasses.dataclass
@@ -111,12 +110,7 @@ class TiledSketch:
         if d["unroll"]:
             # the register tile first (the S3 loops around the vectorized one, innermost
             # first: unrolled, its accumulators are registers), then R1 while the budget lasts
-            product = 1
-            for lp in sp[3][:-1][::-1] + rd[1]:
-                n = extent[id(lp)]
-                if n > 1 and product * n <= MAX_UNROLLED:
-                    sch.unroll(lp)
-                    product *= n
+            unroll_within(sch, sp[3][:-1][::-1] + rd[1], extent)
         if wb is not None:
             wl = sch.get_loops(wb)[-1]
             n = extent_of(sch.get(wl))
