@@ -200,13 +200,12 @@ def child_both(key, small, tirkit_path, tvm_path) -> dict:
     from tirkit.codegen import build
     from tirkit.codegen.cli import make_inputs
     from tirkit.codegen.llvm.engine import host_target
-    name, text, _, _ = workloads(small)[key]
+    name = workloads(small)[key][0]
     tuned = tirkit.parse(Path(tirkit_path).read_text()).module
     kernel = build(tuned[name], tuned, cache=False)
     target = tvm.target.Target({**host_target(), "num-cores": 1})
     fn = tvm.compile(tvm.script.from_source(Path(tvm_path).read_text()), target=target)["main"]
-    theirs = [tvm.runtime.tensor(a) for a in make_inputs(tirkit.parse(text).module[name],
-                                                         np.random.default_rng(0))]
+    theirs = [tvm.runtime.tensor(a) for a in make_inputs(tuned[name], np.random.default_rng(0))]
     # the same memory for both (a 1024-wide GEMM's speed depends on how its arrays sit in
     # the cache sets: one kernel ran 1.65x apart between two placements)
     ours = [np.from_dlpack(t) for t in theirs]
@@ -262,8 +261,8 @@ def run_child(*args) -> dict:
 
 
 def side_by_side(key, rows, small):
-    """Both best kernels timed again in one process, interleaved: the table's times (each
-    child's own timing, at another moment on a shared machine, is kept as `alone`)."""
+    """Both best kernels timed again in one process, interleaved: these replace each child's
+    own timing (taken at another moment on a shared machine) as the table's times."""
     t, v = rows["tirkit"][key], rows["tvm"][key]
     if "script" not in t or "script" not in v:
         return
@@ -274,7 +273,6 @@ def side_by_side(key, rows, small):
         both = run_child("both", key, small, pt, pv)
     print(key, "side by side", both, flush=True)
     if "tirkit" in both and "tvm" in both:
-        t["alone"], v["alone"] = t["seconds"], v["seconds"]
         t["seconds"], v["seconds"] = both["tirkit"], both["tvm"]
 
 
@@ -289,10 +287,11 @@ def write(dest, header, trials, rows, peak, small):
     lines = ["# `tirkit tune` vs TVM 0.27 MetaSchedule", "", *header,
              f"Trial budget: {trials} measured candidates per tool and workload; one thread "
              "(TVM: `num-cores` 1, TVM_NUM_THREADS=1; tirkit: `--threads 1`).  Times: the "
-             "best kernel of each tool timed again in one process, the two interleaved over five rounds "
-             "(median, CPU time of the calling thread; tirkit's kernel built by tirkit, TVM's "
-             "by `tvm.compile` from its best record); tuning wall time includes building and "
-             "measuring every candidate.  The machine may be shared: compare within a row.",
+             "best kernel of each tool timed again in one process, the two interleaved over "
+             "five rounds on the same arrays (median, CPU time of the calling thread; tirkit's "
+             "kernel built by tirkit, TVM's by `tvm.compile` from its best record); tuning wall "
+             "time includes building and measuring every candidate.  The machine may be "
+             "shared: compare within a row.",
              "", "| workload | tirkit best | share of peak | TVM best | share of peak | "
              "tirkit / TVM speed | tirkit tuning wall | TVM tuning wall | reference | "
              "invalid filtered (tirkit) |",
