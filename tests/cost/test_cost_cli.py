@@ -75,6 +75,7 @@ def test_unknown_workload_and_missing_file(tmp_path):
     r = tirkit("cost", "train", str(tmp_path / "missing.jsonl"), tmp_path=tmp_path)
     assert r.returncode == 2 and "missing.jsonl" in r.stderr
     r = tirkit("cost", "collect", "--list", tmp_path=tmp_path)
-    assert r.returncode == 0 and len(r.stdout.split()) == 28 and "gmm_128" in r.stdout
+    from tirkit.cost.workloads import WORKLOADS
+    assert r.returncode == 0 and r.stdout.split() == list(WORKLOADS) and len(WORKLOADS) == 55
     r = tirkit("cost", "collect", tmp_path=tmp_path)
     assert r.returncode == 2 and "a dataset file is needed" in r.stderr

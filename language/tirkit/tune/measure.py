@@ -89,12 +89,12 @@ def _reference(task: MeasureTask):
     if hit is not None:
         return hit
     import numpy as np
-    from ..codegen.cli import make_inputs, make_scalars
+    from ..codegen.cli import aligned_copy, make_inputs, make_scalars
     rng = np.random.default_rng(task.seed)
     func = task.reference.func
     arrays = make_inputs(func, rng)
     scalars = make_scalars(func, rng)
-    out = [a.copy() for a in arrays]
+    out = [aligned_copy(a) for a in arrays]
     load(task.reference)(*out, scalars=scalars, threads=task.threads)
     hit = (arrays, scalars, out)
     _REFERENCES.put((task.key, task.seed), hit)
@@ -108,8 +108,9 @@ def measure(task: MeasureTask) -> MeasureResult:
         arrays, scalars, ref = _reference(task)
         if task.candidate.entry == "cuda":
             return _measure_cuda(task, arrays, scalars, ref, pid)
+        from ..codegen.cli import aligned_copy
         kernel = load(task.candidate)
-        mine = [a.copy() for a in arrays]
+        mine = [aligned_copy(a) for a in arrays]
         kernel(*mine, scalars=scalars, threads=task.threads)
         wrong = _mismatch(kernel, mine, ref)
         if wrong:
@@ -118,7 +119,7 @@ def measure(task: MeasureTask) -> MeasureResult:
         secs, held = [], [mine]
         for p in range(max(1, task.placements)):
             if p:                               # kept alive: the next copy lands elsewhere
-                held.append([a.copy() for a in arrays])
+                held.append([aligned_copy(a) for a in arrays])
             secs.append(kernel.time(*held[-1], scalars=scalars, threads=task.threads,
                                     repeat=task.repeat, min_seconds=task.min_seconds,
                                     clock=clock))

@@ -301,7 +301,7 @@ class _Search:
 
 
 def tune(module, func_name: str, trials: int = 64, *, model=None, runner=None, database=None,
-         resume: bool = False, seed: int = 0, population: int = 16, generations: int = 2,
+         resume: bool = False, seed: int = 0, population: int = 32, generations: int = 3,
          batch: int = 8, eps: float = 0.2, extra_sketches=(), threads: int = 1, log=None,
          progress=None, cancelled=None, repeat: int = 5,
          min_seconds: float = 0.05, target=None) -> TuneResult:
