@@ -55,6 +55,7 @@ def evaluate(recs, k, objectives, with_tvm):
     true = {w: [r["seconds"] for r in rs] for w, rs in by_w.items()}
     preds = {name: {} for name in list(objectives) + ["roofline"] + (["tvm"] if with_tvm else [])}
     t_train = {}
+    tvm_parsed = {}                     # each script parsed into TVM once, for all folds
     for fold in folds_of(by_w, k):
         tr = [r for r in recs if r["workload"] not in fold]
         for obj in objectives:
@@ -65,7 +66,7 @@ def evaluate(recs, k, objectives, with_tvm):
                 preds[obj][w] = m.predict_rows([rows(r) for r in by_w[w]])
         if with_tvm:
             from tvm_cost_model import tvm_fold
-            preds["tvm"].update(tvm_fold(tr, {w: by_w[w] for w in fold}))
+            preds["tvm"].update(tvm_fold(tr, {w: by_w[w] for w in fold}, tvm_parsed))
     for w, rs in by_w.items():
         preds["roofline"][w] = roofline_predictions(rs)
     return {name: scores(p, true) for name, p in preds.items() if p}, t_train

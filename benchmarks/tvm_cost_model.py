@@ -2,7 +2,9 @@
 same measured kernels as tirkit's model (each scheduled kernel parsed into TVM from its
 script), for `cost_model_eval.py --tvm`.
 
-    preds = tvm_fold(train_records, {workload: records})   # {workload: predicted seconds}
+    preds = tvm_fold(train_records, {workload: records}, parsed)   # {workload: seconds}
+
+`parsed` (a dict, kept by the caller across folds) holds each script parsed into TVM once.
 
 XGBModel learns a normalised throughput per workload (best time / time, pack-sum over
 stores); its score orders kernels of one workload, so the predicted "seconds" returned here
@@ -60,8 +62,16 @@ def _context(mod, target):
     return ms.TuneContext(mod=mod, target=target, task_name="t", num_threads=1)
 
 
-def tvm_fold(train_recs, held):
+def tvm_fold(train_recs, held, parsed=None):
     tvm, ms = _tvm()
+    parsed = {} if parsed is None else parsed
+
+    def mod_of(r):
+        key = (r["workload"], r["index"], r["func"])
+        if key not in parsed:
+            parsed[key] = _mod(r["script"])
+        return parsed[key]
+
     target = _target()
     model = ms.cost_model.XGBModel(extractor=ms.feature_extractor.PerStoreFeature(),
                                    num_warmup_samples=0, adaptive_training=True,
@@ -73,10 +83,10 @@ def tvm_fold(train_recs, held):
     for n, (w, rs) in enumerate(by_w.items()):
         # TVM's adaptive training (retrain when the data grew 20%), and always after the last
         model.adaptive_training = n < len(by_w) - 1
-        base = _mod(rs[0]["script"])
+        base = mod_of(rs[0])
         cands, results = [], []
         for r in rs:
-            m = _mod(r["script"])
+            m = mod_of(r)
             if m is None:
                 failed += 1
                 continue
@@ -87,8 +97,8 @@ def tvm_fold(train_recs, held):
             model.update(_context(base, target), cands, results)
     out = {}
     for w, rs in held.items():
-        base = _mod(rs[0]["script"])
-        mods = [_mod(r["script"]) for r in rs]
+        base = mod_of(rs[0])
+        mods = [mod_of(r) for r in rs]
         ok = [i for i, m in enumerate(mods) if m is not None]
         failed += len(rs) - len(ok)
         score = np.full(len(rs), 1e-9)

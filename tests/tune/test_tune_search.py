@@ -32,6 +32,27 @@ def test_perfect_tiles_sampled_and_mutated():
     assert len(seen) > 50
 
 
+def test_vectorized_tile_is_a_whole_number_of_vector_registers_where_it_can_be():
+    rng = np.random.default_rng(0)
+    inner = set()
+    for _ in range(200):
+        t = sample_tiles(1024, 4, 64, rng, multiple=16)
+        assert int(np.prod(t)) == 1024 and t[-1] % 16 == 0 and t[-1] <= 64
+        for _ in range(20):
+            t = mutate_tiles(t, 64, rng, multiple=16)
+            assert int(np.prod(t)) == 1024 and t[-1] % 16 == 0 and t[-1] <= 64
+        inner.add(t[-1])
+    assert inner == {16, 32, 64}
+    # an extent the lanes do not divide is tiled as before
+    assert {sample_tiles(56, 4, 64, rng, multiple=16)[-1] for _ in range(200)} > {1, 2, 7}
+    # the sketches take the lanes of the CPU for the block's dtype (float32: 16 with AVX-512)
+    from tirkit.codegen.llvm.peak import enabled_features
+    (sk, *_) = design_space(parsed().module, "mm")
+    f = enabled_features()
+    assert sk.lanes == (16 if "avx512f" in f else 8 if "avx" in f else 4)
+    assert all(sk.sample(rng)["tiles"][sk.vectorized][-1] % sk.lanes == 0 for _ in range(50))
+
+
 def test_design_space_of_conv_inlines_pad_and_fuses_relu():
     from conftest import EXAMPLES
     r = parsed((EXAMPLES / "valid" / "conv2d_nhwc_relu.py").read_text())

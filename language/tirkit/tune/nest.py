@@ -23,6 +23,19 @@ class Loop:
     kind: str                # "S" or "R"
 
 
+def vector_lanes(dtype: str) -> int:
+    """Lanes of `dtype` in this CPU's widest vector register (512 bits with AVX-512F, 256
+    with AVX, else 128): what a sketch's vectorized tile is a multiple of."""
+    from ..ir.dtype import parse_dtype
+    try:
+        from ..codegen.llvm.peak import enabled_features
+        f = enabled_features()
+    except ImportError:                 # no llvmlite: nothing is measured here anyway
+        f = set()
+    bits = 512 if "avx512f" in f else 256 if "avx" in f or "avx2" in f else 128
+    return max(1, bits // max(1, parse_dtype(dtype).bits))
+
+
 def extent_of(loop):
     return loop.extent.value if isinstance(loop.extent, E.IntImm) else None
 
@@ -97,4 +110,4 @@ def unroll_within(sch, loops, extent, budget=MAX_UNROLLED):
 
 
 __all__ = ["Loop", "MAX_INNERMOST", "MAX_UNROLLED", "extent_of", "is_elementwise",
-           "split_levels", "tileable_loops", "unroll_within"]
+           "split_levels", "tileable_loops", "unroll_within", "vector_lanes"]

@@ -28,12 +28,18 @@ def prime_factors(n: int) -> tuple:
     return tuple(out)
 
 
-def sample_tiles(extent: int, levels: int, max_innermost: int, rng) -> list:
+def sample_tiles(extent: int, levels: int, max_innermost: int, rng, multiple: int = 1) -> list:
     """A random perfect tiling: `levels` factors whose product is `extent`, each prime factor
     of the extent placed on a level drawn uniformly (the innermost level refused when it
-    would pass `max_innermost`)."""
+    would pass `max_innermost`).  `multiple`: where it divides the extent (and fits under
+    `max_innermost`), the innermost factor is a multiple of it (a loop to vectorize: a whole
+    number of the CPU's vector registers)."""
     tiles = [1] * levels
-    for p in prime_factors(extent):
+    rest = prime_factors(extent)
+    if multiple > 1 and extent % multiple == 0 and multiple <= max_innermost:
+        tiles[-1] = multiple
+        rest = prime_factors(extent // multiple)
+    for p in rest:
         level = int(rng.integers(0, levels))
         if level == levels - 1 and tiles[-1] * p > max_innermost:
             level = int(rng.integers(0, levels - 1)) if levels > 1 else 0
@@ -41,8 +47,9 @@ def sample_tiles(extent: int, levels: int, max_innermost: int, rng) -> list:
     return tiles
 
 
-def mutate_tiles(tiles, max_innermost: int, rng) -> list:
-    """Move one prime factor of one level to another level (the tiling stays perfect)."""
+def mutate_tiles(tiles, max_innermost: int, rng, multiple: int = 1) -> list:
+    """Move one prime factor of one level to another level (the tiling stays perfect; an
+    innermost factor that is a multiple of `multiple` stays one)."""
     tiles = list(tiles)
     sources = [i for i, t in enumerate(tiles) if t > 1]
     if not sources or len(tiles) < 2:
@@ -52,6 +59,10 @@ def mutate_tiles(tiles, max_innermost: int, rng) -> list:
     dst = int(rng.integers(0, len(tiles) - 1))
     dst = dst + 1 if dst >= src else dst
     if dst == len(tiles) - 1 and tiles[dst] * p > max_innermost:
+        return tiles
+    last = len(tiles) - 1
+    if src == last and multiple > 1 and tiles[last] % multiple == 0 \
+            and (tiles[last] // p) % multiple != 0:
         return tiles
     tiles[src] //= p
     tiles[dst] *= p
