@@ -324,6 +324,10 @@ def write(dest, header, trials, rows, peak, small):
     for key, d in rows["tirkit"].items():
         if "trace" in d:
             lines += [f"`{key}`: {d['sketch']}", "", "```python", d["trace"].rstrip(), "```", ""]
+    lines += ["TVM's best kernels (its best record replayed, as `tvm.compile` built them):", ""]
+    for key, d in rows["tvm"].items():
+        if "script" in d:
+            lines += [f"`{key}`:", "", "```python", d["script"].rstrip(), "```", ""]
     dest.write_text("\n".join(lines) + "\n")
 
 
