@@ -1,7 +1,7 @@
 """`tirkit cost collect | train | eval | predict`: the learned cost model's commands.
 
     tirkit cost collect data.jsonl [--per-workload 300] [--workloads a,b]   # resumable
-    tirkit cost train data.jsonl [-o model.json.gz] [--objective packsum]
+    tirkit cost train data.jsonl [-o model.json.gz] [--objective regression]
     tirkit cost eval data.jsonl [--model M] [--holdout a,b]                 # top-1/top-5/Spearman
     tirkit cost predict FILE [--model M]       # one line per kernel: name and predicted time
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ..extras import missing
+from .model import DEFAULT_OBJECTIVE
 
 
 def add_commands(sub):
@@ -32,7 +33,7 @@ def add_commands(sub):
     tr.add_argument("datasets", nargs="+")
     tr.add_argument("-o", "--output", default=None,
                     help="model file (default: the user's model, which hover then uses)")
-    tr.add_argument("--objective", default="packsum",
+    tr.add_argument("--objective", default=DEFAULT_OBJECTIVE,
                     choices=["packsum", "regression", "pairwise"])
     tr.add_argument("--rounds", type=int, default=None)
     tr.add_argument("--exclude", default="", help="comma-separated workloads left out")
@@ -42,7 +43,7 @@ def add_commands(sub):
     ev.add_argument("datasets", nargs="+")
     ev.add_argument("--holdout", default=None, help="comma-separated workloads (default: "
                     "every fourth workload)")
-    ev.add_argument("--objective", default="packsum",
+    ev.add_argument("--objective", default=DEFAULT_OBJECTIVE,
                     choices=["packsum", "regression", "pairwise"])
     ev.add_argument("--rounds", type=int, default=None)
     ev.set_defaults(fn=cmd_eval)

@@ -1,6 +1,6 @@
 """Training and held-out evaluation of the cost model from dataset records.
 
-    model = train(records, objective="packsum")
+    model = train(records)                  # objective: model.DEFAULT_OBJECTIVE
     scores = evaluate(records, holdout=["gmm_128", ...])   # {"top1", "top5", "spearman", ...}
     user_model()        # the model `tirkit cost train` wrote for this machine, else the shipped one
 
@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from . import features as F
-from .model import ROUNDS, CostModel
+from .model import DEFAULT_OBJECTIVE, ROUNDS, CostModel
 
 
 def user_model_path() -> str:
@@ -52,7 +52,7 @@ def rows(record) -> np.ndarray:
     return F.extract(func)
 
 
-def train(records, objective="packsum", rounds=None) -> CostModel:
+def train(records, objective=DEFAULT_OBJECTIVE, rounds=None) -> CostModel:
     model = CostModel(objective, rounds=rounds or ROUNDS, machine=_machine(records))
     model.fit(None, [r["seconds"] for r in records], groups=[r["workload"] for r in records],
               rows=[rows(r) for r in records])
@@ -89,7 +89,7 @@ def scores(pred_by_workload, true_by_workload) -> dict:
             "per_workload": {w: (a, b, c) for w, a, b, c in zip(pred_by_workload, t1, t5, sp)}}
 
 
-def evaluate(records, holdout, objective="packsum", rounds=None, model=None) -> dict:
+def evaluate(records, holdout, objective=DEFAULT_OBJECTIVE, rounds=None, model=None) -> dict:
     hold = set(holdout)
     tr = [r for r in records if r["workload"] not in hold]
     te = [r for r in records if r["workload"] in hold]
