@@ -106,7 +106,7 @@ def latency(model):
             "features_ms": statistics.median(feats) * 1e3, "batch_ms": batch * 1e3}
 
 
-LABEL = {"packsum": "XGBoost, pack-sum (shipped objective)",
+LABEL = {"packsum": "XGBoost, pack-sum",
          "regression": "XGBoost, pooled rows, log-time regression",
          "pairwise": "XGBoost, pooled rows, rank:pairwise",
          "roofline": "analytic roofline (tirkit.analysis)",
@@ -117,7 +117,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("datasets", nargs="*", default=[DEFAULT])
     ap.add_argument("--folds", type=int, default=4)
-    ap.add_argument("--objectives", default="packsum,regression,pairwise")
+    ap.add_argument("--objectives", default="regression,packsum,pairwise",
+                    help="the first one's scores are listed per workload")
     ap.add_argument("--tvm", action="store_true")
     ap.add_argument("--sample", type=int, default=None, metavar="N",
                     help="only the first N kernels of each workload (index order)")
@@ -130,10 +131,11 @@ def main(argv=None):
     if args.sample:
         recs = [r for r in recs if r["index"] < args.sample]
     objectives = [o for o in args.objectives.split(",") if o]
-    res, t_train = evaluate(recs, args.folds, objectives, args.tvm)
     from tirkit.cost.model import CostModel
     shipped = CostModel.default()
+    # first, in a process that has done nothing else yet, as a language server's
     lat = latency(shipped) if shipped is not None else None
+    res, t_train = evaluate(recs, args.folds, objectives, args.tvm)
     ws = sorted({r["workload"] for r in recs})
     lines = ["# Learned cost model: held-out ranking and prediction time", ""]
     lines += host.header({"XGBoost": "nthread=1", "measurements": "llvmlite kernels on 2 "
@@ -145,13 +147,15 @@ def main(argv=None):
                           if args.sample else "") + ".", "",
               "| model | top-1 | top-5 | Spearman | workloads |",
               "| --- | ---: | ---: | ---: | ---: |"]
+    from tirkit.cost.model import DEFAULT_OBJECTIVE
     for name, s in res.items():
-        lines.append(f"| {LABEL.get(name, name)} | {s['top1']:.3f} | {s['top5']:.3f} | "
+        label = LABEL.get(name, name) + (" (shipped)" if name == DEFAULT_OBJECTIVE else "")
+        lines.append(f"| {label} | {s['top1']:.3f} | {s['top5']:.3f} | "
                      f"{s['spearman']:.3f} | {s['workloads']} |")
     lines += ["", "Targets (issue 16): top-1 ≥ 0.90, top-5 ≥ 0.97, Spearman ≥ 0.85.", "",
               "Training time per fold (median): " + ", ".join(
                   f"{o} {statistics.median(t):.1f} s" for o, t in t_train.items()), "",
-              "## Per workload (held out), pack-sum model", "",
+              f"## Per workload (held out), {LABEL.get(objectives[0], objectives[0])}", "",
               "| workload | kernels | top-1 | top-5 | Spearman | roofline Spearman |",
               "| --- | ---: | ---: | ---: | ---: | ---: |"]
     main_obj = objectives[0]
