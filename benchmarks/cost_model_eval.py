@@ -131,7 +131,7 @@ def main(argv=None):
     if args.sample:
         recs = [r for r in recs if r["index"] < args.sample]
     objectives = [o for o in args.objectives.split(",") if o]
-    from tirkit.cost.model import CostModel
+    from tirkit.cost.model import DEFAULT_OBJECTIVE, CostModel
     shipped = CostModel.default()
     # first, in a process that has done nothing else yet, as a language server's
     lat = latency(shipped) if shipped is not None else None
@@ -147,7 +147,6 @@ def main(argv=None):
                           if args.sample else "") + ".", "",
               "| model | top-1 | top-5 | Spearman | workloads |",
               "| --- | ---: | ---: | ---: | ---: |"]
-    from tirkit.cost.model import DEFAULT_OBJECTIVE
     for name, s in res.items():
         label = LABEL.get(name, name) + (" (shipped)" if name == DEFAULT_OBJECTIVE else "")
         lines.append(f"| {label} | {s['top1']:.3f} | {s['top5']:.3f} | "

@@ -98,18 +98,6 @@ def gemm(A: T.Buffer(({n}, {n}), "uint8"), B: T.Buffer(({n}, {n}), "int8"),
 '''
 
 
-def aligned(a):
-    """A copy of `a` whose data starts on a 64-byte boundary (a cache line, a zmm register):
-    numpy's large arrays start 16 bytes past a page (glibc's mmap'd chunks), so every 64-byte
-    load of a packed tile would straddle two cache lines.  ORT and TVM place their own
-    buffers on such boundaries."""
-    raw = np.empty(a.nbytes + 64, np.uint8)
-    off = -raw.ctypes.data % 64
-    out = raw[off:off + a.nbytes].view(a.dtype).reshape(a.shape)
-    out[...] = a
-    return out
-
-
 def param_map(sch) -> str:
     """The packing map auto_tensorize gave B's copy (over the copy's indices n, k), as a map
     over B's own indices (k, n)."""
@@ -131,6 +119,7 @@ def ours(n, A, B, ref):
     """{label: (kernel call, arrays)}, the schedules, the intrinsic, the B-input schedule."""
     import tirkit
     from tirkit import codegen
+    from tirkit.codegen.cli import aligned_copy
     from tirkit.tensorize import load
     from tirkit.tensorize.suggest import block_mappings
     mod = tirkit.parse(gemm(n)).module
@@ -146,7 +135,7 @@ def ours(n, A, B, ref):
     exec(SCHEDULE, {"sch": pre, "INTRIN": intrin.name})
     pmap = param_map(pre)
     exec(PREPACK, {"sch": pre, "PARAM_MAP": pmap})
-    A, B, Bp = aligned(A), aligned(B), aligned(packed(B, pmap))
+    A, B, Bp = aligned_copy(A), aligned_copy(B), aligned_copy(packed(B, pmap))
     label = load().get(intrin.name).label
     rows = {}
     for name, m, b in ((f"tirkit tensorized ({label}), B packed inside the timing", sch.mod, B),
@@ -154,7 +143,7 @@ def ours(n, A, B, ref):
                         "the parameter)", pre.mod, Bp),
                        ("tirkit untensorized (same script)", mod, B)):
         k = codegen.build(m["gemm"], m)
-        C = aligned(np.zeros((n, n), "int32"))
+        C = aligned_copy(np.zeros((n, n), "int32"))
         k(A, b, C)
         assert np.array_equal(C, ref), name
         rows[name] = (lambda k=k, b=b, C=C: k(A, b, C))

@@ -32,7 +32,7 @@ def vector_lanes(dtype: str) -> int:
         f = enabled_features()
     except ImportError:                 # no llvmlite: nothing is measured here anyway
         f = set()
-    bits = 512 if "avx512f" in f else 256 if "avx" in f or "avx2" in f else 128
+    bits = 512 if "avx512f" in f else 256 if "avx" in f else 128
     return max(1, bits // max(1, parse_dtype(dtype).bits))
 
 

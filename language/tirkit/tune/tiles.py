@@ -58,9 +58,9 @@ def mutate_tiles(tiles, max_innermost: int, rng, multiple: int = 1) -> list:
     p = prime_factors(tiles[src])[int(rng.integers(0, len(prime_factors(tiles[src]))))]
     dst = int(rng.integers(0, len(tiles) - 1))
     dst = dst + 1 if dst >= src else dst
-    if dst == len(tiles) - 1 and tiles[dst] * p > max_innermost:
-        return tiles
     last = len(tiles) - 1
+    if dst == last and tiles[dst] * p > max_innermost:
+        return tiles
     if src == last and multiple > 1 and tiles[last] % multiple == 0 \
             and (tiles[last] // p) % multiple != 0:
         return tiles
