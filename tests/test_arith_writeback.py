@@ -8,7 +8,7 @@ from tirkit.arith.linear import coefficient, linear_form, separates
 from tirkit.ir import expr as E
 from tirkit.script.printer import Printer
 
-from arith_util import add, c, fdiv, i, j, mul
+from arith_util import add, c, fdiv, fmod, i, j, mul
 
 text = Printer().expr
 
@@ -63,3 +63,18 @@ def test_linear_views_for_the_code_generator():
     r = {id(j): (0, 3)}
     assert separates([(add(mul(i, c(4)), j),)], i, r)
     assert not separates([(add(i, j),)], i, r)
+
+
+def test_a_fused_loop_separates_through_its_parts_when_they_tell_its_values_apart():
+    # f fuses a 2 x 16 nest: row block f // 16 (rows of 8) and column block f % 16 (of 4)
+    f = E.Var("f", "int32")
+    r = {id(i): (0, 7), id(j): (0, 3)}
+    index = (add(mul(fdiv(f, c(16)), c(8)), i), add(mul(fmod(f, c(16)), c(4)), j))
+    assert separates([index], f, r, domain=(0, 31))
+    # without its domain the parts cannot be checked; with one part only, f = 0 and f = 16
+    # would share the columns of f % 16 = 0
+    assert not separates([index], f, r)
+    assert not separates([(index[1],)], f, r, domain=(0, 31))
+    # the column block too narrow for its tile: f % 16 * 2 + j overlaps its neighbour
+    narrow = (index[0], add(mul(fmod(f, c(16)), c(2)), j))
+    assert not separates([narrow], f, r, domain=(0, 31))

@@ -112,6 +112,33 @@ def vector_local(A: T.Buffer((8, 4, 16), "int32"), C: T.Buffer((8, 16), "int32")
                 C[vi, vj] = L[vi, vj]
 '''
 
+# a write-back cache under a fused parallel loop (a tiled GEMM's `cache_write` moved under
+# S0 and the S0 loops fused): each value of f owns the 8 x 16 block at (f // 4, f % 4)
+FUSED = HEAD + '''@T.prim_func
+def fused(A: T.Buffer((16, 64), "float32"), C: T.Buffer((16, 64), "float32")):
+    W = T.alloc_buffer((16, 64), "float32")
+    for f in T.parallel(8):
+        for i, j in T.grid(8, 16):
+            with T.block("acc"):
+                vi = T.axis.spatial(16, f // 4 * 8 + i)
+                vj = T.axis.spatial(64, f % 4 * 16 + j)
+                W[vi, vj] = A[vi, vj] * T.float32(3)
+        for i in range(8):
+            for j in T.vectorized(16):
+                with T.block("out"):
+                    vi = T.axis.spatial(16, f // 4 * 8 + i)
+                    vj = T.axis.spatial(64, f % 4 * 16 + j)
+                    C[vi, vj] = W[vi, vj] + T.float32(1)
+'''
+
+
+def test_a_buffer_under_a_fused_parallel_loop_shrinks_to_one_iterations_block():
+    module, func = _module(FUSED)
+    assert _allocations(lower(func, module).body) == [[8 * 16]]     # flat; not 16 * 64
+    A, C = make_inputs(func, np.random.default_rng(7))
+    build(func, module, cache=False)(A, C, threads=2)
+    np.testing.assert_allclose(C, A * 3 + 1, rtol=1e-6)
+
 
 def test_a_buffer_accessed_as_vectors_sinks_and_shrinks():
     module, func = _module(VECTOR_LOCAL)

@@ -82,6 +82,29 @@ def test_unrolling_keeps_the_register_tile_before_the_inner_reduction_tile():
     assert (8, "unrolled") in kinds and (4, "unrolled") in kinds
 
 
+def test_unroll_budget_reaches_the_s2_loops_innermost_first():
+    r = parsed()
+    (sk,) = [s for s in design_space(r.module, "mm") if s.write == "cache"]
+    # S3 i = 4, R1 k = 2, S2 j = 2 fill a budget of 16; S2 i = 2 would take it to 32
+    d = {"tiles": [[4, 2, 2, 4], [1, 1, 2, 48], [16, 2]], "wb": 0, "par": 0, "unroll": 16}
+    sch = sk.apply(r.module, d)
+    nest = [f for f in _loops(sch.mod["mm"].body) if f.loop_var.name in
+            ("i_2", "j_2", "k_1", "i_3", "j_3")]
+    kinds = {f.loop_var.name: f.kind for f in nest}
+    assert kinds == {"i_2": "serial", "j_2": "unrolled", "k_1": "unrolled",
+                     "i_3": "unrolled", "j_3": "vectorized"}
+    assert run_matmul(sch.mod) < 1e-5
+    # budget 0 unrolls nothing; a mutation of the budget picks one of MetaSchedule's steps
+    d["unroll"] = 0
+    assert not [f for f in _loops(sk.apply(r.module, d).mod["mm"].body) if f.kind == "unrolled"]
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(200):
+        m = sk.mutate(d, rng)
+        seen.add(m["unroll"])
+    assert seen == {0, 16, 64, 512}
+
+
 def _loops(stmt):
     from tirkit.ir import stmt as S
     from tirkit.ir.visit import walk

@@ -210,7 +210,7 @@ def _merge(cur, new, lower, first):
 
 
 # ---- where an allocation lives: per iteration of a serial loop, or around it ---------------
-def per_iteration(writes_first, indices, var, ranges) -> bool:
+def per_iteration(writes_first, indices, var, ranges, domain=None) -> bool:
     """May a buffer live per iteration of a serial loop over `var` (the allocation inside the
     loop, its box taken with `var` fixed)?  Yes when each iteration writes the buffer before
     it reads it (`writes_first`: the producer-consumer pattern of a cache read, whose
@@ -219,15 +219,17 @@ def per_iteration(writes_first, indices, var, ranges) -> bool:
     unknown; `ranges`: {id(var): (lo, hi)} of the variables that vary within an iteration).
     TVM allocates at the lowest common ancestor of the accesses without the check; an
     iteration that reads what an earlier one wrote (an accumulator whose window moves)
-    needs the buffer around the loop.  Shared by the GPU lowering (codegen/cuda/scopes.py,
-    over statements) and `footprint` (over a function's access records)."""
+    needs the buffer around the loop.  `domain`, the loop's (lo, hi) when constant, lets
+    a fused loop's parts (`f // 16`, `f % 16`) separate its iterations.  Shared by the GPU
+    lowering (codegen/cuda/scopes.py, over statements) and `footprint` (over a function's
+    access records)."""
     if writes_first:
         return True
     if not indices:
         return False
     if any(isinstance(i, E.Ramp) for ix in indices for i in ix):
         indices, ranges = lanes_as_ranges(indices, ranges)
-    return separates(indices, var, ranges)
+    return separates(indices, var, ranges, domain)
 
 
 def lanes_as_ranges(indices, ranges):

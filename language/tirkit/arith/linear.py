@@ -5,7 +5,7 @@ are (the code generator's region compaction, vectorizer and interpreter).
                                     through; any other node an opaque atom keeping its `expr`
     term_expr(key)                  the expression of a form's key (a Var, or an atom's expr)
     coefficient(e, var)             the coefficient of var when e is linear in it, else None
-    separates(accesses, var, ranges)  distinct values of var reach distinct elements
+    separates(accesses, var, ranges[, domain])  distinct values of var reach distinct elements
 
 No rewrite rule is applied (see `simplify` for those); bounds come from `interval`.
 """
@@ -63,44 +63,101 @@ def _mentions(e, var) -> bool:
     return bool(found)
 
 
-def separates(accesses, var, ranges) -> bool:
+def separates(accesses, var, ranges, domain=None) -> bool:
     """Do distinct values of variable `var` always reach distinct elements?  `accesses` are
     index tuples of one buffer; `ranges` ({id(v): (lo, hi)}) bounds the variables that vary
     within one value of var (inner loops); other variables are fixed.  True when, in some
     dimension, every access is `a * var + rest` with the same `a`, the fixed part of `rest`
-    is the same and the varying part of `rest` spans less than |a| over all accesses."""
+    is the same and the varying part of `rest` spans less than |a| over all accesses.
+
+    A fused loop reaches the buffer through parts of its variable instead (`f // 16` in one
+    dimension, `f % 16` in another).  With `domain`, var's own (lo, hi), a set of such parts
+    separates when each separates its dimension as above and together they tell every value
+    of var from every other (checked by evaluating them over the domain, at most
+    `DOMAIN_LIMIT` values)."""
     if not accesses:
         return True
+    parts = []
     for d in range(len(accesses[0])):
-        coeff, keys, lo, hi, ok = set(), set(), None, None, True
-        for ix in accesses:
-            form = linear_form(ix[d])
-            coeff.add(form.terms.get(var, 0))
-            fixed = []
-            a_lo = a_hi = form.const
-            for k, c in form.terms.items():
-                if k is var:
-                    continue
-                if isinstance(k, Atom) and _mentions(k.expr, var):
-                    ok = False
-                    break
-                r = key_range(k, ranges)
-                if r is None:
-                    fixed.append((structural_key(term_expr(k)), c))
-                    continue
-                a_lo += min(c * r[0], c * r[1])
-                a_hi += max(c * r[0], c * r[1])
-            if not ok:
-                break
-            keys.add(tuple(sorted(fixed, key=repr)))
-            lo = a_lo if lo is None else min(lo, a_lo)
-            hi = a_hi if hi is None else max(hi, a_hi)
-        if not ok or len(coeff) != 1 or len(keys) != 1:
-            continue
-        a = abs(coeff.pop())
-        if a and hi - lo < a:
+        key = _separating_term(accesses, d, var, ranges)
+        if key is var:
             return True
-    return False
+        if key is not None:
+            parts.append(key.expr)
+    return bool(parts) and domain is not None and _tells_apart(parts, var, domain)
+
+
+DOMAIN_LIMIT = 1 << 14
+
+
+def _separating_term(accesses, d, var, ranges):
+    """The term of dimension d through which var moves every access of it by more than the
+    rest of the index spans (var itself or an atom of var alone), or None."""
+    coeff, keys, lo, hi, term, shape = set(), set(), None, None, None, None
+    for ix in accesses:
+        form = linear_form(ix[d])
+        fixed = []
+        own = None
+        a_lo = a_hi = form.const
+        for k, c in form.terms.items():
+            if k is var or isinstance(k, Atom) and _mentions(k.expr, var):
+                if own is not None:
+                    return None
+                own = (k, c)
+                continue
+            r = key_range(k, ranges)
+            if r is None:
+                fixed.append((structural_key(term_expr(k)), c))
+                continue
+            a_lo += min(c * r[0], c * r[1])
+            a_hi += max(c * r[0], c * r[1])
+        if own is None:
+            return None
+        k, c = own
+        k_shape = "var" if k is var else structural_key(k.expr)
+        if shape is not None and k_shape != shape:
+            return None
+        shape, term = k_shape, k
+        coeff.add(c)
+        keys.add(tuple(sorted(fixed, key=repr)))
+        lo = a_lo if lo is None else min(lo, a_lo)
+        hi = a_hi if hi is None else max(hi, a_hi)
+    if len(coeff) != 1 or len(keys) != 1:
+        return None
+    a = abs(coeff.pop())
+    if not (a and hi - lo < a):
+        return None
+    if term is not var and not _only_mentions(term.expr, var):
+        return None
+    return term
+
+
+def _only_mentions(e, var) -> bool:
+    from ..ir.visit import walk
+    other = []
+    walk(e, lambda x: other.append(1) if isinstance(x, (E.Var, E.SizeVar)) and
+         x is not var else None)
+    return not other
+
+
+def _tells_apart(parts, var, domain) -> bool:
+    lo, hi = domain
+    if hi - lo + 1 > DOMAIN_LIMIT:
+        return False
+    seen = set()
+    for v in range(lo, hi + 1):
+        point = {id(var): (v, v)}
+        values = []
+        for p in parts:
+            r = interval(p, point)
+            if r is None or r[0] != r[1]:
+                return False
+            values.append(r[0])
+        values = tuple(values)
+        if values in seen:
+            return False
+        seen.add(values)
+    return True
 
 
 def _is_int(dtype):

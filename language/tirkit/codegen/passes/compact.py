@@ -57,7 +57,14 @@ def _private_to_iteration(stmt: S.For, buf) -> bool:
     if single_trip(stmt):
         return True
     return per_iteration(False, accesses(stmt.body, buf, vectors=True), stmt.loop_var,
-                         loop_ranges(stmt.body))
+                         loop_ranges(stmt.body), loop_domain(stmt))
+
+
+def loop_domain(loop: S.For):
+    """(first, last) value of `loop`'s variable when its range is constant, else None."""
+    if isinstance(loop.min, E.IntImm) and isinstance(loop.extent, E.IntImm):
+        return loop.min.value, loop.min.value + loop.extent.value - 1
+    return None
 
 
 def with_single_trip(ranges, loop: S.For):
