@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tirkit
-from tirkit.cost.model import CostModel
+from tirkit.cost.model import UPDATE_ROUNDS, CostModel
 from tirkit.cost.measure import Measurer
 from tirkit.cost.sampler import random_schedule
 from tirkit.cost.workloads import gmm
@@ -72,6 +72,14 @@ def test_save_load_update(trained, tmp_path):
     after = again.predict(funcs)
     assert np.all(after > before * 1.5)          # pulled towards the new, far longer times
     assert again.samples == model.samples + 3
+    # a second batch: the refit starts again from the loaded trees, on all six samples (not
+    # 30 more rounds on top of the last refit, fitted to the new three alone)
+    loaded = CostModel.load(path).booster.num_boosted_rounds()
+    again.update(funcs, [1.2, 2.4, 3.6])
+    assert again.booster.num_boosted_rounds() == loaded + UPDATE_ROUNDS
+    assert again.samples == model.samples + 6
+    both = again.predict(funcs)
+    assert np.all(both > before * 1.5) and both[0] < both[2]
 
 
 def test_objectives_predict_seconds(trained):

@@ -143,6 +143,9 @@ class CostModel:
         self._rows: list = []             # feature rows of the samples this model was fit on
         self._y: list = []
         self._groups: list = []
+        self._prior = None                # a loaded model's booster, which updates start from
+        self._prior_samples = 0
+        self._extra: tuple = ([], [], [])  # (rows, seconds, groups) measured since loading
         self._lock = threading.Lock()
 
     # ---- training --------------------------------------------------------------------------
@@ -158,8 +161,10 @@ class CostModel:
 
     def update(self, funcs, seconds, groups=None, rows=None):
         """Add measured samples and refit: from scratch on everything this model was fit on,
-        or, for a loaded model (its training set is not kept), with a few more rounds on the
-        new samples only."""
+        or, for a loaded model (its training set is not kept), with UPDATE_ROUNDS more rounds
+        from the loaded trees on every sample measured since loading.  Each refit starts
+        again from the loaded trees, so the first batch of a search weighs no more than the
+        last (rounds added batch after batch, each fitted to its own few samples, would)."""
         rows = rows if rows is not None else featurize(funcs)
         groups = list(groups) if groups is not None else [0] * len(rows)
         if self._rows or self.booster is None:
@@ -168,8 +173,13 @@ class CostModel:
             self._groups += groups
             self._train(self._rows, self._y, self._groups, None, self.rounds)
         else:
-            self._train(list(rows), [float(s) for s in seconds], groups, self.booster,
-                        UPDATE_ROUNDS)
+            if self._prior is None:
+                self._prior, self._prior_samples = self.booster, self.samples
+            er, ey, eg = self._extra
+            er += list(rows)
+            ey += [float(s) for s in seconds]
+            eg += groups
+            self._train(er, ey, eg, self._prior, UPDATE_ROUNDS)
         return self
 
     def _train(self, rows, y, groups, base, rounds):
@@ -201,7 +211,7 @@ class CostModel:
                 self.calibration = (float(a[0]), float(a[1]))
         with self._lock:
             self.booster = booster
-            self.samples = self.samples + len(rows) if base is not None else len(rows)
+            self.samples = self._prior_samples + len(rows) if base is not None else len(rows)
         if self.machine is None:
             from .measure import host
             self.machine = host()
