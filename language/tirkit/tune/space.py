@@ -20,11 +20,12 @@ Rules, in the order a sketch applies them:
   8-wide tile and ran at half the speed of its 16- and 32-wide neighbours).
 - unroll: the loops inside R0 from the innermost out (S3 other than the vectorized one, then
   R1, then S2) are unrolled while the product of unrolled extents stays within a budget
-  sampled from MetaSchedule's auto-unroll steps, 0, 16, 64 or 512 (a decision).  The S3
-  loops come first, so the accumulators of the register tile stay in registers (R1 unrolled
-  first would spend the budget and leave them in memory: a 1024³ GEMM with R1 = 64 ran
-  3.3x slower); S2 joins them when the budget allows (TVM's best 1024³ GEMM unrolls its
-  4 x 2 x 2 inner nest: 25.3 ms against 27.5 ms with S2 left rolled).
+  sampled from MetaSchedule's auto-unroll steps but the largest, 0, 16 or 64 (a decision;
+  512 made compile times of up to 60 s).  The S3 loops come first, so the accumulators of
+  the register tile stay in registers (R1 unrolled first would spend the budget and leave
+  them in memory: a 1024³ GEMM with R1 = 64 ran 3.3x slower); S2 joins them when the budget
+  allows (TVM's best 1024³ GEMM unrolls its 4 x 2 x 2 inner nest: 25.3 ms against 27.5 ms
+  with S2 left rolled).
 - the reduction's init is decomposed out of the reduction loops.
 
 A sketch is any object with `name`, `sample(rng)`, `mutate(decisions, rng)` and
@@ -50,7 +51,9 @@ from .tiles import FirstChoice, mutate_tiles, sample_tiles
 
 SPATIAL_LEVELS = 4          # S0 S1 S2 S3
 REDUCE_LEVELS = 2           # R0 R1
-UNROLL_STEPS = (0, 16, 64, 512)     # MetaSchedule's `pragma_auto_unroll_max_step` choices
+# MetaSchedule's `pragma_auto_unroll_max_step` choices but its 512: a ResNet-50 conv2d
+# candidate unrolled that far took up to 60 s to compile here (64: at most 2.6 s)
+UNROLL_STEPS = (0, 16, 64)
 
 
 def unroll_budget(decision: int) -> int:
