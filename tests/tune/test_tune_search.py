@@ -82,18 +82,20 @@ def test_unrolling_keeps_the_register_tile_before_the_inner_reduction_tile():
     assert (8, "unrolled") in kinds and (4, "unrolled") in kinds
 
 
-def test_unroll_budget_reaches_the_s2_loops_innermost_first():
+def test_unroll_budget_is_a_decision():
     r = parsed()
     (sk,) = [s for s in design_space(r.module, "mm") if s.write == "cache"]
-    # S3 i = 4, R1 k = 2, S2 j = 2 fill a budget of 16; S2 i = 2 would take it to 32
-    d = {"tiles": [[4, 2, 2, 4], [1, 1, 2, 48], [16, 2]], "wb": 0, "par": 0, "unroll": 16}
-    sch = sk.apply(r.module, d)
-    nest = [f for f in _loops(sch.mod["mm"].body) if f.loop_var.name in
-            ("i_2", "j_2", "k_1", "i_3", "j_3")]
-    kinds = {f.loop_var.name: f.kind for f in nest}
-    assert kinds == {"i_2": "serial", "j_2": "unrolled", "k_1": "unrolled",
+    # S3 i = 4 and R1 k = 4 fill a budget of 16; S2 stays rolled
+    d = {"tiles": [[4, 2, 2, 4], [1, 1, 2, 48], [8, 4]], "wb": 0, "par": 0, "unroll": 16}
+    kinds = _kinds(sk.apply(r.module, d))
+    assert kinds == {"i_2": "serial", "j_2": "serial", "k_1": "unrolled",
                      "i_3": "unrolled", "j_3": "vectorized"}
-    assert run_matmul(sch.mod) < 1e-5
+    assert run_matmul(sk.apply(r.module, d).mod) < 1e-5
+    # R1 = 8 would take it to 32: left rolled under 16, unrolled under 64
+    d["tiles"][2] = [4, 8]
+    assert _kinds(sk.apply(r.module, d))["k_1"] == "serial"
+    d["unroll"] = 64
+    assert _kinds(sk.apply(r.module, d))["k_1"] == "unrolled"
     # budget 0 unrolls nothing; a mutation of the budget picks one of MetaSchedule's steps
     d["unroll"] = 0
     assert not [f for f in _loops(sk.apply(r.module, d).mod["mm"].body) if f.kind == "unrolled"]
@@ -103,6 +105,11 @@ def test_unroll_budget_reaches_the_s2_loops_innermost_first():
         m = sk.mutate(d, rng)
         seen.add(m["unroll"])
     assert seen == {0, 16, 64}
+
+
+def _kinds(sch):
+    return {f.loop_var.name: f.kind for f in _loops(sch.mod["mm"].body)
+            if f.loop_var.name in ("i_2", "j_2", "k_1", "i_3", "j_3")}
 
 
 def _loops(stmt):

@@ -141,6 +141,8 @@ class _Search:
         self.records: list = []
         self.stats = Stats()
         self.best, self.best_seconds = None, None
+        self.confirm_count = 0
+        self.kept: dict = {}            # key -> Built of the fastest measured (for `confirm`)
 
     # ---- candidates ---------------------------------------------------------------------------
     def realize(self, sketch, decisions):
@@ -254,17 +256,18 @@ class _Search:
                     self.finish(c, None, f"build failed: {type(e).__name__}: {e}")
                     n += 1
                     continue
-                built_for[n] = c
+                built_for[n] = (c, b)
                 yield MeasureTask(self.workload, reference, b, 0, self.threads, self.repeat,
                                   self.min_seconds, n)
                 n += 1
         funcs, secs = [], []
         for r in self.runner.run(tasks()):
-            c = built_for[r.index]
+            c, b = built_for[r.index]
             self.finish(c, r.seconds, r.error)
             if r.seconds is not None:
                 funcs.append(c.func)
                 secs.append(r.seconds)
+                self.keep(c.key, b)
         if funcs:
             try:
                 self.model.update(funcs, np.asarray(secs))
@@ -287,6 +290,16 @@ class _Search:
                          "seconds": seconds, "error": error,
                          "trace": c.schedule.trace.as_python()})
 
+    def keep(self, key, built):
+        """Hold the object code of the `confirm_count` fastest measured candidates, so that
+        `confirm` measures them again without compiling them again."""
+        if self.confirm_count < 2:
+            return
+        self.kept[key] = built
+        if len(self.kept) > self.confirm_count:
+            slowest = max(self.kept, key=lambda k: self.measured[k])
+            del self.kept[slowest]
+
     def confirm(self, reference, count):
         """Measure the `count` fastest candidates CONFIRM_ROUNDS more times, in turns; the
         best is the one with the lowest median of all its measurements."""
@@ -297,10 +310,12 @@ class _Search:
             return
         built = {}
         for i, c in enumerate(cands):
-            try:
-                built[i] = build_candidate(c.func, c.schedule.mod, self.target)
-            except Exception:                   # measured before: it built then
-                continue
+            built[i] = self.kept.get(c.key)
+            if built[i] is None:                # measured in an earlier run (`--resume`)
+                try:
+                    built[i] = build_candidate(c.func, c.schedule.mod, self.target)
+                except Exception:               # it built then; not now: left as it was
+                    del built[i]
         times = {i: [self.measured[cands[i].key]] for i in built}
         tasks = [MeasureTask(self.workload, reference, built[i], 0, self.threads, self.repeat,
                              self.min_seconds, i)
@@ -364,6 +379,7 @@ def tune(module, func_name: str, trials: int = 64, *, model=None, runner=None, d
                 population=population, generations=generations, batch=batch, eps=eps,
                 extra_sketches=extra_sketches, threads=threads, log=log, progress=progress,
                 cancelled=cancelled, repeat=repeat, min_seconds=min_seconds, target=target)
+    s.confirm_count = confirm
     flops = _flops(s.func)
     reference = build_candidate(s.func, module)
     if resume and database is not None:

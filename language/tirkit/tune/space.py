@@ -18,14 +18,14 @@ Rules, in the order a sketch applies them:
   innermost tile is sampled as a whole number of the CPU's vector registers where the
   extent allows (16 float32 lanes with AVX-512: a ResNet-50 conv2d's search picked an
   8-wide tile and ran at half the speed of its 16- and 32-wide neighbours).
-- unroll: the loops inside R0 from the innermost out (S3 other than the vectorized one, then
-  R1, then S2) are unrolled while the product of unrolled extents stays within a budget
-  sampled from MetaSchedule's auto-unroll steps but the largest, 0, 16 or 64 (a decision;
-  512 made compile times of up to 60 s).  The S3 loops come first, so the accumulators of
-  the register tile stay in registers (R1 unrolled first would spend the budget and leave
-  them in memory: a 1024³ GEMM with R1 = 64 ran 3.3x slower); S2 joins them when the budget
-  allows (TVM's best 1024³ GEMM unrolls its 4 x 2 x 2 inner nest: 25.3 ms against 27.5 ms
-  with S2 left rolled).
+- unroll: the S3 loops other than the vectorized one, innermost first, then the R1 loops,
+  are unrolled while the product of unrolled extents stays within a budget sampled from
+  MetaSchedule's auto-unroll steps but the largest, 0, 16 or 64 (a decision; 512 made
+  conv2d candidates that took up to 60 s to compile).  The S3 loops come first, so the
+  accumulators of the register tile stay in registers (R1 unrolled first would spend the
+  budget and leave them in memory: a 1024³ GEMM with R1 = 64 ran 3.3x slower).  The S2
+  loops stay rolled: unrolled too, a conv2d candidate took up to 2 s to compile and its
+  search 114-176 s instead of 79.
 - the reduction's init is decomposed out of the reduction loops.
 
 A sketch is any object with `name`, `sample(rng)`, `mutate(decisions, rng)` and
@@ -134,9 +134,9 @@ class TiledSketch:
             sch.vectorize(inner)
         if d["unroll"]:
             # the register tile first (the S3 loops around the vectorized one, innermost
-            # first: unrolled, its accumulators are registers), then R1 and S2 while the
-            # budget lasts
-            unroll_within(sch, sp[3][:-1][::-1] + rd[1][::-1] + sp[2][::-1], extent,
+            # first: unrolled, its accumulators are registers), then R1 while the budget
+            # lasts
+            unroll_within(sch, sp[3][:-1][::-1] + rd[1][::-1], extent,
                           unroll_budget(d["unroll"]))
         if wb is not None:
             wl = sch.get_loops(wb)[-1]
