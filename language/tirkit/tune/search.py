@@ -24,9 +24,9 @@ the search.
 At the end the `confirm` fastest candidates are measured `CONFIRM_ROUNDS` times more, in
 turns, and the best is the one with the lowest median of its measurements.  The best of many
 noisy measurements is mostly a lucky one (on a shared machine one measurement of a 1024³
-GEMM kernel is 10% off its median): a search's best measured 21.3 ms once and 24.8 ms when
-measured again, beside a kernel that it had measured at 22 ms and that measured 23.5 ms
-again.  Records and the database keep the search's own measurements.
+GEMM kernel is 10% off its median): a search's best measured 21.3 ms in the search and a
+median of 24.8 ms in four more measurements.  Records and the database keep the search's
+own measurements.
 """
 from __future__ import annotations
 
