@@ -251,15 +251,23 @@ def lanes_as_ranges(indices, ranges):
     return out, ranges
 
 
+def loop_domain(loop: S.For):
+    """(first, last) value of `loop`'s variable when its range is constant, else None."""
+    if isinstance(loop.min, E.IntImm) and isinstance(loop.extent, E.IntImm):
+        return loop.min.value, loop.min.value + loop.extent.value - 1
+    return None
+
+
 def loop_ranges(stmt, out=None):
     """{id(var): (lo, hi)} of every loop under `stmt` with a constant range (added to
     `out` when given): the variables that vary within one iteration of a loop around it."""
     out = {} if out is None else out
 
     def fn(x):
-        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and \
-                isinstance(x.extent, E.IntImm):
-            out[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
+        if isinstance(x, S.For):
+            dom = loop_domain(x)
+            if dom is not None:
+                out[id(x.loop_var)] = dom
     walk(stmt, fn)
     return out
 

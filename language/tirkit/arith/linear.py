@@ -56,11 +56,15 @@ def coefficient(e, var) -> int | None:
     return form.terms.get(var, 0)
 
 
-def _mentions(e, var) -> bool:
+def _variables(e) -> list:
     from ..ir.visit import walk
     found = []
-    walk(e, lambda x: found.append(1) if x is var else None)
-    return bool(found)
+    walk(e, lambda x: found.append(x) if isinstance(x, (E.Var, E.SizeVar)) else None)
+    return found
+
+
+def _mentions(e, var) -> bool:
+    return any(v is var for v in _variables(e))
 
 
 def separates(accesses, var, ranges, domain=None) -> bool:
@@ -127,17 +131,9 @@ def _separating_term(accesses, d, var, ranges):
     a = abs(coeff.pop())
     if not (a and hi - lo < a):
         return None
-    if term is not var and not _only_mentions(term.expr, var):
+    if term is not var and any(v is not var for v in _variables(term.expr)):
         return None
     return term
-
-
-def _only_mentions(e, var) -> bool:
-    from ..ir.visit import walk
-    other = []
-    walk(e, lambda x: other.append(1) if isinstance(x, (E.Var, E.SizeVar)) and
-         x is not var else None)
-    return not other
 
 
 def _tells_apart(parts, var, domain) -> bool:

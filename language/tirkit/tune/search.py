@@ -118,7 +118,7 @@ def _flops(func):
 class _Search:
     def __init__(self, module, func_name, *, model, runner, database, seed, population,
                  generations, batch, eps, extra_sketches, threads, log, progress, cancelled,
-                 repeat, min_seconds, target=None):
+                 repeat, min_seconds, target=None, confirm=0):
         self.module, self.func_name, self.target = module, func_name, target
         self.func = module[func_name]
         self.sketches = design_space(module, func_name, target) + list(extra_sketches)
@@ -141,7 +141,7 @@ class _Search:
         self.records: list = []
         self.stats = Stats()
         self.best, self.best_seconds = None, None
-        self.confirm_count = 0
+        self.confirm_count = confirm
         self.kept: dict = {}            # key -> Built of the fastest measured (for `confirm`)
 
     # ---- candidates ---------------------------------------------------------------------------
@@ -300,11 +300,11 @@ class _Search:
             slowest = max(self.kept, key=lambda k: self.measured[k])
             del self.kept[slowest]
 
-    def confirm(self, reference, count):
-        """Measure the `count` fastest candidates CONFIRM_ROUNDS more times, in turns; the
-        best is the one with the lowest median of all its measurements."""
+    def confirm(self, reference):
+        """Measure the `confirm_count` fastest candidates CONFIRM_ROUNDS more times, in
+        turns; the best is the one with the lowest median of all its measurements."""
         top = sorted((key for key, sec in self.measured.items() if sec is not None),
-                     key=self.measured.get)[:count]
+                     key=self.measured.get)[:self.confirm_count]
         cands = [self.seen[key] for key in top if self.seen.get(key) is not None]
         if len(cands) < 2:
             return
@@ -378,8 +378,8 @@ def tune(module, func_name: str, trials: int = 64, *, model=None, runner=None, d
                 runner=runner or InProcessRunner(), database=database, seed=seed,
                 population=population, generations=generations, batch=batch, eps=eps,
                 extra_sketches=extra_sketches, threads=threads, log=log, progress=progress,
-                cancelled=cancelled, repeat=repeat, min_seconds=min_seconds, target=target)
-    s.confirm_count = confirm
+                cancelled=cancelled, repeat=repeat, min_seconds=min_seconds, target=target,
+                confirm=confirm)
     flops = _flops(s.func)
     reference = build_candidate(s.func, module)
     if resume and database is not None:
@@ -400,7 +400,7 @@ def tune(module, func_name: str, trials: int = 64, *, model=None, runner=None, d
         gf = flops / s.best_seconds / 1e9 if flops and s.best_seconds else None
         s.progress(len(s.records) - start, trials, s.best_seconds, gf)
     if confirm > 1 and not s.cancelled():
-        s.confirm(reference, confirm)
+        s.confirm(reference)
     return TuneResult(func_name, s.workload, flops, s.best, s.best_seconds,
                       s.records, s.stats, s.invalid, bool(s.cancelled()),
                       time.perf_counter() - t0)

@@ -13,7 +13,8 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int
 from ...ir.visit import walk
-from ...analysis.footprint import canonical, compact_box, loop_ranges, per_iteration
+from ...analysis.footprint import (canonical, compact_box, loop_domain, loop_ranges,
+                                   per_iteration)
 from ...analysis.regions import single_trip
 from ...arith.affine import Aff
 from ...arith.interval import Analyzer
@@ -58,13 +59,6 @@ def _private_to_iteration(stmt: S.For, buf) -> bool:
         return True
     return per_iteration(False, accesses(stmt.body, buf, vectors=True), stmt.loop_var,
                          loop_ranges(stmt.body), loop_domain(stmt))
-
-
-def loop_domain(loop: S.For):
-    """(first, last) value of `loop`'s variable when its range is constant, else None."""
-    if isinstance(loop.min, E.IntImm) and isinstance(loop.extent, E.IntImm):
-        return loop.min.value, loop.min.value + loop.extent.value - 1
-    return None
 
 
 def with_single_trip(ranges, loop: S.For):
