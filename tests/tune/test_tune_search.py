@@ -266,3 +266,30 @@ def test_local_runner_loses_only_the_candidate_whose_worker_died():
     lost = [rec for rec in res.records if rec.seconds is None]
     assert len(lost) == 1 and lost[0].error.startswith("worker lost")
     assert res.stats.measured == 7 and len(res.records) == 8
+
+
+def test_pack_decision_lays_the_vectorized_operand_out_in_vector_tiles():
+    r = parsed()
+    (sk,) = [s for s in design_space(r.module, "mm") if s.write == "cache"]
+    # B[k, j] is read along j, the vectorized loop: the one operand to pack (A is read along k)
+    assert [(p.buffer, p.read) for p in sk.packs] == [("B", 1)]
+    d = {"tiles": [[2, 2, 2, 8], [1, 1, 3, 16], [8, 4]], "wb": 0, "par": 1, "unroll": 16,
+         "pack": 1}
+    sch = sk.apply(r.module, d)
+    assert validate(sch.mod) == []
+    text = tirkit.to_script(sch.mod)
+    assert 'B_reindex = T.alloc_buffer((3, 32, 16), "float32")' in text
+    assert "B_reindex[vj // 16, vk, vj % 16]" in text
+    # the copy walks B along its rows, 16 lanes at a time, its outer loop parallel
+    trace = sch.trace.as_python()
+    assert "sch.reorder(l3, l2)" in trace and "factors=[3, 16]" in trace
+    assert run_matmul(sch.mod) < 1e-5
+    # unpacked, the same tiles read B itself; mutations switch the decision both ways
+    d0 = dict(d, pack=0)
+    assert "B_reindex" not in tirkit.to_script(sk.apply(r.module, d0).mod)
+    rng = np.random.default_rng(5)
+    assert {sk.mutate(d, rng)["pack"] for _ in range(300)} == {0, 1}
+    assert {sk.sample(rng)["pack"] for _ in range(50)} == {0, 1}
+    # a decision written before packing existed reads as unpacked
+    old = {k: v for k, v in d.items() if k != "pack"}
+    assert "B_reindex" not in tirkit.to_script(sk.apply(r.module, old).mod)

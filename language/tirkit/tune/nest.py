@@ -75,14 +75,18 @@ def tileable_loops(sch, rv):
     return tuple(out)
 
 
-def split_levels(module, func, block, inline, loops, tiles, s_levels, r_levels):
-    """A sketch's first steps: a Schedule of `func` with the `inline` producers inlined and
-    each loop of `block` (described by `loops`) split by its `tiles` factors.  Returns
-    (sch, block rv, spatial parts by level, reduction parts by level, {id(part): factor})."""
+def split_levels(module, func, block, inline, loops, tiles, s_levels, r_levels, prepare=None):
+    """A sketch's first steps: a Schedule of `func` with the `inline` producers inlined,
+    `prepare(sch, block rv)` applied (when given: steps that leave the block's loops as
+    they are, such as packing an operand), and each loop of `block` (described by `loops`)
+    split by its `tiles` factors.  Returns (sch, block rv, spatial parts by level, reduction
+    parts by level, {id(part): factor})."""
     sch = Schedule(module, func)
     for name in inline:
         sch.compute_inline(sch.get_block(name))
     b = sch.get_block(block)
+    if prepare is not None:
+        prepare(sch, b)
     found = sch.get_loops(b)
     if len(found) != len(loops):
         raise ScheduleError("tune", "sketch", f"block '{block}' has {len(found)} "

@@ -44,6 +44,7 @@ import dataclasses
 from .. import target as targets
 from ..schedule import Schedule, ScheduleError
 from .gpu import gpu_sketches
+from .pack import packable_operands
 from .nest import (MAX_INNERMOST, MAX_UNROLLED, Loop, extent_of, is_elementwise, split_levels,
                    tileable_loops, unroll_within, vector_lanes)
 from .tensorized import tensorize_sketches
@@ -73,11 +74,12 @@ class TiledSketch:
     write: str = "cache"             # "cache" | "consumer" | "direct"
     consumer: str | None = None
     lanes: int = 1                   # the vectorized tile is a multiple of it where it can be
+    packs: tuple = ()                # Pack per operand the `pack` decision lays out anew
 
     @property
     def vectorized(self) -> int:
         """The loop whose innermost tile is vectorized: the last spatial one."""
-        return max(i for i, lp in enumerate(self.loops) if lp.kind == "S")
+        return _last_spatial(self.loops)
 
     @property
     def name(self) -> str:
@@ -91,31 +93,42 @@ class TiledSketch:
             levels = SPATIAL_LEVELS if lp.kind == "S" else REDUCE_LEVELS
             tiles.append(sample_tiles(lp.extent, levels, MAX_INNERMOST, rng,
                                       self.lanes if i == self.vectorized else 1))
-        return {"tiles": tiles, "wb": int(rng.integers(0, 2)), "par": int(rng.integers(0, 2)),
-                "unroll": UNROLL_STEPS[int(rng.integers(0, len(UNROLL_STEPS)))]}
+        d = {"tiles": tiles, "wb": int(rng.integers(0, 2)), "par": int(rng.integers(0, 2)),
+             "unroll": UNROLL_STEPS[int(rng.integers(0, len(UNROLL_STEPS)))]}
+        if self.packs:
+            d["pack"] = int(rng.integers(0, 2))
+        return d
 
     def mutate(self, d: dict, rng) -> dict:
-        d = {"tiles": [list(t) for t in d["tiles"]], "wb": d["wb"], "par": d["par"],
-             "unroll": d["unroll"]}
-        r = rng.random()
-        if r < 0.7:
+        old, d = d, {"tiles": [list(t) for t in d["tiles"]], "wb": d["wb"], "par": d["par"],
+                     "unroll": d["unroll"]}
+        if self.packs:
+            d["pack"] = old.get("pack", 0)
+        if rng.random() < 0.7:
             i = int(rng.integers(0, len(self.loops)))
             d["tiles"][i] = mutate_tiles(d["tiles"][i], MAX_INNERMOST, rng,
                                          self.lanes if i == self.vectorized else 1)
-        elif r < 0.8:
-            d["wb"] = 1 - d["wb"]
-        elif r < 0.9:
-            d["par"] = 1 - d["par"]
-        else:
+            return d
+        switches = ["wb", "par", "unroll"] + (["pack"] if self.packs else [])
+        what = switches[int(rng.integers(0, len(switches)))]
+        if what == "unroll":
             others = [u for u in UNROLL_STEPS if u != unroll_budget(d["unroll"])]
             d["unroll"] = others[int(rng.integers(0, len(others)))]
+        else:
+            d[what] = 1 - d.get(what, 0)
         return d
 
     # ---- the schedule -----------------------------------------------------------------------
     def apply(self, module, d: dict) -> Schedule:
+        width = d["tiles"][self.vectorized][-1]
+        packs = self.packs if d.get("pack") and width > 1 else ()
+
+        def prepare(sch, b):
+            for p in packs:
+                p.apply(sch, b, width, self.loops[self.vectorized].extent, d["par"])
         sch, b, sp, rd, extent = split_levels(module, self.func, self.block, self.inline,
                                               self.loops, d["tiles"], SPATIAL_LEVELS,
-                                              REDUCE_LEVELS)
+                                              REDUCE_LEVELS, prepare)
         order = sp[0] + sp[1] + rd[0] + sp[2] + rd[1] + sp[3]
         sch.reorder(*order)
         anchor = (sp[1] if d["wb"] else sp[0])[-1]
@@ -146,6 +159,19 @@ class TiledSketch:
         if rd[0]:
             sch.decompose_reduction(b, rd[0][0])
         return sch
+
+
+def _last_spatial(loops) -> int:
+    return max(i for i, lp in enumerate(loops) if lp.kind == "S")
+
+
+def _iterator_of(info, k: int):
+    """The block iterator that loop k of the block binds."""
+    var = info.loops[k].loop_var
+    for iv, value in zip(info.block.iter_vars, info.realize.iter_values):
+        if value is var:
+            return iv.var
+    return None
 
 
 def design_space(module, func_name: str, target=None) -> list:
@@ -181,14 +207,25 @@ def design_space(module, func_name: str, target=None) -> list:
         writes = [("cache", None)]
         if len(consumers) == 1 and is_elementwise(trial.block_info(consumers[0]).block):
             writes.append(("consumer", consumers[0].name))
-        lanes = vector_lanes(trial.block_info(rv).block.writes[0].buffer.dtype)
+        info = trial.block_info(rv)
+        lanes = vector_lanes(info.block.writes[0].buffer.dtype)
+        packs = packable_operands(info.block, _iterator_of(info, _last_spatial(loops)))
         for write, consumer in writes:
             sk = TiledSketch(func_name, n, loops, tuple(inline), write, consumer, lanes)
             try:                                    # the sketch must apply to this kernel
                 sk.apply(module, sk.sample(FirstChoice()))
             except ScheduleError:
                 continue
-            out.append(sk)
+            # operands it packs: each one checked to apply
+            ok = []
+            for p in packs:
+                trial_sk = dataclasses.replace(sk, packs=(p,))
+                try:
+                    trial_sk.apply(module, {**trial_sk.sample(FirstChoice()), "pack": 1})
+                except ScheduleError:
+                    continue
+                ok.append(p)
+            out.append(dataclasses.replace(sk, packs=tuple(ok)))
     out.extend(tensorize_sketches(module, func_name, inline=tuple(inline), blocks=tiled))
     return out
 

@@ -16,6 +16,7 @@ from .compact import compact_regions
 from .constants import collect_constants
 from .control import check_control_flow, return_dtype
 from .flatten import flatten_buffers
+from .indices import simplify_indices
 from .operator_calls import operator_calls
 from .simplify import simplify
 from .unroll import unroll_loops
@@ -25,6 +26,7 @@ PIPELINE = (
     ("predicates_to_conditions", predicates_to_conditions),
     ("blocks_to_loops", blocks_to_loops),
     ("compact_regions", compact_regions),
+    ("simplify_indices", simplify_indices),
     ("flatten_buffers", flatten_buffers),
     ("unroll_loops", unroll_loops),
     ("simplify", simplify),
