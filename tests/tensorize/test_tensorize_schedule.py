@@ -94,6 +94,11 @@ def test_transform_layout_checks_its_map():
     with pytest.raises(ScheduleError) as e:
         sch.transform_layout(b, ("read", 1), "lambda j, k: (j // 2, k // 2)")
     assert e.value.kind == "transform_layout/not-bijective"
+    # (j + k, k % 2): (0, 2) and (2, 0) meet; (j + k, k) tells every pair apart
+    with pytest.raises(ScheduleError) as e:
+        sch.copy().transform_layout(b, ("read", 1), "lambda j, k: (j + k, k % 2)")
+    assert e.value.kind == "transform_layout/not-bijective"
+    sch.copy().transform_layout(b, ("read", 1), "lambda j, k: (j + k, k)")
     with pytest.raises(ScheduleError) as e:
         sch.transform_layout(b, ("read", 1), "lambda j, k: (__import__('os'), k)")
     assert e.value.kind == "transform_layout/bad-map"

@@ -15,7 +15,8 @@ row-major one, so a new shape alone cannot describe it)."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
+
+import numpy as np
 
 from ...arith import writeback as A
 from ...ir import expr as E
@@ -97,19 +98,30 @@ def transform_layout(sch, block, buffer, index_map):
 
 def _one_to_one(m, shape, limit=1 << 16):
     """Whether the map is injective on the shape (checked exhaustively up to `limit` points,
-    else on the shape's corners and edges)."""
+    else on the shape's corners and edges), the map evaluated on all points at once."""
     total = 1
     for n in shape:
         total *= n
-    pts = itertools.product(*[range(n) for n in shape]) if total <= limit else \
-        itertools.product(*[sorted({0, 1, n - 2, n - 1} & set(range(n))) for n in shape])
-    seen = set()
-    for p in pts:
-        q = tuple(_eval(b, dict(zip(m.params, p))) for b in m.body)
-        if q in seen:
-            return False
-        seen.add(q)
-    return True
+    axes = [np.arange(n) for n in shape] if total <= limit else \
+        [np.array(sorted({0, 1, n - 2, n - 1} & set(range(n)))) for n in shape]
+    grids = np.meshgrid(*axes, indexing="ij")
+    env = dict(zip(m.params, grids))
+    # each image as one integer (its place in the box the images span), then a 1-D test
+    flat, span = np.zeros(grids[0].size, np.int64), 1
+    for b in m.body:
+        q = np.broadcast_to(_eval(b, env), grids[0].shape).ravel().astype(np.int64)
+        lo, n = int(q.min()), int(q.max() - q.min()) + 1
+        if span * n >= 1 << 62:
+            return _one_to_one_rows(m, env, grids)
+        flat += (q - lo) * span
+        span *= n
+    return len(np.unique(flat)) == len(flat)
+
+
+def _one_to_one_rows(m, env, grids):
+    images = np.stack([np.broadcast_to(_eval(b, env), grids[0].shape).ravel()
+                       for b in m.body], axis=1)
+    return len(np.unique(images, axis=0)) == len(images)
 
 
 def _eval(node, env):
