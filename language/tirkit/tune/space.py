@@ -26,6 +26,10 @@ Rules, in the order a sketch applies them:
   budget and leave them in memory: a 1024³ GEMM with R1 = 64 ran 3.3x slower).  The S2
   loops stay rolled: unrolled too, a conv2d candidate took up to 2 s to compile and its
   search 114-176 s instead of 79.
+- pack (a decision, where the block reads an operand along the vectorized loop's iterator
+  in its last dimension, `B[k, j]`): the operand is copied first into panels as wide as
+  the vectorized tile (`reindex`, `transform_layout` to `B[j // w, k, j % w]`; see
+  `tune/pack.py`), so the register tile reads contiguous runs instead of rows 4 KiB apart.
 - the reduction's init is decomposed out of the reduction loops.
 
 A sketch is any object with `name`, `sample(rng)`, `mutate(decisions, rng)` and
