@@ -56,6 +56,27 @@ def one_trip(A: T.Buffer((4, 64), "float32"), C: T.Buffer((4, 64), "float32")):
                         C[vi, vj] = S[vi, vj] + T.float32(1)
 '''
 
+# a shared buffer under a fused serial loop, written under a guard on f (so no rule sees
+# it written first in every iteration): each value of f owns row f // 4, columns
+# f % 4 * 16 .. + 15, so the buffer sinks into f as one iteration's 16 columns
+FUSED_SHARED = HEAD + '''@T.prim_func
+def fused_shared(A: T.Buffer((2, 64), "float32"), C: T.Buffer((2, 64), "float32")):
+    S = T.alloc_buffer((2, 64), "float32", scope="shared")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for f in range(8):
+                with T.block("load"):
+                    T.where(f * 16 + tx < 120)
+                    vi = T.axis.spatial(2, f // 4)
+                    vj = T.axis.spatial(64, f % 4 * 16 + tx)
+                    S[vi, vj] = A[vi, vj]
+                with T.block("use"):
+                    T.where(f * 16 + tx < 120)
+                    vi = T.axis.spatial(2, f // 4)
+                    vj = T.axis.spatial(64, f % 4 * 16 + tx)
+                    C[vi, vj] = S[vi, vj] + T.float32(1)
+'''
+
 # a shared tile allocated below the threadIdx binding, filled cooperatively with a guard
 SHARED = HEAD + '''@T.prim_func
 def shared_tile_guarded(A: T.Buffer((64,), "float32"), C: T.Buffer((64, 2), "float32")):
@@ -170,6 +191,18 @@ def test_a_loop_of_one_iteration_does_not_stop_a_shared_buffer_sinking():
     # the block's tile, indexed by thread inside each iteration of k
     code = emit_cuda(func, module).kernels_code
     assert "float S[16];" in code and "S[tx] = A[" in code and "(S[tx] + 1.0f)" in code
+
+
+def test_a_shared_buffer_under_a_fused_loop_sinks_into_it():
+    module, func = _module(FUSED_SHARED)
+    assert _allocations(lower_gpu(func, module).body, "shared") == [[16]]     # not 2 x 64
+    code = emit_cuda(func, module).kernels_code
+    assert "float S[16];" in code
+    A, C = make_inputs(func, np.random.default_rng(11))
+    want = A + 1
+    want[1, 56:] = C[1, 56:]        # f * 16 + tx >= 120: the last 8 columns of row 1 stay
+    run_threads(func, [A, C], module=module)
+    np.testing.assert_allclose(C, want, rtol=1e-6)
 
 
 def test_shared_tile_below_thread_binding_is_sized_as_the_rule_sizes_it():

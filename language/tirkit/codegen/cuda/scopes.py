@@ -19,7 +19,7 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...analysis.footprint import loop_ranges, per_iteration, written_first
+from ...analysis.footprint import loop_domain, loop_ranges, per_iteration, written_first
 from ...analysis.regions import single_trip
 from ...ir.visit import rebuild, walk
 from ..passes.blocks import allocate
@@ -58,7 +58,7 @@ def _place(stmt, buf, shared, relaxed, wrap):
         acc = accesses(stmt.body, buf, vectors=True)
         if acc and (single_trip(stmt) or per_iteration(
                 written_first(stmt.body, buf, stmt.loop_var), acc, stmt.loop_var,
-                loop_ranges(stmt.body, dict(relaxed)))):
+                loop_ranges(stmt.body, dict(relaxed)), loop_domain(stmt))):
             return dataclasses.replace(stmt, body=_place(stmt.body, buf, shared,
                                                          with_single_trip(relaxed, stmt),
                                                          wrap))
