@@ -1,6 +1,6 @@
 """`tirkit cost collect | train | eval | predict`: the learned cost model's commands.
 
-    tirkit cost collect data.jsonl [--per-workload 300] [--workloads a,b]   # resumable
+    tirkit cost collect data.jsonl [--per-workload 300] [--workloads a,b] [--confirm 8]  # resumable
     tirkit cost train data.jsonl [-o model.json.gz] [--objective regression]
     tirkit cost eval data.jsonl [--model M] [--holdout a,b]                 # top-1/top-5/Spearman
     tirkit cost predict FILE [--model M]       # one line per kernel: name and predicted time
@@ -28,6 +28,9 @@ def add_commands(sub):
     col.add_argument("--threads", type=int, default=None)
     col.add_argument("--no-features", action="store_true",
                      help="store scripts and times only (features are recomputed when training)")
+    col.add_argument("--confirm", type=int, default=None, metavar="N",
+                     help="then measure each workload's N fastest kernels again, their time "
+                     "the median of all measurements (default 8; 0: not)")
     col.set_defaults(fn=cmd_collect)
     tr = cs.add_parser("train", help="train the XGBoost model on datasets for this machine")
     tr.add_argument("datasets", nargs="+")
@@ -75,6 +78,10 @@ def cmd_collect(args) -> int:
     m = Measurer(threads=args.threads or 2)
     collect(args.dataset, ws, per_workload=args.per_workload, seed=args.seed,
             features=not args.no_features, measurer=m)
+    from .confirm import TOP, confirm
+    top = TOP if args.confirm is None else args.confirm
+    if top > 0:
+        confirm(args.dataset, ws, top=top, measurer=m)
     return 0
 
 

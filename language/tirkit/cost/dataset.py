@@ -2,6 +2,7 @@
 
     append(path, record)        # one line, flushed and synced before returning
     read(path)                  # -> list of records (a torn last line, from a kill, is skipped)
+    rewrite(path, records)      # the whole file replaced at once (gzip when the name ends .gz)
     counts(path)                # -> {workload: number of records}: where a collection resumes
 
 A record: `workload` (name in `workloads.WORKLOADS`), `index` (the schedule's number within
@@ -10,6 +11,8 @@ its workload; with the collection's seed it fixes the random schedule), `func` (
 (median measured run time), `machine` (the host it was measured on), and `features` (the
 per-store feature rows, `features.VERSION` in `features_version`) when they were computed
 at collection time; training recomputes them from `script` when the version differs.
+A kernel measured again (confirm.py: each workload's fastest) has `first_seconds`, its time
+at collection, and `measured_again`, the later times; `seconds` is then their median.
 """
 from __future__ import annotations
 
@@ -26,6 +29,26 @@ def append(path, record: dict):
         fh.write(line)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def rewrite(path, records):
+    """Replace the file with `records`, through a temporary file renamed over it (a kill
+    leaves the old file or the new one, never a part)."""
+    tmp = f"{path}.tmp"
+    text = "".join(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n"
+                   for r in records)
+    if str(path).endswith(".gz"):
+        import gzip
+        with open(tmp, "wb") as raw:
+            raw.write(gzip.compress(text.encode("utf-8"), mtime=0))
+            raw.flush()
+            os.fsync(raw.fileno())
+    else:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)
 
 
 def _heal(path):

@@ -1,0 +1,70 @@
+"""Measuring again the fastest kernels of each workload, so that no workload's best time is
+one lucky measurement.
+
+    confirm("data.jsonl", top=8, rounds=2)      # after `collect`; `tirkit cost collect` runs it
+
+A kernel is timed once at collection (the median of a few runs in a row); on a shared
+machine a later state of the machine times it 10-30% apart, and the fastest of a workload's
+300 kernels is then mostly the one timed at a quiet moment (the shipped dataset's `dep_56`:
+its best, 11.4 us, measured 14.9 us three times later, beside its second, 15.9 us, then
+13.9 us).  The held-out scores measure a model against each workload's best, so the best
+must be a fair one.  For each workload the `top` fastest kernels are built again and timed
+`rounds` more times, in turns, and each one's time becomes the median of all its
+measurements; kernels that now enter the `top` fastest are measured the same way, until the
+`top` fastest have all been measured again.  A record keeps its first time in
+`first_seconds` and the later ones in `measured_again`; a record that has them is not
+measured again, so the pass resumes after a kill (the dataset is rewritten once per
+workload) and does nothing on a dataset it has already seen.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+
+from . import dataset
+from .collect import Progress
+from .measure import Measurer
+
+TOP = 8
+ROUNDS = 2
+
+
+def confirm(path, workloads=None, top=TOP, rounds=ROUNDS, measurer=None, progress=True) -> int:
+    """Measure again as above; returns the number of kernels measured again."""
+    import tirkit
+    m = measurer or Measurer()
+    recs = dataset.read(path)
+    by_w = dataset.by_workload(recs)
+    names = [w for w in by_w if workloads is None or w in workloads]
+    bar = Progress(len(names), sys.stderr if progress else None)
+    done = 0
+    for w in names:
+        rs = by_w[w]
+        changed = False
+        while True:
+            fastest = sorted(rs, key=lambda r: r["seconds"])[:top]
+            todo = [r for r in fastest if "measured_again" not in r]
+            if not todo:
+                break
+            runs = []
+            for r in todo:
+                module = tirkit.parse(r["script"]).module
+                runs.append((r, *m.run(module[r["func"]], module)))
+            times = {id(r): [] for r in todo}
+            for _ in range(rounds):
+                for r, kernel, arrays in runs:
+                    times[id(r)].append(m.time(kernel, arrays))
+            for r in todo:
+                r["first_seconds"] = r["seconds"]
+                r["measured_again"] = times[id(r)]
+                r["seconds"] = statistics.median([r["seconds"]] + times[id(r)])
+            done += len(todo)
+            changed = True
+        if changed:
+            dataset.rewrite(path, recs)
+        bar.step(w)
+    bar.close()
+    return done
+
+
+__all__ = ["confirm", "TOP", "ROUNDS"]
