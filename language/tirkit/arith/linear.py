@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..ir import expr as E
 from ..ir.hash import structural_key
+from ..ir.visit import uses_var, vars_in
 from .affine import Aff, Atom
 from .interval import interval
 
@@ -51,20 +52,9 @@ def coefficient(e, var) -> int | None:
     """The coefficient of var in e when e is linear in var (other terms free of var)."""
     form = linear_form(e)
     for k in form.atoms():
-        if _mentions(k.expr, var):
+        if uses_var(k.expr, var):
             return None
     return form.terms.get(var, 0)
-
-
-def _variables(e) -> list:
-    from ..ir.visit import walk
-    found = []
-    walk(e, lambda x: found.append(x) if isinstance(x, (E.Var, E.SizeVar)) else None)
-    return found
-
-
-def _mentions(e, var) -> bool:
-    return any(v is var for v in _variables(e))
 
 
 def separates(accesses, var, ranges, domain=None) -> bool:
@@ -104,7 +94,7 @@ def _separating_term(accesses, d, var, ranges):
         own = None
         a_lo = a_hi = form.const
         for k, c in form.terms.items():
-            if k is var or isinstance(k, Atom) and _mentions(k.expr, var):
+            if k is var or isinstance(k, Atom) and uses_var(k.expr, var):
                 if own is not None:
                     return None
                 own = (k, c)
@@ -131,7 +121,7 @@ def _separating_term(accesses, d, var, ranges):
     a = abs(coeff.pop())
     if not (a and hi - lo < a):
         return None
-    if term is not var and any(v is not var for v in _variables(term.expr)):
+    if term is not var and any(v is not var for v in vars_in(term.expr)):
         return None
     return term
 

@@ -35,19 +35,15 @@ def rewrite(path, records):
     """Replace the file with `records`, through a temporary file renamed over it (a kill
     leaves the old file or the new one, never a part)."""
     tmp = f"{path}.tmp"
-    text = "".join(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n"
-                   for r in records)
+    data = "".join(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n"
+                   for r in records).encode("utf-8")
     if str(path).endswith(".gz"):
         import gzip
-        with open(tmp, "wb") as raw:
-            raw.write(gzip.compress(text.encode("utf-8"), mtime=0))
-            raw.flush()
-            os.fsync(raw.fileno())
-    else:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        data = gzip.compress(data, mtime=0)
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 

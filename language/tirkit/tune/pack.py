@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import expr as E
-from ..ir.visit import walk
+from ..ir.visit import find_all
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,10 +49,7 @@ class Pack:
 
 
 def _loads(body, buf) -> list:
-    out = []
-    walk(body, lambda x: out.append(x.indices) if isinstance(x, E.BufferLoad) and
-         x.buffer is buf else None)
-    return out
+    return [x.indices for x in find_all(body, lambda x: x.buffer is buf, E.BufferLoad)]
 
 
 def packable_operands(block, vector_var) -> tuple:

@@ -119,7 +119,7 @@ class TiledSketch:
             others = [u for u in UNROLL_STEPS if u != unroll_budget(d["unroll"])]
             d["unroll"] = others[int(rng.integers(0, len(others)))]
         else:
-            d[what] = 1 - d.get(what, 0)
+            d[what] = 1 - d[what]
         return d
 
     # ---- the schedule -----------------------------------------------------------------------

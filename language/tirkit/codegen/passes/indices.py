@@ -14,26 +14,23 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...arith.writeback import loop_bounds, simplify
+from ...analysis.footprint import loop_ranges
+from ...arith.writeback import simplify
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import is_int, parse_dtype
-from ...ir.visit import walk
+from ...ir.visit import find_all
 from .rewrite import transform
 
 _DIVISIONS = (E.FloorDiv, E.FloorMod)
 
 
 def _divisions(e) -> int:
-    found = []
-    walk(e, lambda x: found.append(x) if isinstance(x, _DIVISIONS) else None)
-    return len(found)
+    return len(find_all(e, lambda x: True, _DIVISIONS))
 
 
 def simplify_indices(body):
-    loops = []
-    walk(body, lambda x: loops.append(x) if isinstance(x, S.For) else None)
-    bounds = loop_bounds(loops)
+    bounds = loop_ranges(body)
     if not bounds:
         return body
 

@@ -106,22 +106,18 @@ def _one_to_one(m, shape, limit=1 << 16):
         [np.array(sorted({0, 1, n - 2, n - 1} & set(range(n)))) for n in shape]
     grids = np.meshgrid(*axes, indexing="ij")
     env = dict(zip(m.params, grids))
+    images = [np.broadcast_to(_eval(b, env), grids[0].shape).ravel().astype(np.int64)
+              for b in m.body]
     # each image as one integer (its place in the box the images span), then a 1-D test
     flat, span = np.zeros(grids[0].size, np.int64), 1
-    for b in m.body:
-        q = np.broadcast_to(_eval(b, env), grids[0].shape).ravel().astype(np.int64)
+    for q in images:
         lo, n = int(q.min()), int(q.max() - q.min()) + 1
-        if span * n >= 1 << 62:
-            return _one_to_one_rows(m, env, grids)
+        if span * n >= 1 << 62:                 # too many places for one int64: by rows
+            rows = np.stack(images, axis=1)
+            return len(np.unique(rows, axis=0)) == len(rows)
         flat += (q - lo) * span
         span *= n
     return len(np.unique(flat)) == len(flat)
-
-
-def _one_to_one_rows(m, env, grids):
-    images = np.stack([np.broadcast_to(_eval(b, env), grids[0].shape).ravel()
-                       for b in m.body], axis=1)
-    return len(np.unique(images, axis=0)) == len(images)
 
 
 def _eval(node, env):
