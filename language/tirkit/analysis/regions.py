@@ -205,6 +205,16 @@ def _inner_loop_bounds(stmt):
     return out
 
 
+def regions_of(block: S.Block):
+    """(reads, writes) of a block: as declared, or inferred (`infer_regions`) where not."""
+    r, w = block.reads, block.writes
+    if r is None or w is None:
+        r2, w2 = infer_regions(block)
+        r = r if r is not None else r2
+        w = w if w is not None else w2
+    return r, w
+
+
 def infer_regions(block: S.Block, include_written_reads=True):
     """(reads, writes) as tuples of BufferRegion, inferred from the body the way TVM does:
     buffers in order of first access, each the hull of its accesses; a buffer whose hull
@@ -214,11 +224,7 @@ def infer_regions(block: S.Block, include_written_reads=True):
     def v(x):
         if isinstance(x, S.BlockRealize):
             b = x.block
-            r, w = (b.reads, b.writes)
-            if r is None or w is None:
-                r2, w2 = infer_regions(b)
-                r = r if r is not None else r2
-                w = w if w is not None else w2
+            r, w = regions_of(b)
             ivmap = {id(iv.var): val for iv, val in zip(b.iter_vars, x.iter_values)}
             for reg in r:
                 loads.append((reg.buffer, _region_corners(reg, ivmap)))

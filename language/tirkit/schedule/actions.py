@@ -193,9 +193,8 @@ def candidates(sch, func, kind, node) -> list:
                       [("compute_inline", [("block", bn)])]))
     out.append(Action(f"Inline block '{bn}' into its producer", func,
                       [("reverse_compute_inline", [("block", bn)])]))
-    from .analysis import infer_regions
-    reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
-    writes = blk.writes if blk.writes is not None else infer_regions(blk)[1]
+    from .analysis import regions_of
+    reads, writes = regions_of(blk)
     gpu = _gpu(f)
     for k, r in enumerate(reads):
         scope = "shared" if gpu else "global"

@@ -8,7 +8,8 @@ from ..ir import stmt as S
 from ..ir.visit import find_all, walk
 from ..arith import writeback as A
 # block regions come from the one region analysis (re-exported for the primitives)
-from ..analysis.regions import atom_vars, infer_regions, region_of_indices  # noqa: F401
+from ..analysis.regions import (atom_vars, infer_regions, region_of_indices,  # noqa: F401
+                                regions_of)
 from . import _ir
 
 def read_buffers(block: S.Block) -> list:

@@ -28,7 +28,7 @@ from .. import _ir
 from .divide import as_expr, divide, exact, split_predicate
 from .outer import outer_init, relax_regions
 from .simplify import substitute
-from ..analysis import infer_regions, realizes_under
+from ..analysis import realizes_under, regions_of
 from ..registry import primitive
 
 
@@ -128,11 +128,7 @@ def blockize(sch, target, preserve_unit_iters=True):
     # the inner block: the original one with its regions written out, substituted
     bounds = {id(iv.var): (0, iv.dom.extent.value - 1) for iv in i_ivs
               if isinstance(iv.dom.extent, E.IntImm)}
-    reads, writes = blk.reads, blk.writes
-    if reads is None or writes is None:
-        r2, w2 = infer_regions(blk)
-        reads = reads if reads is not None else r2
-        writes = writes if writes is not None else w2
+    reads, writes = regions_of(blk)
     if blk.match_buffers:
         # an access through a matched buffer is one of the region it matches
         src = {id(m.buffer): m.source for m in blk.match_buffers}

@@ -21,7 +21,7 @@ from .. import _ir
 from .copies import (cache_buffer, compact_buffer, compact_copy_nest, copy_nest,
                           shift_buffer, whole)
 from .region import relaxed_region
-from ..analysis import infer_regions, opaque_uses, read_buffers, write_buffers
+from ..analysis import opaque_uses, read_buffers, regions_of, write_buffers
 from ..registry import primitive
 
 
@@ -30,7 +30,7 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     info = sch.block_info(block)
     blk = info.block
     placement.check_scope(sch, storage_scope, blk)
-    reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
+    reads = regions_of(blk)[0]
     if not isinstance(read_buffer_index, int) or not 0 <= read_buffer_index < len(reads):
         raise sch.error("cache_read/bad-index", f"block '{blk.name_hint}' reads "
                         f"{len(reads)} buffers; index {read_buffer_index} is out of range", blk)
@@ -54,7 +54,7 @@ def cache_read(sch, block, read_buffer_index, storage_scope, consumer_blocks=Non
     if writers:
         # the copy holds what the writer produces there (so every consumer finds its part)
         w = writers[0]
-        wregs = w.block.writes if w.block.writes is not None else infer_regions(w.block)[1]
+        wregs = regions_of(w.block)[1]
         wreg = next(r for r in wregs if r.buffer is buf)
         # over thread loops only where threads share the *original* buffer (a thread's
         # local result is copied by that thread)

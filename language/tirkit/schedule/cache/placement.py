@@ -12,7 +12,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from .. import _common as common
 from .. import _ir
-from ..analysis import infer_regions
+from ..analysis import regions_of
 
 
 SCOPES = ("global", "shared", "shared.dyn", "local", "warp", "global.texture", "wmma.matrix_a",
@@ -88,7 +88,7 @@ def input_region(sch, func, scope, buf):
              for d in buf.shape]
     if is_root_scope(sch, func, scope):
         return whole
-    reads = scope.reads if scope.reads is not None else infer_regions(scope)[0]
+    reads = regions_of(scope)[0]
     reg = next((r for r in reads if r.buffer is buf), None)
     if reg is None:
         return whole

@@ -1,22 +1,12 @@
-"""Bounds for compute_at and reverse_compute_at, as linear forms: a block's regions (declared
-or inferred), an index relaxed over loops of constant or symbolic extent, the hull of two
-bounds, a lower bound in which divisions may cancel."""
+"""Bounds for compute_at and reverse_compute_at, as linear forms: an index relaxed over
+loops of constant or symbolic extent, the hull of two bounds, a lower bound in which
+divisions may cancel (a block's regions, declared or inferred: analysis.regions.regions_of)."""
 from __future__ import annotations
 
 from ...ir import expr as E
 from ...arith import writeback as A
 from ...arith.affine import Aff
-from ..analysis import atom_vars, infer_regions
-
-
-def regions_of(block):
-    """(reads, writes) of a block: as declared, or inferred where not declared."""
-    r, w = block.reads, block.writes
-    if r is None or w is None:
-        r2, w2 = infer_regions(block)
-        r = r if r is not None else r2
-        w = w if w is not None else w2
-    return r, w
+from ..analysis import atom_vars
 
 
 def hull(a, b, pick):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...analysis.regions import regions_of
 from .. import _common as common
 from . import bounds as nest_bounds
 from .. import _ir
@@ -50,7 +51,7 @@ def _whole(infos, buf, writes):
     `buf` over all their loops in the scope; None when it cannot be described."""
     out = None
     for d in infos:
-        r, w = nest_bounds.regions_of(d.block)
+        r, w = regions_of(d.block)
         ivmap = {id(iv.var): v for iv, v in zip(d.block.iter_vars, d.realize.iter_values)}
         k = max((i for i, a in enumerate(d.ancestors) if isinstance(a, S.Block)), default=-1)
         loops = [a for a in d.ancestors[k + 1:] if isinstance(a, S.For)]
@@ -113,7 +114,7 @@ def check_reads(sch, blk, realize, loops, reqs, f, what, outer):
     """The moved consumer may read only what the producers under the loop have written in
     the same iteration: its read regions, over the new bindings and loops, must lie inside
     the region they write."""
-    own_r, _ = nest_bounds.regions_of(blk)
+    own_r, _ = regions_of(blk)
     ivmap = {id(iv.var): v for iv, v in zip(blk.iter_vars, realize.iter_values)}
     cb = common.loop_bounds(loops)
     sym = {id(a.loop_var): a for a in loops if id(a.loop_var) not in cb}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...arith import writeback as A
+from ...analysis.regions import regions_of
 from ...arith.affine import Aff
 from .. import _common as common
 from . import bounds as nest_bounds
@@ -20,7 +21,7 @@ def needed_region(sch, blk, deps, f, reverse, what, reqs, outer):
     accesses the buffer (an iterator, an iterator times a constant, an iterator divided by a
     constant, a constant); an iterator taken modulo a constant is left free."""
     bufs = read_buffers(blk) if reverse else write_buffers(blk)
-    own_r, own_w = nest_bounds.regions_of(blk)
+    own_r, own_w = regions_of(blk)
     own = own_r if reverse else own_w
     ivs = {id(iv.var): iv for iv in blk.iter_vars}
     result = {}
@@ -201,7 +202,7 @@ def _required(sch, blk, buf, deps, f, reverse, what, outer):
     extent too), as linear forms over the loops at and above `f` and shape symbols."""
     out = None
     for d in deps:
-        r, w = nest_bounds.regions_of(d.block)
+        r, w = regions_of(d.block)
         ivmap = {id(iv.var): v for iv, v in zip(d.block.iter_vars, d.realize.iter_values)}
         inner = [a for a in d.ancestors if isinstance(a, S.For)]
         k = next(i for i, a in enumerate(inner) if a is f)

@@ -21,7 +21,7 @@ from ..cache import placement
 from .. import _common as common
 from ..inline import common as inlining
 from .. import _ir
-from ..analysis import infer_regions
+from ..analysis import regions_of
 from ..registry import primitive
 
 
@@ -78,7 +78,7 @@ def pad_einsum(sch, block, padding):
             index[id(buf)] = (buf, ks)
             order.append(buf)
     out_buf = store.buffer
-    reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
+    reads = regions_of(blk)[0]
     inputs = [r.buffer for r in reads if r.buffer is not out_buf and id(r.buffer) in index]
     pads = {}
     before, after = [], []

@@ -16,7 +16,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from .. import _common as common
 from .. import _ir
-from ..analysis import infer_regions
+from ..analysis import regions_of
 from ..registry import primitive
 
 _OPS = (E.Add, E.Mul, E.Min, E.Max)
@@ -140,7 +140,7 @@ def rfactor(sch, loop, factor_axis):
                            span=blk.body.span)
     rf_init = S.BufferStore(rf_buf, blk.init.value, rf_idx)
     point = tuple(E.Range(x, common.int32(1)) for x in rf_idx)
-    reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
+    reads = regions_of(blk)[0]
     rf_reads = tuple(_ir.substitute(x, rmap) for x in reads if x.buffer is not buf)
     if not any(iv.kind == "R" for iv in new_ivs):
         # nothing left to reduce in the rf block: a plain store (as TVM writes it)
