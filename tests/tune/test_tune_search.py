@@ -293,3 +293,19 @@ def test_pack_decision_lays_the_vectorized_operand_out_in_vector_tiles():
     # a decision written before packing existed reads as unpacked
     old = {k: v for k, v in d.items() if k != "pack"}
     assert "B_reindex" not in tirkit.to_script(sk.apply(r.module, old).mod)
+
+
+def test_a_block_without_declared_regions_gets_the_same_sketches():
+    # T.reads / T.writes left out, as TVMScript allows: the regions are inferred
+    from tune_util import MATMUL
+    bare = MATMUL.replace("            T.reads(A[vi, vk], B[vk, vj])\n", "") \
+        .replace("            T.writes(C[vi, vj])\n", "")
+    assert "T.reads" not in bare and "T.writes" not in bare
+    declared = design_space(parsed().module, "mm")
+    inferred = design_space(parsed(bare).module, "mm")
+    assert [(s.name, s.lanes, s.packs) for s in inferred] == \
+        [(s.name, s.lanes, s.packs) for s in declared]
+    assert [p.buffer for p in inferred[0].packs] == ["B"]
+    r = parsed(bare)
+    d = dict(inferred[0].sample(np.random.default_rng(2)), pack=1)
+    assert run_matmul(inferred[0].apply(r.module, d).mod) < 1e-5

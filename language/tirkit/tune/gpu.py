@@ -32,11 +32,11 @@ from __future__ import annotations
 import dataclasses
 
 from .. import target as targets
+from ..analysis.regions import regions_of
 from ..ir.dtype import bytes_of
 from ..ir.visit import walk
 from ..ir import expr as E
 from ..schedule import Schedule, ScheduleError
-from ..schedule.analysis import infer_regions
 from .nest import (MAX_INNERMOST, is_elementwise, split_levels, tileable_loops,
                    unroll_within)
 from .tiles import FirstChoice, mutate_tiles, prime_factors, sample_tiles
@@ -183,7 +183,7 @@ class GpuTiledSketch:
     def _fetch(self, sch, b, op, anchor, depth, threads, vec):
         """The operand copied to shared memory at `anchor` by all threads of the block."""
         blk = sch.block_info(b).block
-        reads = blk.reads if blk.reads is not None else infer_regions(blk)[0]
+        reads = regions_of(blk)[0]
         index = next((i for i, r in enumerate(reads) if r.buffer.name == op.name), None)
         if index is None:
             raise ScheduleError("tune", "sketch", f"block '{self.block}' does not read "
@@ -203,8 +203,7 @@ def operands_of(sch, rv, loops) -> tuple | None:
     positions of the loops its indices use; None when one buffer is read in two regions."""
     info = sch.block_info(rv)
     block, realize = info.block, info.realize
-    reads, writes = (block.reads, block.writes) if block.reads is not None \
-        else infer_regions(block)
+    reads, writes = regions_of(block)
     by_loop = {id(lp.loop_var): k for k, lp in enumerate(info.loops)}
     position = {id(iv.var): by_loop[id(v)] for iv, v in zip(block.iter_vars,
                                                              realize.iter_values)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..analysis.regions import regions_of
 from ..ir import expr as E
 from ..ir.visit import find_all
 
@@ -55,10 +56,11 @@ def _loads(body, buf) -> list:
 def packable_operands(block, vector_var) -> tuple:
     """The read operands of `block` indexed by plain, distinct iterators (two or more), the
     last of them `vector_var` (the vectorized loop's iterator), each read at one place."""
-    written = {id(r.buffer) for r in block.writes or ()}
+    reads, writes = regions_of(block)
+    written = {id(r.buffer) for r in writes}
     position = {id(iv.var): i for i, iv in enumerate(block.iter_vars)}
     out = []
-    for k, region in enumerate(block.reads or ()):
+    for k, region in enumerate(reads):
         buf = region.buffer
         if id(buf) in written:
             continue

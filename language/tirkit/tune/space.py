@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import target as targets
+from ..analysis.regions import regions_of
 from ..schedule import Schedule, ScheduleError
 from .gpu import gpu_sketches
 from .pack import packable_operands
@@ -212,7 +213,7 @@ def design_space(module, func_name: str, target=None) -> list:
         if len(consumers) == 1 and is_elementwise(trial.block_info(consumers[0]).block):
             writes.append(("consumer", consumers[0].name))
         info = trial.block_info(rv)
-        lanes = vector_lanes(info.block.writes[0].buffer.dtype)
+        lanes = vector_lanes(regions_of(info.block)[1][0].buffer.dtype)
         packs = packable_operands(info.block, _iterator_of(info, _last_spatial(loops)))
         for write, consumer in writes:
             sk = TiledSketch(func_name, n, loops, tuple(inline), write, consumer, lanes)
