@@ -27,6 +27,7 @@ from ..ir import stmt as S
 from ..ir.visit import substitute, vars_in, walk
 from .accesses import (ENV_THREAD, Access, FuncAccesses, Loop, accesses,  # noqa: F401
                        stmt_accesses)
+from .footprint import loop_ranges
 
 ONE = E.IntImm("int32", 1)
 
@@ -192,19 +193,6 @@ def atom_vars(atom):
     return vars_in(atom.expr)
 
 
-def _inner_loop_bounds(stmt):
-    """Bounds of loops inside a block body (relaxed when computing its regions)."""
-    out = {}
-
-    def v(x):
-        if isinstance(x, S.For) and isinstance(x.min, E.IntImm) and \
-                isinstance(x.extent, E.IntImm):
-            out[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
-        return True
-    walk(stmt, v)
-    return out
-
-
 def regions_of(block: S.Block):
     """(reads, writes) of a block: as declared, or inferred (`infer_regions`) where not."""
     r, w = block.reads, block.writes
@@ -244,7 +232,7 @@ def infer_regions(block: S.Block, include_written_reads=True):
             return False
         return True
     walk(block.body, v)
-    inner = _inner_loop_bounds(block.body)
+    inner = loop_ranges(block.body)     # the loops inside the body, relaxed
     if block.init is not None:
         # a reduction's update of its own output is not listed among its reads (as TVM infers)
         written = {id(b) for b, _ in stores}
