@@ -162,3 +162,27 @@ def test_neovim_offers_no_tensorize_on_fp32(tmp_path):
     assert any(ln.startswith("ACTION ") for ln in lines), out     # the schedule actions
     assert not any(ln.startswith("ACTION Tensorize") for ln in lines), out
     assert "APPLIED" not in lines
+
+
+def test_neovim_tune_this_kernel(tmp_path):
+    """"Tune this kernel" from Neovim's own code-lens request, command call and applyEdit
+    handler: progress reaches the client, the best schedule lands in the buffer as one edit,
+    and the written file checks clean and computes the product."""
+    import tirkit
+    sys.path.insert(0, str(HERE.parent / "tune"))
+    from tune_util import MATMUL, run_matmul
+    f = tmp_path / "mm.py"
+    f.write_text(MATMUL)
+    out = run_nvim(tmp_path, "nvim_tune.lua", f, "4", timeout=300)
+    lines = out.splitlines()
+    assert "LENS Tune this kernel tirkit.tuneKernel" in lines
+    progress = [ln for ln in lines if ln.startswith("PROGRESS ")]
+    assert progress[0] == "PROGRESS begin 0/4 trials"
+    assert any(ln.startswith("PROGRESS report 4/4 trials, best ") for ln in progress)
+    assert progress[-1].startswith("PROGRESS end best ") and progress[-1].endswith("(applied)")
+    result = next(ln for ln in lines if ln.startswith("RESULT "))
+    assert "4 measured" in result and result.endswith("applied=true") and "WRITTEN" in lines
+    text = f.read_text()
+    assert text != MATMUL and "T.vectorized" in text
+    assert not [d for d in tirkit.check(text) if d.severity == "error"]
+    assert run_matmul(tirkit.parse(text).module) < 1e-5
