@@ -2,9 +2,12 @@
 TVM MetaSchedule's XGBModel with its PerStoreFeature extractor when `--tvm` is given), and the
 model's prediction time per kernel in the 1,000-line benchmark file.
 
-Held out: the workloads are split into `--folds` groups (sorted names, every k-th); each
-group's kernels are ranked by a model trained on the other groups only, so no workload is
-scored by a model that saw it. Scores (TenSet): top-k = the best measured time among the
+Held out: the workloads are split into `--folds` groups (sorted names, every k-th, so the
+shapes of one operator fall into different groups); each group's kernels are ranked by a
+model trained on the other groups only, so no workload is scored by a model that saw it.
+With `--splits N` the evaluation is repeated on N random assignments of workloads to groups
+(and N training seeds), and the mean and spread over them are listed as well: one split
+moves top-1 by a few hundredths either way. Scores (TenSet): top-k = the best measured time among the
 model's k fastest-predicted schedules, divided into the best measured time of the workload;
 Spearman = rank correlation of predicted and measured times within a workload; each the mean
 over workloads.
@@ -45,30 +48,35 @@ def roofline_predictions(recs):
     return np.asarray(out)
 
 
-def folds_of(workloads, k):
+def folds_of(workloads, k, split=0):
+    """Split 0: sorted names, every k-th; split s > 0: a random permutation (seed s)."""
     ws = sorted(workloads)
+    if split:
+        ws = [ws[i] for i in np.random.default_rng(split).permutation(len(ws))]
     return [ws[i::k] for i in range(k)]
 
 
-def evaluate(recs, k, objectives, with_tvm):
+def evaluate(recs, k, objectives, with_tvm, split=0, tvm_parsed=None, roofline=True):
     by_w = dataset.by_workload(recs)
     true = {w: [r["seconds"] for r in rs] for w, rs in by_w.items()}
-    preds = {name: {} for name in list(objectives) + ["roofline"] + (["tvm"] if with_tvm else [])}
+    preds = {name: {} for name in list(objectives) + (["roofline"] if roofline else [])
+             + (["tvm"] if with_tvm else [])}
     t_train = {}
-    tvm_parsed = {}                     # each script parsed into TVM once, for all folds
-    for fold in folds_of(by_w, k):
+    tvm_parsed = {} if tvm_parsed is None else tvm_parsed   # each script parsed into TVM once
+    for fold in folds_of(by_w, k, split):
         tr = [r for r in recs if r["workload"] not in fold]
         for obj in objectives:
             t0 = time.perf_counter()
-            m = train(tr, objective=obj)
+            m = train(tr, objective=obj, seed=split)
             t_train.setdefault(obj, []).append(time.perf_counter() - t0)
             for w in fold:
                 preds[obj][w] = m.predict_rows([rows(r) for r in by_w[w]])
         if with_tvm:
             from tvm_cost_model import tvm_fold
             preds["tvm"].update(tvm_fold(tr, {w: by_w[w] for w in fold}, tvm_parsed))
-    for w, rs in by_w.items():
-        preds["roofline"][w] = roofline_predictions(rs)
+    if roofline:
+        for w, rs in by_w.items():
+            preds["roofline"][w] = roofline_predictions(rs)
     return {name: scores(p, true) for name, p in preds.items() if p}, t_train
 
 
@@ -120,6 +128,8 @@ def main(argv=None):
     ap.add_argument("--objectives", default="regression,packsum,pairwise",
                     help="the first one's scores are listed per workload")
     ap.add_argument("--tvm", action="store_true")
+    ap.add_argument("--splits", type=int, default=0, metavar="N",
+                    help="also N random assignments of workloads to folds (mean and spread)")
     ap.add_argument("--sample", type=int, default=None, metavar="N",
                     help="only the first N kernels of each workload (index order)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results",
@@ -135,7 +145,13 @@ def main(argv=None):
     shipped = CostModel.default()
     # first, in a process that has done nothing else yet, as a language server's
     lat = latency(shipped) if shipped is not None else None
-    res, t_train = evaluate(recs, args.folds, objectives, args.tvm)
+    tvm_parsed: dict = {}
+    res, t_train = evaluate(recs, args.folds, objectives, args.tvm, tvm_parsed=tvm_parsed)
+    rep: dict = {}
+    for split in range(1, args.splits + 1):
+        r, _ = evaluate(recs, args.folds, objectives, args.tvm, split, tvm_parsed, False)
+        for name, sc in r.items():
+            rep.setdefault(name, []).append([sc["top1"], sc["top5"], sc["spearman"]])
     ws = sorted({r["workload"] for r in recs})
     lines = ["# Learned cost model: held-out ranking and prediction time", ""]
     lines += host.header({"XGBoost": "nthread=1", "measurements": "llvmlite kernels on 2 "
@@ -151,6 +167,15 @@ def main(argv=None):
         label = LABEL.get(name, name) + (" (shipped)" if name == DEFAULT_OBJECTIVE else "")
         lines.append(f"| {label} | {s['top1']:.3f} | {s['top5']:.3f} | "
                      f"{s['spearman']:.3f} | {s['workloads']} |")
+    if rep:
+        lines += ["", f"Over {args.splits} random assignments of the workloads to the "
+                  f"{args.folds} folds (and as many training seeds): mean ± standard deviation.",
+                  "", "| model | top-1 | top-5 | Spearman |", "| --- | ---: | ---: | ---: |"]
+        for name, vals in rep.items():
+            a = np.asarray(vals)
+            label = LABEL.get(name, name) + (" (shipped)" if name == DEFAULT_OBJECTIVE else "")
+            lines.append(f"| {label} | " + " | ".join(
+                f"{m:.3f} ± {sd:.3f}" for m, sd in zip(a.mean(0), a.std(0))) + " |")
     lines += ["", "Targets (issue 16): top-1 ≥ 0.90, top-5 ≥ 0.97, Spearman ≥ 0.85.", "",
               "Training time per fold (median): " + ", ".join(
                   f"{o} {statistics.median(t):.1f} s" for o, t in t_train.items()), "",

@@ -76,6 +76,6 @@ def test_unknown_workload_and_missing_file(tmp_path):
     assert r.returncode == 2 and "missing.jsonl" in r.stderr
     r = tirkit("cost", "collect", "--list", tmp_path=tmp_path)
     from tirkit.cost.workloads import WORKLOADS
-    assert r.returncode == 0 and r.stdout.split() == list(WORKLOADS) and len(WORKLOADS) == 55
+    assert r.returncode == 0 and r.stdout.split() == list(WORKLOADS) and len(WORKLOADS) == 99
     r = tirkit("cost", "collect", tmp_path=tmp_path)
     assert r.returncode == 2 and "a dataset file is needed" in r.stderr

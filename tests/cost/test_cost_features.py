@@ -198,3 +198,89 @@ def test_parallel_regions_inside_a_serial_loop_are_entered_once_per_iteration():
 def test_deterministic():
     f = func_of(MATMUL)
     assert np.array_equal(extract(f), extract(f))
+
+
+REGISTER_TILE = '''@T.prim_func
+def rt(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+       C: T.Buffer((64, 64), "float32")):
+    for i_0, j_0, k in T.grid(16, 4, 64):
+        for i_1 in T.unroll(4):
+            for j_1 in T.vectorized(16):
+                with T.block("C"):
+                    vi = T.axis.spatial(64, i_0 * 4 + i_1)
+                    vj = T.axis.spatial(64, j_0 * 16 + j_1)
+                    vk = T.axis.reduce(64, k)
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+STENCIL = '''@T.prim_func
+def st(A: T.Buffer((66, 16), "float32"), B: T.Buffer((64, 16), "float32")):
+    for i, j, k in T.grid(64, 16, 3):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                B[vi, vj] = T.float32(0)
+            B[vi, vj] = B[vi, vj] + A[vi + vk, vj]
+'''
+
+NARROW_TRANSPOSE = '''@T.prim_func
+def nt(A: T.Buffer((4, 64), "float32"), B: T.Buffer((64, 4), "float32")):
+    for i, j in T.grid(64, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vj, vi]
+'''
+
+
+def test_register_tile_keeps_the_reduction_loop_and_its_accumulators():
+    body = row_dict(extract(func_of(REGISTER_TILE))[1])
+    assert body["store.is_init"] == 0
+    # i_1 (unrolled) and j_1 (16 lanes) form the body; k is the loop LLVM keeps innermost
+    assert body["llvm.unrolled"] == pytest.approx(lg(4))
+    assert body["llvm.vector_lanes"] == pytest.approx(lg(16))
+    assert body["llvm.kept_extent"] == pytest.approx(lg(64))
+    assert body["llvm.kept_parallel"] == 0
+    # along k: C does not move, A[vi, vk] is contiguous, B[vk, vj] has the row stride
+    assert (body["llvm.kept_contiguous"], body["llvm.kept_invariant"],
+            body["llvm.kept_strided"]) == (1, 1, 1)
+    assert body["llvm.kept_store_invariant"] == 1
+    assert body["llvm.auto_vector"] == 0          # already vector code
+    assert body["llvm.slp_lanes"] == 0
+    assert body["llvm.accumulators"] == pytest.approx(lg(4 * 16))
+    # 64 multiply-adds per k; they load 4 elements of A and 16 of B
+    assert body["llvm.body_ops"] == pytest.approx(lg(64))
+    assert body["llvm.body_loads"] == pytest.approx(lg(4 + 16))
+    assert body["llvm.body_intensity"] == pytest.approx(lg(64 / 20))
+
+
+def test_small_inner_loops_unroll_and_the_loop_left_vectorizes():
+    rows = extract(func_of(STENCIL))
+    body = row_dict(rows[1])
+    assert body["store.is_init"] == 0
+    # k (3) is unrolled; j (3 * 16 = 48 iterations, over 32) stays the innermost loop
+    assert body["llvm.unrolled"] == pytest.approx(lg(3))
+    assert body["llvm.kept_extent"] == pytest.approx(lg(16))
+    assert (body["llvm.kept_contiguous"], body["llvm.kept_strided"]) == (2, 0)
+    assert body["llvm.kept_store_invariant"] == 0
+    assert body["llvm.auto_vector"] == 1
+    assert body["llvm.accumulators"] == 0
+    assert body["llvm.body_loads"] == pytest.approx(lg(3 + 1))   # A[vi + vk, vj] and B
+    init = row_dict(rows[0])
+    assert init["store.is_init"] == 1
+    # the init runs over i and j only: j's 16 stores are unrolled side by side (SLP)
+    assert init["llvm.unrolled"] == pytest.approx(lg(16))
+    assert init["llvm.slp_lanes"] == pytest.approx(lg(16))
+    assert init["llvm.kept_extent"] == pytest.approx(lg(64))
+    assert init["llvm.auto_vector"] == 0
+
+
+def test_a_strided_store_along_the_kept_loop_is_not_auto_vectorized_but_packs_by_slp():
+    body = row_dict(extract(func_of(NARROW_TRANSPOSE))[0])
+    assert body["llvm.unrolled"] == pytest.approx(lg(4))
+    assert body["llvm.kept_extent"] == pytest.approx(lg(64))
+    # along i: B[vi, vj] has stride 4, A[vj, vi] stride 1
+    assert (body["llvm.kept_contiguous"], body["llvm.kept_strided"]) == (1, 1)
+    assert body["llvm.auto_vector"] == 0
+    assert body["llvm.slp_lanes"] == pytest.approx(lg(4))      # B[vi, 0..3] side by side

@@ -92,3 +92,11 @@ def test_objectives_predict_seconds(trained):
         assert p.shape == (2,) and np.all(p > 0)
     with pytest.raises(ValueError):
         CostModel("nonsense")
+
+
+def test_speed_weights_are_relative_to_each_groups_fastest():
+    from tirkit.cost.model import speed_weights
+    ylog = np.log2([2e-3, 1e-3, 4e-3, 8e-6, 8e-6, 32e-6])
+    w = speed_weights(ylog, ["a", "a", "a", "b", "b", "b"])
+    # relative speeds 0.5, 1, 0.25 (mean 7/12) and 1, 1, 0.25 (mean 3/4), each group's mean 1
+    assert w == pytest.approx([0.5 * 12 / 7, 12 / 7, 0.25 * 12 / 7, 4 / 3, 4 / 3, 1 / 3])

@@ -24,11 +24,12 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of, is_float
 from ..ir.visit import child_fields
+from . import inner as I
 from . import locality as L
 from .locality import CURVE, LINE, sample_curve
 from .locality import lg as _lg
 
-VERSION = 2
+VERSION = 3
 MAX_BUFFERS = 5
 
 OPS = ["float_addsub", "float_mul", "float_divmod", "float_minmax", "float_math",
@@ -48,6 +49,7 @@ NAMES = (
     + ["alloc.bytes", "alloc.count", "alloc.target_is_local", "alloc.target_bytes",
        "kernel.stores", "kernel.launch_row"]
     + L.NAMES
+    + I.NAMES
 )
 INDEX = {n: i for i, n in enumerate(NAMES)}
 
@@ -374,6 +376,8 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
     row[INDEX["kernel.stores"]] = n_stores
     accesses = [(form, eb, _size(b)) for (form, eb), (b, *_) in zip(forms, accs)]
     for k, v in L.locality(loops_used, accesses).items():
+        row[INDEX[k]] = v
+    for k, v in I.inner(loops_used, accesses, forms[0][0]).items():
         row[INDEX[k]] = v
     return row
 

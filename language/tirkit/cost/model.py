@@ -14,7 +14,9 @@ Objectives (`objective=`):
   Gradients are written here (XGBoost custom objective); the predicted time is in seconds
   for any kernel.
 - "regression" (the default, DEFAULT_OBJECTIVE): one row per kernel (its store rows pooled:
-  sum and max of each feature), squared error on log2 seconds.
+  sum and max of each feature), squared error on log2 seconds, each kernel weighted by its
+  speed relative to the fastest kernel of its group (Ansor's weighting: the search and the
+  editor's ordering need the fast kernels ranked right more than the slow ones).
 - "pairwise": the same pooled rows with XGBoost's `rank:pairwise` inside each group (a
   workload); its score orders kernels of one workload, and a regression fitted alongside
   turns scores into seconds.
@@ -80,6 +82,20 @@ def _stack(rows_list):
 RANK_WEIGHT = 1.0                       # the pairwise term's weight against the squared error
 RANK_PAIRS = 8                          # pairs drawn per kernel
 RANK_GAP = 0.1                          # log2 seconds: pairs closer than ~7% are noise
+
+
+def speed_weights(ylog, groups) -> np.ndarray:
+    """Each kernel's speed relative to the fastest of its group (a workload: 1 for the
+    fastest, 0.5 for one twice as slow), scaled so that a group's weights average 1: every
+    workload weighs by its number of kernels, as unweighted, and XGBoost's regularization,
+    which is in units of weight, keeps its strength."""
+    codes = _codes(groups)
+    n = codes.max() + 1 if len(codes) else 0
+    best = np.full(n, np.inf)
+    np.minimum.at(best, codes, ylog)
+    speed = np.exp2(best[codes] - ylog)
+    mean = np.bincount(codes, speed, n) / np.bincount(codes, minlength=n)
+    return speed / mean[codes]
 
 
 def _pairs(groups, ylog, rng):
@@ -197,7 +213,7 @@ class CostModel:
             P = pooled(rows)
             if self.objective == "regression":
                 params = dict(self.params, objective="reg:squarederror")
-                d = xgb.DMatrix(P, label=ylog)
+                d = xgb.DMatrix(P, label=ylog, weight=speed_weights(ylog, groups))
             else:
                 order = np.argsort(_codes(groups), kind="stable")
                 P, ylog, g = P[order], ylog[order], _codes(groups)[order]

@@ -52,8 +52,9 @@ def rows(record) -> np.ndarray:
     return F.extract(func)
 
 
-def train(records, objective=DEFAULT_OBJECTIVE, rounds=None) -> CostModel:
-    model = CostModel(objective, rounds=rounds or ROUNDS, machine=_machine(records))
+def train(records, objective=DEFAULT_OBJECTIVE, rounds=None, seed=0) -> CostModel:
+    model = CostModel(objective, params={"seed": seed}, rounds=rounds or ROUNDS,
+                      machine=_machine(records))
     model.fit(None, [r["seconds"] for r in records], groups=[r["workload"] for r in records],
               rows=[rows(r) for r in records])
     return model
