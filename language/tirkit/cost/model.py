@@ -14,7 +14,7 @@ Objectives (`objective=`):
   Gradients are written here (XGBoost custom objective); the predicted time is in seconds
   for any kernel.
 - "regression" (the default, DEFAULT_OBJECTIVE): one row per kernel (its store rows pooled:
-  sum and max of each feature), squared error on log2 seconds, each kernel weighted by its
+  sum and max of each feature, and the busiest store's row), squared error on log2 seconds, each kernel weighted by its
   speed relative to the fastest kernel of its group (Ansor's weighting: the search and the
   editor's ordering need the fast kernels ranked right more than the slow ones).
 - "pairwise": the same pooled rows with XGBoost's `rank:pairwise` inside each group (a
@@ -56,13 +56,21 @@ def featurize(funcs) -> list:
     return [F.extract(f) for f in funcs]
 
 
+_BUSY = F.INDEX["loop.outer_product"]
+_LAUNCH = F.INDEX["kernel.launch_row"]
+
+
 def pooled(rows_list) -> np.ndarray:
-    """One row per kernel: the sum and the max of each feature over its stores."""
-    out = np.zeros((len(rows_list), 2 * len(F.NAMES)), dtype=np.float32)
+    """One row per kernel: the sum and the max of each feature over its stores, and the row
+    of its busiest store (the most executions), whose features pooling would take apart."""
+    n = len(F.NAMES)
+    out = np.zeros((len(rows_list), 3 * n), dtype=np.float32)
     for i, r in enumerate(rows_list):
         if len(r):
-            out[i, :len(F.NAMES)] = r.sum(axis=0)
-            out[i, len(F.NAMES):] = r.max(axis=0)
+            out[i, :n] = r.sum(axis=0)
+            out[i, n:2 * n] = r.max(axis=0)
+            busy = np.where(r[:, _LAUNCH] > 0, -np.inf, r[:, _BUSY])
+            out[i, 2 * n:] = r[int(np.argmax(busy))]
     return out
 
 
