@@ -19,7 +19,7 @@ loop nest; it is a model of the compiler, not the compiler.
 from __future__ import annotations
 
 from ..ir import expr as E
-from .locality import lg
+from .locality import lg, varies, walk_kinds
 
 FULL_UNROLL = 32           # iterations of a body LLVM unrolls fully (O3, a store's body)
 MIN_AUTO = 4               # a loop shorter than this is not worth a vector loop
@@ -30,16 +30,11 @@ NAMES = ["llvm.unrolled", "llvm.vector_lanes", "llvm.kept_extent", "llvm.kept_pa
          "llvm.accumulators", "llvm.body_ops", "llvm.body_loads", "llvm.body_intensity"]
 
 
-def _stride(form, i):
-    if i in form.opaque:
-        return None
-    return abs(form.coef.get(i, 0))
-
-
 def _distinct(form, positions, loops):
+    """Elements of the buffer the loops at `positions` reach."""
     n = 1
     for i in positions:
-        if form.coef.get(i, 0) or i in form.opaque:
+        if varies(form, i):
             n *= loops[i][1]
     return n
 
@@ -65,7 +60,7 @@ def inner(loops, accesses, store) -> dict:
     # SLP: the innermost unrolled scalar loop the store walks with stride 1
     if lanes == 1:
         for i in body:
-            if _stride(store, i) == 1 and loops[i][1] > 1:
+            if i not in store.opaque and abs(store.coef.get(i, 0)) == 1 and loops[i][1] > 1:
                 out["llvm.slp_lanes"] = lg(loops[i][1])
                 break
     moving = accesses
@@ -73,19 +68,11 @@ def inner(loops, accesses, store) -> dict:
         f, e = loops[k]
         out["llvm.kept_extent"] = lg(e)
         out["llvm.kept_parallel"] = float(f.kind == "parallel")
-        cont = inv = strided = 0
-        moving = []
-        for a in accesses:
-            s = _stride(a[0], k)
-            if s == 0:
-                inv += 1
-            else:
-                moving.append(a)
-                cont += s == 1
-                strided += s != 1
+        cont, inv, strided = walk_kinds(loops, accesses, k)
+        moving = [a for a in accesses if varies(a[0], k)]
         out["llvm.kept_contiguous"], out["llvm.kept_invariant"] = cont, inv
         out["llvm.kept_strided"] = strided
-        store_inv = _stride(store, k) == 0
+        store_inv = not varies(store, k)
         out["llvm.kept_store_invariant"] = float(store_inv)
         out["llvm.auto_vector"] = float(lanes == 1 and f.kind == "serial" and strided == 0
                                         and e >= MIN_AUTO)

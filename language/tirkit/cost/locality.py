@@ -47,7 +47,7 @@ def sample_curve(curve) -> list:
     return out
 
 
-def _varies(form, i) -> bool:
+def varies(form, i) -> bool:
     return bool(form.coef.get(i, 0)) or i in form.opaque
 
 
@@ -58,7 +58,7 @@ def _level(loops, accesses, level):
     for form, eb, size in accesses:
         uniq, step, run = 1, None, 1
         for i in range(level, n):
-            if _varies(form, i):
+            if varies(form, i):
                 uniq *= loops[i][1]
                 s = abs(form.coef.get(i, 0))
                 if s and (step is None or s < step):
@@ -76,7 +76,7 @@ def _level(loops, accesses, level):
     return total_b, total_l
 
 
-def _walk_kinds(loops, accesses, i):
+def walk_kinds(loops, accesses, i):
     """Buffers walked contiguously, not at all (broadcast) and with a stride by loop i."""
     cont = bcast = strided = 0
     for form, eb, _ in accesses:
@@ -109,11 +109,11 @@ def locality(loops, accesses) -> dict:
         out[f"cache.{name}_lines"] = lg(levels[fit][1] * outer[fit])
         out[f"cache.{name}_level"] = n - fit
     if n:
-        c, b, s = _walk_kinds(loops, accesses, n - 1)
+        c, b, s = walk_kinds(loops, accesses, n - 1)
         out["inner.contiguous"], out["inner.broadcast"], out["inner.strided"] = c, b, s
         vec = [i for i, (f, _) in enumerate(loops) if f.kind == "vectorized"]
         if vec:
-            c, b, s = _walk_kinds(loops, accesses, vec[-1])
+            c, b, s = walk_kinds(loops, accesses, vec[-1])
             out["vector.contiguous"], out["vector.broadcast"], out["vector.strided"] = c, b, s
             out["vector.bytes"] = lg(loops[vec[-1]][1] * max(eb for _, eb, _ in accesses))
     return out
