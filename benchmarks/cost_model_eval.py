@@ -7,8 +7,8 @@ shapes of one operator fall into different groups); each group's kernels are ran
 model trained on the other groups only, so no workload is scored by a model that saw it.
 With `--splits N` the evaluation is repeated on N random assignments of workloads to groups
 (and N training seeds), and the mean and spread over them are listed as well: one split
-moves top-1 by a few hundredths either way. Scores (TenSet): top-k = the best measured time among the
-model's k fastest-predicted schedules, divided into the best measured time of the workload;
+moves top-1 by a few hundredths either way. Scores (TenSet): top-k = the best measured time
+among the model's k fastest-predicted schedules, divided into the best measured time of the workload;
 Spearman = rank correlation of predicted and measured times within a workload; each the mean
 over workloads.
 
@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import host  # noqa: E402
 import tirkit  # noqa: E402
 from tirkit.cost import dataset  # noqa: E402
+from tirkit.cost.model import DEFAULT_OBJECTIVE  # noqa: E402
 from tirkit.cost.train import parsed, rows, scores, train  # noqa: E402
 
 DEFAULT = os.path.join(ROOT, "benchmarks", "data", "cost_dataset.jsonl.gz")
@@ -121,6 +122,10 @@ LABEL = {"packsum": "XGBoost, pack-sum",
          "tvm": "TVM 0.27 MetaSchedule XGBModel + PerStoreFeature"}
 
 
+def label(name):
+    return LABEL.get(name, name) + (" (shipped)" if name == DEFAULT_OBJECTIVE else "")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("datasets", nargs="*", default=[DEFAULT])
@@ -141,7 +146,7 @@ def main(argv=None):
     if args.sample:
         recs = [r for r in recs if r["index"] < args.sample]
     objectives = [o for o in args.objectives.split(",") if o]
-    from tirkit.cost.model import DEFAULT_OBJECTIVE, CostModel
+    from tirkit.cost.model import CostModel
     shipped = CostModel.default()
     # first, in a process that has done nothing else yet, as a language server's
     lat = latency(shipped) if shipped is not None else None
@@ -164,8 +169,7 @@ def main(argv=None):
               "| model | top-1 | top-5 | Spearman | workloads |",
               "| --- | ---: | ---: | ---: | ---: |"]
     for name, s in res.items():
-        label = LABEL.get(name, name) + (" (shipped)" if name == DEFAULT_OBJECTIVE else "")
-        lines.append(f"| {label} | {s['top1']:.3f} | {s['top5']:.3f} | "
+        lines.append(f"| {label(name)} | {s['top1']:.3f} | {s['top5']:.3f} | "
                      f"{s['spearman']:.3f} | {s['workloads']} |")
     if rep:
         lines += ["", f"Over {args.splits} random assignments of the workloads to the "
@@ -173,8 +177,7 @@ def main(argv=None):
                   "", "| model | top-1 | top-5 | Spearman |", "| --- | ---: | ---: | ---: |"]
         for name, vals in rep.items():
             a = np.asarray(vals)
-            label = LABEL.get(name, name) + (" (shipped)" if name == DEFAULT_OBJECTIVE else "")
-            lines.append(f"| {label} | " + " | ".join(
+            lines.append(f"| {label(name)} | " + " | ".join(
                 f"{m:.3f} ± {sd:.3f}" for m, sd in zip(a.mean(0), a.std(0))) + " |")
     lines += ["", "Targets (issue 16): top-1 ≥ 0.90, top-5 ≥ 0.97, Spearman ≥ 0.85.", "",
               "Training time per fold (median): " + ", ".join(

@@ -247,7 +247,7 @@ def _collect(body, ctx, is_init, reduce_loops):
 def _access(buffer, indices, env, loops, execs):
     eb = bytes_of(buffer.dtype)
     form = _flat(buffer, indices, env)
-    touched = [i for i in range(len(loops)) if form.coef.get(i, 0) or i in form.opaque]
+    touched = [i for i in range(len(loops)) if L.varies(form, i)]
     size = 1
     for s in buffer.shape:
         size *= int(s.value) if isinstance(s, E.IntImm) else 16
@@ -361,7 +361,7 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
         for form, eb in forms:
             u = 1
             for i in range(level, n):
-                if form.coef.get(i, 0) or i in form.opaque:
+                if L.varies(form, i):
                     u *= loops_used[i][1]
             by += u * eb
         curve.append(flops_one * it / max(1, by))

@@ -19,7 +19,7 @@ loop nest; it is a model of the compiler, not the compiler.
 from __future__ import annotations
 
 from ..ir import expr as E
-from .locality import lg, varies, walk_kinds
+from .locality import lg, stride, varies, walk_kinds
 
 FULL_UNROLL = 32           # iterations of a body LLVM unrolls fully (O3, a store's body)
 MIN_AUTO = 4               # a loop shorter than this is not worth a vector loop
@@ -60,7 +60,7 @@ def inner(loops, accesses, store) -> dict:
     # SLP: the innermost unrolled scalar loop the store walks with stride 1
     if lanes == 1:
         for i in body:
-            if i not in store.opaque and abs(store.coef.get(i, 0)) == 1 and loops[i][1] > 1:
+            if stride(store, i) == 1 and loops[i][1] > 1:
                 out["llvm.slp_lanes"] = lg(loops[i][1])
                 break
     moving = accesses

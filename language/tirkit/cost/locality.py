@@ -76,14 +76,17 @@ def _level(loops, accesses, level):
     return total_b, total_l
 
 
+def stride(form, i):
+    """Elements between consecutive iterations of loop i (0: does not move), or None when
+    the index reaches the loop non-affinely."""
+    return None if i in form.opaque else abs(form.coef.get(i, 0))
+
+
 def walk_kinds(loops, accesses, i):
     """Buffers walked contiguously, not at all (broadcast) and with a stride by loop i."""
     cont = bcast = strided = 0
     for form, eb, _ in accesses:
-        if i in form.opaque:
-            strided += 1
-            continue
-        s = abs(form.coef.get(i, 0))
+        s = stride(form, i)
         if s == 0:
             bcast += 1
         elif s == 1:

@@ -14,9 +14,10 @@ Objectives (`objective=`):
   Gradients are written here (XGBoost custom objective); the predicted time is in seconds
   for any kernel.
 - "regression" (the default, DEFAULT_OBJECTIVE): one row per kernel (its store rows pooled:
-  sum and max of each feature, and the busiest store's row), squared error on log2 seconds, each kernel weighted by its
-  speed relative to the fastest kernel of its group (Ansor's weighting: the search and the
-  editor's ordering need the fast kernels ranked right more than the slow ones).
+  sum and max of each feature, and the busiest store's row), squared error on log2 seconds,
+  each kernel weighted by its speed relative to the fastest kernel of its group (Ansor's
+  weighting: the search and the editor's ordering need the fast kernels ranked right more
+  than the slow ones).
 - "pairwise": the same pooled rows with XGBoost's `rank:pairwise` inside each group (a
   workload); its score orders kernels of one workload, and a regression fitted alongside
   turns scores into seconds.
