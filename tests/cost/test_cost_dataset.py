@@ -81,3 +81,30 @@ def test_the_fastest_kernels_are_measured_again_once(tmp_path):
     text = dataset.read(p)
     assert confirm(p, top=2, rounds=3, measurer=m, progress=False) == 0
     assert dataset.read(p) == text
+
+
+def test_confirm_all_measures_every_kernel_again_from_the_command_line(tmp_path):
+    import statistics
+    from tirkit.cost.collect import collect
+    from tirkit.cost.measure import Measurer
+    p = tmp_path / "d.jsonl"
+    collect(p, ["pool_max_32"], per_workload=4, features=False, progress=False,
+            measurer=Measurer(threads=1, repeat=2, min_seconds=0.001))
+    before = {r["index"]: r["seconds"] for r in dataset.read(p)}
+    env = dict(server_env(), TIRKIT_CACHE_DIR=str(tmp_path / "kernels"))
+    cmd = [sys.executable, "-m", "tirkit.cli", "cost", "confirm", str(p), "--all",
+           "--rounds", "2", "--threads", "1"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "4 kernels measured again"
+    recs = dataset.read(p)
+    assert sorted(r["index"] for r in recs) == [0, 1, 2, 3]
+    for r in recs:
+        assert r["first_seconds"] == before[r["index"]] and len(r["measured_again"]) == 2
+        assert r["seconds"] == statistics.median([r["first_seconds"]] + r["measured_again"])
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert again.stdout.strip() == "0 kernels measured again"
+    missing = subprocess.run(cmd[:5] + [str(tmp_path / "none.jsonl"), "--all"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    assert "Traceback" not in missing.stderr

@@ -1,6 +1,7 @@
 """`tirkit cost collect | train | eval | predict`: the learned cost model's commands.
 
     tirkit cost collect data.jsonl [--per-workload 300] [--workloads a,b] [--confirm 8]  # resumable
+    tirkit cost confirm data.jsonl [--top 8 | --all] [--rounds 2]  # measure again; resumable
     tirkit cost train data.jsonl [-o model.json.gz] [--objective regression]
     tirkit cost eval data.jsonl [--model M] [--holdout a,b]                 # top-1/top-5/Spearman
     tirkit cost predict FILE [--model M]       # one line per kernel: name and predicted time
@@ -32,6 +33,17 @@ def add_commands(sub):
                      help="then measure each workload's N fastest kernels again, their time "
                      "the median of all measurements (default 8; 0: not)")
     col.set_defaults(fn=cmd_collect)
+    cf = cs.add_parser("confirm", help="measure kernels of a dataset again, each one's time "
+                       "the median of all its measurements (resumes where it stopped)")
+    cf.add_argument("dataset")
+    which = cf.add_mutually_exclusive_group()
+    which.add_argument("--top", type=int, default=None, metavar="N",
+                       help="each workload's N fastest kernels (default 8)")
+    which.add_argument("--all", action="store_true", help="every kernel of each workload")
+    cf.add_argument("--rounds", type=int, default=None, help="measurements per kernel (default 2)")
+    cf.add_argument("--workloads", default=None, help="comma-separated names (default: all)")
+    cf.add_argument("--threads", type=int, default=None)
+    cf.set_defaults(fn=cmd_confirm)
     tr = cs.add_parser("train", help="train the XGBoost model on datasets for this machine")
     tr.add_argument("datasets", nargs="+")
     tr.add_argument("-o", "--output", default=None,
@@ -82,6 +94,24 @@ def cmd_collect(args) -> int:
     top = TOP if args.confirm is None else args.confirm
     if top > 0:
         confirm(args.dataset, ws, top=top, measurer=m)
+    return 0
+
+
+def cmd_confirm(args) -> int:
+    import os
+    status = missing("cost confirm", "llvmlite", "run")
+    if status is not None:
+        return status
+    if not os.path.exists(args.dataset):
+        print(f"{args.dataset}: no such file", file=sys.stderr)
+        return 2
+    from .confirm import ROUNDS, TOP, confirm
+    from .measure import Measurer
+    ws = None if not args.workloads else [w.strip() for w in args.workloads.split(",")]
+    top = None if args.all else TOP if args.top is None else args.top
+    n = confirm(args.dataset, ws, top=top, rounds=args.rounds or ROUNDS,
+                measurer=Measurer(threads=args.threads or 2))
+    print(f"{n} kernels measured again")
     return 0
 
 

@@ -2,6 +2,7 @@
 one lucky measurement.
 
     confirm("data.jsonl", top=8, rounds=2)      # after `collect`; `tirkit cost collect` runs it
+    confirm("data.jsonl", top=None)             # every kernel: `tirkit cost confirm data.jsonl --all`
 
 A kernel is timed once at collection (the median of a few runs in a row); on a shared
 machine a later state of the machine times it 10-30% apart, and the fastest of a workload's
@@ -15,6 +16,13 @@ measurements; kernels that now enter the `top` fastest are measured the same way
 `first_seconds` and the later ones in `measured_again`; a record that has them is not
 measured again, so the pass resumes after a kill (the dataset is rewritten once per
 workload) and does nothing on a dataset it has already seen.
+
+With `top=None` every kernel of each workload is measured again, in turns, so that the
+whole ranking, and what the model learns from, rests on times of one kind: a parallel
+loop's launch costs the calling thread a share that varies from call to call, and a pass
+over the fastest kernels only, run later under other conditions, left them 1.42x slower in
+median (parallel ones; serial ones 1.00x) than the kernels beside them in the shipped
+dataset (docs/cost-model.md).
 """
 from __future__ import annotations
 
@@ -30,7 +38,8 @@ ROUNDS = 2
 
 
 def confirm(path, workloads=None, top=TOP, rounds=ROUNDS, measurer=None, progress=True) -> int:
-    """Measure again as above; returns the number of kernels measured again."""
+    """Measure again as above (`top=None`: every kernel); returns the number of kernels
+    measured again."""
     import tirkit
     m = measurer or Measurer()
     recs = dataset.read(path)
@@ -42,7 +51,7 @@ def confirm(path, workloads=None, top=TOP, rounds=ROUNDS, measurer=None, progres
         rs = by_w[w]
         changed = False
         while True:
-            fastest = sorted(rs, key=lambda r: r["seconds"])[:top]
+            fastest = rs if top is None else sorted(rs, key=lambda r: r["seconds"])[:top]
             todo = [r for r in fastest if "measured_again" not in r]
             if not todo:
                 break
