@@ -108,3 +108,6 @@ def test_confirm_all_measures_every_kernel_again_from_the_command_line(tmp_path)
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no such file" in missing.stderr
     assert "Traceback" not in missing.stderr
+    typo = subprocess.run(cmd + ["--workloads", "pool_max_32,nope"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert typo.returncode == 2 and "unknown workload(s) nope" in typo.stderr

@@ -1,4 +1,4 @@
-"""`tirkit cost collect | train | eval | predict`: the learned cost model's commands.
+"""`tirkit cost collect | confirm | train | eval | predict`: the learned cost model's commands.
 
     tirkit cost collect data.jsonl [--per-workload 300] [--workloads a,b] [--confirm 8]  # resumable
     tirkit cost confirm data.jsonl [--top 8 | --all] [--rounds 2]  # measure again; resumable
@@ -81,11 +81,8 @@ def cmd_collect(args) -> int:
         return status
     from .collect import collect
     from .measure import Measurer
-    ws = names() if not args.workloads else [w.strip() for w in args.workloads.split(",")]
-    unknown = [w for w in ws if w not in names()]
-    if unknown:
-        print(f"tirkit cost collect: unknown workload(s) {', '.join(unknown)} (see --list)",
-              file=sys.stderr)
+    ws = _workloads("collect", args.workloads)
+    if ws is None:
         return 2
     m = Measurer(threads=args.threads or 2)
     collect(args.dataset, ws, per_workload=args.per_workload, seed=args.seed,
@@ -95,6 +92,19 @@ def cmd_collect(args) -> int:
     if top > 0:
         confirm(args.dataset, ws, top=top, measurer=m)
     return 0
+
+
+def _workloads(cmd, text):
+    """The workloads a comma-separated `--workloads` names (all when it is empty); None, with
+    the unknown names on stderr, when one is not in the workload set."""
+    from .workloads import names
+    ws = names() if not text else [w.strip() for w in text.split(",")]
+    unknown = [w for w in ws if w not in names()]
+    if unknown:
+        print(f"tirkit cost {cmd}: unknown workload(s) {', '.join(unknown)} "
+              "(see tirkit cost collect --list)", file=sys.stderr)
+        return None
+    return ws
 
 
 def cmd_confirm(args) -> int:
@@ -107,7 +117,9 @@ def cmd_confirm(args) -> int:
         return 2
     from .confirm import ROUNDS, TOP, confirm
     from .measure import Measurer
-    ws = None if not args.workloads else [w.strip() for w in args.workloads.split(",")]
+    ws = _workloads("confirm", args.workloads)
+    if ws is None:
+        return 2
     top = None if args.all else TOP if args.top is None else args.top
     n = confirm(args.dataset, ws, top=top, rounds=args.rounds or ROUNDS,
                 measurer=Measurer(threads=args.threads or 2))

@@ -2,7 +2,7 @@
 one lucky measurement.
 
     confirm("data.jsonl", top=8, rounds=2)      # after `collect`; `tirkit cost collect` runs it
-    confirm("data.jsonl", top=None)             # every kernel: `tirkit cost confirm data.jsonl --all`
+    confirm("data.jsonl", top=None)             # every kernel (`tirkit cost confirm --all`)
 
 A kernel is timed once at collection (the median of a few runs in a row); on a shared
 machine a later state of the machine times it 10-30% apart, and the fastest of a workload's
