@@ -219,7 +219,7 @@ def entry_call(kernel, args):
     import ctypes
     from tirkit.codegen.runtime import pool
     ptrs, svals = kernel.pack(args)
-    cb = ctypes.cast(pool(1).callback, ctypes.c_void_p)
+    cb = pool(1).launch
     slot = (ctypes.c_uint64 * 2)()
 
     def call(_keep=args):

@@ -111,3 +111,38 @@ def test_confirm_all_measures_every_kernel_again_from_the_command_line(tmp_path)
     typo = subprocess.run(cmd + ["--workloads", "pool_max_32,nope"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert typo.returncode == 2 and "unknown workload(s) nope" in typo.stderr
+
+
+def test_a_workload_timed_by_an_older_runtime_is_timed_again_from_scratch(tmp_path):
+    import statistics
+    from tirkit.cost.collect import collect
+    from tirkit.cost.confirm import confirm
+    from tirkit.cost.measure import RUNTIME, Measurer
+    p = tmp_path / "d.jsonl"
+    m = Measurer(threads=2, repeat=2, min_seconds=0.001)
+    collect(p, ["pool_max_32", "gemv_512"], per_workload=3, features=False, progress=False,
+            measurer=m)
+    recs = dataset.read(p)
+    assert all(r["runtime"] == RUNTIME for r in recs)
+    for r in recs:                 # pool_max_32 as an older collection left it: no runtime,
+        if r["workload"] == "pool_max_32":      # times far from any real one
+            del r["runtime"]
+            r["seconds"] = 10.0 + r["index"]
+    dataset.rewrite(p, recs)
+    before = {(r["workload"], r["index"]): r["seconds"] for r in recs}
+    # top=1: yet every kernel of the stale workload is timed, three times (rounds + 1)
+    n = confirm(p, top=1, rounds=2, measurer=m, progress=False)
+    after = dataset.read(p)
+    stale = [r for r in after if r["workload"] == "pool_max_32"]
+    fresh = [r for r in after if r["workload"] == "gemv_512"]
+    assert len(stale) == 3 and all(r["runtime"] == RUNTIME for r in stale)
+    for r in stale:
+        times = [r["first_seconds"]] + r["measured_again"]
+        assert len(times) == 3 and all(0 < t < 1 for t in times)    # the old 10 s dropped
+        assert r["seconds"] == statistics.median(times)
+    # the current workload only had its fastest kernel measured again, as before
+    again = [r for r in fresh if "measured_again" in r]
+    assert len(again) == 1
+    assert again[0]["first_seconds"] == before[("gemv_512", again[0]["index"])]
+    assert n == 3 + 1
+    assert confirm(p, top=1, rounds=2, measurer=m, progress=False) == 0

@@ -175,8 +175,9 @@ def test_cancel_returns_what_was_measured():
 def test_database_resume_starts_from_the_first_run(tmp_path):
     r = parsed()
     db = Database(str(tmp_path / "mm.tune.jsonl"))
+    # confirm=0: each best is the fastest recorded time, none measured again at the end
     kw = dict(batch=4, population=8, generations=1, model=RooflineModel(), min_seconds=0.01,
-              repeat=3)
+              repeat=3, confirm=0)
     first = tune(r.module, "mm", trials=4, database=db, seed=0, **kw)
     recs = db.records(first.workload)
     assert len(recs) == 4 and all(rec["seconds"] > 0 for rec in recs)
@@ -185,6 +186,7 @@ def test_database_resume_starts_from_the_first_run(tmp_path):
     assert len(second.records) == 4                 # four new ones, none measured twice
     assert not ({c.candidate.key for c in first.records} &
                 {c.candidate.key for c in second.records})
+    assert second.best_seconds == min(rec["seconds"] for rec in db.records(first.workload))
     assert second.best_seconds <= first.best_seconds
     assert len(db.records(first.workload)) == 8
     assert db.records("another workload") == []

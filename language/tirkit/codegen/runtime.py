@@ -1,8 +1,9 @@
 """Calling compiled kernels: argument checks, the thread pool behind parallel loops, timing.
 
 The kernel is called through ctypes, which releases the GIL for the whole call; a parallel
-loop calls back into `ThreadPool.launch`, which splits [0, n) into one contiguous chunk per
-thread and runs the chunks on worker threads (each chunk again a ctypes call, GIL released).
+loop calls the `launch` function it was given, the native pool of llvm/pool.py, which runs
+one contiguous chunk of [0, n) per thread without coming back to Python. Where the platform
+has no POSIX threads, parallel loops run serially on the calling thread.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import functools
 import os
 import struct
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import weakref
 
 import numpy as np
 
@@ -22,9 +23,8 @@ from .errors import ARGUMENT, fail
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.c_void_p)
-_CHUNK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-_LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-_TLS = threading.local()
+_WORKER = ctypes.CFUNCTYPE(None, ctypes.c_int64)
+_CALL = ctypes.CFUNCTYPE(None)
 
 
 def cpu_count() -> int:
@@ -35,34 +35,47 @@ def cpu_count() -> int:
 
 
 class ThreadPool:
+    """`threads` threads for parallel loops: the caller and `threads - 1` workers, each a
+    daemon Python thread inside one native call that lasts until the pool is closed.
+
+    `launch` is the address kernels take as their launch argument; `launch_chunks(fn,
+    closure, n)` calls it from Python (tests use it to see the chunks)."""
+
     def __init__(self, threads: int):
-        self.threads = max(1, int(threads))
-        self.executor = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 else None
-        self.errors = []
-        self.callback = _LAUNCH(self._launch)
+        from .llvm import engine, pool as native
+        self.threads = max(1, int(threads)) if native.available() else 1
+        self.loaded = engine.Loaded(engine.compile_ir(native.module_text(self.threads),
+                                                      keep_ir=False)[0])
+        self.launch = self.loaded.address("tirkit_pool_launch")
+        self.workers = []
+        self._closer = None
+        if self.threads > 1:
+            _CALL(self.loaded.address("tirkit_pool_init"))()
+            work = _WORKER(self.loaded.address("tirkit_pool_worker"))
+            for i in range(1, self.threads):
+                t = threading.Thread(target=work, args=(i,), daemon=True,
+                                     name=f"tirkit-pool-{i}")
+                t.start()
+                self.workers.append(t)
+            self._closer = weakref.finalize(self, _stop, self.loaded, self.workers,
+                                            os.getpid())
 
-    def _chunk(self, fn, closure, begin, end):
-        _TLS.busy = True
-        try:
-            fn(closure, begin, end)
-        finally:
-            _TLS.busy = False
+    def launch_chunks(self, fn, closure, n: int) -> None:
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
+            self.launch)(ctypes.cast(fn, ctypes.c_void_p), closure, n)
 
-    def _launch(self, fn_addr, closure, n):
-        try:
-            fn = _CHUNK(fn_addr)
-            k = min(self.threads, n)
-            if k <= 1 or getattr(_TLS, "busy", False):
-                fn(closure, 0, n)          # nested parallel loops run in their caller's chunk
-                return
-            bounds = [n * i // k for i in range(k + 1)]
-            futs = [self.executor.submit(self._chunk, fn, closure, bounds[i], bounds[i + 1])
-                    for i in range(1, k)]
-            self._chunk(fn, closure, bounds[0], bounds[1])
-            for f in futs:
-                f.result()
-        except BaseException as e:      # never unwind through C frames
-            self.errors.append(e)
+    def close(self) -> None:
+        """Stop and join the workers (also done when the pool is collected)."""
+        if self._closer is not None:
+            self._closer()
+
+
+def _stop(loaded, workers, pid):
+    if os.getpid() != pid:       # a forked child has none of these threads
+        return
+    _CALL(loaded.address("tirkit_pool_stop"))()
+    for t in workers:
+        t.join()
 
 
 def pool(threads=None) -> ThreadPool:
@@ -72,6 +85,10 @@ def pool(threads=None) -> ThreadPool:
 @functools.lru_cache(maxsize=8)
 def _pool(n) -> ThreadPool:
     return ThreadPool(n)
+
+
+if hasattr(os, "register_at_fork"):     # a child starts with no workers: new pools there
+    os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
 def returned_value(slot, dtype):
@@ -157,11 +174,7 @@ class Kernel:
         ptrs, svals = self.pack(arrays, scalars)
         p = pool(threads or self.threads)
         slot = (ctypes.c_uint64 * 2)()
-        self.entry(ptrs, svals, ctypes.cast(p.callback, ctypes.c_void_p), ctypes.addressof(slot))
-        if p.errors:
-            err = p.errors[:]
-            p.errors.clear()
-            raise err[0]
+        self.entry(ptrs, svals, p.launch, ctypes.addressof(slot))
         if self.ret_dtype is None:
             return arrays
         return returned_value(slot, self.ret_dtype)
@@ -174,7 +187,7 @@ class Kernel:
         now = clock or time.perf_counter
         ptrs, svals = self.pack(arrays, scalars)
         p = pool(threads or self.threads)
-        cb = ctypes.cast(p.callback, ctypes.c_void_p)
+        cb = p.launch
         slot = (ctypes.c_uint64 * 2)()
         res = ctypes.addressof(slot)
         self.entry(ptrs, svals, cb, res)                  # warm up

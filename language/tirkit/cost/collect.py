@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from . import dataset
-from .measure import Measurer, host
+from .measure import RUNTIME, Measurer, host
 from .workloads import script
 
 
@@ -93,7 +93,8 @@ def _one(w, index, func, module, rng, m, reference, machine, features):
     if sec is None:
         return None
     rec = {"workload": w, "index": index, "func": func.name, "script": text,
-           "trace": sch.trace.as_python(), "seconds": sec, "machine": machine}
+           "trace": sch.trace.as_python(), "seconds": sec, "machine": machine,
+           "runtime": RUNTIME}
     if features:
         from .features import VERSION, extract
         rec["features"] = np.round(extract(new), 5).tolist()

@@ -4,8 +4,16 @@
     m.seconds(func, module, reference=None)     # median seconds, or None when it fails
 
 Time is the calling thread's CPU time (`time.thread_time`): a parallel loop runs one chunk
-on the calling thread, so on a shared machine the figure is what the kernel takes when its
-threads are not kept waiting, and co-running jobs add little noise.
+on the calling thread, which then spins until the other chunks are done (codegen/llvm/pool.py),
+so the figure is the kernel's whole time while its thread runs, and the time a busy machine
+keeps the calling thread waiting is left out.
+
+`RUNTIME` names the way kernels are run and timed; a dataset record carries the one it was
+timed with (`runtime`; records without it were timed with 1). 1: parallel loops launched
+through a Python thread pool, each launch some 30-60 us of the calling thread's time, and the
+caller's wait for the other chunks not counted; 2: the native pool, a launch under a
+microsecond. Times of different runtimes are not comparable: `confirm` times a workload
+holding records of another runtime again from scratch.
 """
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ import time
 
 import numpy as np
 
+RUNTIME = 2
 
 def host() -> str:
     """The machine class the measurements stand for: LLVM's CPU name and its feature set."""

@@ -21,7 +21,8 @@ def init():
             return
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        for lib in ("c", "m"):
+        llvm.initialize_native_asmparser()      # the pool's inline "pause" (pool.py)
+        for lib in ("c", "m", "pthread"):
             path = ctypes.util.find_library(lib)
             if path:
                 llvm.load_library_permanently(path)
