@@ -146,22 +146,6 @@ def compile_times(repeat: int):
 NUMPY_N = 1024
 
 
-def per_call(call, clock, repeat: int, min_seconds: float) -> float:
-    """Median seconds per call over `repeat` measurements of enough calls each (after one
-    warm-up call), as `Kernel.time` measures tirkit's kernels."""
-    call()
-    t0 = clock()
-    call()
-    number = max(1, int(min_seconds / repeat / max(clock() - t0, 1e-7)))
-    times = []
-    for _ in range(repeat):
-        t0 = clock()
-        for _ in range(number):
-            call()
-        times.append((clock() - t0) / number)
-    return float(np.median(times))
-
-
 def child(threads: int, rounds: int) -> dict:
     import tvm
     from tirkit.codegen.llvm.engine import host_target
@@ -190,13 +174,13 @@ def child(threads: int, rounds: int) -> dict:
                                        clock=clock))
             t["alt"].append(alt.time(*arrays, threads=threads, repeat=3, min_seconds=0.05,
                                      clock=clock))
-            t["tvm"].append(per_call(lambda: fn(*args), clock, repeat=3, min_seconds=0.05))
+            t["tvm"].append(host.per_call(lambda: fn(*args), clock, repeat=3, min_seconds=0.05))
         out["kernels"][name] = {k: float(np.median(v)) for k, v in t.items()}
         out["kernels"][name]["same"] = bool(same)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((NUMPY_N, NUMPY_N), dtype=np.float32)
     B = rng.standard_normal((NUMPY_N, NUMPY_N), dtype=np.float32)
-    out["numpy"] = float(np.median([per_call(lambda: A @ B, clock, repeat=3, min_seconds=0.05)
+    out["numpy"] = float(np.median([host.per_call(lambda: A @ B, clock, repeat=3, min_seconds=0.05)
                                     for _ in range(rounds)]))
     return out
 

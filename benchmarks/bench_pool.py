@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import pathlib
-import statistics
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -104,21 +102,6 @@ class PythonPool:
             f.result()
 
 
-def median_seconds(call, min_seconds=0.2):
-    call()
-    t0 = time.perf_counter()
-    call()
-    one = max(time.perf_counter() - t0, 1e-7)
-    number = max(1, int(min_seconds / REPEAT / one))
-    times = []
-    for _ in range(REPEAT):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            call()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
-
-
 def caller(kernel, arrays, launch):
     ptrs, svals = kernel.pack(arrays)
     slot = (ctypes.c_uint64 * 2)()
@@ -132,6 +115,7 @@ def caller(kernel, arrays, launch):
 def main():
     threads = host.cores()
     anchor = PythonPool(max(2, threads))
+    launches = {"one": pool(1).launch, "native": pool(threads).launch, "python": anchor.launch}
     rows = []
     for label, src in KERNELS.items():
         module = tirkit.parse(HEAD + src).module
@@ -139,16 +123,14 @@ def main():
         kernel = build(func, module)
         arrays = make_inputs(func, np.random.default_rng(0))
         outs = {}
-        for name, launch in (("one", pool(1).launch), ("native", pool(threads).launch),
-                             ("python", anchor.launch)):
+        for name, launch in launches.items():
             fresh = [a.copy() for a in arrays]
             caller(kernel, fresh, launch)()
             outs[name] = fresh
         for a, b, c in zip(outs["one"], outs["native"], outs["python"]):
             assert np.array_equal(a, b) and np.array_equal(a, c), label
-        t = {name: median_seconds(caller(kernel, arrays, launch))
-             for name, launch in (("one", pool(1).launch), ("native", pool(threads).launch),
-                                  ("python", anchor.launch))}
+        t = {name: host.per_call(caller(kernel, arrays, launch), repeat=REPEAT)
+             for name, launch in launches.items()}
         rows.append((label, t))
         print(f"{label}: one thread {t['one'] * 1e6:.2f} us, native pool "
               f"{t['native'] * 1e6:.2f} us, Python pool {t['python'] * 1e6:.2f} us", flush=True)

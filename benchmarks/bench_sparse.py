@@ -12,12 +12,12 @@ import pathlib
 import platform
 import statistics
 import sys
-import time
 
 import numpy as np
 import scipy
 import scipy.sparse as sp
 
+import host
 import tirkit
 from tirkit.codegen import build
 from tirkit.sparse.inputs import sparse_inputs
@@ -26,21 +26,6 @@ from tirkit.sparse.lower import lower_sparse
 HERE = pathlib.Path(__file__).resolve().parent
 EX = HERE.parent / "examples" / "sparse"
 REPEAT = 15
-
-
-def _median_seconds(fn, min_seconds=0.2):
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-7)
-    number = max(1, int(min_seconds / REPEAT / one))
-    times = []
-    for _ in range(REPEAT):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
 
 
 def _case(name, shape, density, feat=None, seed=0):
@@ -65,7 +50,7 @@ def _case(name, shape, density, feat=None, seed=0):
     want = A @ dense_in
     err = float(np.max(np.abs(out - want)) / max(np.max(np.abs(want)), 1e-30))
     t_tirkit = kernel.time(*arrays, scalars=scalars, threads=1, repeat=REPEAT)
-    t_scipy = _median_seconds(lambda: A @ dense_in)
+    t_scipy = host.per_call(lambda: A @ dense_in, repeat=REPEAT)
     return {"kernel": name[:-3], "shape": f"{m}x{n}" + (f", K={feat}" if feat else ""),
             "density": density, "nnz": A.nnz, "tirkit_ms": t_tirkit * 1e3,
             "scipy_ms": t_scipy * 1e3, "ratio": t_scipy / t_tirkit, "rel_err": err}

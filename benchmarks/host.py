@@ -4,6 +4,7 @@
 
     import host                        # from a script in benchmarks/
     lines = host.header({"TVM 0.27": "TVM_NUM_THREADS=1 and =2, one process each"})
+    seconds = host.per_call(lambda: A @ B)     # median seconds per call, as Kernel.time times
 
 The header gives the command that wrote the file, the date, the CPU as LLVM sees it (name and
 the features that decide the code: AVX2/FMA, AVX-512, VNNI, BF16), the measured compute peak
@@ -20,7 +21,9 @@ import importlib.metadata
 import os
 import platform
 import shlex
+import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +34,23 @@ FEATURE_NAMES = [("avx2", "AVX2"), ("fma", "FMA"), ("avx512f", "AVX-512F"),
                  ("avx512vnni", "AVX-512 VNNI"), ("avxvnni", "AVX-VNNI"),
                  ("avx512bf16", "AVX-512 BF16"), ("amx-int8", "AMX")]
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "TVM_NUM_THREADS")
+
+
+def per_call(call, clock=time.perf_counter, repeat: int = 15, min_seconds: float = 0.2) -> float:
+    """Median seconds per call over `repeat` measurements of enough calls each to last about
+    `min_seconds` together (after one warm-up call), as `Kernel.time` times tirkit's kernels;
+    every anchor of a benchmark is timed by this one loop."""
+    call()
+    t0 = clock()
+    call()
+    number = max(1, int(min_seconds / repeat / max(clock() - t0, 1e-7)))
+    times = []
+    for _ in range(repeat):
+        t0 = clock()
+        for _ in range(number):
+            call()
+        times.append((clock() - t0) / number)
+    return float(statistics.median(times))
 
 
 def cores() -> int:

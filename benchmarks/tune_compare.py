@@ -115,9 +115,9 @@ def tvm_source(text: str) -> str:
 
 
 def per_call(call, repeat=5, min_seconds=0.2) -> float:
-    """Median thread-CPU seconds per call, measured as bench_codegen measures."""
-    from bench_codegen import per_call as measured
-    return measured(call, time.thread_time, repeat, min_seconds)
+    """Median thread-CPU seconds per call (host.per_call in the calling thread's CPU time)."""
+    import host
+    return host.per_call(call, time.thread_time, repeat, min_seconds)
 
 
 # ---- one tool on one workload (a child process) ---------------------------------------------
