@@ -1,6 +1,7 @@
-"""Held-out evaluation of the learned cost model, side by side with the analytic roofline (and
-TVM MetaSchedule's XGBModel with its PerStoreFeature extractor when `--tvm` is given), and the
-model's prediction time per kernel in the 1,000-line benchmark file.
+"""Held-out evaluation of the learned cost model, side by side with the analytic roofline, the
+cycle estimate the model starts from (`tirkit.cost.cycles`, no training: nothing to hold out),
+and TVM MetaSchedule's XGBModel with its PerStoreFeature extractor when `--tvm` is given; and
+the model's prediction time per kernel in the 1,000-line benchmark file.
 
 Held out: the workloads are split into `--folds` groups (sorted names, every k-th, so the
 shapes of one operator fall into different groups); each group's kernels are ranked by a
@@ -34,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import host  # noqa: E402
 import tirkit  # noqa: E402
 from tirkit.cost import dataset  # noqa: E402
-from tirkit.cost.model import DEFAULT_OBJECTIVE  # noqa: E402
+from tirkit.cost.model import DEFAULT_OBJECTIVE, estimate  # noqa: E402
 from tirkit.cost.train import parsed, rows, scores, train  # noqa: E402
 
 DEFAULT = os.path.join(ROOT, "benchmarks", "data", "cost_dataset.jsonl.gz")
@@ -60,8 +61,8 @@ def folds_of(workloads, k, split=0):
 def evaluate(recs, k, objectives, with_tvm, split=0, tvm_parsed=None, roofline=True):
     by_w = dataset.by_workload(recs)
     true = {w: [r["seconds"] for r in rs] for w, rs in by_w.items()}
-    preds = {name: {} for name in list(objectives) + (["roofline"] if roofline else [])
-             + (["tvm"] if with_tvm else [])}
+    preds = {name: {} for name in list(objectives)
+             + (["roofline", "estimate"] if roofline else []) + (["tvm"] if with_tvm else [])}
     t_train = {}
     tvm_parsed = {} if tvm_parsed is None else tvm_parsed   # each script parsed into TVM once
     for fold in folds_of(by_w, k, split):
@@ -78,6 +79,7 @@ def evaluate(recs, k, objectives, with_tvm, split=0, tvm_parsed=None, roofline=T
     if roofline:
         for w, rs in by_w.items():
             preds["roofline"][w] = roofline_predictions(rs)
+            preds["estimate"][w] = np.exp2(estimate([rows(r) for r in rs]))
     return {name: scores(p, true) for name, p in preds.items() if p}, t_train
 
 
@@ -119,6 +121,7 @@ LABEL = {"packsum": "XGBoost, pack-sum",
          "regression": "XGBoost, pooled rows, log-time regression",
          "pairwise": "XGBoost, pooled rows, rank:pairwise",
          "roofline": "analytic roofline (tirkit.analysis)",
+         "estimate": "cycle estimate alone (tirkit.cost.cycles), no trees",
          "tvm": "TVM 0.27 MetaSchedule XGBModel + PerStoreFeature"}
 
 

@@ -100,3 +100,24 @@ def test_speed_weights_are_relative_to_each_groups_fastest():
     w = speed_weights(ylog, ["a", "a", "a", "b", "b", "b"])
     # relative speeds 0.5, 1, 0.25 (mean 7/12) and 1, 1, 0.25 (mean 3/4), each group's mean 1
     assert w == pytest.approx([0.5 * 12 / 7, 12 / 7, 0.25 * 12 / 7, 4 / 3, 4 / 3, 1 / 3])
+
+
+def test_regression_starts_from_the_cycle_estimate(trained):
+    from tirkit.cost import cycles, features
+    from tirkit.cost.model import estimate
+    model, m, mod, func, ref = trained
+    fast, slow = fast_schedule(mod, func), slow_schedule(mod, func)
+    rows = [features.extract(f) for f in (fast, slow)]
+    est = estimate(rows)
+    # the estimate alone already puts the parallel, vectorized kernel first
+    assert est[0] < est[1]
+    manual = [sum(2.0 ** r[features.INDEX["cycles.thread"]] - 1 for r in rs) / cycles.CLOCK_HZ
+              for rs in rows]
+    assert np.exp2(est) == pytest.approx(manual, rel=1e-5)
+    # with no trees, the regression model predicts the estimate itself; trees correct it
+    bare = CostModel("regression", rounds=0).fit([fast, slow], [1e-3, 1e-3])
+    assert bare.predict([fast, slow]) == pytest.approx(np.exp2(est), rel=1e-4)
+    fitted = CostModel("regression", rounds=50).fit([fast, slow] * 3, [1e-4, 1e-2] * 3,
+                                                    groups=["g"] * 6)
+    p = fitted.predict([fast, slow])
+    assert abs(np.log2(p[1] / p[0])) > abs(est[1] - est[0])     # pulled towards 100x

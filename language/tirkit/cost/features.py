@@ -24,15 +24,16 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of, is_float
 from ..ir.visit import child_fields
+from . import cycles as C
 from . import inner as I
 from . import locality as L
 from .locality import CURVE, LINE, sample_curve
 from .locality import lg as _lg
 
-VERSION = 3
+VERSION = 4
 MAX_BUFFERS = 5
 
-OPS = ["float_addsub", "float_mul", "float_divmod", "float_minmax", "float_math",
+OPS = ["float_addsub", "float_mul", "float_divmod", "float_minmax", "float_math", "float_call",
        "int_addsub", "int_mul", "int_divmod", "int_minmax", "compare", "select", "cast",
        "bool_op"]
 LOOP_KINDS = ["vectorized", "unrolled", "parallel"]
@@ -50,11 +51,15 @@ NAMES = (
        "kernel.stores", "kernel.launch_row"]
     + L.NAMES
     + I.NAMES
+    + C.NAMES
 )
 INDEX = {n: i for i, n in enumerate(NAMES)}
 
-_MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sigmoid",
-         "sin", "cos", "tan", "pow", "erf", "fabs", "floor", "ceil", "round", "trunc", "fmod"}
+# math the code generator emits as LLVM intrinsics that vectorize (vsqrtps, vroundps, ...),
+# and math it calls a scalar C library function for, one element at a time
+_MATH = {"sqrt", "rsqrt", "fabs", "floor", "ceil", "round", "trunc"}
+_CALL = {"exp", "exp2", "exp10", "log", "log2", "log10", "tanh", "sigmoid", "sin", "cos",
+         "tan", "pow", "erf", "fmod"}
 _CMP = (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE)
 
 
@@ -150,6 +155,8 @@ def _count_ops(e, counts, loads):
                 counts["select"] += 1
             elif x.op in _MATH:
                 counts["float_math"] += 1
+            elif x.op in _CALL:
+                counts["float_call"] += 1
         if isinstance(x, E.PrimExpr):
             for f in child_fields(t):
                 y = getattr(x, f)
@@ -375,10 +382,15 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
     row[INDEX["alloc.target_bytes"]] = _lg(bytes_of(store.buffer.dtype) * _size(store.buffer))
     row[INDEX["kernel.stores"]] = n_stores
     accesses = [(form, eb, _size(b)) for (form, eb), (b, *_) in zip(forms, accs)]
-    for k, v in L.locality(loops_used, accesses).items():
-        row[INDEX[k]] = v
-    for k, v in I.inner(loops_used, accesses, forms[0][0]).items():
-        row[INDEX[k]] = v
+    loc = L.locality(loops_used, accesses)
+    inner = I.inner(loops_used, accesses, forms[0][0], rmw)
+    ops = {"vector": flops_one or sum(counts.values()) or 1, "call": counts["float_call"],
+           "divide": counts["float_divmod"]}
+    lines = (2.0 ** loc["cache.l1_lines"] - 1, 2.0 ** loc["cache.l2_lines"] - 1)
+    for part in (loc, inner.features(loops_used),
+                 C.cycles(loops_used, accesses, forms[0][0], inner, ops, lines)):
+        for k, v in part.items():
+            row[INDEX[k]] = v
     return row
 
 
@@ -397,6 +409,7 @@ def _launch_row(launches, n_stores):
     row[INDEX["loop.parallel_launches"]] = _lg(launches)
     row[INDEX["loop.outer_product"]] = _lg(launches)
     row[INDEX["kernel.stores"]] = n_stores
+    row[INDEX["cycles.thread"]] = _lg(launches * C.LAUNCH)
     return row
 
 

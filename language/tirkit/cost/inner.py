@@ -1,36 +1,88 @@
-"""What LLVM makes of the loops closest to a store: the small loops it unrolls away, the loop
-it keeps innermost, whether it can vectorize that loop itself, and the register tile the
-unrolled body forms.
+"""What the code generator and LLVM make of the loops closest to a store: the loops that
+become straight-line code, the loop left innermost, whether LLVM vectorizes that loop or
+packs the straight-line stores (SLP), and where a reduction keeps its running value.
 
-    f = inner(loops, accesses, store)    # {name: value} for the names in NAMES
+    b = inner(loops, accesses, store, rmw)    # an Inner; b.features() -> {name: value}
 
 `loops` is [(For, extent)] from the outermost to the store; `accesses` [(form, element
-bytes, elements)] as in `tirkit.cost.locality`, `store` the form of the stored buffer.
+bytes, elements)] as in `tirkit.cost.locality`, the stored buffer first; `store` the form of
+the stored buffer; `rmw` whether the store reads the element it writes (a reduction update).
 
-The model needs this because on the CPU the fastest schedule of most workloads does not
-vectorize explicitly: LLVM's full unrolling removes small inner loops of known trip count
-(O3's threshold is about 300 instructions, some 32 iterations of a store's body), then its
-loop vectorizer vectorizes the innermost loop that remains when every access is contiguous
-along it or does not move with it, and its SLP vectorizer packs unrolled stores to
-neighbouring elements. A reduction whose stored element does not move with the kept loop
-keeps its accumulators in registers across it. The rule here is that sequence, read off the
-loop nest; it is a model of the compiler, not the compiler.
+The rules follow the pipeline the code generator chooses (codegen/llvm/pipeline.py), checked
+against the assembly LLVM emits for it (tests/cost/test_cost_features.py):
+- a `T.unroll` loop of at most `MAX_UNROLL` iterations becomes straight-line code before LLVM
+  sees it (codegen/passes/unroll.py); a `T.vectorize` loop becomes vector code of its
+  extent; a unit loop disappears. LLVM's general unroller is off, so a serial loop stays a
+  loop, except the innermost one when it carries a reduction or holds vector code: it gets
+  an unroll count of `HINTED.unroll_count`, which unrolls it fully when its trip count is
+  no larger;
+- LLVM's loop vectorizer widens the loop left innermost (the kept loop) when its body is
+  scalar, every access moves with stride 0 or 1 along it or not affinely (a `//` index: a
+  broadcast or a shuffle), and it does not carry a float reduction (without fast-math LLVM
+  does not reorder one); its width is a vector register's worth of elements;
+- otherwise the SLP vectorizer packs the straight-line copies of a store to neighbouring
+  elements, when every access walks that unrolled loop with stride 0 or 1;
+- a reduction over the kept loop keeps its accumulators in registers (one dependent add per
+  iteration of the kept loop); one over a loop further out keeps them in memory, each update
+  a store and a reload of the element.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+from ..codegen.llvm.pipeline import HINTED
+from ..codegen.passes.unroll import MAX_UNROLL
 from ..ir import expr as E
-from .locality import lg, stride, varies, walk_kinds
+from .locality import lg, stride, varies
 
-FULL_UNROLL = 32           # iterations of a body LLVM unrolls fully (O3, a store's body)
-MIN_AUTO = 4               # a loop shorter than this is not worth a vector loop
+VECTOR_BYTES = 64          # a vector register (AVX-512) of the machine the model is trained on
+MIN_AUTO = 4               # a loop shorter than this gets no vector loop
 
-NAMES = ["llvm.unrolled", "llvm.vector_lanes", "llvm.kept_extent", "llvm.kept_parallel",
-         "llvm.kept_contiguous", "llvm.kept_invariant", "llvm.kept_strided",
-         "llvm.kept_store_invariant", "llvm.auto_vector", "llvm.slp_lanes",
-         "llvm.accumulators", "llvm.body_ops", "llvm.body_loads", "llvm.body_intensity"]
+NAMES = ["llvm.unrolled", "llvm.vector_lanes", "llvm.auto_lanes", "llvm.slp_lanes",
+         "llvm.lanes", "llvm.kept_extent", "llvm.kept_parallel", "llvm.register_reduction",
+         "llvm.memory_reduction", "llvm.accumulators", "llvm.body_ops", "llvm.body_loads",
+         "llvm.body_runs"]
 
 
-def _distinct(form, positions, loops):
+@dataclass
+class Inner:
+    body: list                 # positions of the loops that become straight-line/vector code
+    kept: int                  # position of the loop left innermost (-1: none)
+    unrolled: int              # iterations of the body's unrolled loops
+    lanes: int                 # iterations of its `T.vectorize` loops
+    auto: int                  # the loop vectorizer's width on the kept loop (0: not widened)
+    slp: int                   # lanes the SLP vectorizer packs (0: none)
+    width: int                 # elements per vector instruction of the body (1: scalar)
+    elements: int              # store executions per run of the body
+    register_reduction: bool   # the kept loop carries the store's running value in registers
+    memory_reduction: int      # position of the loop carrying it through memory (-1: none)
+    accumulators: int          # independent running values in the body
+    loads: float               # load instructions per run of the body
+
+    def features(self, loops) -> dict:
+        return {"llvm.unrolled": lg(self.unrolled), "llvm.vector_lanes": lg(self.lanes),
+                "llvm.auto_lanes": lg(self.auto), "llvm.slp_lanes": lg(self.slp),
+                "llvm.lanes": lg(self.width),
+                "llvm.kept_extent": lg(loops[self.kept][1] if self.kept >= 0 else 0),
+                "llvm.kept_parallel": float(self.kept >= 0
+                                            and loops[self.kept][0].kind == "parallel"),
+                "llvm.register_reduction": float(self.register_reduction),
+                "llvm.memory_reduction": float(self.memory_reduction >= 0),
+                "llvm.accumulators": lg(self.accumulators),
+                "llvm.body_ops": lg(self.elements / self.width),
+                "llvm.body_loads": lg(self.loads),
+                "llvm.body_runs": lg(runs(loops) / self.elements)}
+
+
+def runs(loops) -> int:
+    n = 1
+    for _, e in loops:
+        n *= e
+    return n
+
+
+def _distinct(form, positions, loops) -> int:
     """Elements of the buffer the loops at `positions` reach."""
     n = 1
     for i in positions:
@@ -39,48 +91,66 @@ def _distinct(form, positions, loops):
     return n
 
 
-def inner(loops, accesses, store) -> dict:
-    out = dict.fromkeys(NAMES, 0.0)
-    lanes, unrolled, body = 1, 1, []          # body: positions inside the kept loop
+def inner(loops, accesses, store, rmw) -> Inner:
+    eb = accesses[0][1] if accesses else 4
+    per_vector = max(1, VECTOR_BYTES // eb)
+    lanes = unrolled = 1
+    body: list = []
+    hinted = False
     k = len(loops) - 1
     while k >= 0:
         f, e = loops[k]
         constant = isinstance(f.extent, E.IntImm)
-        if f.kind == "vectorized":
+        if e == 1 and f.kind != "parallel":
+            pass
+        elif f.kind == "vectorized":
             lanes *= e
-        elif f.kind == "unrolled" or (f.kind == "serial" and constant
-                                      and unrolled * e <= FULL_UNROLL):
+        elif f.kind == "unrolled" and constant and e <= MAX_UNROLL:
             unrolled *= e
+        elif f.kind == "serial" and constant and not hinted and e <= HINTED.unroll_count \
+                and (not varies(store, k) or lanes > 1):
+            unrolled *= e
+            hinted = True
         else:
             break
         body.append(k)
         k -= 1
-    out["llvm.unrolled"] = lg(unrolled)
-    out["llvm.vector_lanes"] = lg(lanes)
-    # SLP: the innermost unrolled scalar loop the store walks with stride 1
-    if lanes == 1:
+    auto = slp = 0
+    reduction = False
+    if k >= 0:
+        e = loops[k][1]
+        reduction = rmw and not varies(store, k)
+        if lanes == 1 and not reduction and e >= MIN_AUTO:
+            auto = min(per_vector, 1 << int(math.log2(e)))
+    slp_loop = None
+    if lanes == 1 and not auto:
         for i in body:
             if stride(store, i) == 1 and loops[i][1] > 1:
-                out["llvm.slp_lanes"] = lg(loops[i][1])
+                if all(stride(a[0], i) in (0, 1) for a in accesses):
+                    slp, slp_loop = min(per_vector, loops[i][1]), i
                 break
-    moving = accesses
-    if k >= 0:
-        f, e = loops[k]
-        out["llvm.kept_extent"] = lg(e)
-        out["llvm.kept_parallel"] = float(f.kind == "parallel")
-        cont, inv, strided = walk_kinds(loops, accesses, k)
-        moving = [a for a in accesses if varies(a[0], k)]
-        out["llvm.kept_contiguous"], out["llvm.kept_invariant"] = cont, inv
-        out["llvm.kept_strided"] = strided
-        store_inv = not varies(store, k)
-        out["llvm.kept_store_invariant"] = float(store_inv)
-        out["llvm.auto_vector"] = float(lanes == 1 and f.kind == "serial" and strided == 0
-                                        and e >= MIN_AUTO)
-        if store_inv:
-            out["llvm.accumulators"] = lg(_distinct(store, body, loops))
-    ops = unrolled * lanes
-    loads = sum(_distinct(a[0], body, loops) for a in moving)
-    out["llvm.body_ops"] = lg(ops)
-    out["llvm.body_loads"] = lg(loads)
-    out["llvm.body_intensity"] = lg(ops / max(1, loads))
-    return out
+    width = min(lanes, per_vector) if lanes > 1 else (auto or slp or 1)
+    # the loop whose iterations share a vector instruction
+    lane_loop = next((i for i in body if loops[i][0].kind == "vectorized"), None) \
+        if lanes > 1 else k if auto else slp_loop if slp else None
+    loads = 0.0
+    for a in accesses:
+        if k >= 0 and not varies(a[0], k):
+            continue                   # LLVM hoists it out of the kept loop
+        n = _distinct(a[0], body, loops) * (auto or 1)
+        # a vector load per `width` elements walked with stride 1; otherwise one load (a
+        # broadcast, or a lane of a gather) per element
+        contiguous = lane_loop is not None and stride(a[0], lane_loop) == 1
+        loads += n / width if contiguous else n
+    memory = -1
+    if rmw and not reduction and k >= 0:
+        memory = next((i for i in range(k - 1, -1, -1)
+                       if not varies(store, i) and loops[i][1] > 1), -1)
+    acc = max(1, _distinct(store, body, loops)) if reduction else 0
+    return Inner(body=body, kept=k, unrolled=unrolled, lanes=lanes, auto=auto, slp=slp,
+                 width=width, elements=unrolled * lanes * (auto or 1),
+                 register_reduction=reduction, memory_reduction=memory, accumulators=acc,
+                 loads=loads)
+
+
+__all__ = ["Inner", "inner", "NAMES", "VECTOR_BYTES", "runs"]

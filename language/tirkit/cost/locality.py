@@ -56,17 +56,25 @@ def _level(loops, accesses, level):
     n = len(loops)
     total_b = total_l = 0.0
     for form, eb, size in accesses:
-        uniq, step, run = 1, None, 1
+        uniq = 1
+        walks = []                          # (stride, extent) of the affine loops
         for i in range(level, n):
             if varies(form, i):
                 uniq *= loops[i][1]
                 s = abs(form.coef.get(i, 0))
-                if s and (step is None or s < step):
-                    step, run = s, loops[i][1]
+                if s and loops[i][1] > 1:
+                    walks.append((s, loops[i][1]))
         uniq = min(uniq, size)
         per_line = LINE / eb
-        if step is not None and step < per_line:
-            # the smallest-stride loop walks one run of step * (extent - 1) + 1 elements
+        walks.sort()
+        if walks and walks[0][0] < per_line:
+            # the smallest-stride loop walks one run of step * (extent - 1) + 1 elements,
+            # lengthened by each loop that continues it (stride: the run's length so far)
+            step, run = walks[0]
+            for s, e in walks[1:]:
+                if s != step * run:
+                    break
+                run *= e
             runs = max(1.0, uniq / run)
             lines = runs * math.ceil((step * (run - 1) + 1) / per_line)
         else:

@@ -17,7 +17,8 @@ Objectives (`objective=`):
   sum and max of each feature, and the busiest store's row), squared error on log2 seconds,
   each kernel weighted by its speed relative to the fastest kernel of its group (Ansor's
   weighting: the search and the editor's ordering need the fast kernels ranked right more
-  than the slow ones).
+  than the slow ones). The trees start from the cycle estimate (`tirkit.cost.cycles`, log2
+  of its seconds as XGBoost's base margin) and learn its error.
 - "pairwise": the same pooled rows with XGBoost's `rank:pairwise` inside each group (a
   workload); its score orders kernels of one workload, and a regression fitted alongside
   turns scores into seconds.
@@ -32,6 +33,7 @@ import threading
 
 import numpy as np
 
+from . import cycles as C
 from . import features as F
 
 FORMAT = "tirkit-cost-model"
@@ -59,19 +61,27 @@ def featurize(funcs) -> list:
 
 _BUSY = F.INDEX["loop.outer_product"]
 _LAUNCH = F.INDEX["kernel.launch_row"]
+_CYCLES = F.INDEX["cycles.thread"]
+
+
+def estimate(rows_list) -> np.ndarray:
+    """log2 of each kernel's cycle estimate in seconds (the sum over its rows)."""
+    return np.log2(np.maximum([C.seconds(r, _CYCLES) for r in rows_list], 1e-9))
 
 
 def pooled(rows_list) -> np.ndarray:
-    """One row per kernel: the sum and the max of each feature over its stores, and the row
-    of its busiest store (the most executions), whose features pooling would take apart."""
+    """One row per kernel: the sum and the max of each feature over its stores, the row of
+    its busiest store (the most executions), whose features pooling would take apart, and
+    the kernel's cycle estimate (`estimate`)."""
     n = len(F.NAMES)
-    out = np.zeros((len(rows_list), 3 * n), dtype=np.float32)
+    out = np.zeros((len(rows_list), 3 * n + 1), dtype=np.float32)
     for i, r in enumerate(rows_list):
         if len(r):
             out[i, :n] = r.sum(axis=0)
             out[i, n:2 * n] = r.max(axis=0)
             busy = np.where(r[:, _LAUNCH] > 0, -np.inf, r[:, _BUSY])
-            out[i, 2 * n:] = r[int(np.argmax(busy))]
+            out[i, 2 * n:3 * n] = r[int(np.argmax(busy))]
+    out[:, 3 * n] = estimate(rows_list)
     return out
 
 
@@ -222,7 +232,8 @@ class CostModel:
             P = pooled(rows)
             if self.objective == "regression":
                 params = dict(self.params, objective="reg:squarederror")
-                d = xgb.DMatrix(P, label=ylog, weight=speed_weights(ylog, groups))
+                d = xgb.DMatrix(P, label=ylog, weight=speed_weights(ylog, groups),
+                                base_margin=P[:, -1])
             else:
                 order = np.argsort(_codes(groups), kind="stable")
                 P, ylog, g = P[order], ylog[order], _codes(groups)[order]
@@ -255,12 +266,12 @@ class CostModel:
             booster = self.booster
         if self.objective == "packsum":
             X, seg = _stack(rows_list)
-            f = _margin(booster, X, self.offset)
+            f = _margin(booster, X, np.full(len(X), self.offset, dtype=np.float32))
             out = np.bincount(seg, weights=np.exp2(np.clip(f, -60, 30)),
                               minlength=len(rows_list))
             return out
         P = pooled(rows_list)
-        s = _margin(booster, P)
+        s = _margin(booster, P, P[:, -1] if self.objective == "regression" else None)
         if self.objective == "pairwise":
             a, b = self.calibration or (0.0, 0.0)
             s = a * s + b
@@ -313,8 +324,9 @@ class CostModel:
         return _default(os.environ.get("TIRKIT_COST_MODEL") or DEFAULT_PATH)
 
 
-def _margin(booster, X, offset=None):
-    kw = {} if offset is None else {"base_margin": np.full(len(X), offset, dtype=np.float32)}
+def _margin(booster, X, start=None):
+    """Raw scores; `start`: each row's base margin."""
+    kw = {} if start is None else {"base_margin": np.asarray(start, dtype=np.float32)}
     return np.asarray(booster.inplace_predict(X, predict_type="margin", **kw),
                       dtype=np.float64)
 

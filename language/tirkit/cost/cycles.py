@@ -1,0 +1,122 @@
+"""A cycle estimate of one store, from what LLVM makes of its loops (`tirkit.cost.inner`):
+the model predicts its correction, not the whole time (model.py), so that the trees spend
+their splits on what the estimate misses rather than on multiplying extents.
+
+    c = cycles(loops, accesses, store, b, ops, lines)  # {name: value} for the names in NAMES
+
+`b` is the store's `Inner`; `ops` {"vector": float ops the vector units take, "call": calls
+to a math library function (exp, log, tanh, ...: scalar, whatever the width), "divide":
+divisions}, per store execution; `lines` (lines missing L1, lines missing L2) from the
+locality model. Per store, in cycles of one core:
+
+- throughput: per run of the body, the larger of its vector instructions and its loads
+  over the two pipes each has (at least one cycle, the loop's own), plus its calls and
+  divisions; and at least the cache lines it brings in, `L2_LINE` cycles for each line
+  missing L1 and `MEMORY_LINE` for each missing L2. An access walking a loop with a stride
+  that maps more lines onto one L1 set than it has ways misses every time (`CONFLICT`);
+- latency: a reduction in registers waits `ADD_LATENCY` per run of the body, less the runs
+  of independent accumulators the out-of-order window (`WINDOW` instructions) overlaps; one
+  in memory waits `FORWARD_LATENCY` (store to load forwarding and the add) per iteration of
+  the loop that carries it;
+- the larger of the two, plus `SHARED_WRITE` per store execution when the parallel loop does
+  not move the stored element (every thread writes the same lines);
+- divided among the threads the parallel loop's chunks give (its chunking: `min(threads,
+  extent)` equal chunks, the longest chunk counts). Entering parallel regions costs `LAUNCH`
+  per launch, on the kernel's launch row (features.py), once for all the stores inside.
+
+The constants are the machine class the shipped model is trained on (Zen 4, 2 threads,
+the native thread pool); they need not be exact, only rank schedules the right way round,
+and the model learns what they leave.
+"""
+from __future__ import annotations
+
+import math
+
+from .inner import Inner, runs
+from .locality import lg, stride, varies
+
+THREADS = 2                # threads a kernel runs on (cost/measure.py's Measurer)
+ADD_LATENCY = 4            # cycles of a dependent float add or fused multiply-add
+FORWARD_LATENCY = 10       # cycles of a store forwarded to the next load, and the add
+WINDOW = 256               # instructions the out-of-order core looks ahead
+MAX_OVERLAP = 8            # independent accumulator chains it runs side by side, at most
+CALL = 20                  # cycles of a math library call (expf, tanhf, ...)
+DIVIDE = 5                 # cycles of a division, per vector instruction
+L2_LINE = 2                # cycles per 64-byte line brought from L2
+MEMORY_LINE = 4            # cycles per line brought from L3 or memory
+L1_SETS, L1_WAYS = 64, 8   # 32 KiB L1 data cache of 64-byte lines
+CONFLICT = 3               # cycles per access that misses L1 by set conflict
+SHARED_WRITE = 40          # cycles per store to a line another thread writes too
+LAUNCH = 2500              # cycles per parallel launch (codegen/llvm/pool.py: about 0.75 us)
+CLOCK_HZ = 3.5e9           # the estimate in seconds, for the model's starting point
+
+NAMES = ["cycles.throughput", "cycles.latency", "cycles.memory", "cycles.conflicts",
+         "cycles.shared_writes", "cycles.core", "cycles.thread"]
+
+
+def _conflicts(loops, accesses) -> float:
+    """Accesses that miss L1 because the loop moving them fastest maps more lines onto
+    one set than it has ways."""
+    out = 0.0
+    total = runs(loops)
+    for form, eb, _ in accesses:
+        moving = [i for i in range(len(loops)) if varies(form, i)]
+        if not moving:
+            continue
+        i = moving[-1]
+        s = stride(form, i)
+        if not s or s * eb < 64:
+            continue
+        step = (s * eb) // 64                      # lines per iteration
+        sets = L1_SETS // math.gcd(step % L1_SETS or L1_SETS, L1_SETS)
+        if loops[i][1] > sets * L1_WAYS:
+            out += total
+    return out
+
+
+def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
+    total = runs(loops)
+    body_runs = total / b.elements
+    vector = max(1.0, ops["vector"] * b.elements / b.width)
+    scalar = b.elements * (CALL * ops["call"] + DIVIDE * ops["divide"] / b.width)
+    memory = L2_LINE * lines[0] + MEMORY_LINE * lines[1]
+    conflicts = _conflicts(loops, accesses)
+    memory += CONFLICT * conflicts
+    throughput = max(body_runs * (max(vector / 2, b.loads / 2, 1.0) + scalar), memory)
+    latency = 0.0
+    if b.register_reduction:
+        chain = 1                       # updates of one accumulator in a row
+        for i in range(b.kept, -1, -1):
+            if varies(store, i):
+                break
+            chain *= loops[i][1]
+        independent = any(varies(store, i) and loops[i][1] > 1 for i in range(b.kept))
+        overlap = min(MAX_OVERLAP, max(1.0, WINDOW / (chain * (vector + b.loads + 2)))) \
+            if independent else 1.0
+        latency = body_runs * ADD_LATENCY / overlap
+    elif b.memory_reduction >= 0:
+        latency = runs(loops[:b.memory_reduction + 1]) * FORWARD_LATENCY
+    core = max(throughput, latency)
+    par = [i for i, (f, _) in enumerate(loops) if f.kind == "parallel"]
+    shared = 0.0
+    if par and loops[par[0]][1] > 1 and not varies(store, par[0]):
+        shared = total
+        core += SHARED_WRITE * total
+    thread = core
+    if par:
+        extent = loops[par[0]][1]
+        t = min(THREADS, extent)
+        thread = core / t * (math.ceil(extent / t) / (extent / t))
+    return {"cycles.throughput": lg(throughput), "cycles.latency": lg(latency),
+            "cycles.memory": lg(memory), "cycles.conflicts": lg(conflicts),
+            "cycles.shared_writes": lg(shared), "cycles.core": lg(core),
+            "cycles.thread": lg(thread)}
+
+
+def seconds(rows, index) -> float:
+    """A kernel's estimate in seconds from its feature rows: the sum of its stores'
+    `cycles.thread` (column `index`), at CLOCK_HZ."""
+    return float((2.0 ** rows[:, index] - 1.0).sum()) / CLOCK_HZ if len(rows) else 0.0
+
+
+__all__ = ["cycles", "seconds", "NAMES", "THREADS", "CLOCK_HZ"]
