@@ -4,8 +4,9 @@ their splits on what the estimate misses rather than on multiplying extents.
 
     c = cycles(loops, accesses, store, b, ops, lines)  # {name: value} for the names in NAMES
 
-`b` is the store's `Inner`; `ops` {"vector": float ops the vector units take, "call": calls
-to a math library function (exp, log, tanh, ...: scalar, whatever the width), "divide":
+`b` is the store's `Inner`; `ops` {"vector": the value's float operations (its integer ones
+when it has none), each an instruction per `b.width` elements, "call": those of them that
+call a math library function (exp, log, tanh, ...: scalar, whatever the width), "divide":
 divisions}, per store execution; `lines` (lines missing L1, lines missing L2) from the
 locality model. Per store, in cycles of one core:
 
