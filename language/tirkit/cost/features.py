@@ -289,9 +289,7 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
         loops_used = [(f, e) if i not in reduce_loops else (f, 1) for i, (f, e) in enumerate(loops)]
     else:
         loops_used = loops
-    execs = 1
-    for _, e in loops_used:
-        execs *= e
+    execs = I.runs(loops_used)
     counts = dict.fromkeys(OPS, 0)
     loads: list = []
     _count_ops(store.value, counts, loads)
@@ -361,9 +359,7 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
     forms = [(_flat(b, ix, env), bytes_of(b.dtype)) for b, ix, _, _ in accs]
     for level in range(n, -1, -1):
         inner = loops_used[level:]
-        it = 1
-        for _, e in inner:
-            it *= e
+        it = I.runs(inner)
         by = 0
         for form, eb in forms:
             u = 1

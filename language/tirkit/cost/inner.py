@@ -17,9 +17,10 @@ against the assembly LLVM emits for it (tests/cost/test_cost_features.py):
   an unroll count of `HINTED.unroll_count`, which unrolls it fully when its trip count is
   no larger;
 - LLVM's loop vectorizer widens the loop left innermost (the kept loop) when its body is
-  scalar, every access moves with stride 0 or 1 along it or not affinely (a `//` index: a
-  broadcast or a shuffle), and it does not carry a float reduction (without fast-math LLVM
-  does not reorder one); its width is a vector register's worth of elements;
+  scalar, it runs at least `MIN_AUTO` iterations and it does not carry a float reduction
+  (without fast-math LLVM does not reorder one); its width is a vector register's worth of
+  elements. An access with a larger stride along it does not stop it: on AVX-512 LLVM
+  gathers the loads and scatters the stores;
 - otherwise the SLP vectorizer packs the straight-line copies of a store to neighbouring
   elements, when every access walks that unrolled loop with stride 0 or 1;
 - a reduction over the kept loop keeps its accumulators in registers (one dependent add per
@@ -76,10 +77,8 @@ class Inner:
 
 
 def runs(loops) -> int:
-    n = 1
-    for _, e in loops:
-        n *= e
-    return n
+    """Executions of a body inside `loops` ([(For, extent)]): the product of the extents."""
+    return math.prod(e for _, e in loops)
 
 
 def _distinct(form, positions, loops) -> int:
@@ -132,7 +131,7 @@ def inner(loops, accesses, store, rmw) -> Inner:
     width = min(lanes, per_vector) if lanes > 1 else (auto or slp or 1)
     # the loop whose iterations share a vector instruction
     lane_loop = next((i for i in body if loops[i][0].kind == "vectorized"), None) \
-        if lanes > 1 else k if auto else slp_loop if slp else None
+        if lanes > 1 else (k if auto else slp_loop)
     loads = 0.0
     for a in accesses:
         if k >= 0 and not varies(a[0], k):
