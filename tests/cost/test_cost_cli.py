@@ -30,6 +30,15 @@ def rowsum(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64,), "float32")):
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def gpu_double(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")):
+    for bx in T.thread_binding(8, thread="blockIdx.x"):
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(1024, bx * 128 + tx)
+                B[vi] = A[vi] * T.float32(2)
 '''
 
 
@@ -64,8 +73,10 @@ def test_collect_train_eval_predict(tmp_path):
     r = tirkit("cost", "predict", str(src), tmp_path=tmp_path)       # the user's model
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert [ln.split(":")[0] for ln in lines] == ["add_one", "rowsum"]
-    assert all(re.fullmatch(r"\w+: predicted [\d.]+ (s|ms|µs|ns)", ln) for ln in lines)
+    assert [ln.split(":")[0] for ln in lines] == ["add_one", "rowsum", "gpu_double"]
+    assert all(re.fullmatch(r"\w+: predicted [\d.]+ (s|ms|µs|ns)", ln) for ln in lines[:2])
+    # the model predicts CPU kernels; a GPU kernel says so instead of a CPU time
+    assert lines[2] == "gpu_double: no prediction (a GPU kernel: the model predicts CPU kernels)"
 
 
 def test_unknown_workload_and_missing_file(tmp_path):

@@ -186,6 +186,7 @@ def cmd_predict(args) -> int:
     from ..analysis.roofline import format_seconds
     from ..codegen.cli import selected_kernels
     from .model import CostModel
+    from .predict import cpu_kernel, predict_kernels
     from .train import user_model
     args.func = None
     if args.model:
@@ -207,7 +208,12 @@ def cmd_predict(args) -> int:
     if isinstance(loaded, int):
         return loaded
     _, _, funcs = loaded
-    secs = model.predict([f for _, f in funcs])
-    for (name, _), s in zip(funcs, secs):
-        print(f"{name}: predicted {format_seconds(float(s))}")
+    secs = predict_kernels([f for _, f in funcs], model)
+    for (name, f), s in zip(funcs, secs):
+        if s is not None:
+            print(f"{name}: predicted {format_seconds(s)}")
+        elif not cpu_kernel(f):
+            print(f"{name}: no prediction (a GPU kernel: the model predicts CPU kernels)")
+        else:
+            print(f"{name}: no prediction (the cost features cannot read this kernel)")
     return 0

@@ -25,6 +25,10 @@ locality model. Per store, in cycles of one core:
   extent)` equal chunks, the longest chunk counts). Entering parallel regions costs `LAUNCH`
   per launch, on the kernel's launch row (features.py), once for all the stores inside.
 
+A kernel's estimate (`seconds`) is the sum over its stores plus `KERNEL_CALL`, what calling
+it costs whatever it does: the measured times include it, and without it the smallest
+kernels would be predicted hundreds of times too fast.
+
 The constants are the machine class the shipped model is trained on (Zen 4, 2 threads,
 the native thread pool); they need not be exact, only rank schedules the right way round,
 and the model learns what they leave.
@@ -49,6 +53,7 @@ L1_SETS, L1_WAYS = 64, 8   # 32 KiB L1 data cache of 64-byte lines
 CONFLICT = 3               # cycles per access that misses L1 by set conflict
 SHARED_WRITE = 40          # cycles per store to a line another thread writes too
 LAUNCH = 2500              # cycles per parallel launch (codegen/llvm/pool.py: about 0.75 us)
+KERNEL_CALL = 3000         # cycles of one timed call of a kernel (an 8-element one: about 0.9 us)
 CLOCK_HZ = 3.5e9           # the estimate in seconds, for the model's starting point
 
 NAMES = ["cycles.throughput", "cycles.latency", "cycles.memory", "cycles.conflicts",
@@ -115,9 +120,10 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
 
 
 def seconds(rows, index) -> float:
-    """A kernel's estimate in seconds from its feature rows: the sum of its stores'
-    `cycles.thread` (column `index`), at CLOCK_HZ."""
-    return float((2.0 ** rows[:, index] - 1.0).sum()) / CLOCK_HZ if len(rows) else 0.0
+    """A kernel's estimate in seconds from its feature rows: one call (`KERNEL_CALL`) plus
+    the sum of its stores' `cycles.thread` (column `index`), at CLOCK_HZ."""
+    body = float((2.0 ** rows[:, index] - 1.0).sum()) if len(rows) else 0.0
+    return (KERNEL_CALL + body) / CLOCK_HZ
 
 
 __all__ = ["cycles", "seconds", "NAMES", "THREADS", "CLOCK_HZ"]

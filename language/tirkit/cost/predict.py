@@ -31,7 +31,8 @@ def editor_model():
         return None
 
 
-def _cpu(func) -> bool:
+def cpu_kernel(func) -> bool:
+    """Whether the kernel runs on the CPU (the model predicts CPU kernels only)."""
     from ..analysis.roofline import default_target
     return default_target(func) == "llvm"
 
@@ -44,7 +45,7 @@ def predict_kernels(funcs, model=None) -> list:
     from .features import extract
     rows, where = [], []
     for i, f in enumerate(funcs):
-        if not _cpu(f):
+        if not cpu_kernel(f):
             continue
         try:
             rows.append(extract(f))
