@@ -60,7 +60,7 @@ def test_collect_train_eval_predict(tmp_path):
                for x in recs)
     r = tirkit("cost", "train", str(data), "--rounds", "20", tmp_path=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert re.match(r"trained on 8 kernels of 2 workloads in [\d.]+ s \(regression, machine .+\): "
+    assert re.match(r"trained on 8 kernels of 2 workloads in [\d.]+ s \(ensemble, machine .+\): "
                     r".*cost_model\.json\.gz", r.stdout)
     assert (tmp_path / "share" / "tirkit" / "cost_model.json.gz").exists()
     r = tirkit("cost", "eval", str(data), "--holdout", "colsum_512", "--rounds", "20",

@@ -86,12 +86,46 @@ def test_objectives_predict_seconds(trained):
     model, m, mod, func, ref = trained
     funcs = [func, fast_schedule(mod, func)]
     secs = [m.seconds(f, mod, ref) for f in funcs]
-    for obj in ("regression", "pairwise"):
+    for obj in ("regression", "pairwise", "ensemble"):
         cm = CostModel(obj, rounds=20).fit(funcs * 3, secs * 3, groups=["g"] * 6)
         p = cm.predict(funcs)
         assert p.shape == (2,) and np.all(p > 0)
     with pytest.raises(ValueError):
         CostModel("nonsense")
+
+
+def test_ensemble_is_the_weighted_mean_of_its_two_models(trained, tmp_path):
+    from tirkit.cost.model import BLEND
+    model, m, mod, func, ref = trained
+    funcs = [func, fast_schedule(mod, func), model_split(mod, func)]
+    secs = [m.seconds(f, mod, ref) for f in funcs]
+    fit = dict(seconds=secs * 2, groups=["a"] * 3 + ["b"] * 3)
+    ens = CostModel("ensemble", rounds=20).fit(funcs * 2, **fit)
+    reg = CostModel("regression", rounds=20).fit(funcs * 2, **fit)
+    rank = CostModel("pairwise", rounds=20).fit(funcs * 2, **fit)
+    p = ens.predict(funcs)
+    # the same seed and rows give each part the trees the single-objective model has
+    want = (1 - BLEND) * np.log2(reg.predict(funcs)) + BLEND * np.log2(rank.predict(funcs))
+    assert np.log2(p) == pytest.approx(want, abs=1e-4)
+    assert p[1] < p[0]                                   # parallel + vectorized first
+    path = tmp_path / "ens.json.gz"
+    ens.save(path)
+    again = CostModel.load(path)
+    assert again.objective == "ensemble" and again.ranker is not None
+    assert np.allclose(again.predict(funcs), p, rtol=1e-5)
+    again.update(funcs, [1.0, 2.0, 3.0])                 # both parts continue from the file
+    assert again.booster.num_boosted_rounds() == 20 + UPDATE_ROUNDS
+    assert again.ranker.num_boosted_rounds() == 20 + UPDATE_ROUNDS
+    assert np.all(again.predict(funcs) > p * 1.5)
+
+
+def model_split(mod, func):
+    """Rows split by 8 and parallel, the rest as written."""
+    sch = tirkit.Schedule(mod, func.name)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    i0, _ = sch.split(i, [None, 8])
+    sch.parallel(i0)
+    return sch.mod[func.name]
 
 
 def test_speed_weights_are_relative_to_each_groups_fastest():

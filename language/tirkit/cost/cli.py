@@ -2,7 +2,7 @@
 
     tirkit cost collect data.jsonl [--per-workload 300] [--workloads a,b] [--confirm 8]  # resumable
     tirkit cost confirm data.jsonl [--top 8 | --all] [--rounds 2]  # measure again; resumable
-    tirkit cost train data.jsonl [-o model.json.gz] [--objective regression]
+    tirkit cost train data.jsonl [-o model.json.gz] [--objective ensemble]
     tirkit cost eval data.jsonl [--model M] [--holdout a,b]                 # top-1/top-5/Spearman
     tirkit cost predict FILE [--model M]       # one line per kernel: name and predicted time
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from ..extras import missing
-from .model import DEFAULT_OBJECTIVE
+from .model import DEFAULT_OBJECTIVE, OBJECTIVES
 
 
 def add_commands(sub):
@@ -49,7 +49,7 @@ def add_commands(sub):
     tr.add_argument("-o", "--output", default=None,
                     help="model file (default: the user's model, which hover then uses)")
     tr.add_argument("--objective", default=DEFAULT_OBJECTIVE,
-                    choices=["packsum", "regression", "pairwise"])
+                    choices=list(OBJECTIVES))
     tr.add_argument("--rounds", type=int, default=None)
     tr.add_argument("--exclude", default="", help="comma-separated workloads left out")
     tr.set_defaults(fn=cmd_train)
@@ -59,7 +59,7 @@ def add_commands(sub):
     ev.add_argument("--holdout", default=None, help="comma-separated workloads (default: "
                     "every fourth workload)")
     ev.add_argument("--objective", default=DEFAULT_OBJECTIVE,
-                    choices=["packsum", "regression", "pairwise"])
+                    choices=list(OBJECTIVES))
     ev.add_argument("--rounds", type=int, default=None)
     ev.set_defaults(fn=cmd_eval)
     pr = cs.add_parser("predict", help="predicted run time of each kernel of a file")

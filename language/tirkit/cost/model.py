@@ -13,15 +13,20 @@ Objectives (`objective=`):
   of kernels of one workload that are more than ~7% apart (RankNet's, on the same log2 sums).
   Gradients are written here (XGBoost custom objective); the predicted time is in seconds
   for any kernel.
-- "regression" (the default, DEFAULT_OBJECTIVE): one row per kernel (its store rows pooled:
+- "regression": one row per kernel (its store rows pooled:
   sum and max of each feature, and the busiest store's row), squared error on log2 seconds,
   each kernel weighted by its speed relative to the fastest kernel of its group (Ansor's
   weighting: the search and the editor's ordering need the fast kernels ranked right more
   than the slow ones). The trees start from the cycle estimate (`tirkit.cost.cycles`, log2
   of its seconds as XGBoost's base margin) and learn its error.
 - "pairwise": the same pooled rows with XGBoost's `rank:pairwise` inside each group (a
-  workload); its score orders kernels of one workload, and a regression fitted alongside
-  turns scores into seconds.
+  workload), also starting from the cycle estimate; its score orders kernels of one
+  workload, and a linear fit turns scores into log2 seconds.
+- "ensemble" (the default, DEFAULT_OBJECTIVE): both of the last two, trained on the same
+  rows; the prediction is the weighted mean of their log2 seconds (`BLEND` the ranker's
+  share). The ranker's errors are partly independent of the regression's, and it orders
+  the fastest kernels better: held out, the mean picks the fastest kernel better than
+  either alone while keeping the regression's rank correlation (docs/cost-model.md).
 """
 from __future__ import annotations
 
@@ -39,7 +44,9 @@ from . import features as F
 FORMAT = "tirkit-cost-model"
 DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                             "default_model.json.gz")
-DEFAULT_OBJECTIVE = "regression"    # the best of the three on held-out workloads (docs/cost-model.md)
+DEFAULT_OBJECTIVE = "ensemble"      # the best on held-out workloads (docs/cost-model.md)
+OBJECTIVES = ("packsum", "regression", "pairwise", "ensemble")
+BLEND = 0.25                        # the pairwise ranker's share of an ensemble's log2 seconds
 PARAMS = {"max_depth": 6, "eta": 0.1, "lambda": 10, "min_child_weight": 2, "subsample": 0.9,
           "colsample_bytree": 0.9, "nthread": 1, "verbosity": 0, "seed": 0}
 ROUNDS = 300
@@ -165,20 +172,21 @@ def _packsum_objective(seg, ylog, n, groups=None):
 
 class CostModel:
     def __init__(self, objective=DEFAULT_OBJECTIVE, params=None, rounds=ROUNDS, machine=None):
-        if objective not in ("packsum", "regression", "pairwise"):
+        if objective not in OBJECTIVES:
             raise ValueError(f"unknown objective {objective!r}")
         self.objective = objective
         self.params = dict(PARAMS, **(params or {}))
         self.rounds = rounds
         self.machine = machine
-        self.booster = None
-        self.calibration = None           # pairwise: (slope, intercept) from score to log2 s
+        self.booster = None               # packsum, regression or pairwise trees
+        self.ranker = None                # an ensemble's pairwise trees (its booster: regression)
+        self.calibration = None           # pairwise trees: (slope, intercept), score to log2 s
         self.offset = 0.0                 # packsum: the margin every store row starts from
         self.samples = 0
         self._rows: list = []             # feature rows of the samples this model was fit on
         self._y: list = []
         self._groups: list = []
-        self._prior = None                # a loaded model's booster, which updates start from
+        self._prior = None                # a loaded model's (booster, ranker): updates start there
         self._prior_samples = 0
         self._extra: tuple = ([], [], [])  # (rows, seconds, groups) measured since loading
         self._lock = threading.Lock()
@@ -209,7 +217,7 @@ class CostModel:
             self._train(self._rows, self._y, self._groups, None, self.rounds)
         else:
             if self._prior is None:
-                self._prior, self._prior_samples = self.booster, self.samples
+                self._prior, self._prior_samples = (self.booster, self.ranker), self.samples
             er, ey, eg = self._extra
             er += list(rows)
             ey += [float(s) for s in seconds]
@@ -218,8 +226,11 @@ class CostModel:
         return self
 
     def _train(self, rows, y, groups, base, rounds):
+        """`base`: the (booster, ranker) the trees continue from, or None."""
         xgb = _xgb()
         ylog = np.log2(np.maximum(np.asarray(y, dtype=np.float64), 1e-9))
+        prior, prior_ranker = base or (None, None)
+        ranker, calibration = None, self.calibration
         if self.objective == "packsum":
             X, seg = _stack(rows)
             if base is None:
@@ -227,30 +238,39 @@ class CostModel:
             d = xgb.DMatrix(X, base_margin=np.full(len(X), self.offset, dtype=np.float32))
             booster = xgb.train(self.params, d, num_boost_round=rounds,
                                 obj=_packsum_objective(seg, ylog, len(rows), groups),
-                                xgb_model=base)
+                                xgb_model=prior)
         else:
             P = pooled(rows)
-            if self.objective == "regression":
+            if self.objective == "pairwise":
+                booster, calibration = self._rank(P, ylog, groups, rounds, prior)
+            else:
                 params = dict(self.params, objective="reg:squarederror")
                 d = xgb.DMatrix(P, label=ylog, weight=speed_weights(ylog, groups),
                                 base_margin=P[:, -1])
-            else:
-                order = np.argsort(_codes(groups), kind="stable")
-                P, ylog, g = P[order], ylog[order], _codes(groups)[order]
-                params = dict(self.params, objective="rank:pairwise")
-                d = xgb.DMatrix(P, label=-ylog, qid=g)
-            booster = xgb.train(params, d, num_boost_round=rounds,
-                                xgb_model=base)
-            if self.objective == "pairwise":
-                s = booster.predict(xgb.DMatrix(P))
-                a = np.polyfit(s, ylog, 1) if len(s) > 1 and np.ptp(s) > 0 else (0.0, ylog.mean())
-                self.calibration = (float(a[0]), float(a[1]))
+                booster = xgb.train(params, d, num_boost_round=rounds, xgb_model=prior)
+                if self.objective == "ensemble":
+                    ranker, calibration = self._rank(P, ylog, groups, rounds, prior_ranker)
         with self._lock:
-            self.booster = booster
+            self.booster, self.ranker, self.calibration = booster, ranker, calibration
             self.samples = self._prior_samples + len(rows) if base is not None else len(rows)
         if self.machine is None:
             from .measure import host
             self.machine = host()
+
+    def _rank(self, P, ylog, groups, rounds, prior):
+        """`rank:pairwise` trees within each group, starting from the cycle estimate (its
+        score is minus log2 seconds plus the trees' correction), and the linear fit from
+        score to log2 seconds."""
+        xgb = _xgb()
+        codes = _codes(groups)
+        order = np.argsort(codes, kind="stable")
+        P, ylog, codes = P[order], ylog[order], codes[order]
+        params = dict(self.params, objective="rank:pairwise")
+        d = xgb.DMatrix(P, label=-ylog, qid=codes, base_margin=-P[:, -1])
+        booster = xgb.train(params, d, num_boost_round=rounds, xgb_model=prior)
+        s = _margin(booster, P, -P[:, -1])
+        a = np.polyfit(s, ylog, 1) if len(s) > 1 and np.ptp(s) > 0 else (0.0, ylog.mean())
+        return booster, (float(a[0]), float(a[1]))
 
     # ---- prediction ------------------------------------------------------------------------
     def predict(self, funcs) -> np.ndarray:
@@ -263,7 +283,7 @@ class CostModel:
         if self.booster is None:
             raise RuntimeError("the cost model is not trained")
         with self._lock:
-            booster = self.booster
+            booster, ranker, calibration = self.booster, self.ranker, self.calibration
         if self.objective == "packsum":
             X, seg = _stack(rows_list)
             f = _margin(booster, X, np.full(len(X), self.offset, dtype=np.float32))
@@ -271,20 +291,24 @@ class CostModel:
                               minlength=len(rows_list))
             return out
         P = pooled(rows_list)
-        s = _margin(booster, P, P[:, -1] if self.objective == "regression" else None)
+        a, b = calibration or (0.0, 0.0)
         if self.objective == "pairwise":
-            a, b = self.calibration or (0.0, 0.0)
-            s = a * s + b
+            return np.exp2(a * _margin(booster, P, -P[:, -1]) + b)
+        s = _margin(booster, P, P[:, -1])
+        if self.objective == "ensemble":
+            s = (1 - BLEND) * s + BLEND * (a * _margin(ranker, P, -P[:, -1]) + b)
         return np.exp2(s)
 
     # ---- files -----------------------------------------------------------------------------
     def save(self, path):
         raw = self.booster.save_raw("ubj") if self.booster is not None else b""
+        ranker = self.ranker.save_raw("ubj") if self.ranker is not None else b""
         doc = {"format": FORMAT, "version": 1, "features_version": F.VERSION,
                "feature_names": F.NAMES, "objective": self.objective, "machine": self.machine,
                "samples": self.samples, "params": self.params, "rounds": self.rounds,
                "calibration": self.calibration, "offset": self.offset,
-               "booster": base64.b64encode(bytes(raw)).decode("ascii")}
+               "booster": base64.b64encode(bytes(raw)).decode("ascii"),
+               "ranker": base64.b64encode(bytes(ranker)).decode("ascii")}
         data = json.dumps(doc).encode()
         tmp = str(path) + ".tmp"
         with open(tmp, "wb") as fh:
@@ -308,13 +332,10 @@ class CostModel:
         m.samples = doc.get("samples", 0)
         m.calibration = tuple(doc["calibration"]) if doc.get("calibration") else None
         m.offset = float(doc.get("offset", 0.0))
-        raw = base64.b64decode(doc["booster"])
-        if raw:
-            xgb = _xgb()
-            b = xgb.Booster()
-            b.load_model(bytearray(raw))
-            b.set_param({"nthread": 1})
-            m.booster = b
+        m.booster = _booster(doc["booster"])
+        m.ranker = _booster(doc.get("ranker", ""))
+        if m.objective == "ensemble" and (m.booster is None) != (m.ranker is None):
+            raise ValueError(f"{path}: an ensemble without its ranker")
         return m
 
     @classmethod
@@ -322,6 +343,17 @@ class CostModel:
         """The model shipped with tirkit (or the one `TIRKIT_COST_MODEL` names); None when
         there is none, xgboost is not installed, or its features are of another version."""
         return _default(os.environ.get("TIRKIT_COST_MODEL") or DEFAULT_PATH)
+
+
+def _booster(text):
+    """An XGBoost booster from its base64 text in a model file (None for empty text)."""
+    raw = base64.b64decode(text)
+    if not raw:
+        return None
+    b = _xgb().Booster()
+    b.load_model(bytearray(raw))
+    b.set_param({"nthread": 1})
+    return b
 
 
 def _margin(booster, X, start=None):
