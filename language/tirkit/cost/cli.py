@@ -80,11 +80,11 @@ def cmd_collect(args) -> int:
     if status is not None:
         return status
     from .collect import collect
-    from .measure import Measurer
+    from .measure import THREADS, Measurer
     ws = _workloads("collect", args.workloads)
     if ws is None:
         return 2
-    m = Measurer(threads=args.threads or 2)
+    m = Measurer(threads=args.threads or THREADS)
     collect(args.dataset, ws, per_workload=args.per_workload, seed=args.seed,
             features=not args.no_features, measurer=m)
     from .confirm import TOP, confirm
@@ -116,13 +116,13 @@ def cmd_confirm(args) -> int:
         print(f"{args.dataset}: no such file", file=sys.stderr)
         return 2
     from .confirm import ROUNDS, TOP, confirm
-    from .measure import Measurer
+    from .measure import THREADS, Measurer
     ws = _workloads("confirm", args.workloads)
     if ws is None:
         return 2
     top = None if args.all else TOP if args.top is None else args.top
     n = confirm(args.dataset, ws, top=top, rounds=args.rounds or ROUNDS,
-                measurer=Measurer(threads=args.threads or 2))
+                measurer=Measurer(threads=args.threads or THREADS))
     print(f"{n} kernels measured again")
     return 0
 

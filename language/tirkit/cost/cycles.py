@@ -39,8 +39,8 @@ import math
 
 from .inner import Inner, runs
 from .locality import lg, stride, varies
+from .measure import THREADS       # threads a kernel runs on, as the dataset timed it
 
-THREADS = 2                # threads a kernel runs on (cost/measure.py's Measurer)
 ADD_LATENCY = 4            # cycles of a dependent float add or fused multiply-add
 FORWARD_LATENCY = 10       # cycles of a store forwarded to the next load, and the add
 WINDOW = 256               # instructions the out-of-order core looks ahead
@@ -60,11 +60,10 @@ NAMES = ["cycles.throughput", "cycles.latency", "cycles.memory", "cycles.conflic
          "cycles.shared_writes", "cycles.core", "cycles.thread"]
 
 
-def _conflicts(loops, accesses) -> float:
+def _conflicts(loops, accesses, total) -> float:
     """Accesses that miss L1 because the loop moving them fastest maps more lines onto
-    one set than it has ways."""
+    one set than it has ways (`total`: the store's executions)."""
     out = 0.0
-    total = runs(loops)
     for form, eb, _ in accesses:
         moving = [i for i in range(len(loops)) if varies(form, i)]
         if not moving:
@@ -86,7 +85,7 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
     vector = max(1.0, ops["vector"] * b.elements / b.width)
     scalar = b.elements * (CALL * ops["call"] + DIVIDE * ops["divide"] / b.width)
     memory = L2_LINE * lines[0] + MEMORY_LINE * lines[1]
-    conflicts = _conflicts(loops, accesses)
+    conflicts = _conflicts(loops, accesses, total)
     memory += CONFLICT * conflicts
     throughput = max(body_runs * (max(vector / 2, b.loads / 2, 1.0) + scalar), memory)
     latency = 0.0

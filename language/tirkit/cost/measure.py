@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 RUNTIME = 2
+THREADS = 2        # threads a kernel is timed on (the cycle estimate assumes as many)
 
 def host() -> str:
     """The machine class the measurements stand for: LLVM's CPU name and its feature set."""
@@ -37,7 +38,7 @@ def host() -> str:
 
 
 class Measurer:
-    def __init__(self, threads=2, repeat=5, min_seconds=0.02, seed=0):
+    def __init__(self, threads=THREADS, repeat=5, min_seconds=0.02, seed=0):
         self.threads, self.repeat, self.min_seconds, self.seed = threads, repeat, min_seconds, seed
 
     def inputs(self, func):

@@ -24,9 +24,9 @@ Objectives (`objective=`):
   workload, and a linear fit turns scores into log2 seconds.
 - "ensemble" (the default, DEFAULT_OBJECTIVE): both of the last two, trained on the same
   rows; the prediction is the weighted mean of their log2 seconds (`BLEND` the ranker's
-  share). The ranker's errors are partly independent of the regression's, and it orders
-  the fastest kernels better: held out, the mean picks the fastest kernel better than
-  either alone while keeping the regression's rank correlation (docs/cost-model.md).
+  share). The ranker's errors are partly independent of the regression's: held out, the
+  mean picks the fastest kernel better than the regression alone and keeps its rank
+  correlation, which the ranker alone loses (docs/cost-model.md).
 """
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ _CYCLES = F.INDEX["cycles.thread"]
 
 
 def estimate(rows_list) -> np.ndarray:
-    """log2 of each kernel's cycle estimate in seconds (the sum over its rows)."""
+    """log2 of each kernel's cycle estimate in seconds (`cycles.seconds`: the sum over its
+    rows and one call)."""
     return np.log2(np.maximum([C.seconds(r, _CYCLES) for r in rows_list], 1e-9))
 
 
