@@ -45,7 +45,9 @@ def trained():
         if t is not None:
             funcs.append(f)
             secs.append(t)
-    model = CostModel("packsum", rounds=60).fit(funcs, secs)
+    # the shipped objective, which starts from the cycle estimate: trained from a constant
+    # (packsum), 30 schedules timed on a loaded machine can rank the two test kernels either way
+    model = CostModel(rounds=60).fit(funcs, secs)
     return model, m, mod, func, ref
 
 
@@ -86,10 +88,12 @@ def test_objectives_predict_seconds(trained):
     model, m, mod, func, ref = trained
     funcs = [func, fast_schedule(mod, func)]
     secs = [m.seconds(f, mod, ref) for f in funcs]
-    for obj in ("regression", "pairwise", "ensemble"):
+    assert secs[1] < secs[0] / 2
+    for obj in ("packsum", "regression", "pairwise", "ensemble"):
         cm = CostModel(obj, rounds=20).fit(funcs * 3, secs * 3, groups=["g"] * 6)
         p = cm.predict(funcs)
         assert p.shape == (2,) and np.all(p > 0)
+        assert p[1] < p[0]                       # each learns the order of what it was shown
     with pytest.raises(ValueError):
         CostModel("nonsense")
 
