@@ -376,6 +376,41 @@ def test_cycles_of_a_parallel_loop_that_does_not_move_the_store():
     assert launch["cycles.thread"] == pytest.approx(lg(2500))      # one launch
 
 
+def split_rows(chunks, chunk):
+    """Y[l, :] written by a parallel loop of `chunks` chunks of `chunk` columns each."""
+    n = chunks * chunk
+    return func_of(f'''@T.prim_func
+def sp(X: T.Buffer((8, {n}), "float32"), Y: T.Buffer((8, {n}), "float32")):
+    for o_0 in T.parallel({chunks}):
+        for l, o_1 in T.grid(8, {chunk}):
+            with T.block("Y"):
+                vl = T.axis.spatial(8, l)
+                vo = T.axis.spatial({n}, o_0 * {chunk} + o_1)
+                Y[vl, vo] = X[vl, vo] * T.float32(2)
+''')
+
+
+def test_threads_writing_parts_of_one_line_share_it():
+    # two chunks of 24 floats (96 bytes) meet inside the second line of each 192-byte row:
+    # 64 of the 192 bytes the parallel loop spans, a third of the stores. o_1 is
+    # vectorized 16 wide: 8 x 24 / 16 = 24 body runs, 8 of them on the shared line
+    body = row_dict(extract(split_rows(2, 24))[0])
+    assert body["llvm.auto_lanes"] == pytest.approx(lg(16))
+    assert body["cycles.split_lines"] == pytest.approx(lg(8))
+    assert body["cycles.shared_writes"] == 0
+    assert 2 ** body["cycles.core"] - 1 >= 40 * 8
+    # chunks of 16 floats are whole lines: no line has two writers
+    whole = row_dict(extract(split_rows(3, 16))[0])
+    assert whole["cycles.split_lines"] == 0
+    # 3 iterations of 8 floats on 2 threads: chunks of 2 and 1 iterations, 64 and 32 bytes,
+    # each a whole number of lines or the end of the row
+    assert row_dict(extract(split_rows(3, 8))[0])["cycles.split_lines"] == 0
+    # 3 iterations of 12 floats: chunks of 96 and 48 bytes meet inside the second line,
+    # 64 of the 144 bytes; o_1 (12) is vectorized 8 wide: 8 x 36 / 8 = 36 body runs
+    odd = row_dict(extract(split_rows(3, 12))[0])
+    assert 2 ** odd["cycles.split_lines"] - 1 == pytest.approx(36 * 64 / 144, rel=1e-4)
+
+
 def test_a_walk_mapping_every_line_to_one_cache_set_misses_each_time():
     (row,) = extract(func_of(BIG_COPY))
     assert row_dict(row)["cycles.conflicts"] == 0          # rows: one line after another

@@ -20,7 +20,9 @@ locality model. Per store, in cycles of one core:
   in memory waits `FORWARD_LATENCY` (store to load forwarding and the add) per iteration of
   the loop that carries it;
 - the larger of the two, plus `SHARED_WRITE` per store execution when the parallel loop does
-  not move the stored element (every thread writes the same lines);
+  not move the stored element (every thread writes the same lines), and per store
+  instruction to a line that two threads' chunks of the parallel loop split between them
+  (false sharing: a chunk whose stored bytes are not a whole number of lines);
 - divided among the threads the parallel loop's chunks give (its chunking: `min(threads,
   extent)` equal chunks, the longest chunk counts). Entering parallel regions costs `LAUNCH`
   per launch, on the kernel's launch row (features.py), once for all the stores inside.
@@ -38,7 +40,7 @@ from __future__ import annotations
 import math
 
 from .inner import Inner, runs
-from .locality import lg, stride, varies
+from .locality import LINE, lg, stride, varies
 from .measure import THREADS       # threads a kernel runs on, as the dataset timed it
 
 ADD_LATENCY = 4            # cycles of a dependent float add or fused multiply-add
@@ -57,7 +59,7 @@ KERNEL_CALL = 3000         # cycles of one timed call of a kernel (an 8-element 
 CLOCK_HZ = 3.5e9           # the estimate in seconds, for the model's starting point
 
 NAMES = ["cycles.throughput", "cycles.latency", "cycles.memory", "cycles.conflicts",
-         "cycles.shared_writes", "cycles.core", "cycles.thread"]
+         "cycles.shared_writes", "cycles.split_lines", "cycles.core", "cycles.thread"]
 
 
 def _conflicts(loops, accesses, total) -> float:
@@ -77,6 +79,22 @@ def _conflicts(loops, accesses, total) -> float:
         if loops[i][1] > sets * L1_WAYS:
             out += total
     return out
+
+
+def _split_lines(loops, store, eb, p) -> float:
+    """The share of the stored elements that lie on a line two threads write, when the
+    parallel loop at position `p` moves the store: its chunks (`min(THREADS, extent)`, as
+    the thread pool deals them) meet inside a line unless a chunk's bytes are a whole number
+    of lines, and each meeting shares one line of the bytes the loop spans."""
+    s = stride(store, p)
+    extent = loops[p][1]
+    if not s or extent < 2:
+        return 0.0
+    threads = min(THREADS, extent)
+    span = math.ceil(extent / threads) * s * eb
+    if span % LINE == 0:
+        return 0.0
+    return min(1.0, (threads - 1) * LINE / (extent * s * eb))
 
 
 def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
@@ -103,10 +121,14 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
         latency = runs(loops[:b.memory_reduction + 1]) * FORWARD_LATENCY
     core = max(throughput, latency)
     par = [i for i, (f, _) in enumerate(loops) if f.kind == "parallel"]
-    shared = 0.0
+    shared = split = 0.0
     if par and loops[par[0]][1] > 1 and not varies(store, par[0]):
         shared = total
         core += SHARED_WRITE * total
+    elif par:
+        eb = accesses[0][1] if accesses else 4
+        split = body_runs * _split_lines(loops, store, eb, par[0])
+        core += SHARED_WRITE * split
     thread = core
     if par:
         extent = loops[par[0]][1]
@@ -114,7 +136,8 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
         thread = core / t * (math.ceil(extent / t) / (extent / t))
     return {"cycles.throughput": lg(throughput), "cycles.latency": lg(latency),
             "cycles.memory": lg(memory), "cycles.conflicts": lg(conflicts),
-            "cycles.shared_writes": lg(shared), "cycles.core": lg(core),
+            "cycles.shared_writes": lg(shared), "cycles.split_lines": lg(split),
+            "cycles.core": lg(core),
             "cycles.thread": lg(thread)}
 
 
