@@ -81,18 +81,24 @@ def _conflicts(loops, accesses, total) -> float:
     return out
 
 
+def _chunking(extent):
+    """How the thread pool deals a parallel loop of `extent` iterations: (chunks, iterations
+    of the longest chunk)."""
+    threads = min(THREADS, extent)
+    return threads, math.ceil(extent / threads)
+
+
 def _split_lines(loops, store, eb, p) -> float:
     """The share of the stored elements that lie on a line two threads write, when the
-    parallel loop at position `p` moves the store: its chunks (`min(THREADS, extent)`, as
-    the thread pool deals them) meet inside a line unless a chunk's bytes are a whole number
-    of lines, and each meeting shares one line of the bytes the loop spans."""
+    parallel loop at position `p` moves the store: its chunks (`_chunking`) meet inside a
+    line unless a chunk's bytes are a whole number of lines, and each meeting shares one
+    line of the bytes the loop spans."""
     s = stride(store, p)
     extent = loops[p][1]
     if not s or extent < 2:
         return 0.0
-    threads = min(THREADS, extent)
-    span = math.ceil(extent / threads) * s * eb
-    if span % LINE == 0:
+    threads, chunk = _chunking(extent)
+    if chunk * s * eb % LINE == 0:
         return 0.0
     return min(1.0, (threads - 1) * LINE / (extent * s * eb))
 
@@ -132,8 +138,8 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
     thread = core
     if par:
         extent = loops[par[0]][1]
-        t = min(THREADS, extent)
-        thread = core / t * (math.ceil(extent / t) / (extent / t))
+        t, chunk = _chunking(extent)
+        thread = core / t * (chunk / (extent / t))
     return {"cycles.throughput": lg(throughput), "cycles.latency": lg(latency),
             "cycles.memory": lg(memory), "cycles.conflicts": lg(conflicts),
             "cycles.shared_writes": lg(shared), "cycles.split_lines": lg(split),
