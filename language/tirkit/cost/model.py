@@ -40,6 +40,7 @@ import numpy as np
 
 from . import cycles as C
 from . import features as F
+from .forest import Forest
 
 FORMAT = "tirkit-cost-model"
 DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
@@ -51,6 +52,7 @@ PARAMS = {"max_depth": 6, "eta": 0.1, "lambda": 10, "min_child_weight": 2, "subs
           "colsample_bytree": 0.9, "nthread": 1, "verbosity": 0, "seed": 0}
 ROUNDS = 300
 UPDATE_ROUNDS = 30
+FEW_ROWS = 16       # up to this many rows a call walks the trees with numpy (`forest`): faster
 
 
 def _xgb():
@@ -190,6 +192,7 @@ class CostModel:
         self._prior = None                # a loaded model's (booster, ranker): updates start there
         self._prior_samples = 0
         self._extra: tuple = ([], [], [])  # (rows, seconds, groups) measured since loading
+        self._forests: dict = {}          # id(booster) -> (booster, its Forest), for few rows
         self._lock = threading.Lock()
 
     # ---- training --------------------------------------------------------------------------
@@ -253,6 +256,7 @@ class CostModel:
                     ranker, calibration = self._rank(P, ylog, groups, rounds, prior_ranker)
         with self._lock:
             self.booster, self.ranker, self.calibration = booster, ranker, calibration
+            self._forests = {}
             self.samples = self._prior_samples + len(rows) if base is not None else len(rows)
         if self.machine is None:
             from .measure import host
@@ -287,18 +291,45 @@ class CostModel:
             booster, ranker, calibration = self.booster, self.ranker, self.calibration
         if self.objective == "packsum":
             X, seg = _stack(rows_list)
-            f = _margin(booster, X, np.full(len(X), self.offset, dtype=np.float32))
+            f = self._margin(booster, X, np.full(len(X), self.offset, dtype=np.float32))
             out = np.bincount(seg, weights=np.exp2(np.clip(f, -60, 30)),
                               minlength=len(rows_list))
             return out
         P = pooled(rows_list)
         a, b = calibration or (0.0, 0.0)
         if self.objective == "pairwise":
-            return np.exp2(a * _margin(booster, P, -P[:, -1]) + b)
-        s = _margin(booster, P, P[:, -1])
+            return np.exp2(a * self._margin(booster, P, -P[:, -1]) + b)
+        s = self._margin(booster, P, P[:, -1])
         if self.objective == "ensemble":
-            s = (1 - BLEND) * s + BLEND * (a * _margin(ranker, P, -P[:, -1]) + b)
+            s = (1 - BLEND) * s + BLEND * (a * self._margin(ranker, P, -P[:, -1]) + b)
         return np.exp2(s)
+
+    def _margin(self, booster, X, start):
+        """`_margin`, by walking the trees with numpy for a few rows (a hover's one kernel:
+        XGBoost's fixed cost per call is larger than the walk; `tirkit.cost.forest`), by
+        XGBoost for more. Both give the same float32 sums."""
+        if len(X) <= FEW_ROWS:
+            forest = self._forest(booster)
+            if forest is not None:
+                return forest.margin(X, start)
+        return _margin(booster, X, start)
+
+    def _forest(self, booster):
+        """The booster's Forest, built on first use (about 0.1 s) and kept while the booster
+        is this model's; None for trees Forest does not take (categorical splits)."""
+        with self._lock:
+            hit = self._forests.get(id(booster))
+        if hit is not None and hit[0] is booster:
+            return hit[1]
+        try:
+            forest = Forest.from_booster(booster)
+        except ValueError:
+            forest = None
+        with self._lock:
+            if len(self._forests) >= 4:         # boosters replaced by updates
+                self._forests.clear()
+            self._forests[id(booster)] = (booster, forest)
+        return forest
 
     # ---- files -----------------------------------------------------------------------------
     def save(self, path):
