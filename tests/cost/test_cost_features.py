@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tirkit
+from tirkit.cost.cycles import GATHER_LANE
 from tirkit.cost.features import NAMES, extract
 from tirkit.tensorize.library import host_features
 
@@ -339,6 +340,55 @@ def test_a_strided_access_along_the_kept_loop_vectorizes_by_gathers():
     assert body["llvm.auto_lanes"] == pytest.approx(lg(4))
     # B[vi, 0..3] is one vector store; A[0..3, vi] has the row stride: a lane at a time
     assert body["llvm.body_loads"] == pytest.approx(lg(1 + 4))
+    assert body["llvm.body_gathers"] == pytest.approx(lg(4))
+    # 64 runs of one vector store (half a cycle) and a gather of 4 lanes
+    assert 2 ** body["cycles.throughput"] - 1 == pytest.approx(64 * (0.5 + 4 * GATHER_LANE))
+
+
+ROWS_BY_VECTOR = '''@T.prim_func
+def rv(A: T.Buffer((64, 32), "float32"), x: T.Buffer((32,), "float32"),
+       y: T.Buffer((64,), "float32")):
+    for i0, k in T.grid(4, 32):
+        for i1 in T.vectorized(16):
+            with T.block("y"):
+                vi = T.axis.spatial(64, i0 * 16 + i1)
+                vk = T.axis.reduce(32, k)
+                with T.init():
+                    y[vi] = T.float32(0)
+                y[vi] = y[vi] + A[vi, vk] * x[vk]
+'''
+
+
+def test_a_vector_over_rows_gathers_its_loads():
+    body = row_dict(extract(func_of(ROWS_BY_VECTOR))[1])
+    # 16 lanes of A[vi, vk], a row (32 floats) apart: a gather; x[vk] the same for every
+    # lane (a broadcast); y[vi] stays in a register across k, the loop left innermost
+    assert body["llvm.vector_lanes"] == pytest.approx(lg(16))
+    assert body["llvm.register_reduction"] == 1
+    assert body["llvm.body_gathers"] == pytest.approx(lg(16))
+    assert body["llvm.body_loads"] == pytest.approx(lg(16 + 1))
+    assert 2 ** body["cycles.throughput"] - 1 == pytest.approx(
+        4 * 32 * (1 / 2 + 16 * GATHER_LANE), rel=1e-4)
+
+
+INTERLEAVED_ZERO = '''@T.prim_func
+def iz(B: T.Buffer((1024,), "float32")):
+    for i1 in range(128):
+        for i2 in T.unroll(8):
+            with T.block("B"):
+                vi = T.axis.spatial(1024, i1 * 8 + i2)
+                B[vi] = T.float32(0)
+'''
+
+
+def test_unrolled_copies_filling_the_lane_stride_are_not_a_gather():
+    body = row_dict(extract(func_of(INTERLEAVED_ZERO))[0])
+    # LLVM widens i1 (16 lanes, 8 elements apart) and the 8 unrolled stores fill the gap:
+    # the group is stored whole, as vectors, not scattered
+    assert body["llvm.auto_lanes"] == pytest.approx(lg(16))
+    assert body["llvm.body_gathers"] == 0
+    ops = assembly(INTERLEAVED_ZERO)
+    assert not any(o.startswith("vscatter") for o in ops)
 
 
 @pytest.mark.skipif("+avx512f" not in host_features(), reason="gathers and scatters of AVX-512")

@@ -11,10 +11,11 @@ divisions}, per store execution; `lines` (lines missing L1, lines missing L2) fr
 locality model. Per store, in cycles of one core:
 
 - throughput: per run of the body, the larger of its vector instructions and its loads
-  over the two pipes each has (at least one cycle, the loop's own), plus its calls and
-  divisions; and at least the cache lines it brings in, `L2_LINE` cycles for each line
-  missing L1 and `MEMORY_LINE` for each missing L2. An access walking a loop with a stride
-  that maps more lines onto one L1 set than it has ways misses every time (`CONFLICT`);
+  over the two pipes each has (a lane of a gather or a scatter: `GATHER_LANE` cycles; at
+  least one cycle, the loop's own), plus its calls and divisions; and at least the cache
+  lines it brings in, `L2_LINE` cycles for each line missing L1 and `MEMORY_LINE` for each
+  missing L2. An access walking a loop with a stride that maps more lines onto one L1 set
+  than it has ways misses every time (`CONFLICT`);
 - latency: a reduction in registers waits `ADD_LATENCY` per run of the body, less the runs
   of independent accumulators the out-of-order window (`WINDOW` instructions) overlaps; one
   in memory waits `FORWARD_LATENCY` (store to load forwarding and the add) per iteration of
@@ -49,6 +50,7 @@ WINDOW = 256               # instructions the out-of-order core looks ahead
 MAX_OVERLAP = 8            # independent accumulator chains it runs side by side, at most
 CALL = 20                  # cycles of a math library call (expf, tanhf, ...)
 DIVIDE = 5                 # cycles of a division, per vector instruction
+GATHER_LANE = 1.7          # cycles per lane of a gather (vgatherqps with its index arithmetic)
 L2_LINE = 2                # cycles per 64-byte line brought from L2
 MEMORY_LINE = 4            # cycles per line brought from L3 or memory
 L1_SETS, L1_WAYS = 64, 8   # 32 KiB L1 data cache of 64-byte lines
@@ -111,7 +113,8 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
     memory = L2_LINE * lines[0] + MEMORY_LINE * lines[1]
     conflicts = _conflicts(loops, accesses, total)
     memory += CONFLICT * conflicts
-    throughput = max(body_runs * (max(vector / 2, b.loads / 2, 1.0) + scalar), memory)
+    access = (b.loads - b.gathers) / 2 + GATHER_LANE * b.gathers
+    throughput = max(body_runs * (max(vector / 2, access, 1.0) + scalar), memory)
     latency = 0.0
     if b.register_reduction:
         chain = 1                       # updates of one accumulator in a row

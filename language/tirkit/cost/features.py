@@ -30,7 +30,7 @@ from . import locality as L
 from .locality import CURVE, LINE, sample_curve
 from .locality import lg as _lg
 
-VERSION = 5
+VERSION = 6
 MAX_BUFFERS = 5
 
 OPS = ["float_addsub", "float_mul", "float_divmod", "float_minmax", "float_math", "float_call",

@@ -20,7 +20,8 @@ against the assembly LLVM emits for it (tests/cost/test_cost_features.py):
   scalar, it runs at least `MIN_AUTO` iterations and it does not carry a float reduction
   (without fast-math LLVM does not reorder one); its width is a vector register's worth of
   elements. An access with a larger stride along it does not stop it: on AVX-512 LLVM
-  gathers the loads and scatters the stores;
+  gathers the loads and scatters the stores (`gathers`: their lanes per run of the body,
+  explicit vector code included);
 - otherwise the SLP vectorizer packs the straight-line copies of a store to neighbouring
   elements, when every access walks that unrolled loop with stride 0 or 1;
 - a reduction over the kept loop keeps its accumulators in registers (one dependent add per
@@ -43,7 +44,7 @@ MIN_AUTO = 4               # a loop shorter than this gets no vector loop
 NAMES = ["llvm.unrolled", "llvm.vector_lanes", "llvm.auto_lanes", "llvm.slp_lanes",
          "llvm.lanes", "llvm.kept_extent", "llvm.kept_parallel", "llvm.register_reduction",
          "llvm.memory_reduction", "llvm.accumulators", "llvm.body_ops", "llvm.body_loads",
-         "llvm.body_runs"]
+         "llvm.body_gathers", "llvm.body_runs"]
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Inner:
     memory_reduction: int      # position of the loop carrying it through memory (-1: none)
     accumulators: int          # independent running values in the body
     loads: float               # load instructions per run of the body
+    gathers: float = 0.0       # of them, lanes of gathers (and scatters) of a vector body
 
     def features(self, loops) -> dict:
         return {"llvm.unrolled": lg(self.unrolled), "llvm.vector_lanes": lg(self.lanes),
@@ -73,6 +75,7 @@ class Inner:
                 "llvm.accumulators": lg(self.accumulators),
                 "llvm.body_ops": lg(self.elements / self.width),
                 "llvm.body_loads": lg(self.loads),
+                "llvm.body_gathers": lg(self.gathers),
                 "llvm.body_runs": lg(runs(loops) / self.elements)}
 
 
@@ -88,6 +91,20 @@ def _distinct(form, positions, loops) -> int:
         if varies(form, i):
             n *= loops[i][1]
     return n
+
+
+def _gathered(form, lane_loop, body, loops) -> bool:
+    """Whether the vector instructions of an access are gathers (scatters for a store): it
+    moves across the lanes (stride other than 0 and 1, or not affinely) and the other loops
+    of the body do not fill the gap between two lanes, as the copies of an unrolled loop
+    over the next 8 elements fill a stride of 8 (LLVM then loads the group whole and
+    shuffles it)."""
+    s = stride(form, lane_loop)
+    if s == 0:
+        return False
+    if s is None:
+        return True
+    return _distinct(form, [i for i in body if i != lane_loop], loops) < s
 
 
 def inner(loops, accesses, store, rmw) -> Inner:
@@ -132,7 +149,7 @@ def inner(loops, accesses, store, rmw) -> Inner:
     # the loop whose iterations share a vector instruction
     lane_loop = next((i for i in body if loops[i][0].kind == "vectorized"), None) \
         if lanes > 1 else (k if auto else slp_loop)
-    loads = 0.0
+    loads = gathers = 0.0
     for a in accesses:
         if k >= 0 and not varies(a[0], k):
             continue                   # LLVM hoists it out of the kept loop
@@ -141,6 +158,9 @@ def inner(loops, accesses, store, rmw) -> Inner:
         # broadcast, or a lane of a gather) per element
         contiguous = lane_loop is not None and stride(a[0], lane_loop) == 1
         loads += n / width if contiguous else n
+        if width > 1 and lane_loop is not None and not contiguous \
+                and _gathered(a[0], lane_loop, body, loops):
+            gathers += n
     memory = -1
     if rmw and not reduction and k >= 0:
         memory = next((i for i in range(k - 1, -1, -1)
@@ -149,7 +169,7 @@ def inner(loops, accesses, store, rmw) -> Inner:
     return Inner(body=body, kept=k, unrolled=unrolled, lanes=lanes, auto=auto, slp=slp,
                  width=width, elements=unrolled * lanes * (auto or 1),
                  register_reduction=reduction, memory_reduction=memory, accumulators=acc,
-                 loads=loads)
+                 loads=loads, gathers=gathers)
 
 
 __all__ = ["Inner", "inner", "NAMES", "VECTOR_BYTES", "runs"]
