@@ -192,6 +192,7 @@ class CostModel:
         self._prior = None                # a loaded model's (booster, ranker): updates start there
         self._prior_samples = 0
         self._extra: tuple = ([], [], [])  # (rows, seconds, groups) measured since loading
+        self.few_rows = FEW_ROWS          # calls of up to this many rows walk the trees (0: never)
         self._forests: dict = {}          # id(booster) -> (booster, its Forest), for few rows
         self._lock = threading.Lock()
 
@@ -308,7 +309,7 @@ class CostModel:
         """`_margin`, by walking the trees with numpy for a few rows (a hover's one kernel:
         XGBoost's fixed cost per call is larger than the walk; `tirkit.cost.forest`), by
         XGBoost for more. Both give the same float32 sums."""
-        if len(X) <= FEW_ROWS:
+        if len(X) <= self.few_rows:
             forest = self._forest(booster)
             if forest is not None:
                 return forest.margin(X, start)
