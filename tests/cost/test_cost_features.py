@@ -471,3 +471,61 @@ def test_a_walk_mapping_every_line_to_one_cache_set_misses_each_time():
     # down the columns of A and B: 4096 bytes apart, all 1024 lines of a column on one of
     # the 64 sets of 8 ways: every access of both misses
     assert row_dict(row)["cycles.conflicts"] == pytest.approx(lg(2 * 1024 * 1024))
+
+
+MUL_MUL_ADD = '''@T.prim_func
+def mma(A: T.Buffer((64, 64), "float32"), x: T.Buffer((64,), "float32"),
+        y: T.Buffer((64,), "float32")):
+    for i0, k0 in T.grid(4, 16):
+        for i1 in T.unroll(16):
+            for k1 in range(4):
+                with T.block("y"):
+                    vi = T.axis.spatial(64, i0 * 16 + i1)
+                    vk = T.axis.reduce(64, k0 * 4 + k1)
+                    with T.init():
+                        y[vi] = T.float32(0)
+                    y[vi] = y[vi] + A[vi, vk] * x[vk] * x[vk]
+'''
+
+
+def test_multiplies_take_the_multiply_pipes_and_adds_the_add_pipes():
+    body = row_dict(extract(func_of(MUL_MUL_ADD))[1])
+    # the body: k1 (4) unrolled inside the unrolled i1 (16), 64 elements of one lane, 16
+    # accumulators; per element two multiplies on the two multiply pipes and one add on the
+    # two add pipes: the multiplies bound it, 64 * 2 / 2 cycles a run (over all four pipes
+    # the three would take 48), against 68 loads (64 of A, 4 of x) over two load pipes
+    assert body["llvm.lanes"] == pytest.approx(lg(1))
+    assert body["llvm.body_ops"] == pytest.approx(lg(64))
+    assert body["llvm.accumulators"] == pytest.approx(lg(16))
+    assert 2 ** body["cycles.throughput"] - 1 == pytest.approx(4 * 16 * 64, rel=1e-4)
+    # LLVM fuses one multiply with the add of its product (on the multiply pipes); the
+    # other multiply stays alone
+    ops = assembly(MUL_MUL_ADD)
+    assert any(o.startswith("vfmadd") for o in ops) and any(o.startswith("vmul") for o in ops)
+
+
+CHAINED = '''@T.prim_func
+def ch(A: T.Buffer((64, 64), "float32"), x: T.Buffer((64,), "float32"),
+       y: T.Buffer((64,), "float32")):
+    for i0, k0 in T.grid(16, 32):
+        for i1 in T.unroll(4):
+            for k1 in range(2):
+                with T.block("y"):
+                    vi = T.axis.spatial(64, i0 * 4 + i1)
+                    vk = T.axis.reduce(64, k0 * 2 + k1)
+                    with T.init():
+                        y[vi] = T.float32(0)
+                    y[vi] = y[vi] + A[vi, vk] * x[vk]
+'''
+
+
+def test_a_reduction_unrolled_into_the_body_chains_its_updates():
+    body = row_dict(extract(func_of(CHAINED))[1])
+    # 4 accumulators (i1), each updated twice in a run of the body (k1): two dependent adds
+    # a run; the 32 runs of k0 in a row hold more instructions than the out-of-order window,
+    # so the runs do not overlap: 16 * 32 runs of 2 * 4 cycles
+    assert body["llvm.body_ops"] == pytest.approx(lg(8))
+    assert body["llvm.accumulators"] == pytest.approx(lg(4))
+    assert body["llvm.register_reduction"] == 1
+    assert 2 ** body["cycles.latency"] - 1 == pytest.approx(16 * 32 * 2 * 4, rel=1e-4)
+    assert body["cycles.core"] == body["cycles.latency"]

@@ -5,21 +5,31 @@ their splits on what the estimate misses rather than on multiplying extents.
     c = cycles(loops, accesses, store, b, ops, lines)  # {name: value} for the names in NAMES
 
 `b` is the store's `Inner`; `ops` {"vector": the value's float operations (its integer ones
-when it has none), each an instruction per `b.width` elements, "call": those of them that
-call a math library function (exp, log, tanh, ...: scalar, whatever the width), "divide":
-divisions}, per store execution; `lines` (lines missing L1, lines missing L2) from the
-locality model. Per store, in cycles of one core:
+when it has none), each an instruction per `b.width` elements, "mul": its float
+multiplications, "add": its float additions, subtractions, min and max, "call": those of
+them that call a math library function (exp, log, tanh, ...: scalar, whatever the width),
+"divide": divisions}, per store execution; `lines` (lines missing L1, lines missing L2)
+from the locality model. Per store, in cycles of one core:
 
-- throughput: per run of the body, the larger of its vector instructions and its loads
-  over the two pipes each has (a lane of a gather or a scatter: `GATHER_LANE` cycles; at
-  least one cycle, the loop's own), plus its calls and divisions; and at least the cache
+- throughput: per run of the body, the larger of its float instructions on the pipes and
+  its loads over the two load pipes (a lane of a gather or a scatter: `GATHER_LANE` cycles;
+  at least one cycle, the loop's own), plus its calls and divisions; and at least the cache
   lines it brings in, `L2_LINE` cycles for each line missing L1 and `MEMORY_LINE` for each
   missing L2. An access walking a loop with a stride that maps more lines onto one L1 set
-  than it has ways misses every time (`CONFLICT`);
-- latency: a reduction in registers waits `ADD_LATENCY` per run of the body, less the runs
-  of independent accumulators the out-of-order window (`WINDOW` instructions) overlaps; one
-  in memory waits `FORWARD_LATENCY` (store to load forwarding and the add) per iteration of
-  the loop that carries it;
+  than it has ways misses every time (`CONFLICT`). The core has four float pipes of
+  `PIPE_BYTES` each, two that multiply (and run fused multiply-adds) and two that add (and
+  take min and max); an instruction wider than a pipe (AVX-512's 64 bytes) takes two
+  slots. The multiplies take the multiply pipes and the adds the add pipes, all of them
+  at least their share of the four: a multiply-add of one lane or of 256 bits, which LLVM
+  fuses into one instruction, half a cycle; of 512 bits, one cycle. An add fused with a
+  multiply is counted on the add pipes too, so where adds outnumber multiplies this is
+  an upper bound. Without float operations, two instructions a cycle;
+- latency: a reduction in registers waits `ADD_LATENCY` per update of one accumulator in a
+  run of the body (the body's elements over its accumulators: a reduction loop unrolled
+  into the body chains its updates), less the runs of independent accumulators the
+  out-of-order window (`WINDOW` instructions) overlaps; one in memory waits
+  `FORWARD_LATENCY` (store to load forwarding and the add) per iteration of the loop that
+  carries it;
 - the larger of the two, plus `SHARED_WRITE` per store execution when the parallel loop does
   not move the stored element (every thread writes the same lines), and per store
   instruction to a line that two threads' chunks of the parallel loop split between them
@@ -51,6 +61,7 @@ MAX_OVERLAP = 8            # independent accumulator chains it runs side by side
 CALL = 20                  # cycles of a math library call (expf, tanhf, ...)
 DIVIDE = 5                 # cycles of a division, per vector instruction
 GATHER_LANE = 1.7          # cycles per lane of a gather (vgatherqps with its index arithmetic)
+PIPE_BYTES = 32            # bytes of one float pipe: a 64-byte instruction takes two slots
 L2_LINE = 2                # cycles per 64-byte line brought from L2
 MEMORY_LINE = 4            # cycles per line brought from L3 or memory
 L1_SETS, L1_WAYS = 64, 8   # 32 KiB L1 data cache of 64-byte lines
@@ -109,12 +120,19 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
     total = runs(loops)
     body_runs = total / b.elements
     vector = max(1.0, ops["vector"] * b.elements / b.width)
+    eb = accesses[0][1] if accesses else 4
+    # cycles of one operation's instructions in a run of the body, on a pair of pipes
+    pair = b.elements / b.width * max(1.0, b.width * eb / PIPE_BYTES) / 2
+    if ops.get("mul", 0) + ops.get("add", 0):
+        pipes = max(ops["mul"] * pair, ops["add"] * pair, ops["vector"] * pair / 2)
+    else:
+        pipes = vector / 2
     scalar = b.elements * (CALL * ops["call"] + DIVIDE * ops["divide"] / b.width)
     memory = L2_LINE * lines[0] + MEMORY_LINE * lines[1]
     conflicts = _conflicts(loops, accesses, total)
     memory += CONFLICT * conflicts
     access = (b.loads - b.gathers) / 2 + GATHER_LANE * b.gathers
-    throughput = max(body_runs * (max(vector / 2, access, 1.0) + scalar), memory)
+    throughput = max(body_runs * (max(pipes, access, 1.0) + scalar), memory)
     latency = 0.0
     if b.register_reduction:
         chain = 1                       # updates of one accumulator in a row
@@ -125,7 +143,8 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
         independent = any(varies(store, i) and loops[i][1] > 1 for i in range(b.kept))
         overlap = min(MAX_OVERLAP, max(1.0, WINDOW / (chain * (vector + b.loads + 2)))) \
             if independent else 1.0
-        latency = body_runs * ADD_LATENCY / overlap
+        chained = max(1.0, b.elements / max(1, b.accumulators))   # updates of one, a run
+        latency = body_runs * ADD_LATENCY * chained / overlap
     elif b.memory_reduction >= 0:
         latency = runs(loops[:b.memory_reduction + 1]) * FORWARD_LATENCY
     core = max(throughput, latency)
@@ -135,7 +154,6 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
         shared = total
         core += SHARED_WRITE * total
     elif par:
-        eb = accesses[0][1] if accesses else 4
         split = body_runs * _split_lines(loops, store, eb, par[0])
         core += SHARED_WRITE * split
     thread = core

@@ -30,7 +30,7 @@ from . import locality as L
 from .locality import CURVE, LINE, sample_curve
 from .locality import lg as _lg
 
-VERSION = 6
+VERSION = 7
 MAX_BUFFERS = 5
 
 OPS = ["float_addsub", "float_mul", "float_divmod", "float_minmax", "float_math", "float_call",
@@ -381,7 +381,8 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
     loc = L.locality(loops_used, accesses)
     inner = I.inner(loops_used, accesses, forms[0][0], rmw)
     ops = {"vector": flops_one or sum(counts.values()) or 1, "call": counts["float_call"],
-           "divide": counts["float_divmod"]}
+           "divide": counts["float_divmod"], "mul": counts["float_mul"],
+           "add": counts["float_addsub"] + counts["float_minmax"]}
     lines = (2.0 ** loc["cache.l1_lines"] - 1, 2.0 ** loc["cache.l2_lines"] - 1)
     for part in (loc, inner.features(loops_used),
                  C.cycles(loops_used, accesses, forms[0][0], inner, ops, lines)):
