@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(ROOT, "language"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import host  # noqa: E402
+from bench_lsp import stats  # noqa: E402
 import tirkit  # noqa: E402
 from tirkit.cost import dataset  # noqa: E402
 from tirkit.cost.model import DEFAULT_OBJECTIVE, estimate  # noqa: E402
@@ -150,14 +151,12 @@ def latency(model):
         model.predict(funcs)
         batches.append((time.perf_counter() - t0) / len(funcs))
     batch = statistics.median(batches)
+    one, in_module, anchor = stats(one), stats(in_module), stats(anchor)
     return {"kernels": len(funcs), "lines": text.count("\n"),
-            "one_ms": statistics.median(one) * 1e3,
-            "p95_ms": sorted(one)[int(0.95 * (len(one) - 1))] * 1e3,
+            "one_ms": one["median"], "p95_ms": one["p95"],
             "module_kernels": len(module_funcs), "module_lines": module_text.count("\n"),
-            "module_one_ms": statistics.median(in_module) * 1e3,
-            "module_p95_ms": sorted(in_module)[int(0.95 * (len(in_module) - 1))] * 1e3,
-            "xgb_one_ms": statistics.median(anchor) * 1e3,
-            "xgb_p95_ms": sorted(anchor)[int(0.95 * (len(anchor) - 1))] * 1e3,
+            "module_one_ms": in_module["median"], "module_p95_ms": in_module["p95"],
+            "xgb_one_ms": anchor["median"], "xgb_p95_ms": anchor["p95"],
             "features_ms": statistics.median(feats) * 1e3, "batch_ms": batch * 1e3}
 
 

@@ -123,7 +123,7 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
     eb = accesses[0][1] if accesses else 4
     # cycles of one operation's instructions in a run of the body, on a pair of pipes
     pair = b.elements / b.width * max(1.0, b.width * eb / PIPE_BYTES) / 2
-    if ops.get("mul", 0) + ops.get("add", 0):
+    if ops["mul"] + ops["add"]:
         pipes = max(ops["mul"] * pair, ops["add"] * pair, ops["vector"] * pair / 2)
     else:
         pipes = vector / 2
