@@ -529,3 +529,70 @@ def test_a_reduction_unrolled_into_the_body_chains_its_updates():
     assert body["llvm.register_reduction"] == 1
     assert 2 ** body["cycles.latency"] - 1 == pytest.approx(16 * 32 * 2 * 4, rel=1e-4)
     assert body["cycles.core"] == body["cycles.latency"]
+
+
+def column_sum(columns):
+    """A column sum over a (256, 1024) matrix, `columns` contiguous columns summed at a time
+    (the innermost loop) for each of the 256 rows."""
+    return f'''@T.prim_func
+def cs(A: T.Buffer((256, 1024), "float32"), B: T.Buffer((1024,), "float32")):
+    for j0 in range({1024 // columns}):
+        for k in range(256):
+            for j1 in range({columns}):
+                with T.block("B"):
+                    vj = T.axis.spatial(1024, j0 * {columns} + j1)
+                    vk = T.axis.reduce(256, k)
+                    with T.init():
+                        B[vj] = T.float32(0)
+                    B[vj] = B[vj] + A[vk, vj]
+'''
+
+
+def test_runs_of_one_line_a_page_apart_are_scattered_lines():
+    from tirkit.cost.cycles import CONFLICT, L2_LINE, MEMORY_LINE, SCATTERED_LINE
+    # 16 columns: A and B (1 MiB and 4 KiB) do not fit the 1 MiB cache, one j0 iteration's
+    # 256 rows of 16 elements (16 KiB) do; each row's 16 elements are one line and the next
+    # row's line is 4 KiB further (k's stride): every line of A misses with no stream to
+    # prefetch, 256 lines per j0, 64 times; B's 16 elements are one run with nothing after
+    scattered = row_dict(extract(func_of(column_sum(16)))[1])
+    assert 2 ** scattered["cache.l2_scattered"] - 1 == pytest.approx(256 * 64, rel=1e-4)
+    assert 2 ** scattered["cache.l2_lines"] - 1 == pytest.approx((256 + 1) * 64, rel=1e-4)
+    l1, l2, conflicts = (2 ** scattered[n] - 1 for n in
+                         ("cache.l1_lines", "cache.l2_lines", "cycles.conflicts"))
+    assert 2 ** scattered["cycles.memory"] - 1 == pytest.approx(
+        L2_LINE * l1 + MEMORY_LINE * l2 + (SCATTERED_LINE - MEMORY_LINE) * 256 * 64
+        + CONFLICT * conflicts, rel=1e-4)
+    # 512 columns: each row's run is 32 lines, a stream the prefetcher follows
+    streamed = row_dict(extract(func_of(column_sum(512)))[1])
+    assert streamed["cache.l2_scattered"] == 0
+    assert streamed["cache.l2_lines"] == pytest.approx(lg((256 * 32 + 32) * 2), rel=1e-4)
+
+
+ALL_UNROLLED = '''@T.prim_func
+def rs(A: T.Buffer((1024, 64), "float32"), B: T.Buffer((1024,), "float32")):
+    for i0 in T.parallel(32):
+        for i1, k0 in T.grid(32, 4):
+            for k1 in T.unroll(16):
+                with T.block("B"):
+                    vi = T.axis.spatial(1024, i0 * 32 + i1)
+                    vk = T.axis.reduce(64, k0 * 16 + k1)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+def test_no_unroll_count_when_every_innermost_loop_holds_an_unrolled_one():
+    from tirkit.codegen.llvm.pipeline import NO_UNROLL, choose
+    assert choose(func_of(ALL_UNROLLED)) == NO_UNROLL
+    body = row_dict(extract(func_of(ALL_UNROLLED))[1])
+    # k1's 16 copies are the body; k0 (4 iterations, a reduction) gets no unroll count
+    # from this pipeline, so it is the loop left innermost, carrying one accumulator
+    assert body["llvm.unrolled"] == pytest.approx(lg(16))
+    assert body["llvm.kept_extent"] == pytest.approx(lg(4))
+    assert body["llvm.register_reduction"] == 1
+    assert body["llvm.accumulators"] == pytest.approx(lg(1))
+    assert body["llvm.body_runs"] == pytest.approx(lg(32 * 32 * 4))
+    # the 16 dependent scalar adds of one run, in a loop of 4 (64 if k0 were unrolled)
+    ops = assembly(ALL_UNROLLED)
+    assert len([o for o in ops if o == "vaddss"]) == 16

@@ -8,14 +8,15 @@ their splits on what the estimate misses rather than on multiplying extents.
 when it has none), each an instruction per `b.width` elements, "mul": its float
 multiplications, "add": its float additions, subtractions, min and max, "call": those of
 them that call a math library function (exp, log, tanh, ...: scalar, whatever the width),
-"divide": divisions}, per store execution; `lines` (lines missing L1, lines missing L2)
-from the locality model. Per store, in cycles of one core:
+"divide": divisions}, per store execution; `lines` (lines missing L1, lines missing L2,
+of those the scattered ones) from the locality model. Per store, in cycles of one core:
 
 - throughput: per run of the body, the larger of its float instructions on the pipes and
   its loads over the two load pipes (a lane of a gather or a scatter: `GATHER_LANE` cycles;
   at least one cycle, the loop's own), plus its calls and divisions; and at least the cache
   lines it brings in, `L2_LINE` cycles for each line missing L1 and `MEMORY_LINE` for each
-  missing L2. An access walking a loop with a stride that maps more lines onto one L1 set
+  missing L2 (`SCATTERED_LINE` for one the prefetcher cannot stream: a run of at most one
+  line, a page or more from the next, waits for memory). An access walking a loop with a stride that maps more lines onto one L1 set
   than it has ways misses every time (`CONFLICT`). The core has four float pipes of
   `PIPE_BYTES` each, two that multiply (and run fused multiply-adds) and two that add (and
   take min and max); an instruction wider than a pipe (AVX-512's 64 bytes) takes two
@@ -64,6 +65,7 @@ GATHER_LANE = 1.7          # cycles per lane of a gather (vgatherqps with its in
 PIPE_BYTES = 32            # bytes of one float pipe: a 64-byte instruction takes two slots
 L2_LINE = 2                # cycles per 64-byte line brought from L2
 MEMORY_LINE = 4            # cycles per line brought from L3 or memory
+SCATTERED_LINE = 12        # cycles per such line the prefetcher cannot stream (locality.PAGE)
 L1_SETS, L1_WAYS = 64, 8   # 32 KiB L1 data cache of 64-byte lines
 CONFLICT = 3               # cycles per access that misses L1 by set conflict
 SHARED_WRITE = 40          # cycles per store to a line another thread writes too
@@ -128,7 +130,8 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
     else:
         pipes = vector / 2
     scalar = b.elements * (CALL * ops["call"] + DIVIDE * ops["divide"] / b.width)
-    memory = L2_LINE * lines[0] + MEMORY_LINE * lines[1]
+    memory = L2_LINE * lines[0] + MEMORY_LINE * lines[1] \
+        + (SCATTERED_LINE - MEMORY_LINE) * lines[2]
     conflicts = _conflicts(loops, accesses, total)
     memory += CONFLICT * conflicts
     access = (b.loads - b.gathers) / 2 + GATHER_LANE * b.gathers

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..arith.affine import Atom
 from ..arith.linear import linear_form
+from ..codegen.llvm.pipeline import choose
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of, is_float
@@ -30,7 +31,7 @@ from . import locality as L
 from .locality import CURVE, LINE, sample_curve
 from .locality import lg as _lg
 
-VERSION = 7
+VERSION = 8
 MAX_BUFFERS = 5
 
 OPS = ["float_addsub", "float_mul", "float_divmod", "float_minmax", "float_math", "float_call",
@@ -283,7 +284,7 @@ def _access(buffer, indices, env, loops, execs):
                 reuse_type=0, reuse_count=0, dist=0)
 
 
-def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores):
+def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores, unroll_count):
     row = np.zeros(len(NAMES), dtype=np.float64)
     if is_init:
         loops_used = [(f, e) if i not in reduce_loops else (f, 1) for i, (f, e) in enumerate(loops)]
@@ -379,11 +380,12 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores)
     row[INDEX["kernel.stores"]] = n_stores
     accesses = [(form, eb, _size(b)) for (form, eb), (b, *_) in zip(forms, accs)]
     loc = L.locality(loops_used, accesses)
-    inner = I.inner(loops_used, accesses, forms[0][0], rmw)
+    inner = I.inner(loops_used, accesses, forms[0][0], rmw, unroll_count)
     ops = {"vector": flops_one or sum(counts.values()) or 1, "call": counts["float_call"],
            "divide": counts["float_divmod"], "mul": counts["float_mul"],
            "add": counts["float_addsub"] + counts["float_minmax"]}
-    lines = (2.0 ** loc["cache.l1_lines"] - 1, 2.0 ** loc["cache.l2_lines"] - 1)
+    lines = (2.0 ** loc["cache.l1_lines"] - 1, 2.0 ** loc["cache.l2_lines"] - 1,
+             2.0 ** loc["cache.l2_scattered"] - 1)
     for part in (loc, inner.features(loops_used),
                  C.cycles(loops_used, accesses, forms[0][0], inner, ops, lines)):
         for k, v in part.items():
@@ -414,7 +416,8 @@ def extract(func) -> np.ndarray:
     """The feature rows of one PrimFunc: shape (number of stores, len(NAMES)), float32."""
     ctx = _Ctx()
     _walk(func.body, ctx)
-    rows = [_row(s, lp, env, init, red, pred, ctx.allocs, len(ctx.stores))
+    count = choose(func).unroll_count
+    rows = [_row(s, lp, env, init, red, pred, ctx.allocs, len(ctx.stores), count)
             for s, lp, env, init, red, pred in ctx.stores]
     if ctx.launches:
         rows.append(_launch_row(ctx.launches, len(ctx.stores)))

@@ -2,20 +2,23 @@
 become straight-line code, the loop left innermost, whether LLVM vectorizes that loop or
 packs the straight-line stores (SLP), and where a reduction keeps its running value.
 
-    b = inner(loops, accesses, store, rmw)    # an Inner; b.features() -> {name: value}
+    b = inner(loops, accesses, store, rmw, unroll_count)   # an Inner; b.features() -> {...}
 
 `loops` is [(For, extent)] from the outermost to the store; `accesses` [(form, element
 bytes, elements)] as in `tirkit.cost.locality`, the stored buffer first; `store` the form of
-the stored buffer; `rmw` whether the store reads the element it writes (a reduction update).
+the stored buffer; `rmw` whether the store reads the element it writes (a reduction update);
+`unroll_count` the count the kernel's pipeline hints on innermost rolled loops
+(`pipeline.choose(func).unroll_count`: 0 for `NO_UNROLL`).
 
 The rules follow the pipeline the code generator chooses (codegen/llvm/pipeline.py), checked
 against the assembly LLVM emits for it (tests/cost/test_cost_features.py):
 - a `T.unroll` loop of at most `MAX_UNROLL` iterations becomes straight-line code before LLVM
   sees it (codegen/passes/unroll.py); a `T.vectorize` loop becomes vector code of its
   extent; a unit loop disappears. LLVM's general unroller is off, so a serial loop stays a
-  loop, except the innermost one when it carries a reduction or holds vector code: it gets
-  an unroll count of `HINTED.unroll_count`, which unrolls it fully when its trip count is
-  no larger;
+  loop, except the innermost one when it carries a reduction or holds vector code: under
+  the `HINTED` pipeline it gets an unroll count (`unroll_count`), which unrolls it fully
+  when its trip count is no larger. A kernel whose every innermost serial loop holds a
+  `T.unroll` loop gets `NO_UNROLL`, and no loop of it a count;
 - LLVM's loop vectorizer widens the loop left innermost (the kept loop) when its body is
   scalar, it runs at least `MIN_AUTO` iterations and it does not carry a float reduction
   (without fast-math LLVM does not reorder one); its width is a vector register's worth of
@@ -107,7 +110,7 @@ def _gathered(form, lane_loop, body, loops) -> bool:
     return _distinct(form, [i for i in body if i != lane_loop], loops) < s
 
 
-def inner(loops, accesses, store, rmw) -> Inner:
+def inner(loops, accesses, store, rmw, unroll_count=HINTED.unroll_count) -> Inner:
     eb = accesses[0][1] if accesses else 4
     per_vector = max(1, VECTOR_BYTES // eb)
     lanes = unrolled = 1
@@ -123,7 +126,7 @@ def inner(loops, accesses, store, rmw) -> Inner:
             lanes *= e
         elif f.kind == "unrolled" and constant and e <= MAX_UNROLL:
             unrolled *= e
-        elif f.kind == "serial" and constant and not hinted and e <= HINTED.unroll_count \
+        elif f.kind == "serial" and constant and not hinted and e <= unroll_count \
                 and (not varies(store, k) or lanes > 1):
             unrolled *= e
             hinted = True

@@ -22,10 +22,12 @@ import math
 LINE = 64                         # cache line bytes
 CURVE = 10                        # points a curve over the loop levels is sampled at
 CACHES = (("l1", 32 * 1024), ("l2", 1024 * 1024))
+PAGE = 4096                       # bytes the hardware prefetcher follows a stream within
 
 NAMES = ([f"footprint.{i}" for i in range(CURVE)]
          + [f"cache.{name}_lines" for name, _ in CACHES]
          + [f"cache.{name}_level" for name, _ in CACHES]
+         + ["cache.l2_scattered"]
          + ["inner.contiguous", "inner.broadcast", "inner.strided",
             "vector.contiguous", "vector.broadcast", "vector.strided", "vector.bytes"])
 
@@ -52,9 +54,11 @@ def varies(form, i) -> bool:
 
 
 def _level(loops, accesses, level):
-    """(bytes, lines) touched by the loops level..n-1."""
+    """(bytes, lines, scattered lines) touched by the loops level..n-1. Scattered: lines of
+    a buffer walked in runs of at most one line, each run a page or more from the next (the
+    stride of the loop after the run), which the prefetcher cannot stream."""
     n = len(loops)
-    total_b = total_l = 0.0
+    total_b = total_l = total_s = 0.0
     for form, eb, size in accesses:
         uniq = 1
         walks = []                          # (stride, extent) of the affine loops
@@ -67,21 +71,29 @@ def _level(loops, accesses, level):
         uniq = min(uniq, size)
         per_line = LINE / eb
         walks.sort()
+        gap = None                          # elements from one run to the next
         if walks and walks[0][0] < per_line:
             # the smallest-stride loop walks one run of step * (extent - 1) + 1 elements,
             # lengthened by each loop that continues it (stride: the run's length so far)
             step, run = walks[0]
             for s, e in walks[1:]:
                 if s != step * run:
+                    gap = s
                     break
                 run *= e
             runs = max(1.0, uniq / run)
-            lines = runs * math.ceil((step * (run - 1) + 1) / per_line)
+            span = math.ceil((step * (run - 1) + 1) / per_line)
+            lines = runs * span
         else:
+            span = 1
+            gap = walks[0][0] if walks else None
             lines = uniq
+        lines = min(lines, math.ceil(size * eb / LINE))
         total_b += uniq * eb
-        total_l += min(lines, math.ceil(size * eb / LINE))
-    return total_b, total_l
+        total_l += lines
+        if span <= 1 and gap is not None and gap * eb >= PAGE:
+            total_s += lines
+    return total_b, total_l, total_s
 
 
 def stride(form, i):
@@ -119,6 +131,8 @@ def locality(loops, accesses) -> dict:
         fit = next((lv for lv in range(n + 1) if levels[lv][0] <= size), n)
         out[f"cache.{name}_lines"] = lg(levels[fit][1] * outer[fit])
         out[f"cache.{name}_level"] = n - fit
+        if name == "l2":
+            out["cache.l2_scattered"] = lg(levels[fit][2] * outer[fit])
     if n:
         c, b, s = walk_kinds(loops, accesses, n - 1)
         out["inner.contiguous"], out["inner.broadcast"], out["inner.strided"] = c, b, s
