@@ -259,16 +259,28 @@ def cs(A: T.Buffer((64, 32), "float32"), B: T.Buffer((32,), "float32")):
 '''
 
 
-def assembly(text):
-    """The instructions LLVM emits for the kernel, as the code generator compiles it."""
+def assembly_lines(text):
+    """The instruction lines LLVM emits for the kernel, as the code generator compiles it."""
     from tirkit.codegen import emit_llvm
     from tirkit.codegen.llvm import engine
     from tirkit.codegen.llvm.pipeline import choose
     mod = tirkit.parse(HEAD + text).module
     f = mod.prim_funcs()[0][1]
     asm = engine.assembly(emit_llvm(f, mod), choose(f))
-    return [ln.split()[0] for ln in asm.splitlines()
+    return [ln.strip() for ln in asm.splitlines()
             if ln.startswith("\t") and not ln.startswith("\t.")]
+
+
+def assembly(text):
+    """The mnemonics of the instructions LLVM emits for the kernel."""
+    return [ln.split()[0] for ln in assembly_lines(text)]
+
+
+def packed_registers(text):
+    """The vector registers (xmm, ymm, zmm) of the kernel's packed float arithmetic."""
+    return {reg[:3] for ln in assembly_lines(text) if float_arith([ln.split()[0]], "ps")
+            for reg in ln.replace(",", " ").replace("%", "").split()[1:]
+            if reg[:3] in ("xmm", "ymm", "zmm")}
 
 
 def float_arith(ops, suffix):
@@ -280,22 +292,24 @@ def float_arith(ops, suffix):
 def test_register_tile_keeps_the_reduction_loop_and_its_accumulators():
     body = row_dict(extract(func_of(REGISTER_TILE))[1])
     assert body["store.is_init"] == 0
-    # i_1 (unrolled) and j_1 (16 lanes) form the body; k is the loop left innermost
+    # i_1 (unrolled) and j_1 (16 lanes) form the body; k is the loop left innermost. LLVM
+    # splits the 16 lanes into two 256-bit vectors of 8 (znver4 prefers ymm registers)
     assert body["llvm.unrolled"] == pytest.approx(lg(4))
     assert body["llvm.vector_lanes"] == pytest.approx(lg(16))
-    assert body["llvm.lanes"] == pytest.approx(lg(16))
+    assert body["llvm.lanes"] == pytest.approx(lg(8))
     assert body["llvm.auto_lanes"] == 0 and body["llvm.slp_lanes"] == 0   # vector code already
     assert body["llvm.kept_extent"] == pytest.approx(lg(64))
     assert body["llvm.kept_parallel"] == 0
     # C does not move with k: its 4 x 16 accumulators stay in registers across it
     assert body["llvm.register_reduction"] == 1 and body["llvm.memory_reduction"] == 0
     assert body["llvm.accumulators"] == pytest.approx(lg(4 * 16))
-    # 64 multiply-adds in 4 vector instructions per k; 4 broadcasts of A, one load of B
-    assert body["llvm.body_ops"] == pytest.approx(lg(4))
-    assert body["llvm.body_loads"] == pytest.approx(lg(4 + 1))
+    # 64 multiply-adds in 8 vector instructions per k; 4 broadcasts of A, two loads of B
+    assert body["llvm.body_ops"] == pytest.approx(lg(8))
+    assert body["llvm.body_loads"] == pytest.approx(lg(4 + 2))
     assert body["llvm.body_runs"] == pytest.approx(lg(16 * 4 * 64))
     ops = assembly(REGISTER_TILE)
-    assert len([o for o in ops if o.startswith("vfmadd") and o.endswith("ps")]) >= 4
+    assert len([o for o in ops if o.startswith("vfmadd") and o.endswith("ps")]) >= 8
+    assert packed_registers(REGISTER_TILE) == {"ymm"}
 
 
 def test_a_short_reduction_loop_unrolls_and_the_loop_left_vectorizes():
@@ -303,19 +317,21 @@ def test_a_short_reduction_loop_unrolls_and_the_loop_left_vectorizes():
     body = row_dict(rows[1])
     assert body["store.is_init"] == 0
     # k (3) is unrolled by the unroll count the code generator gives a reduction loop;
-    # LLVM's loop vectorizer then widens j (16) into one vector register
+    # LLVM's loop vectorizer then widens j (16) into 256-bit vectors (8 floats: on znver4
+    # it prefers ymm registers)
     assert body["llvm.unrolled"] == pytest.approx(lg(3))
     assert body["llvm.kept_extent"] == pytest.approx(lg(16))
-    assert body["llvm.auto_lanes"] == pytest.approx(lg(16))
+    assert body["llvm.auto_lanes"] == pytest.approx(lg(8))
     assert body["llvm.register_reduction"] == 0 and body["llvm.memory_reduction"] == 0
     assert body["llvm.body_ops"] == pytest.approx(lg(3))
     assert body["llvm.body_loads"] == pytest.approx(lg(3 + 1))   # A[vi + vk, vj] and B
     init = row_dict(rows[0])
     assert init["store.is_init"] == 1
     assert init["llvm.kept_extent"] == pytest.approx(lg(16))
-    assert init["llvm.auto_lanes"] == pytest.approx(lg(16))
+    assert init["llvm.auto_lanes"] == pytest.approx(lg(8))
     ops = assembly(STENCIL)
     assert float_arith(ops, "ps") and not float_arith(ops, "ss")
+    assert packed_registers(STENCIL) == {"ymm"}
 
 
 def test_a_float_reduction_loop_stays_scalar():
@@ -383,9 +399,9 @@ def iz(B: T.Buffer((1024,), "float32")):
 
 def test_unrolled_copies_filling_the_lane_stride_are_not_a_gather():
     body = row_dict(extract(func_of(INTERLEAVED_ZERO))[0])
-    # LLVM widens i1 (16 lanes, 8 elements apart) and the 8 unrolled stores fill the gap:
+    # LLVM widens i1 (8 lanes, 8 elements apart) and the 8 unrolled stores fill the gap:
     # the group is stored whole, as vectors, not scattered
-    assert body["llvm.auto_lanes"] == pytest.approx(lg(16))
+    assert body["llvm.auto_lanes"] == pytest.approx(lg(8))
     assert body["llvm.body_gathers"] == 0
     ops = assembly(INTERLEAVED_ZERO)
     assert not any(o.startswith("vscatter") for o in ops)
@@ -399,7 +415,7 @@ def test_llvm_gathers_a_strided_load_on_avx512():
 def test_a_reduction_over_an_outer_loop_waits_on_memory():
     body = row_dict(extract(func_of(COLUMN_SUM))[1])
     # j is left innermost and vectorized; B[vj] is updated once per k, through memory
-    assert body["llvm.auto_lanes"] == pytest.approx(lg(16))
+    assert body["llvm.auto_lanes"] == pytest.approx(lg(8))
     assert body["llvm.register_reduction"] == 0 and body["llvm.memory_reduction"] == 1
     assert body["cycles.latency"] == pytest.approx(lg(64 * 10))
 
@@ -443,12 +459,12 @@ def sp(X: T.Buffer((8, {n}), "float32"), Y: T.Buffer((8, {n}), "float32")):
 def test_threads_writing_parts_of_one_line_share_it():
     # two chunks of 24 floats (96 bytes) meet inside the second line of each 192-byte row:
     # 64 of the 192 bytes the parallel loop spans, a third of the stores. o_1 is
-    # vectorized 16 wide: 8 x 24 / 16 = 24 body runs, 8 of them on the shared line
+    # vectorized 8 wide: 2 x 8 x 24 / 8 = 48 body runs, 16 of them on the shared line
     body = row_dict(extract(split_rows(2, 24))[0])
-    assert body["llvm.auto_lanes"] == pytest.approx(lg(16))
-    assert body["cycles.split_lines"] == pytest.approx(lg(8))
+    assert body["llvm.auto_lanes"] == pytest.approx(lg(8))
+    assert body["cycles.split_lines"] == pytest.approx(lg(16))
     assert body["cycles.shared_writes"] == 0
-    assert 2 ** body["cycles.core"] - 1 >= 40 * 8
+    assert 2 ** body["cycles.core"] - 1 >= 40 * 16
     # chunks of 16 floats are whole lines: no line has two writers
     whole = row_dict(extract(split_rows(3, 16))[0])
     assert whole["cycles.split_lines"] == 0
@@ -596,3 +612,31 @@ def test_no_unroll_count_when_every_innermost_loop_holds_an_unrolled_one():
     # the 16 dependent scalar adds of one run, in a loop of 4 (64 if k0 were unrolled)
     ops = assembly(ALL_UNROLLED)
     assert len([o for o in ops if o == "vaddss"]) == 16
+
+
+MEMORY_CHAIN = '''@T.prim_func
+def mc(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64,), "float32")):
+    for i0, k0, i1 in T.grid(32, 4, 2):
+        for k1 in T.unroll(16):
+            with T.block("B"):
+                vi = T.axis.spatial(64, i0 * 2 + i1)
+                vk = T.axis.reduce(64, k0 * 16 + k1)
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+def test_a_reduction_through_memory_waits_on_each_elements_chain_of_adds():
+    body = row_dict(extract(func_of(MEMORY_CHAIN))[1])
+    # k0 carries B[vi] through memory (i1 moves it, so the kept loop is no reduction); each
+    # element's 64 updates are one chain of dependent adds, 16 in a run and the reload
+    # forwarding the rest, and the chains side by side are the 2 elements i1 steps through
+    # inside k0: 64 * 64 updates of 4 cycles over 2 chains (the forwarding alone: 32 * 4
+    # iterations of k0 at 10 cycles)
+    assert body["llvm.memory_reduction"] == 1 and body["llvm.register_reduction"] == 0
+    assert 2 ** body["cycles.latency"] - 1 == pytest.approx(64 * 64 * 4 / 2, rel=1e-4)
+    assert body["cycles.core"] == body["cycles.latency"]
+    # LLVM emits the 2 elements' 16 dependent scalar adds of a run side by side
+    ops = assembly(MEMORY_CHAIN)
+    assert len([o for o in ops if o == "vaddss"]) == 2 * 16

@@ -16,8 +16,9 @@ of those the scattered ones) from the locality model. Per store, in cycles of on
   at least one cycle, the loop's own), plus its calls and divisions; and at least the cache
   lines it brings in, `L2_LINE` cycles for each line missing L1 and `MEMORY_LINE` for each
   missing L2 (`SCATTERED_LINE` for one the prefetcher cannot stream: a run of at most one
-  line, a page or more from the next, waits for memory). An access walking a loop with a stride that maps more lines onto one L1 set
-  than it has ways misses every time (`CONFLICT`). The core has four float pipes of
+  line, a page or more from the next, waits for memory). An access walking a loop with a
+  stride that maps more lines onto one L1 set than it has ways misses every time
+  (`CONFLICT`). The core has four float pipes of
   `PIPE_BYTES` each, two that multiply (and run fused multiply-adds) and two that add (and
   take min and max); an instruction wider than a pipe (AVX-512's 64 bytes) takes two
   slots. The multiplies take the multiply pipes and the adds the add pipes, all of them
@@ -30,7 +31,8 @@ of those the scattered ones) from the locality model. Per store, in cycles of on
   into the body chains its updates), less the runs of independent accumulators the
   out-of-order window (`WINDOW` instructions) overlaps; one in memory waits
   `FORWARD_LATENCY` (store to load forwarding and the add) per iteration of the loop that
-  carries it;
+  carries it, and at least `ADD_LATENCY` per update of each element, as many elements side
+  by side as the loops inside the outermost reduction loop step through (`_chains`);
 - the larger of the two, plus `SHARED_WRITE` per store execution when the parallel loop does
   not move the stored element (every thread writes the same lines), and per store
   instruction to a line that two threads' chunks of the parallel loop split between them
@@ -118,6 +120,20 @@ def _split_lines(loops, store, eb, p) -> float:
     return min(1.0, (threads - 1) * LINE / (extent * s * eb))
 
 
+def _chains(loops, store, b: Inner, total) -> float:
+    """Cycles of the dependent adds of a reduction through memory: each element's updates
+    form one chain, whatever loops carry it (the reloads forward the running value), and
+    the chains that run side by side are those of the elements the loops inside the
+    outermost reduction loop step through (a vector's lanes one chain), at most
+    `MAX_OVERLAP`."""
+    outer = next((i for i, (_, e) in enumerate(loops) if e > 1 and not varies(store, i)), None)
+    if outer is None:
+        return 0.0
+    inside = math.prod(e for i, (_, e) in enumerate(loops) if i > outer and varies(store, i))
+    side_by_side = min(MAX_OVERLAP, max(1.0, inside / b.width))
+    return total / b.width * ADD_LATENCY / side_by_side
+
+
 def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
     total = runs(loops)
     body_runs = total / b.elements
@@ -149,7 +165,8 @@ def cycles(loops, accesses, store, b: Inner, ops: dict, lines) -> dict:
         chained = max(1.0, b.elements / max(1, b.accumulators))   # updates of one, a run
         latency = body_runs * ADD_LATENCY * chained / overlap
     elif b.memory_reduction >= 0:
-        latency = runs(loops[:b.memory_reduction + 1]) * FORWARD_LATENCY
+        latency = max(runs(loops[:b.memory_reduction + 1]) * FORWARD_LATENCY,
+                      _chains(loops, store, b, total))
     core = max(throughput, latency)
     par = [i for i, (f, _) in enumerate(loops) if f.kind == "parallel"]
     shared = split = 0.0

@@ -31,7 +31,7 @@ from . import locality as L
 from .locality import CURVE, LINE, sample_curve
 from .locality import lg as _lg
 
-VERSION = 8
+VERSION = 9
 MAX_BUFFERS = 5
 
 OPS = ["float_addsub", "float_mul", "float_divmod", "float_minmax", "float_math", "float_call",
@@ -284,7 +284,8 @@ def _access(buffer, indices, env, loops, execs):
                 reuse_type=0, reuse_count=0, dist=0)
 
 
-def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores, unroll_count):
+def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores,
+         unroll_count):
     row = np.zeros(len(NAMES), dtype=np.float64)
     if is_init:
         loops_used = [(f, e) if i not in reduce_loops else (f, 1) for i, (f, e) in enumerate(loops)]

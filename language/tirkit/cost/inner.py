@@ -21,12 +21,14 @@ against the assembly LLVM emits for it (tests/cost/test_cost_features.py):
   `T.unroll` loop gets `NO_UNROLL`, and no loop of it a count;
 - LLVM's loop vectorizer widens the loop left innermost (the kept loop) when its body is
   scalar, it runs at least `MIN_AUTO` iterations and it does not carry a float reduction
-  (without fast-math LLVM does not reorder one); its width is a vector register's worth of
-  elements. An access with a larger stride along it does not stop it: on AVX-512 LLVM
-  gathers the loads and scatters the stores (`gathers`: their lanes per run of the body,
-  explicit vector code included);
+  (without fast-math LLVM does not reorder one); its width is `VECTOR_BYTES` of elements
+  (on znver4 LLVM prefers 256-bit vectors: 8 floats in a ymm register; a wider
+  `T.vectorize` loop is split into such vectors too). An access with a larger stride along
+  it does not stop it: LLVM gathers the loads and scatters the stores (`gathers`: their
+  lanes per run of the body, explicit vector code included);
 - otherwise the SLP vectorizer packs the straight-line copies of a store to neighbouring
-  elements, when every access walks that unrolled loop with stride 0 or 1;
+  elements (`VECTOR_BYTES` of them at most), when every access walks that unrolled loop with
+  stride 0 or 1;
 - a reduction over the kept loop keeps its accumulators in registers (one dependent add per
   iteration of the kept loop); one over a loop further out keeps them in memory, each update
   a store and a reload of the element.
@@ -41,7 +43,9 @@ from ..codegen.passes.unroll import MAX_UNROLL
 from ..ir import expr as E
 from .locality import lg, stride, varies
 
-VECTOR_BYTES = 64          # a vector register (AVX-512) of the machine the model is trained on
+VECTOR_BYTES = 32          # the vectors LLVM emits for the machine the model is trained on:
+                           # znver4 prefers 256-bit ones, so even a 16-float `T.vectorize`
+                           # loop becomes pairs of ymm instructions
 MIN_AUTO = 4               # a loop shorter than this gets no vector loop
 
 NAMES = ["llvm.unrolled", "llvm.vector_lanes", "llvm.auto_lanes", "llvm.slp_lanes",
