@@ -176,8 +176,11 @@ def test_neovim_tune_this_kernel(tmp_path):
     out = run_nvim(tmp_path, "nvim_tune.lua", f, "4", timeout=300)
     lines = out.splitlines()
     assert "LENS Tune this kernel tirkit.tuneKernel" in lines
-    progress = [ln for ln in lines if ln.startswith("PROGRESS ")]
-    assert progress[0] == "PROGRESS begin 0/4 trials"
+    # the tuning's own progress (on a busy machine an analysis slower than a second reports
+    # its own "working" progress too, before or after it)
+    progress = [ln for ln in lines if ln.startswith("PROGRESS ")
+                and ln != "PROGRESS begin working" and not ln.startswith("PROGRESS end done in")]
+    assert progress[0] == "PROGRESS begin 0/4 trials", progress
     assert any(ln.startswith("PROGRESS report 4/4 trials, best ") for ln in progress)
     assert progress[-1].startswith("PROGRESS end best ") and progress[-1].endswith("(applied)")
     result = next(ln for ln in lines if ln.startswith("RESULT "))
