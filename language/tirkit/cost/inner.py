@@ -21,9 +21,9 @@ against the assembly LLVM emits for it (tests/cost/test_cost_features.py):
   `T.unroll` loop gets `NO_UNROLL`, and no loop of it a count;
 - LLVM's loop vectorizer widens the loop left innermost (the kept loop) when its body is
   scalar, it runs at least `MIN_AUTO` iterations and it does not carry a float reduction
-  (without fast-math LLVM does not reorder one); its width is `VECTOR_BYTES` of elements
-  (on znver4 LLVM prefers 256-bit vectors: 8 floats in a ymm register; a wider
-  `T.vectorize` loop is split into such vectors too). An access with a larger stride along
+  (without fast-math LLVM does not reorder one); its width is counted in `VECTOR_BYTES`
+  of elements (Zen 4 executes a wider vector instruction as 256-bit halves; a wider
+  `T.vectorize` loop is counted in such halves too). An access with a larger stride along
   it does not stop it: LLVM gathers the loads and scatters the stores (`gathers`: their
   lanes per run of the body, explicit vector code included);
 - otherwise the SLP vectorizer packs the straight-line copies of a store to neighbouring
@@ -43,9 +43,10 @@ from ..codegen.passes.unroll import MAX_UNROLL
 from ..ir import expr as E
 from .locality import lg, stride, varies
 
-VECTOR_BYTES = 32          # the vectors LLVM emits for the machine the model is trained on:
-                           # znver4 prefers 256-bit ones, so even a 16-float `T.vectorize`
-                           # loop becomes pairs of ymm instructions
+VECTOR_BYTES = 32          # a vector instruction as the machine the model is trained on
+                           # executes it: Zen 4 runs a 512-bit one as two 256-bit halves on
+                           # its 256-bit load, store and float pipes, so the estimate counts
+                           # vector code in 256-bit instructions (8 floats)
 MIN_AUTO = 4               # a loop shorter than this gets no vector loop
 
 NAMES = ["llvm.unrolled", "llvm.vector_lanes", "llvm.auto_lanes", "llvm.slp_lanes",
