@@ -33,9 +33,10 @@ def test_trained_trees_with_missing_values_agree():
     assert np.array_equal(got, want)
     assert np.ptp(got) > 1.0                          # the trees do separate the rows
     # a row exactly on a threshold goes right, as in XGBoost
-    node = np.flatnonzero(forest.left[0] != np.arange(forest.left.shape[1]))[0]
+    node = forest.roots[0]                            # the first tree's root: a split
+    assert not np.isnan(forest.threshold[node])
     edge = np.zeros((1, 12), np.float32)
-    edge[0, forest.feature[0, node]] = forest.threshold[0, node]
+    edge[0, forest.feature[node]] = forest.threshold[node]
     assert np.array_equal(forest.margin(edge, [0.0]), _xgboost_margin(booster, edge, [0.0]))
 
 
@@ -60,3 +61,9 @@ def test_shipped_model_predicts_a_kernel_alone_as_in_a_batch():
     for booster, start in ((model.booster, P[:, -1]), (model.ranker, -P[:, -1])):
         assert np.array_equal(Forest.from_booster(booster).margin(P, start),
                               _xgboost_margin(booster, P, start))
+    # both boosters walked at once, one margin each
+    joined = Forest.from_boosters([model.booster, model.ranker])
+    assert joined.bounds == [0, 300, 600]
+    for got, booster, start in zip(joined.margins(P, [P[:, -1], -P[:, -1]]),
+                                   (model.booster, model.ranker), (P[:, -1], -P[:, -1])):
+        assert np.array_equal(got, _xgboost_margin(booster, P, start))

@@ -55,6 +55,7 @@ NAMES = (
     + C.NAMES
 )
 INDEX = {n: i for i, n in enumerate(NAMES)}
+_OP_COLUMNS = [(o, INDEX[f"op.{o}"]) for o in OPS]
 
 # math the code generator emits as LLVM intrinsics that vectorize (vsqrtps, vroundps, ...),
 # and math it calls a scalar C library function for, one element at a time
@@ -126,6 +127,14 @@ def _flat(buffer, indices, env) -> _Form:
 
 
 # ---- counting operators --------------------------------------------------------------------
+_ARITH = {E.Add: ("float_addsub", "int_addsub"), E.Sub: ("float_addsub", "int_addsub"),
+          E.Mul: ("float_mul", "int_mul"),
+          **dict.fromkeys((E.Div, E.Mod, E.FloorDiv, E.FloorMod), ("float_divmod", "int_divmod")),
+          E.Min: ("float_minmax", "int_minmax"), E.Max: ("float_minmax", "int_minmax")}
+_LOGIC = {**dict.fromkeys(_CMP, "compare"), **dict.fromkeys((E.And, E.Or, E.Not), "bool_op"),
+          E.Select: "select", E.Cast: "cast"}
+
+
 def _count_ops(e, counts, loads):
     stack = [e]
     while stack:
@@ -134,23 +143,11 @@ def _count_ops(e, counts, loads):
         if t is E.BufferLoad:
             loads.append(x)
             continue                                   # index arithmetic is not the value's
-        fl = is_float(getattr(x, "dtype", "int32") or "int32")
-        if t in (E.Add, E.Sub):
-            counts["float_addsub" if fl else "int_addsub"] += 1
-        elif t is E.Mul:
-            counts["float_mul" if fl else "int_mul"] += 1
-        elif t in (E.Div, E.Mod, E.FloorDiv, E.FloorMod):
-            counts["float_divmod" if fl else "int_divmod"] += 1
-        elif t in (E.Min, E.Max):
-            counts["float_minmax" if fl else "int_minmax"] += 1
-        elif t in _CMP:
-            counts["compare"] += 1
-        elif t in (E.And, E.Or, E.Not):
-            counts["bool_op"] += 1
-        elif t is E.Select:
-            counts["select"] += 1
-        elif t is E.Cast:
-            counts["cast"] += 1
+        keys = _ARITH.get(t)
+        if keys is not None:
+            counts[keys[0] if is_float(getattr(x, "dtype", "int32") or "int32") else keys[1]] += 1
+        elif t in _LOGIC:
+            counts[_LOGIC[t]] += 1
         elif t is E.Call:
             if x.op in ("if_then_else",):
                 counts["select"] += 1
@@ -168,12 +165,13 @@ def _count_ops(e, counts, loads):
 
 
 def _index_ops(indices, counts):
+    """Add the integer arithmetic of an access's indices to `counts`."""
+    c = dict.fromkeys(OPS, 0)
     sink = []
     for i in indices:
-        c = dict.fromkeys(OPS, 0)
         _count_ops(i, c, sink)
-        for k in ("int_addsub", "int_mul", "int_divmod", "int_minmax"):
-            counts[k] += c[k]
+    for k in ("int_addsub", "int_mul", "int_divmod", "int_minmax"):
+        counts[k] += c[k]
 
 
 # ---- the walk ------------------------------------------------------------------------------
@@ -252,10 +250,10 @@ def _collect(body, ctx, is_init, reduce_loops):
                           for s, lp, env, _, _, p in ctx.stores[n:]]
 
 
-def _access(buffer, indices, env, loops, execs):
+def _access(buffer, form, loops, execs):
+    """Bytes, lines and reuse of one buffer's access, `form` its flat index (`_flat`)."""
     eb = bytes_of(buffer.dtype)
-    form = _flat(buffer, indices, env)
-    touched = [i for i in range(len(loops)) if L.varies(form, i)]
+    touched = L.moving(form, len(loops))
     size = 1
     for s in buffer.shape:
         size *= int(s.value) if isinstance(s, E.IntImm) else 16
@@ -286,7 +284,7 @@ def _access(buffer, indices, env, loops, execs):
 
 def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores,
          unroll_count):
-    row = np.zeros(len(NAMES), dtype=np.float64)
+    row = [0.0] * len(NAMES)
     if is_init:
         loops_used = [(f, e) if i not in reduce_loops else (f, 1) for i, (f, e) in enumerate(loops)]
     else:
@@ -298,8 +296,8 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores,
     _index_ops(store.indices, counts)
     for ld in loads:
         _index_ops(ld.indices, counts)
-    for o in OPS:
-        row[INDEX[f"op.{o}"]] = _lg(counts[o] * execs)
+    for o, j in _OP_COLUMNS:
+        row[j] = _lg(counts[o] * execs)
     n = len(loops_used)
     for kind in LOOP_KINDS:
         idx = [i for i, (f, _) in enumerate(loops_used) if f.kind == kind]
@@ -336,7 +334,9 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores,
             continue
         seen[k] = len(accs)
         accs.append([ld.buffer, ld.indices, True, False])
-    info = [(_access(b, ix, env, loops_used, execs), b, rd, wr) for b, ix, rd, wr in accs]
+    forms = [(_flat(b, ix, env), bytes_of(b.dtype)) for b, ix, _, _ in accs]
+    info = [(_access(b, form, loops_used, execs), b, rd, wr)
+            for (form, _), (b, ix, rd, wr) in zip(forms, accs)]
     info.sort(key=lambda t: (-t[0]["lines"], t[1].name))
     per_iter = sum(a["eb"] for a, *_ in info)
     for j, (a, b, rd, wr) in enumerate(info[:MAX_BUFFERS]):
@@ -358,15 +358,15 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores,
     # arithmetic intensity within each loop, inner to outer, sampled at CURVE points
     flops_one = sum(counts[o] for o in OPS if o.startswith("float_"))
     curve = []
-    forms = [(_flat(b, ix, env), bytes_of(b.dtype)) for b, ix, _, _ in accs]
+    moves = [L.moving(form, n) for form, _ in forms]
     for level in range(n, -1, -1):
         inner = loops_used[level:]
         it = I.runs(inner)
         by = 0
-        for form, eb in forms:
+        for (form, eb), move in zip(forms, moves):
             u = 1
-            for i in range(level, n):
-                if L.varies(form, i):
+            for i in move:
+                if i >= level:
                     u *= loops_used[i][1]
             by += u * eb
         curve.append(flops_one * it / max(1, by))
@@ -404,7 +404,7 @@ def _size(b):
 def _launch_row(launches, n_stores):
     """The cost of entering parallel regions, a row of its own (pack-sum adds it to the
     stores' time): how many times one is entered, as its executions."""
-    row = np.zeros(len(NAMES), dtype=np.float64)
+    row = [0.0] * len(NAMES)
     row[INDEX["kernel.launch_row"]] = 1
     row[INDEX["loop.parallel_launches"]] = _lg(launches)
     row[INDEX["loop.outer_product"]] = _lg(launches)

@@ -1,15 +1,17 @@
-"""A trained XGBoost tree ensemble evaluated with numpy, for predicting a few kernels at a time.
+"""Trained XGBoost tree ensembles evaluated with numpy, for predicting a few kernels at a time.
 
-XGBoost's own prediction (`Booster.inplace_predict`) costs about 0.3 ms a call whatever the
-number of rows (0.29 ms for one row, 0.89 ms for a hundred, on the shipped 300 trees): its
-fixed cost is most of what a hover's prediction would spend in two boosters.  The trees
-themselves are small (depth 6), so this module walks all of them at once, one numpy step per
-level, and a call for one kernel takes a few tens of microseconds.  The arithmetic is
-XGBoost's: float32 inputs and thresholds, `x < threshold` goes to the left child, a missing
-value (NaN) takes the node's default direction, and the leaves are added to the base
-margin one tree after another in float32 (tests/cost/test_forest.py compares the two on the
-shipped model and on freshly trained trees).  Training, saving and loading stay XGBoost's;
-a Forest is derived from a Booster and replaced with it.
+XGBoost's own prediction (`Booster.inplace_predict`) has a large fixed cost per call whatever
+the number of rows (0.29 ms for one row, 0.89 ms for a hundred, on the shipped 300 trees, on
+a Zen 4 host; the shipped ensemble's two boosters 1.7 ms for one row on a Zen 1 host): most
+of what a hover's prediction would spend.  The trees themselves are small (depth 6), so this
+module walks all of them at once, those of both boosters of an ensemble in the same walk,
+one numpy step per level, and a call for one kernel takes 0.17 ms for the ensemble's 600
+trees on the Zen 1 host.  The arithmetic is XGBoost's: float32 inputs and thresholds,
+`x < threshold` goes to the left child, a missing value (NaN) takes the node's default
+direction, and the leaves are added to the base margin one tree after another in float32
+(tests/cost/test_forest.py compares the two on the shipped model and on freshly trained
+trees).  Training, saving and loading stay XGBoost's; a Forest is derived from boosters and
+replaced with them.
 """
 from __future__ import annotations
 
@@ -19,84 +21,111 @@ import numpy as np
 
 
 class Forest:
-    """The trees of one XGBoost booster (a single output, numeric splits), as padded arrays
-    of shape (trees, nodes): each node's feature, threshold, children and default direction;
-    a leaf is its own child both ways and holds its value in `value`."""
+    """The trees of one or more XGBoost boosters (single output, numeric splits), as flat
+    arrays over all their nodes: each node's feature, threshold, default direction, first
+    child and leaf value.  The nodes are renumbered so that a node's two children are
+    neighbours (left, then right): one step of the walk is `child[node] + goes_right`.  A
+    leaf is its own child, with a NaN threshold (no row goes right of it) and the default
+    direction left (neither does a missing value).  The trees of booster g are
+    `trees[bounds[g]:bounds[g + 1]]`; `margins` sums each booster's leaves separately, so one
+    walk serves an ensemble."""
 
-    __slots__ = ("feature", "threshold", "left", "right", "default_left", "value", "depth",
-                 "num_features", "_left", "_right")
+    __slots__ = ("feature", "threshold", "child", "default_left", "value", "roots", "bounds",
+                 "depth", "num_features")
 
-    def __init__(self, trees: list, num_features: int):
-        n_trees = len(trees)
-        width = max((len(t["left_children"]) for t in trees), default=1)
-        shape = (max(n_trees, 1), width)
-        self.feature = np.zeros(shape, dtype=np.intp)
-        self.threshold = np.zeros(shape, dtype=np.float32)
-        self.left = np.zeros(shape, dtype=np.intp)
-        self.right = np.zeros(shape, dtype=np.intp)
-        self.default_left = np.zeros(shape, dtype=bool)
-        self.value = np.zeros(shape, dtype=np.float32)
-        self.num_features = num_features
+    def __init__(self, boosters_trees: list, num_features: int):
+        feature, threshold, child, default_left, value, roots = [], [], [], [], [], []
+        self.bounds = [0]
         depth = 0
-        for i, t in enumerate(trees):
-            if any(t.get("split_type", ())) or t.get("categories_nodes"):
-                raise ValueError("categorical splits are not supported")
-            left = np.asarray(t["left_children"], dtype=np.intp)
-            right = np.asarray(t["right_children"], dtype=np.intp)
-            cond = np.asarray(t["split_conditions"], dtype=np.float32)
-            leaf = left < 0
-            own = np.arange(len(left))
-            n = len(left)
-            self.feature[i, :n] = np.where(leaf, 0, t["split_indices"])
-            self.threshold[i, :n] = cond
-            self.left[i, :n] = np.where(leaf, own, left)
-            self.right[i, :n] = np.where(leaf, own, right)
-            self.default_left[i, :n] = np.asarray(t["default_left"], dtype=bool)
-            self.value[i, :n] = np.where(leaf, cond, 0.0)
-            self.left[i, n:] = self.right[i, n:] = np.arange(n, width)
-            depth = max(depth, _depth(left, right))
+        for trees in boosters_trees:
+            for t in trees:
+                if any(t.get("split_type", ())) or t.get("categories_nodes"):
+                    raise ValueError("categorical splits are not supported")
+                left, right = t["left_children"], t["right_children"]
+                depth = max(depth, _depth(left, right))
+                base = len(feature)
+                order = [0]                           # breadth first, siblings side by side
+                new = {0: base}
+                for old in order:
+                    if left[old] >= 0:
+                        new[left[old]], new[right[old]] = base + len(order), base + len(order) + 1
+                        order += [left[old], right[old]]
+                roots.append(base)
+                for old in order:
+                    leaf = left[old] < 0
+                    cond = float(t["split_conditions"][old])
+                    feature.append(0 if leaf else int(t["split_indices"][old]))
+                    threshold.append(np.nan if leaf else cond)
+                    child.append(new[old] if leaf else new[left[old]])
+                    default_left.append(True if leaf else bool(t["default_left"][old]))
+                    value.append(cond if leaf else 0.0)
+            self.bounds.append(len(roots))
+        self.feature = np.asarray(feature, dtype=np.intp)
+        self.threshold = np.asarray(threshold, dtype=np.float32)
+        self.child = np.asarray(child, dtype=np.intp)
+        self.default_left = np.asarray(default_left, dtype=bool)
+        self.value = np.asarray(value, dtype=np.float32)
+        self.roots = np.asarray(roots, dtype=np.intp)
         self.depth = depth
-        offset = (np.arange(shape[0]) * width)[:, None]
-        self._left = (self.left + offset).ravel()       # children as flat indices
-        self._right = (self.right + offset).ravel()
+        self.num_features = num_features
 
     @classmethod
     def from_booster(cls, booster) -> "Forest":
-        model = json.loads(booster.save_raw("json"))
-        learner = model["learner"]
-        param = learner["learner_model_param"]
-        if int(param.get("num_class", "0") or 0) > 1 or int(param.get("num_target", "1")) > 1:
-            raise ValueError("only single-output boosters are supported")
-        gb = learner["gradient_booster"]
-        if gb.get("name") != "gbtree":
-            raise ValueError(f"unsupported booster {gb.get('name')!r}")
-        return cls(gb["model"]["trees"], int(param["num_feature"]))
+        return cls.from_boosters([booster])
+
+    @classmethod
+    def from_boosters(cls, boosters) -> "Forest":
+        """One Forest over several boosters of the same features (`margins`: one column each)."""
+        trees, widths = [], set()
+        for booster in boosters:
+            model = json.loads(booster.save_raw("json"))
+            learner = model["learner"]
+            param = learner["learner_model_param"]
+            if int(param.get("num_class", "0") or 0) > 1 or int(param.get("num_target", "1")) > 1:
+                raise ValueError("only single-output boosters are supported")
+            gb = learner["gradient_booster"]
+            if gb.get("name") != "gbtree":
+                raise ValueError(f"unsupported booster {gb.get('name')!r}")
+            trees.append(gb["model"]["trees"])
+            widths.add(int(param["num_feature"]))
+        if len(widths) != 1:
+            raise ValueError(f"boosters of different feature counts: {sorted(widths)}")
+        return cls(trees, widths.pop())
 
     def margin(self, X, start) -> np.ndarray:
         """Each row's base margin (`start`) plus its leaf in every tree, as XGBoost's
-        `inplace_predict(X, predict_type="margin", base_margin=start)` computes it."""
+        `inplace_predict(X, predict_type="margin", base_margin=start)` computes it (a Forest
+        of one booster)."""
+        return self.margins(X, [start])[0]
+
+    def margins(self, X, starts) -> list:
+        """`margin` for each booster, `starts[g]` the base margins of booster g's rows."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         if X.ndim != 2 or X.shape[1] != self.num_features:
             raise ValueError(f"expected rows of {self.num_features} features, got {X.shape}")
-        n, width = len(X), self.feature.shape[1]
+        if len(starts) != len(self.bounds) - 1:
+            raise ValueError(f"expected {len(self.bounds) - 1} base margins, got {len(starts)}")
+        n, trees = len(X), len(self.roots)
         flat = X.ravel()
-        # nodes as flat indices into the (trees, nodes) arrays, one per (row, tree)
-        node = np.tile(np.arange(self.feature.shape[0]) * width, n)
-        at = np.repeat(np.arange(n) * self.num_features, self.feature.shape[0])
+        node = np.tile(self.roots, n)                 # one per (row, tree)
+        at = np.repeat(np.arange(n) * self.num_features, trees)
         missing = bool(np.isnan(flat).any())
-        feature, threshold = self.feature.ravel(), self.threshold.ravel()
-        left, right = self._left, self._right
+        feature, threshold, child = self.feature, self.threshold, self.child
         for _ in range(self.depth):
             x = flat.take(at + feature.take(node))
-            go_left = x < threshold.take(node)
+            right = x >= threshold.take(node)         # not (x < threshold): XGBoost goes left
             if missing:
-                go_left = np.where(np.isnan(x), self.default_left.ravel().take(node), go_left)
-            node = np.where(go_left, left.take(node), right.take(node))
-        leaves = self.value.ravel().take(node).reshape(n, -1)
-        total = np.asarray(start, dtype=np.float32).reshape(n, 1)
-        # one tree after another in float32, as XGBoost adds them (cumsum is sequential)
-        return np.cumsum(np.concatenate([total, leaves], axis=1), axis=1,
-                         dtype=np.float32)[:, -1].astype(np.float64)
+                right = np.where(np.isnan(x), ~self.default_left.take(node), right)
+            node = child.take(node) + right
+        leaves = self.value.take(node).reshape(n, trees)
+        out = []
+        for g, start in enumerate(starts):
+            total = np.asarray(start, dtype=np.float32).reshape(n, 1)
+            part = leaves[:, self.bounds[g]:self.bounds[g + 1]]
+            # one tree after another in float32, as XGBoost adds them (cumsum is sequential)
+            out.append(np.cumsum(np.concatenate([total, part], axis=1), axis=1,
+                                 dtype=np.float32)[:, -1].astype(np.float64))
+        return out
 
 
 def _depth(left, right) -> int:

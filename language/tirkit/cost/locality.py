@@ -17,6 +17,7 @@ model: it ignores reuse across those outer loops). All values are log2(1 + x).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 LINE = 64                         # cache line bytes
@@ -34,36 +35,46 @@ NAMES = ([f"footprint.{i}" for i in range(CURVE)]
 
 def lg(x) -> float:
     """How every count is given to the model: log2(1 + x)."""
-    return math.log2(1.0 + max(0.0, float(x)))
+    return math.log2(1.0 + float(x)) if x > 0 else 0.0
 
 
 def sample_curve(curve) -> list:
     """A curve over the loop levels (from the store outwards) at CURVE evenly spaced points,
     linearly interpolated, each as lg."""
+    return [lg(curve[lo] + (curve[hi] - curve[lo]) * frac) for lo, hi, frac in _samples(len(curve))]
+
+
+@functools.lru_cache(maxsize=64)             # one entry per loop depth
+def _samples(n) -> tuple:
+    """(lower point, upper point, fraction between them) of each sample of a curve of n points."""
     out = []
     for k in range(CURVE):
-        pos = k * (len(curve) - 1) / (CURVE - 1)
+        pos = k * (n - 1) / (CURVE - 1)
         lo = int(math.floor(pos))
-        hi = min(lo + 1, len(curve) - 1)
-        out.append(lg(curve[lo] + (curve[hi] - curve[lo]) * (pos - lo)))
-    return out
+        out.append((lo, min(lo + 1, n - 1), pos - lo))
+    return tuple(out)
 
 
 def varies(form, i) -> bool:
     return bool(form.coef.get(i, 0)) or i in form.opaque
 
 
-def _level(loops, accesses, level):
+def moving(form, n) -> list:
+    """The loops among the first n an index varies with, outer to inner."""
+    return [i for i in range(n) if varies(form, i)]
+
+
+def _level(loops, accesses, moves, level):
     """(bytes, lines, scattered lines) touched by the loops level..n-1. Scattered: lines of
     a buffer walked in runs of at most one line, each run a page or more from the next (the
-    stride of the loop after the run), which the prefetcher cannot stream."""
-    n = len(loops)
+    stride of the loop after the run), which the prefetcher cannot stream. `moves`: the
+    loops each access varies with (`moving`)."""
     total_b = total_l = total_s = 0.0
-    for form, eb, size in accesses:
+    for (form, eb, size), move in zip(accesses, moves):
         uniq = 1
         walks = []                          # (stride, extent) of the affine loops
-        for i in range(level, n):
-            if varies(form, i):
+        for i in move:
+            if i >= level:
                 uniq *= loops[i][1]
                 s = abs(form.coef.get(i, 0))
                 if s and loops[i][1] > 1:
@@ -118,7 +129,8 @@ def walk_kinds(loops, accesses, i):
 
 def locality(loops, accesses) -> dict:
     n = len(loops)
-    levels = [_level(loops, accesses, lv) for lv in range(n + 1)]   # outer .. store
+    moves = [moving(form, n) for form, _, _ in accesses]
+    levels = [_level(loops, accesses, moves, lv) for lv in range(n + 1)]   # outer .. store
     out = dict.fromkeys(NAMES, 0.0)
     # footprint curve: from the store outwards, as the intensity curve
     curve = sample_curve([levels[lv][0] for lv in range(n, -1, -1)])

@@ -193,7 +193,7 @@ class CostModel:
         self._prior_samples = 0
         self._extra: tuple = ([], [], [])  # (rows, seconds, groups) measured since loading
         self.few_rows = FEW_ROWS          # calls of up to this many rows walk the trees (0: never)
-        self._forests: dict = {}          # id(booster) -> (booster, its Forest), for few rows
+        self._forests: dict = {}          # ids of boosters -> (boosters, their Forest)
         self._lock = threading.Lock()
 
     # ---- training --------------------------------------------------------------------------
@@ -292,44 +292,47 @@ class CostModel:
             booster, ranker, calibration = self.booster, self.ranker, self.calibration
         if self.objective == "packsum":
             X, seg = _stack(rows_list)
-            f = self._margin(booster, X, np.full(len(X), self.offset, dtype=np.float32))
+            f, = self._margins((booster,), X, [np.full(len(X), self.offset, dtype=np.float32)])
             out = np.bincount(seg, weights=np.exp2(np.clip(f, -60, 30)),
                               minlength=len(rows_list))
             return out
         P = pooled(rows_list)
         a, b = calibration or (0.0, 0.0)
         if self.objective == "pairwise":
-            return np.exp2(a * self._margin(booster, P, -P[:, -1]) + b)
-        s = self._margin(booster, P, P[:, -1])
+            r, = self._margins((booster,), P, [-P[:, -1]])
+            return np.exp2(a * r + b)
         if self.objective == "ensemble":
-            s = (1 - BLEND) * s + BLEND * (a * self._margin(ranker, P, -P[:, -1]) + b)
+            s, r = self._margins((booster, ranker), P, [P[:, -1], -P[:, -1]])
+            return np.exp2((1 - BLEND) * s + BLEND * (a * r + b))
+        s, = self._margins((booster,), P, [P[:, -1]])
         return np.exp2(s)
 
-    def _margin(self, booster, X, start):
-        """`_margin`, by walking the trees with numpy for a few rows (a hover's one kernel:
-        XGBoost's fixed cost per call is larger than the walk; `tirkit.cost.forest`), by
-        XGBoost for more. Both give the same float32 sums."""
+    def _margins(self, boosters, X, starts) -> list:
+        """`_margin` of each booster, by walking all their trees at once with numpy for a few
+        rows (a hover's one kernel: XGBoost's fixed cost per call is larger than the walk;
+        `tirkit.cost.forest`), by XGBoost for more. Both give the same float32 sums."""
         if len(X) <= self.few_rows:
-            forest = self._forest(booster)
+            forest = self._forest(boosters)
             if forest is not None:
-                return forest.margin(X, start)
-        return _margin(booster, X, start)
+                return forest.margins(X, starts)
+        return [_margin(b, X, s) for b, s in zip(boosters, starts)]
 
-    def _forest(self, booster):
-        """The booster's Forest, built on first use (about 0.1 s) and kept while the booster
-        is this model's; None for trees Forest does not take (categorical splits)."""
+    def _forest(self, boosters):
+        """The boosters' Forest, built on first use (about 0.1 s each) and kept while the
+        boosters are this model's; None for trees Forest does not take (categorical splits)."""
+        key = tuple(id(b) for b in boosters)
         with self._lock:
-            hit = self._forests.get(id(booster))
-        if hit is not None and hit[0] is booster:
+            hit = self._forests.get(key)
+        if hit is not None and all(x is y for x, y in zip(hit[0], boosters)):
             return hit[1]
         try:
-            forest = Forest.from_booster(booster)
+            forest = Forest.from_boosters(boosters)
         except ValueError:
             forest = None
         with self._lock:
             if len(self._forests) >= 4:         # boosters replaced by updates
                 self._forests.clear()
-            self._forests[id(booster)] = (booster, forest)
+            self._forests[key] = (tuple(boosters), forest)
         return forest
 
     # ---- files -----------------------------------------------------------------------------

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
-from ...ir.visit import contains, find_first, walk
+from ...ir.visit import child_fields, contains
 
 ROLLED = ("serial", "unrolled")     # loops left as loops (vectorized ones become vector code)
 
@@ -73,23 +73,33 @@ def choose(func: S.PrimFunc) -> Pipeline:
     (serial, holding no other rolled loop) holds an explicitly unrolled loop, else `HINTED`
     (see the module docstring for the measurements behind it)."""
     rolled = _innermost_rolled(func.body)
-    if rolled and all(find_first(lp.body, lambda x: x.kind == "unrolled", S.For) is not None
-                      for lp in rolled):
+    if rolled and all(unrolled for _, unrolled in rolled):
         return NO_UNROLL
     return HINTED
 
 
 def _innermost_rolled(body) -> list:
-    """Serial loops with no serial loop inside them."""
+    """Serial loops with no serial loop inside them, each with whether it holds an unrolled
+    loop: one pass over the statements (loops sit in statements only, never in an
+    expression), bottom-up, so each loop's contents are looked at once."""
     out = []
 
-    def fn(x):
-        if isinstance(x, S.For) and x.kind == "serial" and \
-                find_first(x.body, lambda y: y.kind == "serial", S.For) is None:
-            out.append(x)
-            return False
-        return True
-    walk(body, fn)
+    def visit(x) -> tuple:
+        """(whether x holds a serial loop, whether it holds an unrolled loop), x included."""
+        serial = unrolled = False
+        for f in child_fields(type(x)):
+            y = getattr(x, f)
+            for z in (y if isinstance(y, tuple) else (y,)):
+                if isinstance(z, S.Stmt):
+                    s, u = visit(z)
+                    serial, unrolled = serial or s, unrolled or u
+        if type(x) is S.For:
+            if x.kind == "serial" and not serial:
+                out.append((x, unrolled))
+            serial = serial or x.kind == "serial"
+            unrolled = unrolled or x.kind == "unrolled"
+        return serial, unrolled
+    visit(body)
     return out
 
 
