@@ -11,6 +11,11 @@ for i = 4, #arg do table.insert(cmd, arg[i]) end
 
 vim.cmd.edit(file)
 local buf = vim.api.nvim_get_current_buf()
+-- whether the server has reported this buffer's diagnostics (pushed or pulled, possibly
+-- none): one report follows the opening, so a code absent from it is absent
+local reported = false
+vim.api.nvim_create_autocmd('DiagnosticChanged', {
+  buffer = buf, callback = function() reported = true end })
 local id = vim.lsp.start({ name = 'tirkit', cmd = cmd, root_dir = vim.fs.dirname(file) },
   { bufnr = buf })
 if not id then
@@ -25,7 +30,8 @@ local function with_code()
   end
 end
 
-local got = vim.wait(30000, function() return with_code() ~= nil end, 20)
+local got = vim.wait(30000, function() return with_code() ~= nil or reported end, 20)
+got = with_code() ~= nil
 for _, d in ipairs(vim.diagnostic.get(buf)) do
   io.stdout:write(string.format('DIAG %d %d %s\n', d.lnum, d.col, tostring(d.code)))
 end

@@ -1,6 +1,10 @@
 """Where TVM 0.27's tensorize accepts the same schedule, our tensorized IR is structurally
 equal to TVM's (the VNNI and AVX-512 forms of the 16x4 dot product). The mapping's agreement
 with TVM's `get_auto_tensorize_mapping_info` is benchmarks/tensorize_oracle.py's."""
+import importlib.util
+import pathlib
+import sys
+
 import pytest
 
 import tirkit
@@ -38,9 +42,29 @@ def _ours(intrin):
     return sch.mod.functions[0][1]
 
 
+def _register_x86_intrinsics():
+    """Register TVM's x86 tensor intrinsics. `import tvm.s_tir.tensor_intrin.x86` first runs
+    the package's __init__, which defines every target's intrinsics (CUDA's alone take 32 s on
+    a Zen 1 host); the x86 module needs only `tvm.s_tir`, so it is loaded by itself, under its
+    own name (a later import of the package finds it and does not register it twice)."""
+    name = "tvm.s_tir.tensor_intrin.x86"
+    if name in sys.modules:
+        return
+    from tvm import s_tir
+    spec = importlib.util.spec_from_file_location(
+        name, pathlib.Path(s_tir.__file__).parent / "tensor_intrin" / "x86.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+
+
 def _theirs(intrin):
     from tvm import s_tir
-    from tvm.s_tir.tensor_intrin import x86  # noqa: F401  (registers the intrinsics)
+    _register_x86_intrinsics()
     sch = s_tir.Schedule(tvm.script.from_source(SRC.split("\n", 1)[1]))
     b = sch.get_sblock("C")
     sch.reindex(b, ("read", 1))
