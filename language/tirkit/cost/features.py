@@ -250,10 +250,10 @@ def _collect(body, ctx, is_init, reduce_loops):
                           for s, lp, env, _, _, p in ctx.stores[n:]]
 
 
-def _access(buffer, form, loops, execs):
-    """Bytes, lines and reuse of one buffer's access, `form` its flat index (`_flat`)."""
+def _access(buffer, form, touched, loops, execs):
+    """Bytes, lines and reuse of one buffer's access, `form` its flat index (`_flat`) and
+    `touched` the loops it varies with (`locality.moving`)."""
     eb = bytes_of(buffer.dtype)
-    touched = L.moving(form, len(loops))
     size = 1
     for s in buffer.shape:
         size *= int(s.value) if isinstance(s, E.IntImm) else 16
@@ -335,8 +335,9 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores,
         seen[k] = len(accs)
         accs.append([ld.buffer, ld.indices, True, False])
     forms = [(_flat(b, ix, env), bytes_of(b.dtype)) for b, ix, _, _ in accs]
-    info = [(_access(b, form, loops_used, execs), b, rd, wr)
-            for (form, _), (b, ix, rd, wr) in zip(forms, accs)]
+    moves = [L.moving(form, n) for form, _ in forms]
+    info = [(_access(b, form, move, loops_used, execs), b, rd, wr)
+            for (form, _), move, (b, ix, rd, wr) in zip(forms, moves, accs)]
     info.sort(key=lambda t: (-t[0]["lines"], t[1].name))
     per_iter = sum(a["eb"] for a, *_ in info)
     for j, (a, b, rd, wr) in enumerate(info[:MAX_BUFFERS]):
@@ -358,7 +359,6 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores,
     # arithmetic intensity within each loop, inner to outer, sampled at CURVE points
     flops_one = sum(counts[o] for o in OPS if o.startswith("float_"))
     curve = []
-    moves = [L.moving(form, n) for form, _ in forms]
     for level in range(n, -1, -1):
         inner = loops_used[level:]
         it = I.runs(inner)
@@ -380,7 +380,7 @@ def _row(store, loops, env, is_init, reduce_loops, predicated, allocs, n_stores,
     row[INDEX["alloc.target_bytes"]] = _lg(bytes_of(store.buffer.dtype) * _size(store.buffer))
     row[INDEX["kernel.stores"]] = n_stores
     accesses = [(form, eb, _size(b)) for (form, eb), (b, *_) in zip(forms, accs)]
-    loc = L.locality(loops_used, accesses)
+    loc = L.locality(loops_used, accesses, moves)
     inner = I.inner(loops_used, accesses, forms[0][0], rmw, unroll_count)
     ops = {"vector": flops_one or sum(counts.values()) or 1, "call": counts["float_call"],
            "divide": counts["float_divmod"], "mul": counts["float_mul"],

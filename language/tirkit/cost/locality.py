@@ -3,6 +3,7 @@ of a given size would miss, and how each buffer is walked by the innermost and t
 vectorized loop.
 
     f = locality(loops, accesses)    # {name: value} for the names in NAMES
+    f = locality(loops, accesses, moves)    # the same, each access's `moving` loops given
 
 `loops` is [(For, extent)] from the outermost to the store, `accesses` [(form, element
 bytes, elements)] with `form` the buffer's flat index over the loop positions (`coef`: the
@@ -127,9 +128,10 @@ def walk_kinds(loops, accesses, i):
     return cont, bcast, strided
 
 
-def locality(loops, accesses) -> dict:
+def locality(loops, accesses, moves=None) -> dict:
     n = len(loops)
-    moves = [moving(form, n) for form, _, _ in accesses]
+    if moves is None:
+        moves = [moving(form, n) for form, _, _ in accesses]
     levels = [_level(loops, accesses, moves, lv) for lv in range(n + 1)]   # outer .. store
     out = dict.fromkeys(NAMES, 0.0)
     # footprint curve: from the store outwards, as the intensity curve
