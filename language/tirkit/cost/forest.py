@@ -42,14 +42,16 @@ class Forest:
                 if any(t.get("split_type", ())) or t.get("categories_nodes"):
                     raise ValueError("categorical splits are not supported")
                 left, right = t["left_children"], t["right_children"]
-                depth = max(depth, _depth(left, right))
                 base = len(feature)
                 order = [0]                           # breadth first, siblings side by side
+                level = [0]                           # each node's edges from the root
                 new = {0: base}
-                for old in order:
+                for k, old in enumerate(order):
                     if left[old] >= 0:
                         new[left[old]], new[right[old]] = base + len(order), base + len(order) + 1
                         order += [left[old], right[old]]
+                        level += [level[k] + 1] * 2
+                depth = max(depth, level[-1])         # breadth first: the last is the deepest
                 roots.append(base)
                 for old in order:
                     leaf = left[old] < 0
@@ -127,12 +129,3 @@ class Forest:
                                  dtype=np.float32)[:, -1].astype(np.float64))
         return out
 
-
-def _depth(left, right) -> int:
-    """Edges on the longest path from the root (0 for a single leaf)."""
-    depth, level = 0, [0]
-    while True:
-        nxt = [c for n in level for c in (left[n], right[n]) if c >= 0]
-        if not nxt:
-            return depth
-        depth, level = depth + 1, nxt
