@@ -260,14 +260,14 @@ def test_local_runner_loses_only_the_candidate_whose_worker_died():
             time.sleep(0.01)
     th = threading.Thread(target=killer, daemon=True)
     th.start()
-    res = tune(r.module, "mm", trials=8, batch=4, population=8, generations=1,
-               model=RooflineModel(), runner=runner, min_seconds=1.0, repeat=3,
+    res = tune(r.module, "mm", trials=4, batch=2, population=4, generations=1,
+               model=RooflineModel(), runner=runner, min_seconds=0.5, repeat=3,
                progress=lambda *a: progress_seen.append(a))
     runner.close()
     assert killed
     lost = [rec for rec in res.records if rec.seconds is None]
     assert len(lost) == 1 and lost[0].error.startswith("worker lost")
-    assert res.stats.measured == 7 and len(res.records) == 8
+    assert res.stats.measured == 3 and len(res.records) == 4
 
 
 def test_pack_decision_lays_the_vectorized_operand_out_in_vector_tiles():
