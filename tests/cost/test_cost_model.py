@@ -185,3 +185,26 @@ def test_a_tiny_kernel_costs_at_least_its_call():
     shipped = CostModel.default()
     assert shipped is not None
     assert 2e-7 < shipped.predict([func])[0] < 4e-6
+
+
+def test_model_files_without_a_usable_forest_predict_from_their_boosters(trained, tmp_path):
+    """A file of version 1 (no stored Forest) and one whose Forest is damaged both load,
+    and predict what the model itself does, one kernel or many."""
+    import gzip
+    import json
+    model, m, mod, func, ref = trained
+    path = tmp_path / "m.json.gz"
+    model.save(path)
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    assert doc["version"] == 2 and doc["forest"]["bounds"] == [0, 60, 120]
+    funcs = [fast_schedule(mod, func), slow_schedule(mod, func), func]
+    want = model.predict(funcs)
+    many = model.predict(funcs * 7)
+    v1 = dict(doc, version=1)
+    del v1["forest"]
+    damaged = dict(doc, forest=dict(doc["forest"], roots=[10 ** 9]))
+    for name, d in (("v1.json", v1), ("damaged.json", damaged)):
+        (tmp_path / name).write_text(json.dumps(d))
+        again = CostModel.load(tmp_path / name)
+        assert np.array_equal(again.predict(funcs), want)
+        assert np.array_equal(again.predict(funcs * 7), many)

@@ -67,3 +67,66 @@ def test_shipped_model_predicts_a_kernel_alone_as_in_a_batch():
     for got, booster, start in zip(joined.margins(P, [P[:, -1], -P[:, -1]]),
                                    (model.booster, model.ranker), (P[:, -1], -P[:, -1])):
         assert np.array_equal(got, _xgboost_margin(booster, P, start))
+
+
+def _trained_with_missing_values(rng):
+    X = rng.normal(size=(400, 9)).astype(np.float32)
+    y = X[:, 0] * X[:, 4] - X[:, 2] + rng.normal(0, 0.1, 400)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    return [xgb.train({"max_depth": d, "eta": 0.3, "nthread": 1, "seed": 0},
+                      xgb.DMatrix(X, label=y), num_boost_round=n) for d, n in ((4, 25), (3, 10))]
+
+
+def test_a_stored_forest_reads_back_array_for_array():
+    import json
+    rng = np.random.default_rng(11)
+    forest = Forest.from_boosters(_trained_with_missing_values(rng))
+    doc = json.loads(json.dumps(forest.to_doc()))        # as a model file holds it
+    back = Forest.from_doc(doc)
+    for name in Forest.__slots__:
+        a, b = getattr(forest, name), getattr(back, name)
+        assert np.array_equal(a, b, equal_nan=isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    T = rng.normal(size=(30, 9)).astype(np.float32)
+    T[rng.random(T.shape) < 0.2] = np.nan
+    starts = [rng.normal(size=30), np.zeros(30)]
+    for got, want in zip(back.margins(T, starts), forest.margins(T, starts)):
+        assert np.array_equal(got, want)
+    # arrays that do not make a forest are refused, not walked out of bounds
+    n = len(forest.feature)
+    bad_child = dict(doc, child=doc["child"][:-8])       # cut short
+    past_end = forest.to_doc()
+    past_end["roots"] = [n + 5]
+    wide = dict(doc, num_features=3)                     # splits on features 3..8
+    for broken in (bad_child, past_end, wide, {k: v for k, v in doc.items() if k != "cond"}):
+        with pytest.raises(ValueError, match="not a stored forest"):
+            Forest.from_doc(broken)
+
+
+def test_the_shipped_model_predicts_without_xgboost():
+    """A model file carries its Forest: loading it and predicting a few kernels, or many,
+    needs no xgboost (a hover's first prediction skips its import), with XGBoost's margins."""
+    import json
+    import subprocess
+    import sys
+    code = (
+        "import sys, json; sys.modules['xgboost'] = None\n"          # import xgboost fails
+        "import tirkit\n"
+        "from tirkit.cost import model as M\n"
+        "from tirkit.cost.workloads import WORKLOADS\n"
+        "fs = [tirkit.parse(WORKLOADS[n]()).module.prim_funcs()[0][1]\n"
+        "      for n in ('gmm_64_256', 'c1d_96', 'softmax_256')]\n"
+        "m = M.CostModel.default()\n"
+        "one = [float(m.predict([f])[0]) for f in fs]\n"
+        "many = [float(x) for x in m.predict(fs * 7)]\n"            # more than FEW_ROWS
+        "print(json.dumps([one, many]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    one, many = json.loads(out.stdout)
+    funcs = [tirkit.parse(WORKLOADS[n]()).module.prim_funcs()[0][1]
+             for n in ("gmm_64_256", "c1d_96", "softmax_256")]
+    model = M.CostModel.load(M.DEFAULT_PATH)
+    model.few_rows = 0                                   # XGBoost's own prediction here
+    want = model.predict(funcs).tolist()
+    assert one == want and many == want * 7
+    assert len(set(want)) == 3

@@ -2,7 +2,7 @@
 
     from tirkit.cost import features, model
     features.extract(func)                  # (n_stores, len(features.NAMES)) float32 rows
-    m = model.CostModel.default()           # the shipped model (None without xgboost)
+    m = model.CostModel.default()           # the shipped model (predicts without xgboost)
     m.predict([func])                       # predicted seconds
 
 Modules: `features` (per-store features), `dataset` (JSON lines, resumable), `workloads` (the

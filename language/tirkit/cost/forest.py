@@ -10,11 +10,13 @@ trees on the Zen 1 host.  The arithmetic is XGBoost's: float32 inputs and thresh
 `x < threshold` goes to the left child, a missing value (NaN) takes the node's default
 direction, and the leaves are added to the base margin one tree after another in float32
 (tests/cost/test_forest.py compares the two on the shipped model and on freshly trained
-trees).  Training, saving and loading stay XGBoost's; a Forest is derived from boosters and
-replaced with them.
+trees).  Training stays XGBoost's; a Forest is derived from boosters and replaced with them.
+A model file keeps its boosters' Forest beside them (`to_doc` / `from_doc`), so that a
+hover's first prediction after loading needs neither xgboost's import nor the layout.
 """
 from __future__ import annotations
 
+import base64
 import json
 
 import numpy as np
@@ -93,6 +95,51 @@ class Forest:
         if len(widths) != 1:
             raise ValueError(f"boosters of different feature counts: {sorted(widths)}")
         return cls(trees, widths.pop())
+
+    # the stored arrays: each node's feature, its threshold (a split) or value (a leaf), its
+    # first child (a leaf is its own) and default direction, in these fixed little-endian types
+    _STORED = (("feature", "<i4"), ("cond", "<f4"), ("child", "<i4"), ("default_left", "u1"))
+
+    def to_doc(self) -> dict:
+        """The trees as a JSON-able dict (`from_doc` reads it back, array for array)."""
+        cond = np.where(np.isnan(self.threshold), self.value, self.threshold)
+        arrays = {"feature": self.feature, "cond": cond, "child": self.child,
+                  "default_left": self.default_left}
+        return {"num_features": self.num_features, "depth": self.depth,
+                "bounds": list(self.bounds), "roots": self.roots.tolist(),
+                **{name: base64.b64encode(np.asarray(arrays[name]).astype(dtype).tobytes())
+                   .decode("ascii") for name, dtype in self._STORED}}
+
+    @classmethod
+    def from_doc(cls, doc: dict) -> "Forest":
+        """A Forest from `to_doc`'s dict; ValueError if the arrays do not make one."""
+        try:
+            a = {name: np.frombuffer(base64.b64decode(doc[name]), dtype=dtype)
+                 for name, dtype in cls._STORED}
+            n = len(a["feature"])
+            roots = np.asarray(doc["roots"], dtype=np.intp)
+            bounds = [int(b) for b in doc["bounds"]]
+            depth, width = int(doc["depth"]), int(doc["num_features"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"not a stored forest: {e}") from None
+        child = a["child"].astype(np.intp)
+        leaf = child == np.arange(n)
+        if (any(len(v) != n for v in a.values()) or bounds[0] != 0 or bounds[-1] != len(roots)
+                or np.any(np.diff(bounds) < 0) or depth < 0
+                or (n and (child.min() < 0 or child.max() >= n
+                           or np.any(child[~leaf] + 1 >= n)))
+                or np.any(roots < 0) or np.any(roots >= max(n, 1))
+                or np.any(a["feature"][~leaf] < 0) or np.any(a["feature"][~leaf] >= width)):
+            raise ValueError("not a stored forest: inconsistent arrays")
+        f = cls.__new__(cls)
+        cond = a["cond"].astype(np.float32)
+        f.feature = np.where(leaf, 0, a["feature"]).astype(np.intp)
+        f.threshold = np.where(leaf, np.float32(np.nan), cond).astype(np.float32)
+        f.value = np.where(leaf, cond, np.float32(0)).astype(np.float32)
+        f.child = child
+        f.default_left = a["default_left"].astype(bool) | leaf
+        f.roots, f.bounds, f.depth, f.num_features = roots, bounds, depth, width
+        return f
 
     def margin(self, X, start) -> np.ndarray:
         """Each row's base margin (`start`) plus its leaf in every tree, as XGBoost's

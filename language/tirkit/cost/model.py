@@ -35,6 +35,7 @@ import gzip
 import json
 import os
 import threading
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -173,6 +174,19 @@ def _packsum_objective(seg, ylog, n, groups=None):
     return obj
 
 
+class _Trees(NamedTuple):
+    """A model's trained trees, replaced whole (under the model's lock) and never changed."""
+    booster: object                   # packsum, regression or pairwise trees (None: untrained)
+    ranker: object                    # an ensemble's pairwise trees (its booster: regression)
+    calibration: Optional[tuple]      # pairwise trees: (slope, intercept), score to log2 s
+    raw: Optional[tuple]              # a loaded model's boosters as stored (base64 text), not
+                                      # yet decoded: xgboost is imported when they are needed
+    forest: object                    # their Forest; None until built, False if it cannot be
+
+
+_UNTRAINED = _Trees(None, None, None, None, None)
+
+
 class CostModel:
     def __init__(self, objective=DEFAULT_OBJECTIVE, params=None, rounds=ROUNDS, machine=None):
         if objective not in OBJECTIVES:
@@ -181,9 +195,7 @@ class CostModel:
         self.params = dict(PARAMS, **(params or {}))
         self.rounds = rounds
         self.machine = machine
-        self.booster = None               # packsum, regression or pairwise trees
-        self.ranker = None                # an ensemble's pairwise trees (its booster: regression)
-        self.calibration = None           # pairwise trees: (slope, intercept), score to log2 s
+        self._trees = _UNTRAINED
         self.offset = 0.0                 # packsum: the margin every store row starts from
         self.samples = 0
         self._rows: list = []             # feature rows of the samples this model was fit on
@@ -193,8 +205,59 @@ class CostModel:
         self._prior_samples = 0
         self._extra: tuple = ([], [], [])  # (rows, seconds, groups) measured since loading
         self.few_rows = FEW_ROWS          # calls of up to this many rows walk the trees (0: never)
-        self._forests: dict = {}          # ids of boosters -> (boosters, their Forest)
         self._lock = threading.Lock()
+
+    @property
+    def booster(self):
+        return self._decoded(self._state()).booster
+
+    @property
+    def ranker(self):
+        return self._decoded(self._state()).ranker
+
+    @property
+    def calibration(self):
+        return self._state().calibration
+
+    @property
+    def trained(self) -> bool:
+        t = self._state()
+        return t.booster is not None or t.raw is not None
+
+    def _state(self) -> _Trees:
+        with self._lock:
+            return self._trees
+
+    def _replace(self, old: _Trees, new: _Trees) -> _Trees:
+        """Put `new` in place of `old` unless the model was retrained meanwhile."""
+        with self._lock:
+            if self._trees is old:
+                self._trees = new
+        return new
+
+    def _decoded(self, t: _Trees) -> _Trees:
+        """`t` with a loaded model's boosters decoded (this imports xgboost)."""
+        if t.raw is None:
+            return t
+        return self._replace(t, t._replace(booster=_booster(t.raw[0]), ranker=_booster(t.raw[1]),
+                                           raw=None))
+
+    def _forest(self, t: _Trees):
+        """The Forest of `t`'s boosters (both of an ensemble), built on first use (about
+        0.1 s each) unless the model file had it; None for trees Forest does not take
+        (categorical splits)."""
+        if t.forest is None:
+            d = self._decoded(t)
+            boosters = (d.booster, d.ranker) if self.objective == "ensemble" else (d.booster,)
+            try:
+                forest = Forest.from_boosters(boosters)
+            except ValueError:
+                forest = False
+            with self._lock:
+                if self._trees in (t, d):
+                    self._trees = d._replace(forest=forest)
+            return forest or None
+        return t.forest or None
 
     # ---- training --------------------------------------------------------------------------
     def fit(self, funcs, seconds, groups=None, rows=None):
@@ -215,7 +278,7 @@ class CostModel:
         last (rounds added batch after batch, each fitted to its own few samples, would)."""
         rows = rows if rows is not None else featurize(funcs)
         groups = list(groups) if groups is not None else [0] * len(rows)
-        if self._rows or self.booster is None:
+        if self._rows or not self.trained:
             self._rows += list(rows)
             self._y += [float(s) for s in seconds]
             self._groups += groups
@@ -256,8 +319,7 @@ class CostModel:
                 if self.objective == "ensemble":
                     ranker, calibration = self._rank(P, ylog, groups, rounds, prior_ranker)
         with self._lock:
-            self.booster, self.ranker, self.calibration = booster, ranker, calibration
-            self._forests = {}
+            self._trees = _Trees(booster, ranker, calibration, None, None)
             self.samples = self._prior_samples + len(rows) if base is not None else len(rows)
         if self.machine is None:
             from .measure import host
@@ -286,65 +348,55 @@ class CostModel:
     def predict_rows(self, rows_list) -> np.ndarray:
         if not rows_list:
             return np.zeros(0)
-        if self.booster is None:
+        t = self._state()
+        if t.booster is None and t.raw is None:
             raise RuntimeError("the cost model is not trained")
-        with self._lock:
-            booster, ranker, calibration = self.booster, self.ranker, self.calibration
         if self.objective == "packsum":
             X, seg = _stack(rows_list)
-            f, = self._margins((booster,), X, [np.full(len(X), self.offset, dtype=np.float32)])
+            f, = self._margins(t, X, [np.full(len(X), self.offset, dtype=np.float32)])
             out = np.bincount(seg, weights=np.exp2(np.clip(f, -60, 30)),
                               minlength=len(rows_list))
             return out
         P = pooled(rows_list)
-        a, b = calibration or (0.0, 0.0)
+        a, b = t.calibration or (0.0, 0.0)
         if self.objective == "pairwise":
-            r, = self._margins((booster,), P, [-P[:, -1]])
+            r, = self._margins(t, P, [-P[:, -1]])
             return np.exp2(a * r + b)
         if self.objective == "ensemble":
-            s, r = self._margins((booster, ranker), P, [P[:, -1], -P[:, -1]])
+            s, r = self._margins(t, P, [P[:, -1], -P[:, -1]])
             return np.exp2((1 - BLEND) * s + BLEND * (a * r + b))
-        s, = self._margins((booster,), P, [P[:, -1]])
+        s, = self._margins(t, P, [P[:, -1]])
         return np.exp2(s)
 
-    def _margins(self, boosters, X, starts) -> list:
-        """`_margin` of each booster, by walking all their trees at once with numpy for a few
-        rows (a hover's one kernel: XGBoost's fixed cost per call is larger than the walk;
-        `tirkit.cost.forest`), by XGBoost for more. Both give the same float32 sums."""
-        if len(X) <= self.few_rows:
-            forest = self._forest(boosters)
+    def _margins(self, t: _Trees, X, starts) -> list:
+        """`_margin` of each of `t`'s boosters (the booster; an ensemble's ranker second), by
+        walking all their trees at once with numpy for a few rows (a hover's one kernel:
+        XGBoost's fixed cost per call is larger than the walk; `tirkit.cost.forest`) or
+        without xgboost installed, by XGBoost for more. Both give the same float32 sums."""
+        if len(X) <= self.few_rows or not _has_xgb():
+            forest = self._forest(t)
             if forest is not None:
                 return forest.margins(X, starts)
-        return [_margin(b, X, s) for b, s in zip(boosters, starts)]
-
-    def _forest(self, boosters):
-        """The boosters' Forest, built on first use (about 0.1 s each) and kept while the
-        boosters are this model's; None for trees Forest does not take (categorical splits)."""
-        key = tuple(id(b) for b in boosters)
-        with self._lock:
-            hit = self._forests.get(key)
-        if hit is not None and all(x is y for x, y in zip(hit[0], boosters)):
-            return hit[1]
-        try:
-            forest = Forest.from_boosters(boosters)
-        except ValueError:
-            forest = None
-        with self._lock:
-            if len(self._forests) >= 4:         # boosters replaced by updates
-                self._forests.clear()
-            self._forests[key] = (tuple(boosters), forest)
-        return forest
+        d = self._decoded(t)
+        return [_margin(b, X, s) for b, s in zip((d.booster, d.ranker), starts)]
 
     # ---- files -----------------------------------------------------------------------------
     def save(self, path):
-        raw = self.booster.save_raw("ubj") if self.booster is not None else b""
-        ranker = self.ranker.save_raw("ubj") if self.ranker is not None else b""
-        doc = {"format": FORMAT, "version": 1, "features_version": F.VERSION,
+        """Write the model (gzip-compressed if `path` ends in .gz): its boosters as XGBoost
+        stores them, and their Forest, which `load` reads back without xgboost."""
+        t = self._state()
+        if t.raw is not None:
+            booster, ranker = t.raw
+        else:
+            booster, ranker = (base64.b64encode(bytes(b.save_raw("ubj"))).decode("ascii")
+                               if b is not None else "" for b in (t.booster, t.ranker))
+        forest = self._forest(t) if (t.booster is not None or t.raw is not None) else None
+        doc = {"format": FORMAT, "version": 2, "features_version": F.VERSION,
                "feature_names": F.NAMES, "objective": self.objective, "machine": self.machine,
                "samples": self.samples, "params": self.params, "rounds": self.rounds,
-               "calibration": self.calibration, "offset": self.offset,
-               "booster": base64.b64encode(bytes(raw)).decode("ascii"),
-               "ranker": base64.b64encode(bytes(ranker)).decode("ascii")}
+               "calibration": t.calibration, "offset": self.offset,
+               "booster": booster, "ranker": ranker,
+               "forest": forest.to_doc() if forest is not None else None}
         data = json.dumps(doc).encode()
         tmp = str(path) + ".tmp"
         with open(tmp, "wb") as fh:
@@ -366,19 +418,39 @@ class CostModel:
                              "(tirkit cost train)")
         m = cls(doc["objective"], doc.get("params"), doc.get("rounds", ROUNDS), doc.get("machine"))
         m.samples = doc.get("samples", 0)
-        m.calibration = tuple(doc["calibration"]) if doc.get("calibration") else None
         m.offset = float(doc.get("offset", 0.0))
-        m.booster = _booster(doc["booster"])
-        m.ranker = _booster(doc.get("ranker", ""))
-        if m.objective == "ensemble" and (m.booster is None) != (m.ranker is None):
+        booster, ranker = doc["booster"], doc.get("ranker") or ""
+        if not isinstance(booster, str) or not isinstance(ranker, str):
+            raise ValueError(f"{path}: boosters are not stored as text")
+        if m.objective == "ensemble" and bool(booster) != bool(ranker):
             raise ValueError(f"{path}: an ensemble without its ranker")
+        forest = None
+        if booster and doc.get("forest"):     # version 2 files; version 1 builds it on use
+            try:
+                forest = Forest.from_doc(doc["forest"])
+            except ValueError:                # built again from the boosters when needed
+                forest = None
+        calibration = tuple(doc["calibration"]) if doc.get("calibration") else None
+        m._trees = _Trees(None, None, calibration, (booster, ranker), forest) if booster \
+            else _UNTRAINED._replace(calibration=calibration)
+        if booster and forest is None:        # nothing to predict by without xgboost
+            m._decoded(m._trees)
         return m
 
     @classmethod
     def default(cls):
         """The model shipped with tirkit (or the one `TIRKIT_COST_MODEL` names); None when
-        there is none, xgboost is not installed, or its features are of another version."""
+        there is none or its features are of another version. Its stored Forest predicts
+        without xgboost; a file without one (version 1) needs xgboost installed."""
         return _default(os.environ.get("TIRKIT_COST_MODEL") or DEFAULT_PATH)
+
+
+def _has_xgb() -> bool:
+    try:
+        _xgb()
+    except ImportError:
+        return False
+    return True
 
 
 def _booster(text):

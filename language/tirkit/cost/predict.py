@@ -8,7 +8,7 @@ speed-up of schedule actions.
 
 The model is the one `tirkit cost train` wrote for this machine, else the shipped one
 (`CostModel.default`); `TIRKIT_COST_MODEL=off` turns predictions off. Every failure
-(no xgboost, a kernel the features cannot read) gives None: predictions are an extra, never
+(no usable model, a kernel the features cannot read) gives None: predictions are an extra, never
 an error.
 """
 from __future__ import annotations
