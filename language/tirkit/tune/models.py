@@ -41,7 +41,7 @@ class LearnedModel:
         self.fallback = RooflineModel()
 
     def predict(self, funcs) -> np.ndarray:
-        if getattr(self.model, "booster", None) is None:
+        if not self.model.trained:
             return self.fallback.predict(funcs)
         return np.asarray(self.model.predict(funcs), dtype=np.float64)
 
