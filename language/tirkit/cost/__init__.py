@@ -7,6 +7,7 @@
 
 Modules: `features` (per-store features), `dataset` (JSON lines, resumable), `workloads` (the
 kernels the model is trained on), `sampler` (random valid schedules), `measure` (compile and
-time), `collect` (the collection loop), `model` (CostModel), `train` (training and held-out
+time), `collect` (the collection loop), `model` (CostModel), `objectives` (what its boosters
+are trained to), `forest` (their trees walked with numpy), `train` (training and held-out
 scores), `predict` (what the editor shows), `cli` (`tirkit cost ...`).
 """

@@ -11,8 +11,8 @@ Objectives (`objective=`):
   of 2**f over its stores (TVM MetaSchedule's pack-sum), and the loss is the squared error of
   log2 of that sum against log2 of the measured time, plus a pairwise logistic loss on pairs
   of kernels of one workload that are more than ~7% apart (RankNet's, on the same log2 sums).
-  Gradients are written here (XGBoost custom objective); the predicted time is in seconds
-  for any kernel.
+  Gradients are written in `objectives` (an XGBoost custom objective); the predicted time
+  is in seconds for any kernel.
 - "regression": one row per kernel (its store rows pooled:
   sum and max of each feature, and the busiest store's row), squared error on log2 seconds,
   each kernel weighted by its speed relative to the fastest kernel of its group (Ansor's
@@ -42,6 +42,7 @@ import numpy as np
 from . import cycles as C
 from . import features as F
 from .forest import Forest
+from .objectives import group_codes, packsum_objective, speed_weights
 
 FORMAT = "tirkit-cost-model"
 DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
@@ -107,71 +108,6 @@ def _stack(rows_list):
             X[at:at + n] = r
         at += n
     return X, seg
-
-
-RANK_WEIGHT = 1.0                       # the pairwise term's weight against the squared error
-RANK_PAIRS = 8                          # pairs drawn per kernel
-RANK_GAP = 0.1                          # log2 seconds: pairs closer than ~7% are noise
-
-
-def speed_weights(ylog, groups) -> np.ndarray:
-    """Each kernel's speed relative to the fastest of its group (a workload: 1 for the
-    fastest, 0.5 for one twice as slow), scaled so that a group's weights average 1: every
-    workload weighs by its number of kernels, as unweighted, and XGBoost's regularization,
-    which is in units of weight, keeps its strength."""
-    codes = _codes(groups)
-    n = codes.max() + 1 if len(codes) else 0
-    best = np.full(n, np.inf)
-    np.minimum.at(best, codes, ylog)
-    speed = np.exp2(best[codes] - ylog)
-    mean = np.bincount(codes, speed, n) / np.bincount(codes, minlength=n)
-    return speed / mean[codes]
-
-
-def _pairs(groups, ylog, rng):
-    """(faster, slower) kernel pairs drawn within each group, at least RANK_GAP apart."""
-    codes = _codes(groups)
-    a_all, b_all = [], []
-    for g in np.unique(codes):
-        idx = np.flatnonzero(codes == g)
-        if len(idx) < 2:
-            continue
-        a = rng.choice(idx, len(idx) * RANK_PAIRS)
-        b = rng.choice(idx, len(idx) * RANK_PAIRS)
-        keep = ylog[a] + RANK_GAP < ylog[b]
-        a_all.append(a[keep])
-        b_all.append(b[keep])
-    if not a_all:
-        return np.zeros(0, int), np.zeros(0, int)
-    return np.concatenate(a_all), np.concatenate(b_all)
-
-
-def _packsum_objective(seg, ylog, n, groups=None):
-    """Squared error of log2 of the pack-sum, plus RANK_WEIGHT times a pairwise logistic loss
-    on pairs of kernels of one group (a workload), so that the order within a workload, which
-    the search and the editor use, weighs as much as the absolute time."""
-    pairs = _pairs(groups, ylog, np.random.default_rng(0)) if RANK_WEIGHT and groups is not None \
-        else None
-
-    def obj(preds, dtrain):
-        share = np.exp2(np.clip(preds, -60, 30))
-        total = np.bincount(seg, weights=share, minlength=n)
-        lp = np.log2(np.maximum(total, 1e-300))
-        w = share / total[seg]
-        gk = lp - ylog                        # d loss / d lp per kernel
-        hk = np.ones(n)
-        if pairs is not None and len(pairs[0]):
-            fa, sl = pairs
-            z = lp[fa] - lp[sl]               # want the faster one predicted lower
-            sig = 1.0 / (1.0 + np.exp(-z))
-            scale = RANK_WEIGHT * n / len(fa)
-            gk = gk + scale * (np.bincount(fa, sig, n) - np.bincount(sl, sig, n))
-            hk = hk + scale * (np.bincount(fa, sig * (1 - sig), n)
-                               + np.bincount(sl, sig * (1 - sig), n))
-        grad = gk[seg] * w
-        hess = np.maximum(hk[seg] * w, 1e-3)  # an upper bound of the Gauss-Newton w * w
-        return grad, hess
-    return obj
 
 
 class _Trees(NamedTuple):
@@ -305,7 +241,7 @@ class CostModel:
                 self.offset = float(np.median(ylog)) - 1.0
             d = xgb.DMatrix(X, base_margin=np.full(len(X), self.offset, dtype=np.float32))
             booster = xgb.train(self.params, d, num_boost_round=rounds,
-                                obj=_packsum_objective(seg, ylog, len(rows), groups),
+                                obj=packsum_objective(seg, ylog, len(rows), groups),
                                 xgb_model=prior)
         else:
             P = pooled(rows)
@@ -330,7 +266,7 @@ class CostModel:
         score is minus log2 seconds plus the trees' correction), and the linear fit from
         score to log2 seconds."""
         xgb = _xgb()
-        codes = _codes(groups)
+        codes = group_codes(groups)
         order = np.argsort(codes, kind="stable")
         P, ylog, codes = P[order], ylog[order], codes[order]
         params = dict(self.params, objective="rank:pairwise")
@@ -469,11 +405,6 @@ def _margin(booster, X, start=None):
     kw = {} if start is None else {"base_margin": np.asarray(start, dtype=np.float32)}
     return np.asarray(booster.inplace_predict(X, predict_type="margin", **kw),
                       dtype=np.float64)
-
-
-def _codes(groups):
-    _, codes = np.unique(np.asarray([str(g) for g in groups]), return_inverse=True)
-    return codes
 
 
 _DEFAULT: dict = {}
