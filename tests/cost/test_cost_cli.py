@@ -90,3 +90,35 @@ def test_unknown_workload_and_missing_file(tmp_path):
     assert r.returncode == 0 and r.stdout.split() == list(WORKLOADS) and len(WORKLOADS) == 99
     r = tirkit("cost", "collect", tmp_path=tmp_path)
     assert r.returncode == 2 and "a dataset file is needed" in r.stderr
+
+
+def test_predict_without_xgboost(tmp_path):
+    """A model file of version 2 predicts without xgboost; one of version 1, whose trees only
+    xgboost reads, says what to install."""
+    import gzip
+    import json
+    from tirkit.cost.model import DEFAULT_PATH
+    doc = json.loads(gzip.decompress(open(DEFAULT_PATH, "rb").read()))
+    assert doc["version"] == 2 and doc["forest"]
+    v1 = tmp_path / "v1.json"
+    v1.write_text(json.dumps({k: v for k, v in dict(doc, version=1).items() if k != "forest"}))
+    src = tmp_path / "k.py"
+    src.write_text(KERNELS)
+    blocked = ("import sys; sys.modules['xgboost'] = None\n"       # import xgboost fails
+               "from tirkit.cli import main\nsys.argv[0] = 'tirkit'\nsys.exit(main())")
+    env = dict(server_env(), XDG_DATA_HOME=str(tmp_path / "share"))
+
+    def predict(model):
+        return subprocess.run([sys.executable, "-c", blocked, "cost", "predict", "--model",
+                               str(model), str(src)], env=env, capture_output=True, text=True,
+                              timeout=300)
+    r = predict(DEFAULT_PATH)
+    assert r.returncode == 0, r.stderr
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == ["add_one", "rowsum",
+                                                                  "gpu_double"]
+    assert all(re.fullmatch(r"\w+: predicted [\d.]+ (s|ms|µs|ns)", ln)
+               for ln in r.stdout.splitlines()[:2])
+    r = predict(v1)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "needs xgboost" in r.stderr and "pip install 'tirkit[cost]'" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -190,19 +190,16 @@ def cmd_predict(args) -> int:
     from .train import user_model
     args.func = None
     if args.model:
-        status = missing("cost predict", "xgboost", "cost")
-        if status is not None:
-            return status
-        try:
-            model = CostModel.load(args.model)
-        except (OSError, ValueError) as e:
+        try:                              # ImportError: a file of version 1 (only xgboost
+            model = CostModel.load(args.model)      # reads its trees) without xgboost
+        except (OSError, ValueError, ImportError) as e:
             print(f"tirkit cost predict: {e}", file=sys.stderr)
             return 2
     else:
         model = user_model()
     if model is None:
-        print("tirkit cost predict: no usable cost model (install the `cost` extra: "
-              "pip install 'tirkit[cost]', or train one: tirkit cost train)", file=sys.stderr)
+        print("tirkit cost predict: no usable cost model (train one for this tirkit: "
+              "tirkit cost train)", file=sys.stderr)
         return 2
     loaded = selected_kernels(args)
     if isinstance(loaded, int):
