@@ -190,7 +190,7 @@ class CostModel:
             except ValueError:
                 forest = False
             with self._lock:
-                if self._trees in (t, d):
+                if self._trees is t or self._trees is d:
                     self._trees = d._replace(forest=forest)
             return forest or None
         return t.forest or None
