@@ -130,3 +130,19 @@ def test_the_shipped_model_predicts_without_xgboost():
     want = model.predict(funcs).tolist()
     assert one == want and many == want * 7
     assert len(set(want)) == 3
+
+
+def test_a_loaded_model_predicts_alike_from_many_threads():
+    """Threads predicting through the stored Forest while others make the model decode its
+    boosters (a call of more than FEW_ROWS kernels) all get XGBoost's numbers."""
+    from concurrent.futures import ThreadPoolExecutor
+    funcs = [tirkit.parse(WORKLOADS[n]()).module.prim_funcs()[0][1]
+             for n in ("gmm_64_256", "c1d_96", "softmax_256")]
+    rows = M.featurize(funcs)
+    want = M.CostModel.load(M.DEFAULT_PATH).predict_rows(rows * 7)[:3]
+    model = M.CostModel.load(M.DEFAULT_PATH)              # its boosters not yet decoded
+    jobs = [rows if i % 2 else rows * 7 for i in range(16)]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(model.predict_rows, jobs))
+    for g in got:
+        assert np.array_equal(g[:3], want) and np.array_equal(g, np.tile(want, len(g) // 3))
