@@ -97,7 +97,9 @@ def test_a_stored_forest_reads_back_array_for_array():
     past_end = forest.to_doc()
     past_end["roots"] = [n + 5]
     wide = dict(doc, num_features=3)                     # splits on features 3..8
-    for broken in (bad_child, past_end, wide, {k: v for k, v in doc.items() if k != "cond"}):
+    shallow = dict(doc, depth=doc["depth"] - 1)          # the walk would stop on a split
+    for broken in (bad_child, past_end, wide, shallow,
+                   {k: v for k, v in doc.items() if k != "cond"}):
         with pytest.raises(ValueError, match="not a stored forest"):
             Forest.from_doc(broken)
 

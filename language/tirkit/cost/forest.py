@@ -131,6 +131,12 @@ class Forest:
                 or np.any(roots < 0) or np.any(roots >= max(n, 1))
                 or np.any(a["feature"][~leaf] < 0) or np.any(a["feature"][~leaf] >= width)):
             raise ValueError("not a stored forest: inconsistent arrays")
+        at = roots                                    # `depth` steps must reach every leaf
+        for _ in range(depth):
+            inner = at[~leaf[at]]
+            at = np.concatenate([at[leaf[at]], child[inner], child[inner] + 1])
+        if not leaf[at].all():
+            raise ValueError("not a stored forest: trees deeper than its depth")
         f = cls.__new__(cls)
         cond = a["cond"].astype(np.float32)
         f.feature = np.where(leaf, 0, a["feature"]).astype(np.intp)
