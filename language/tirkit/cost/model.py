@@ -39,6 +39,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ..extras import installed
 from . import cycles as C
 from . import features as F
 from .forest import Forest
@@ -309,7 +310,7 @@ class CostModel:
         walking all their trees at once with numpy for a few rows (a hover's one kernel:
         XGBoost's fixed cost per call is larger than the walk; `tirkit.cost.forest`) or
         without xgboost installed, by XGBoost for more. Both give the same float32 sums."""
-        if len(X) <= self.few_rows or not _has_xgb():
+        if len(X) <= self.few_rows or not installed("xgboost"):
             forest = self._forest(t)
             if forest is not None:
                 return forest.margins(X, starts)
@@ -379,14 +380,6 @@ class CostModel:
         there is none or its features are of another version. Its stored Forest predicts
         without xgboost; a file without one (version 1) needs xgboost installed."""
         return _default(os.environ.get("TIRKIT_COST_MODEL") or DEFAULT_PATH)
-
-
-def _has_xgb() -> bool:
-    try:
-        _xgb()
-    except ImportError:
-        return False
-    return True
 
 
 def _booster(text):

@@ -52,9 +52,10 @@ class LearnedModel:
 def default_model():
     """The learned model (`tirkit.cost`, the `cost` extra) when xgboost is installed, else
     the roofline."""
-    import importlib.util
     import os
-    if importlib.util.find_spec("xgboost") is None:
+
+    from ..extras import installed
+    if not installed("xgboost"):
         return RooflineModel()
     from ..cost.model import DEFAULT_PATH, CostModel
     path = os.environ.get("TIRKIT_COST_MODEL") or DEFAULT_PATH
