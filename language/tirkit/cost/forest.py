@@ -36,9 +36,8 @@ class Forest:
                  "depth", "num_features")
 
     def __init__(self, boosters_trees: list, num_features: int):
-        feature, threshold, child, default_left, value, roots = [], [], [], [], [], []
-        self.bounds = [0]
-        depth = 0
+        feature, cond, child, default_left, roots = [], [], [], [], []
+        bounds, depth = [0], 0
         for trees in boosters_trees:
             for t in trees:
                 if any(t.get("split_type", ())) or t.get("categories_nodes"):
@@ -56,22 +55,27 @@ class Forest:
                 depth = max(depth, level[-1])         # breadth first: the last is the deepest
                 roots.append(base)
                 for old in order:
-                    leaf = left[old] < 0
-                    cond = float(t["split_conditions"][old])
-                    feature.append(0 if leaf else int(t["split_indices"][old]))
-                    threshold.append(np.nan if leaf else cond)
-                    child.append(new[old] if leaf else new[left[old]])
-                    default_left.append(True if leaf else bool(t["default_left"][old]))
-                    value.append(cond if leaf else 0.0)
-            self.bounds.append(len(roots))
-        self.feature = np.asarray(feature, dtype=np.intp)
-        self.threshold = np.asarray(threshold, dtype=np.float32)
-        self.child = np.asarray(child, dtype=np.intp)
-        self.default_left = np.asarray(default_left, dtype=bool)
-        self.value = np.asarray(value, dtype=np.float32)
+                    feature.append(int(t["split_indices"][old]))
+                    cond.append(float(t["split_conditions"][old]))
+                    child.append(new[old] if left[old] < 0 else new[left[old]])
+                    default_left.append(bool(t["default_left"][old]))
+            bounds.append(len(roots))
+        self._set(feature, cond, child, default_left, roots, bounds, depth, num_features)
+
+    def _set(self, feature, cond, child, default_left, roots, bounds, depth, num_features):
+        """The arrays from each node's feature, `cond` (a split's threshold, a leaf's value),
+        first child (a leaf is its own) and default direction; a leaf's feature, threshold
+        and direction are set here (0, NaN, left), whatever was given for them."""
+        child = np.asarray(child, dtype=np.intp)
+        leaf = child == np.arange(len(child))
+        cond = np.asarray(cond, dtype=np.float32)
+        self.feature = np.where(leaf, 0, np.asarray(feature, dtype=np.intp)).astype(np.intp)
+        self.threshold = np.where(leaf, np.float32(np.nan), cond).astype(np.float32)
+        self.value = np.where(leaf, cond, np.float32(0)).astype(np.float32)
+        self.child = child
+        self.default_left = np.asarray(default_left, dtype=bool) | leaf
         self.roots = np.asarray(roots, dtype=np.intp)
-        self.depth = depth
-        self.num_features = num_features
+        self.bounds, self.depth, self.num_features = list(bounds), depth, num_features
 
     @classmethod
     def from_booster(cls, booster) -> "Forest":
@@ -138,13 +142,7 @@ class Forest:
         if not leaf[at].all():
             raise ValueError("not a stored forest: trees deeper than its depth")
         f = cls.__new__(cls)
-        cond = a["cond"].astype(np.float32)
-        f.feature = np.where(leaf, 0, a["feature"]).astype(np.intp)
-        f.threshold = np.where(leaf, np.float32(np.nan), cond).astype(np.float32)
-        f.value = np.where(leaf, cond, np.float32(0)).astype(np.float32)
-        f.child = child
-        f.default_left = a["default_left"].astype(bool) | leaf
-        f.roots, f.bounds, f.depth, f.num_features = roots, bounds, depth, width
+        f._set(a["feature"], a["cond"], child, a["default_left"], roots, bounds, depth, width)
         return f
 
     def margin(self, X, start) -> np.ndarray:
