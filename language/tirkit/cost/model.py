@@ -120,6 +120,10 @@ class _Trees(NamedTuple):
                                       # yet decoded: xgboost is imported when they are needed
     forest: object                    # their Forest; None until built, False if it cannot be
 
+    @property
+    def trained(self) -> bool:
+        return self.booster is not None or self.raw is not None
+
 
 _UNTRAINED = _Trees(None, None, None, None, None)
 
@@ -158,8 +162,7 @@ class CostModel:
 
     @property
     def trained(self) -> bool:
-        t = self._state()
-        return t.booster is not None or t.raw is not None
+        return self._state().trained
 
     def _state(self) -> _Trees:
         with self._lock:
@@ -286,7 +289,7 @@ class CostModel:
         if not rows_list:
             return np.zeros(0)
         t = self._state()
-        if t.booster is None and t.raw is None:
+        if not t.trained:
             raise RuntimeError("the cost model is not trained")
         if self.objective == "packsum":
             X, seg = _stack(rows_list)
@@ -327,7 +330,7 @@ class CostModel:
         else:
             booster, ranker = (base64.b64encode(bytes(b.save_raw("ubj"))).decode("ascii")
                                if b is not None else "" for b in (t.booster, t.ranker))
-        forest = self._forest(t) if (t.booster is not None or t.raw is not None) else None
+        forest = self._forest(t) if t.trained else None
         doc = {"format": FORMAT, "version": 2, "features_version": F.VERSION,
                "feature_names": F.NAMES, "objective": self.objective, "machine": self.machine,
                "samples": self.samples, "params": self.params, "rounds": self.rounds,
