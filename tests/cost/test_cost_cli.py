@@ -122,3 +122,40 @@ def test_predict_without_xgboost(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert "needs xgboost" in r.stderr and "pip install 'tirkit[cost]'" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+BROKEN = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def unreadable(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16)):
+        B[i] = A[i] * 2.0
+
+
+@T.prim_func
+def undefined(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = Q[i] * 2.0
+'''
+
+
+def test_predict_file_with_errors(tmp_path):
+    """A file with errors: they are printed, its sound kernels are still predicted, the
+    kernels that hold errors say so, and the exit status is 1."""
+    from tirkit.cost.model import DEFAULT_PATH
+    src = tmp_path / "k.py"
+    src.write_text(BROKEN + KERNELS.split("\n", 1)[1])
+    r = tirkit("cost", "predict", "--model", str(DEFAULT_PATH), str(src), tmp_path=tmp_path)
+    assert r.returncode == 1, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "undefined: no prediction (the kernel has errors)"
+    assert [ln.split(":")[0] for ln in lines[1:]] == ["add_one", "rowsum", "gpu_double"]
+    assert all(re.fullmatch(r"\w+: predicted [\d.]+ (s|ms|µs|ns)", ln) for ln in lines[1:3])
+    assert re.search(r"k\.py:6:23: error: .*\[syntax\]", r.stderr)
+    assert re.search(r"k\.py:13:16: error: name 'Q' is not defined", r.stderr)
+    assert "Traceback" not in r.stderr
+    only = tmp_path / "only.py"               # nothing readable: the errors, status 1
+    only.write_text(BROKEN.split("@T.prim_func\ndef undefined")[0])
+    r = tirkit("cost", "predict", "--model", str(DEFAULT_PATH), str(only), tmp_path=tmp_path)
+    assert r.returncode == 1 and r.stdout == "" and "[syntax]" in r.stderr

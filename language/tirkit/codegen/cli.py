@@ -7,8 +7,8 @@ float32).  A kernel that returns a value (`T.ret`) prints it, and `--check` comp
 from __future__ import annotations
 
 import dataclasses
-
 import sys
+from typing import NamedTuple
 
 import numpy as np
 
@@ -165,6 +165,7 @@ def compare(out, ref, dtype):
 
 # ---- commands ----------------------------------------------------------------------------
 def _load(path):
+    """(module, text, errors) of the file; its errors are printed."""
     from ..script.parse import decode, parse
     with open(path, "rb") as fh:
         data = fh.read()
@@ -173,7 +174,7 @@ def _load(path):
     errors = [d for d in result.diagnostics if d.severity == "error"]
     for d in errors:
         print(render_text(path, text, d), file=sys.stderr)
-    return result.module, text, bool(errors)
+    return result.module, text, errors
 
 
 def _funcs(module, name):
@@ -196,21 +197,45 @@ def report_error(path, text, err: TirkitError):
         print(render_text(path, text, d), file=sys.stderr)
 
 
-def selected_kernels(args):
-    """(module, text, [(name, func)]) of the file, or the exit status when there are none."""
+def _inside(span, d) -> bool:
+    at = (d.span.line, d.span.column)
+    return (span.line, span.column) <= at <= (span.end_line, span.end_column)
+
+
+class SoundKernels(NamedTuple):
+    """A file's kernels (`funcs`, in the file's order), the names of those that hold some of
+    its errors (`broken`), and how many errors it has (`errors`; a kernel the parser could
+    not read is in neither list, its errors counted and printed with the others)."""
+    module: object
+    text: str
+    funcs: list
+    broken: list
+    errors: int
+
+
+def selected_kernels(args, sound_only=False):
+    """(module, text, [(name, func)]) of the file, or the exit status when there are none.
+
+    A file with errors gives its exit status, 1, unless `sound_only`: then the result is
+    the file's `SoundKernels`."""
     try:
-        module, text, bad = _load(args.file)
+        module, text, errors = _load(args.file)
     except OSError as e:
         print(f"{args.file}: {e.strerror}", file=sys.stderr)
         return 2
-    if bad:
+    if errors and not sound_only:
         return 1
     funcs = _funcs(module, args.func)
     if not funcs:
-        print(f"{args.file}: no kernel{' named ' + args.func if args.func else ''}",
-              file=sys.stderr)
+        if not errors:
+            print(f"{args.file}: no kernel{' named ' + args.func if args.func else ''}",
+                  file=sys.stderr)
         return 1
-    return module, text, funcs
+    if not sound_only:
+        return module, text, funcs
+    broken = [n for n, f in funcs
+              if f.span is None or any(d.span is None or _inside(f.span, d) for d in errors)]
+    return SoundKernels(module, text, funcs, broken, len(errors))
 
 
 def cmd_run(args) -> int:

@@ -201,16 +201,19 @@ def cmd_predict(args) -> int:
         print("tirkit cost predict: no usable cost model (train one for this tirkit: "
               "tirkit cost train)", file=sys.stderr)
         return 2
-    loaded = selected_kernels(args)
+    loaded = selected_kernels(args, sound_only=True)
     if isinstance(loaded, int):
         return loaded
-    _, _, funcs = loaded
-    secs = predict_kernels([f for _, f in funcs], model)
-    for (name, f), s in zip(funcs, secs):
+    funcs = [(n, f) for n, f in loaded.funcs if n not in loaded.broken]
+    secs = iter(predict_kernels([f for _, f in funcs], model))
+    for name, f in loaded.funcs:
+        s = None if name in loaded.broken else next(secs)
         if s is not None:
             print(f"{name}: predicted {format_seconds(s)}")
+        elif name in loaded.broken:
+            print(f"{name}: no prediction (the kernel has errors)")
         elif not cpu_kernel(f):
             print(f"{name}: no prediction (a GPU kernel: the model predicts CPU kernels)")
         else:
             print(f"{name}: no prediction (the cost features cannot read this kernel)")
-    return 0
+    return 1 if loaded.errors else 0
