@@ -71,3 +71,48 @@ async def test_schedule_actions_carry_speedups_fastest_first(client):
     new = run(mod, first).mod["matmul"]
     base_s, new_s = predict_kernels([mod["matmul"], new])
     assert f"{base_s / new_s:.1f}x" in acts[0].title or f"{new_s / base_s:.1f}x" in acts[0].title
+
+
+BROKEN = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def undefined(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = Q[i] * 2.0
+
+
+@T.prim_func
+def sound(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for i in range(64):
+        with T.block("B"):
+            vi = T.axis.spatial(64, i)
+            B[vi] = A[vi] * 2.0
+'''
+
+
+async def test_no_prediction_for_a_kernel_holding_errors(client, tmp_path):
+    """A kernel with an undefined name is partial IR: hover and lens give it no predicted
+    time; the sound kernel beside it keeps its prediction."""
+    path = tmp_path / "broken.py"
+    path.write_text(BROKEN)
+    uri = path.as_uri()
+    open_doc(client, uri, BROKEN)
+    lines = BROKEN.split("\n")
+    (p,) = predict_kernels([tirkit.parse(BROKEN).module["sound"]])
+
+    async def hover(name):
+        line = next(i for i, ln in enumerate(lines) if f"def {name}(" in ln)
+        h = await client.text_document_hover_async(T.HoverParams(
+            T.TextDocumentIdentifier(uri), T.Position(line, lines[line].index(name) + 1)))
+        return h.contents.value
+    bad = await hover("undefined")
+    assert "**kernel** `undefined`" in bad and "diagnostics: 1 (1 error)" in bad
+    assert "predicted" not in bad
+    assert f"- predicted {format_seconds(p)} (model)" in await hover("sound")
+    lens = await client.text_document_code_lens_async(
+        T.CodeLensParams(T.TextDocumentIdentifier(uri)))
+    titles = [x.command.title for x in lens if "FLOPs" in x.command.title]
+    assert len(titles) == 2
+    assert "predicted" not in titles[0]
+    assert f"predicted {format_seconds(p)} (model)" in titles[1]

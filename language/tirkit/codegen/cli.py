@@ -165,7 +165,7 @@ def compare(out, ref, dtype):
 
 # ---- commands ----------------------------------------------------------------------------
 def _load(path):
-    """(module, text, errors) of the file; its errors are printed."""
+    """(parse result, text, errors) of the file; its errors are printed."""
     from ..script.parse import decode, parse
     with open(path, "rb") as fh:
         data = fh.read()
@@ -174,7 +174,7 @@ def _load(path):
     errors = [d for d in result.diagnostics if d.severity == "error"]
     for d in errors:
         print(render_text(path, text, d), file=sys.stderr)
-    return result.module, text, errors
+    return result, text, errors
 
 
 def _funcs(module, name):
@@ -197,11 +197,6 @@ def report_error(path, text, err: TirkitError):
         print(render_text(path, text, d), file=sys.stderr)
 
 
-def _inside(span, d) -> bool:
-    at = (d.span.line, d.span.column)
-    return (span.line, span.column) <= at <= (span.end_line, span.end_column)
-
-
 class SoundKernels(NamedTuple):
     """A file's kernels (`funcs`, in the file's order), the names of those that hold some of
     its errors (`broken`), and how many errors it has (`errors`; a kernel the parser could
@@ -219,12 +214,13 @@ def selected_kernels(args, sound_only=False):
     A file with errors gives its exit status, 1, unless `sound_only`: then the result is
     the file's `SoundKernels`."""
     try:
-        module, text, errors = _load(args.file)
+        result, text, errors = _load(args.file)
     except OSError as e:
         print(f"{args.file}: {e.strerror}", file=sys.stderr)
         return 2
     if errors and not sound_only:
         return 1
+    module = result.module
     funcs = _funcs(module, args.func)
     if not funcs:
         if not errors:
@@ -233,8 +229,7 @@ def selected_kernels(args, sound_only=False):
         return 1
     if not sound_only:
         return module, text, funcs
-    broken = [n for n, f in funcs
-              if f.span is None or any(d.span is None or _inside(f.span, d) for d in errors)]
+    broken = [n for n, f in funcs if result.has_errors(f)]
     return SoundKernels(module, text, funcs, broken, len(errors))
 
 

@@ -73,11 +73,13 @@ def _with_func(spec, func):
 
 
 # ---- where the cursor is ------------------------------------------------------------------
-def _func_at(module, line):
-    for name, f in module.prim_funcs():
+def _func_at(result, line):
+    """(name, PrimFunc) of the kernel on that line, (None, None) when there is none or it
+    holds errors (its IR may be partial, and it could not be printed back)."""
+    for name, f in result.module.prim_funcs():
         s = f.span
         if s is not None and s.line <= line <= s.end_line:
-            return name, f
+            return (None, None) if result.has_errors(f) else (name, f)
     return None, None
 
 
@@ -218,7 +220,7 @@ def candidates(sch, func, kind, node) -> list:
 def actions_at(result, line, column=1, intrinsics=None) -> list:
     """The actions that succeed at (line, column) of a parsed file, in a stable order (on a
     block an intrinsic can serve, its verified tensorize actions come first)."""
-    name, f = _func_at(result.module, line)
+    name, f = _func_at(result, line)
     if f is None:
         return []
     kind, node = _node_at(f, line, column)
@@ -329,7 +331,7 @@ def quick_fixes(result, diagnostic, intrinsics=None) -> list:
     if diagnostic.code not in QUICK_FIXES:
         return []
     if diagnostic.code == "tensorize/available":
-        name, f = _func_at(result.module, diagnostic.span.line)
+        name, f = _func_at(result, diagnostic.span.line)
         if f is None:
             return []
         kind, node = _node_at(f, diagnostic.span.line, diagnostic.span.column)
@@ -339,7 +341,7 @@ def quick_fixes(result, diagnostic, intrinsics=None) -> list:
     spans = [s for s, _ in diagnostic.related if s is not None]
     out = []
     for s in spans:
-        name, f = _func_at(result.module, s.line)
+        name, f = _func_at(result, s.line)
         if f is None:
             continue
         loops = [x for x in _ir.stmts(f.body) if isinstance(x, S.For) and x.span is not None

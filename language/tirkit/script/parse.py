@@ -66,6 +66,16 @@ class ParseResult:
     keys: dict = field(default_factory=dict)
     aliases: object = None            # the file's import aliases (syntax.chunks.Aliases)
 
+    def has_errors(self, func) -> bool:
+        """Whether one of the file's errors lies inside `func`: its IR may then be partial
+        (an undefined name, a statement that could not be read), so what is predicted or run
+        of it is not what the text says."""
+        sp = func.span
+        return sp is not None and any(
+            d.severity == "error" and d.span is not None and sp.contains(d.span.line,
+                                                                          d.span.column)
+            for d in self.diagnostics)
+
 
 @dataclass(frozen=True)
 class _Lowered:

@@ -20,14 +20,15 @@ def code_lenses(server, a) -> list:
     configured = document_target(server, a)
     funcs = [f for f in a.functions() if f.span is not None]
     targets = [server.settings.roofline_target(f, configured) for f in funcs]
-    predicted = predict_kernels([f for f, t in zip(funcs, targets) if t == "llvm"])
-    it = iter(predicted)
-    for f, target in zip(funcs, targets):
+    # a kernel holding errors may be partial: no time is predicted for it
+    sound = [t == "llvm" and not a.result.has_errors(f) for f, t in zip(funcs, targets)]
+    it = iter(predict_kernels([f for f, ok in zip(funcs, sound) if ok]))
+    for f, target, ok in zip(funcs, targets, sound):
         cost = a.costs(f).total
         flops = cost.flops.value
         ftext = f"{flops:,}" if flops is not None else str(cost.flops)
         roof = format_seconds(roofline_seconds(cost, target))
-        p = next(it) if target == "llvm" else None
+        p = next(it) if ok else None
         if p is not None:
             title = (f"{ftext} FLOPs · predicted {format_seconds(p)} (model), roofline {roof} "
                      f"on {target}")

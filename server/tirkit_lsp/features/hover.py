@@ -72,7 +72,9 @@ def kernel_hover(server, a, func, target, rng):
     from .suppressions import visible_diagnostics
     from tirkit.cost.predict import predict_kernels
     summary = kernel_summary(func, target, a.costs(func))
-    (predicted,) = predict_kernels([func]) if target == "llvm" else (None,)
+    # a kernel holding errors may be partial: no time is predicted for it
+    sound = target == "llvm" and not a.result.has_errors(func)
+    (predicted,) = predict_kernels([func]) if sound else (None,)
     sp = func.span
     diags = [d for d in visible_diagnostics(server, a, wants_full(server, a))
              if d.span is not None and sp.line <= d.span.line <= sp.end_line]
