@@ -111,3 +111,22 @@ async def test_tune_unknown_kernel_answers_a_message(client):
     res = await client.workspace_execute_command_async(T.ExecuteCommandParams(
         command="tirkit.tuneKernel", arguments=[uri, "nope"]))
     assert res == {"message": "no kernel named 'nope' in this file"}
+
+
+
+async def test_no_tuning_of_a_kernel_holding_errors(client):
+    """A kernel with an undefined name (partial IR) gets no "Tune this kernel" lens, and the
+    command refuses it at once; the sound kernel beside it keeps its lens."""
+    broken = MATMUL.replace("def mm(", "def broken(").replace('"mm"', '"broken"') \
+        .replace("A[vi, vk]", "Q[vi, vk]")
+    assert "Q[vi, vk]" in broken
+    text = broken + "\n\n" + MATMUL.split("\n", 1)[1]
+    uri = "file:///tmp/tirkit_tune_broken.py"
+    open_doc(client, uri, text)
+    lens = await client.text_document_code_lens_async(
+        T.CodeLensParams(T.TextDocumentIdentifier(uri)))
+    tunes = [x.command.arguments[1] for x in lens if x.command.title == "Tune this kernel"]
+    assert tunes == ["mm"]
+    res = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="tirkit.tuneKernel", arguments=[uri, "broken"]))
+    assert res == {"message": "'broken' has errors: fix them before tuning it"}

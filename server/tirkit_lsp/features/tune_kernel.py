@@ -26,13 +26,14 @@ COMMAND = "tirkit.tuneKernel"
 
 
 def tune_lenses(server, a) -> list:
-    """One "Tune this kernel" lens per tunable function (when the setting is on)."""
+    """One "Tune this kernel" lens per tunable function (when the setting is on): not on
+    one that holds errors, whose IR may be partial and could not be written back."""
     if not server.settings.tune_lens or not a.has_kernels:
         return []
     conv = server.converter(a)
     out = []
     for f in a.functions():
-        if f.span is None:
+        if f.span is None or a.result.has_errors(f):
             continue
         span = f.header_span or f.span
         out.append(T.CodeLens(range=conv.range(span), command=T.Command(
@@ -95,8 +96,11 @@ async def _tune(server, args):
     a = await server.analysis(uri)
     if a is None:
         return {"message": "the document is not open"}
-    if name not in [f.name for f in a.functions()]:
+    func = next((f for f in a.functions() if f.name == name), None)
+    if func is None:
         return {"message": f"no kernel named '{name}' in this file"}
+    if a.result.has_errors(func):
+        return {"message": f"'{name}' has errors: fix them before tuning it"}
     trials = _trials(server, args)
     loop = asyncio.get_running_loop()
     stop = threading.Event()
