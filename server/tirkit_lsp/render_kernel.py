@@ -31,9 +31,14 @@ def diagnostics_text(diagnostics) -> str:
     return f"{len(diagnostics)} ({', '.join(parts)})"
 
 
-def kernel_markdown(func, summary, diagnostics, module_name=None, predicted=None) -> str:
+NOT_ESTIMATED = "not estimated (the kernel has errors)"
+
+
+def kernel_markdown(func, summary, diagnostics, module_name=None, predicted=None,
+                    partial=False) -> str:
     """`summary`: a `KernelSummary` of `func`; `diagnostics`: the core diagnostics inside it;
-    `predicted`: the cost model's predicted seconds (None: no line)."""
+    `predicted`: the cost model's predicted seconds (None: no line); `partial`: the kernel
+    holds errors that left its IR partial, so its FLOPs, time and blocks are not shown."""
     pr = Printer(getattr(func, "spelling", "classic"))
     where = f" in `{module_name}`" if module_name else ""
     sig = ", ".join(_param(pr, p) for p in summary.params)
@@ -41,6 +46,15 @@ def kernel_markdown(func, summary, diagnostics, module_name=None, predicted=None
     time = format_seconds(summary.seconds)
     if summary.seconds is not None:
         time += f", {summary.bound}-bound"
+    if partial:
+        figures = [f"- FLOPs, time and blocks: {NOT_ESTIMATED}"]
+    else:
+        figures = [
+            f"- FLOPs: {f'{flops:,}' if flops is not None else summary.flops}",
+            f"- estimated time on {summary.target} ({summary.target_label}): {time}",
+        ] + ([f"- predicted {format_seconds(predicted)} (model), roofline "
+              f"{format_seconds(summary.seconds)}"] if predicted is not None else []) + [
+            f"- blocks: {summary.blocks}"]
     return "\n".join([
         f"**kernel** `{summary.name}`{where}",
         "",
@@ -48,10 +62,4 @@ def kernel_markdown(func, summary, diagnostics, module_name=None, predicted=None
         f"{summary.name}({sig})",
         "```",
         "",
-        f"- FLOPs: {f'{flops:,}' if flops is not None else summary.flops}",
-        f"- estimated time on {summary.target} ({summary.target_label}): {time}",
-    ] + ([f"- predicted {format_seconds(predicted)} (model), roofline "
-          f"{format_seconds(summary.seconds)}"] if predicted is not None else []) + [
-        f"- blocks: {summary.blocks}",
-        f"- diagnostics: {diagnostics_text(diagnostics)}",
-    ])
+    ] + figures + [f"- diagnostics: {diagnostics_text(diagnostics)}"])

@@ -92,8 +92,8 @@ def sound(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
 
 
 async def test_no_prediction_for_a_kernel_holding_errors(client, tmp_path):
-    """A kernel with an undefined name is partial IR: hover and lens give it no predicted
-    time; the sound kernel beside it keeps its prediction."""
+    """A kernel with an undefined name is partial IR: hover and lens give it no FLOPs,
+    estimate or predicted time; the sound kernel beside it keeps its figures."""
     path = tmp_path / "broken.py"
     path.write_text(BROKEN)
     uri = path.as_uri()
@@ -108,11 +108,14 @@ async def test_no_prediction_for_a_kernel_holding_errors(client, tmp_path):
         return h.contents.value
     bad = await hover("undefined")
     assert "**kernel** `undefined`" in bad and "diagnostics: 1 (1 error)" in bad
-    assert "predicted" not in bad
-    assert f"- predicted {format_seconds(p)} (model)" in await hover("sound")
+    assert "- FLOPs, time and blocks: not estimated (the kernel has errors)" in bad
+    assert "predicted" not in bad and "- FLOPs:" not in bad and "estimated time" not in bad
+    good = await hover("sound")
+    assert f"- predicted {format_seconds(p)} (model)" in good and "- FLOPs: 64" in good
     lens = await client.text_document_code_lens_async(
         T.CodeLensParams(T.TextDocumentIdentifier(uri)))
-    titles = [x.command.title for x in lens if "FLOPs" in x.command.title]
-    assert len(titles) == 2
-    assert "predicted" not in titles[0]
-    assert f"predicted {format_seconds(p)} (model)" in titles[1]
+    titles = [(x.range.start.line, x.command.title) for x in lens]
+    assert titles[0] == (4, "not estimated (the kernel has errors)")
+    assert titles[1][0] == 10
+    assert titles[1][1].startswith("64 FLOPs · predicted ")
+    assert f"predicted {format_seconds(p)} (model)" in titles[1][1]

@@ -67,14 +67,19 @@ class ParseResult:
     aliases: object = None            # the file's import aliases (syntax.chunks.Aliases)
 
     def has_errors(self, func) -> bool:
-        """Whether one of the file's errors lies inside `func`: its IR may then be partial
-        (an undefined name, a statement that could not be read), so what is predicted or run
-        of it is not what the text says."""
+        """Whether reading `func` met an error inside it (an undefined name, a statement that
+        could not be read): its IR is then partial, and what is estimated, predicted or run of
+        it is not what the text says.  An error outside the kernel's own text, or one that
+        did not stop its lowering (a bad byte in a comment, a missing `.params` file), does
+        not count."""
         sp = func.span
-        return sp is not None and any(
-            d.severity == "error" and d.span is not None and sp.contains(d.span.line,
-                                                                          d.span.column)
-            for d in self.diagnostics)
+        if sp is None:
+            return False
+        for k in self.kernels:
+            if any(f is func for _, f in k.functions):
+                return any(d.severity == "error" and d.span is not None
+                           and sp.contains(d.span.line, d.span.column) for d in k.diagnostics)
+        return False
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from lsprotocol import types as T
 from tirkit.analysis.cost import format_seconds, roofline_seconds
 from tirkit.cost.predict import predict_kernels
 
+from ..render_kernel import NOT_ESTIMATED
 from .configuration import document_target
 from .tune_kernel import tune_lenses
 
@@ -20,21 +21,26 @@ def code_lenses(server, a) -> list:
     configured = document_target(server, a)
     funcs = [f for f in a.functions() if f.span is not None]
     targets = [server.settings.roofline_target(f, configured) for f in funcs]
-    # a kernel holding errors may be partial: no time is predicted for it
-    sound = [t == "llvm" and not a.result.has_errors(f) for f, t in zip(funcs, targets)]
-    it = iter(predict_kernels([f for f, ok in zip(funcs, sound) if ok]))
-    for f, target, ok in zip(funcs, targets, sound):
+    # a kernel holding errors is partial IR: no figures are estimated or predicted for it
+    partial = [a.result.has_errors(f) for f in funcs]
+    it = iter(predict_kernels([f for f, t, bad in zip(funcs, targets, partial)
+                               if t == "llvm" and not bad]))
+    for f, target, bad in zip(funcs, targets, partial):
+        span = f.header_span or f.span
+        if bad:
+            out.append(T.CodeLens(range=conv.range(span),
+                                  command=T.Command(title=NOT_ESTIMATED, command="")))
+            continue
         cost = a.costs(f).total
         flops = cost.flops.value
         ftext = f"{flops:,}" if flops is not None else str(cost.flops)
         roof = format_seconds(roofline_seconds(cost, target))
-        p = next(it) if ok else None
+        p = next(it) if target == "llvm" else None
         if p is not None:
             title = (f"{ftext} FLOPs · predicted {format_seconds(p)} (model), roofline {roof} "
                      f"on {target}")
         else:
             title = f"{ftext} FLOPs · ~{roof} on {target}"
-        span = f.header_span or f.span
         out.append(T.CodeLens(range=conv.range(span),
                               command=T.Command(title=title, command="")))
     return out + tune_lenses(server, a)

@@ -72,13 +72,13 @@ def kernel_hover(server, a, func, target, rng):
     from .suppressions import visible_diagnostics
     from tirkit.cost.predict import predict_kernels
     summary = kernel_summary(func, target, a.costs(func))
-    # a kernel holding errors may be partial: no time is predicted for it
-    sound = target == "llvm" and not a.result.has_errors(func)
-    (predicted,) = predict_kernels([func]) if sound else (None,)
+    # a kernel holding errors is partial IR: no figures are estimated or predicted for it
+    partial = a.result.has_errors(func)
+    (predicted,) = predict_kernels([func]) if target == "llvm" and not partial else (None,)
     sp = func.span
     diags = [d for d in visible_diagnostics(server, a, wants_full(server, a))
              if d.span is not None and sp.line <= d.span.line <= sp.end_line]
-    text = kernel_markdown(func, summary, diags, a.result.module.name, predicted)
+    text = kernel_markdown(func, summary, diags, a.result.module.name, predicted, partial)
     return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text), range=rng)
 
 
