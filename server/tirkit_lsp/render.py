@@ -11,6 +11,8 @@ from tirkit.ir import stmt as S
 from tirkit.script.printer import Printer
 
 KIND = {"S": "spatial", "R": "reduce", "C": "scan", "O": "opaque"}
+# what hover and lens say of a kernel whose IR its errors left partial
+NOT_ESTIMATED = "not estimated (the kernel has errors)"
 
 
 def printer_for(func) -> Printer:
@@ -60,7 +62,9 @@ def _regions_text(pr, regions) -> str:
     return ", ".join(f"`{pr.region(r)}`" for r in regions) if regions else "nothing"
 
 
-def block_markdown(func, block, cost, target) -> str:
+def block_markdown(func, block, cost, target, partial=False) -> str:
+    """`partial`: the kernel holds errors that left its IR partial, so the block's inferred
+    regions and cost are not shown (what it reads and computes may be missing)."""
     pr = printer_for(func)
     realize = find_realize(func, block)
     out = [f"**block** `{block.name_hint}` in `{func.name}`", ""]
@@ -75,7 +79,7 @@ def block_markdown(func, block, cost, target) -> str:
     else:
         out += ["no iterators (opaque block)", ""]
     inferred = None
-    if realize is not None:
+    if realize is not None and not partial:
         reads, writes = inferred_regions(func, realize)
         inferred = (region_texts(reads), region_texts(writes))
     for label, declared, idx in (("reads", block.reads, 0), ("writes", block.writes, 1)):
@@ -99,7 +103,9 @@ def block_markdown(func, block, cost, target) -> str:
         out.append("- **predicate**: none")
     else:
         out.append(f"- **predicate**: `{pr.expr(pred)}`")
-    if cost is not None:
+    if partial:
+        out += ["", f"**cost**: {NOT_ESTIMATED}"]
+    elif cost is not None:
         out += ["", *cost_lines(cost, target)]
     return "\n".join(out)
 

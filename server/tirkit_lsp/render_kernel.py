@@ -7,6 +7,8 @@ from collections import Counter
 from tirkit.analysis.cost import format_seconds
 from tirkit.script.printer import Printer
 
+from .render import NOT_ESTIMATED
+
 _ORDER = ("error", "warning", "information", "hint")
 
 
@@ -29,9 +31,6 @@ def diagnostics_text(diagnostics) -> str:
     by = Counter(d.severity for d in diagnostics)
     parts = [_plural(by[s], s) for s in _ORDER if by.get(s)]
     return f"{len(diagnostics)} ({', '.join(parts)})"
-
-
-NOT_ESTIMATED = "not estimated (the kernel has errors)"
 
 
 def kernel_markdown(func, summary, diagnostics, module_name=None, predicted=None,

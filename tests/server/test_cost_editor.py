@@ -79,7 +79,9 @@ BROKEN = '''from tvm.script import tir as T
 @T.prim_func
 def undefined(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     for i in range(16):
-        B[i] = Q[i] * 2.0
+        with T.block("U"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = Q[vi] * 2.0
 
 
 @T.prim_func
@@ -110,12 +112,19 @@ async def test_no_prediction_for_a_kernel_holding_errors(client, tmp_path):
     assert "**kernel** `undefined`" in bad and "diagnostics: 1 (1 error)" in bad
     assert "- FLOPs, time and blocks: not estimated (the kernel has errors)" in bad
     assert "predicted" not in bad and "- FLOPs:" not in bad and "estimated time" not in bad
+    block = next(i for i, ln in enumerate(lines) if 'T.block("U")' in ln)
+    h = await client.text_document_hover_async(T.HoverParams(
+        T.TextDocumentIdentifier(uri), T.Position(block, lines[block].index('"U"') + 1)))
+    assert "**block** `U` in `undefined`" in h.contents.value
+    assert "**cost**: not estimated (the kernel has errors)" in h.contents.value
+    assert "FLOPs" not in h.contents.value and "(inferred)" not in h.contents.value
     good = await hover("sound")
     assert f"- predicted {format_seconds(p)} (model)" in good and "- FLOPs: 64" in good
     lens = await client.text_document_code_lens_async(
         T.CodeLensParams(T.TextDocumentIdentifier(uri)))
     titles = [(x.range.start.line, x.command.title) for x in lens]
-    assert titles[0] == (4, "not estimated (the kernel has errors)")
-    assert titles[1][0] == 10
+    assert titles[0] == (lines.index(next(ln for ln in lines if "def undefined(" in ln)),
+                         "not estimated (the kernel has errors)")
+    assert titles[1][0] == lines.index(next(ln for ln in lines if "def sound(" in ln))
     assert titles[1][1].startswith("64 FLOPs · predicted ")
     assert f"predicted {format_seconds(p)} (model)" in titles[1][1]

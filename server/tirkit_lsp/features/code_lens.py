@@ -8,7 +8,7 @@ from lsprotocol import types as T
 from tirkit.analysis.cost import format_seconds, roofline_seconds
 from tirkit.cost.predict import predict_kernels
 
-from ..render_kernel import NOT_ESTIMATED
+from ..render import NOT_ESTIMATED
 from .configuration import document_target
 from .tune_kernel import tune_lenses
 

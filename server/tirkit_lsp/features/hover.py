@@ -93,7 +93,10 @@ def t_name_markdown(alias: str, name: str):
 
 def symbol_markdown(a, sym, target, dirs=()):
     func = sym.func
+    partial = a.result.has_errors(func)      # partial IR: no regions, cost or intrinsics
     if sym.kind == "block":
+        if partial:
+            return render.block_markdown(func, sym.node, None, target, partial=True)
         cost = a.costs(func).block(sym.node)
         return render.block_markdown(func, sym.node, cost, target) + \
             _tensorize(sym.node, target, dirs)
@@ -106,8 +109,8 @@ def symbol_markdown(a, sym, target, dirs=()):
                                       if x.startswith(("- min", "- max", "- mean")))
         return text
     if sym.role == "iter" and isinstance(sym.owner, S.Block):
-        cost = a.costs(func).block(sym.owner)
-        return render.block_markdown(func, sym.owner, cost, target)
+        cost = None if partial else a.costs(func).block(sym.owner)
+        return render.block_markdown(func, sym.owner, cost, target, partial=partial)
     if sym.role == "loop" and isinstance(sym.owner, S.For):
         return render.loop_markdown(func, sym.owner, render.loop_trip_count(sym.owner))
     if sym.role == "const" and isinstance(sym.owner, S.AllocateConst):
