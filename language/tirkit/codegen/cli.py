@@ -208,29 +208,33 @@ class SoundKernels(NamedTuple):
     errors: int
 
 
-def selected_kernels(args, sound_only=False):
-    """(module, text, [(name, func)]) of the file, or the exit status when there are none.
-
-    A file with errors gives its exit status, 1, unless `sound_only`: then the result is
-    the file's `SoundKernels`."""
+def sound_kernels(args):
+    """The file's `SoundKernels` (its errors printed), or the exit status when it has no
+    kernel (named `args.func`, when given) or cannot be read."""
     try:
         result, text, errors = _load(args.file)
     except OSError as e:
         print(f"{args.file}: {e.strerror}", file=sys.stderr)
         return 2
-    if errors and not sound_only:
-        return 1
-    module = result.module
-    funcs = _funcs(module, args.func)
+    funcs = _funcs(result.module, args.func)
     if not funcs:
         if not errors:
             print(f"{args.file}: no kernel{' named ' + args.func if args.func else ''}",
                   file=sys.stderr)
         return 1
-    if not sound_only:
-        return module, text, funcs
-    broken = [n for n, f in funcs if result.has_errors(f)]
-    return SoundKernels(module, text, funcs, broken, len(errors))
+    return SoundKernels(result.module, text, funcs,
+                        [n for n, f in funcs if result.has_errors(f)], len(errors))
+
+
+def selected_kernels(args):
+    """(module, text, [(name, func)]) of the file, or the exit status when there are none or
+    the file has errors (1)."""
+    loaded = sound_kernels(args)
+    if isinstance(loaded, int):
+        return loaded
+    if loaded.errors:
+        return 1
+    return loaded.module, loaded.text, loaded.funcs
 
 
 def cmd_run(args) -> int:

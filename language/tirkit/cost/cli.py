@@ -184,7 +184,7 @@ def cmd_eval(args) -> int:
 
 def cmd_predict(args) -> int:
     from ..analysis.roofline import format_seconds
-    from ..codegen.cli import selected_kernels
+    from ..codegen.cli import sound_kernels
     from .model import CostModel
     from .predict import cpu_kernel, predict_kernels
     from .train import user_model
@@ -201,17 +201,18 @@ def cmd_predict(args) -> int:
         print("tirkit cost predict: no usable cost model (train one for this tirkit: "
               "tirkit cost train)", file=sys.stderr)
         return 2
-    loaded = selected_kernels(args, sound_only=True)
+    loaded = sound_kernels(args)
     if isinstance(loaded, int):
         return loaded
-    funcs = [(n, f) for n, f in loaded.funcs if n not in loaded.broken]
-    secs = iter(predict_kernels([f for _, f in funcs], model))
+    sound = [f for n, f in loaded.funcs if n not in loaded.broken]
+    secs = iter(predict_kernels(sound, model))
     for name, f in loaded.funcs:
-        s = None if name in loaded.broken else next(secs)
+        if name in loaded.broken:
+            print(f"{name}: no prediction (the kernel has errors)")
+            continue
+        s = next(secs)
         if s is not None:
             print(f"{name}: predicted {format_seconds(s)}")
-        elif name in loaded.broken:
-            print(f"{name}: no prediction (the kernel has errors)")
         elif not cpu_kernel(f):
             print(f"{name}: no prediction (a GPU kernel: the model predicts CPU kernels)")
         else:

@@ -71,15 +71,13 @@ class ParseResult:
         could not be read): its IR is then partial, and what is estimated, predicted or run of
         it is not what the text says.  An error outside the kernel's own text, or one that
         did not stop its lowering (a bad byte in a comment, a missing `.params` file), does
-        not count."""
+        not count.  The kernels' texts do not overlap, so an error of any kernel's lowering
+        that lies inside `func` is one of func's own."""
         sp = func.span
-        if sp is None:
-            return False
-        for k in self.kernels:
-            if any(f is func for _, f in k.functions):
-                return any(d.severity == "error" and d.span is not None
-                           and sp.contains(d.span.line, d.span.column) for d in k.diagnostics)
-        return False
+        return sp is not None and any(
+            d.severity == "error" and d.span is not None
+            and sp.contains(d.span.line, d.span.column)
+            for k in self.kernels for d in k.diagnostics)
 
 
 @dataclass(frozen=True)

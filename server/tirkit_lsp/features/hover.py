@@ -93,13 +93,10 @@ def t_name_markdown(alias: str, name: str):
 
 def symbol_markdown(a, sym, target, dirs=()):
     func = sym.func
-    partial = a.result.has_errors(func)      # partial IR: no regions, cost or intrinsics
     if sym.kind == "block":
-        if partial:
-            return render.block_markdown(func, sym.node, None, target, partial=True)
-        cost = a.costs(func).block(sym.node)
-        return render.block_markdown(func, sym.node, cost, target) + \
-            _tensorize(sym.node, target, dirs)
+        partial = a.result.has_errors(func)     # partial IR: no regions, cost or intrinsics
+        text = _block_markdown(a, func, sym.node, target, partial)
+        return text if partial else text + _tensorize(sym.node, target, dirs)
     if sym.kind == "buffer":
         text = render.buffer_markdown(func, sym.node, sym.role)
         const = _constant_of(func, sym.node.data)
@@ -109,13 +106,17 @@ def symbol_markdown(a, sym, target, dirs=()):
                                       if x.startswith(("- min", "- max", "- mean")))
         return text
     if sym.role == "iter" and isinstance(sym.owner, S.Block):
-        cost = None if partial else a.costs(func).block(sym.owner)
-        return render.block_markdown(func, sym.owner, cost, target, partial=partial)
+        return _block_markdown(a, func, sym.owner, target, a.result.has_errors(func))
     if sym.role == "loop" and isinstance(sym.owner, S.For):
         return render.loop_markdown(func, sym.owner, render.loop_trip_count(sym.owner))
     if sym.role == "const" and isinstance(sym.owner, S.AllocateConst):
         return render.constant_markdown(func, sym.owner, a.result.module.constants)
     return render.var_markdown(func, sym.node, sym.role)
+
+
+def _block_markdown(a, func, block, target, partial) -> str:
+    cost = None if partial else a.costs(func).block(block)
+    return render.block_markdown(func, block, cost, target, partial=partial)
 
 
 def _tensorize(block, target, dirs) -> str:
