@@ -2,9 +2,12 @@
 import pytest
 
 import tirkit
+from conftest import ROOT
 from kernels import MATMUL_RELU
 from sched_util import EXAMPLES_VALID
 from tirkit.schedule.actions import Action, actions_at, apply_action
+
+PARTIAL = ROOT / "tests" / "data" / "partial" / "undefined_beside_sound.py"
 
 
 def _lines_with_nodes(text):
@@ -61,27 +64,9 @@ def test_action_round_trips_through_json():
 def test_no_actions_on_a_kernel_holding_errors():
     """A kernel with an undefined name is partial IR, which cannot be printed back: it is
     offered no action; the sound kernel below it still is."""
-    broken = '''from tvm.script import tir as T
-
-
-@T.prim_func
-def broken(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
-    for i in range(64):
-        with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = Q[vi] * 2.0
-
-
-@T.prim_func
-def sound(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
-    for i in range(64):
-        with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = A[vi] * 2.0
-'''
-    r = tirkit.parse(broken)
+    r = tirkit.parse(PARTIAL.read_text())
     assert [d.code for d in r.diagnostics] == ["name/undefined"]
-    assert r.has_errors(r.module["broken"]) and not r.has_errors(r.module["sound"])
+    assert r.has_errors(r.module["undefined"]) and not r.has_errors(r.module["sound"])
     assert actions_at(r, 6, 9) == [] and actions_at(r, 7, 14) == []
     titles = [a.title for a in actions_at(r, 14, 9)]
     assert "Split loop 'i' into 8 x 8" in titles

@@ -11,6 +11,7 @@ import tirkit
 from tirkit.analysis.cost import format_seconds, kernel_costs, roofline_seconds
 from tirkit.cost.model import CostModel
 from tirkit.cost.predict import predict_kernels
+from conftest import ROOT
 from lsp_helpers import example, open_doc, vscode_client
 
 pytest.importorskip("xgboost")
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 client = vscode_client()
 MATMUL = example("valid/matmul.py")
+PARTIAL = ROOT / "tests" / "data" / "partial" / "undefined_beside_sound.py"
 
 
 def expected():
@@ -73,35 +75,14 @@ async def test_schedule_actions_carry_speedups_fastest_first(client):
     assert f"{base_s / new_s:.1f}x" in acts[0].title or f"{new_s / base_s:.1f}x" in acts[0].title
 
 
-BROKEN = '''from tvm.script import tir as T
-
-
-@T.prim_func
-def undefined(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
-    for i in range(16):
-        with T.block("U"):
-            vi = T.axis.spatial(16, i)
-            B[vi] = Q[vi] * 2.0
-
-
-@T.prim_func
-def sound(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
-    for i in range(64):
-        with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = A[vi] * 2.0
-'''
-
-
-async def test_no_prediction_for_a_kernel_holding_errors(client, tmp_path):
+async def test_no_prediction_for_a_kernel_holding_errors(client):
     """A kernel with an undefined name is partial IR: hover and lens give it no FLOPs,
     estimate or predicted time; the sound kernel beside it keeps its figures."""
-    path = tmp_path / "broken.py"
-    path.write_text(BROKEN)
-    uri = path.as_uri()
-    open_doc(client, uri, BROKEN)
-    lines = BROKEN.split("\n")
-    (p,) = predict_kernels([tirkit.parse(BROKEN).module["sound"]])
+    text = PARTIAL.read_text()
+    uri = PARTIAL.as_uri()
+    open_doc(client, uri, text)
+    lines = text.split("\n")
+    (p,) = predict_kernels([tirkit.parse(text).module["sound"]])
 
     async def hover(name):
         line = next(i for i, ln in enumerate(lines) if f"def {name}(" in ln)
