@@ -5,9 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from codegen_helpers import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
 
 
 def _tirkit(*args, cache):
@@ -81,9 +84,70 @@ def test_run_check_stops_before_an_out_of_bounds_kernel_runs(tmp_path):
 @T.prim_func
 def shift(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     for i in range(16):
-        B[i] = A[i + 1]
+        B[i] = A[i + 1]  # tirkit: ignore[bounds/out-of-bounds]
 ''')
+    # the rule's error is silenced, so the kernel is compiled: the interpreter, run first,
+    # meets the access outside `A` and stops
     res = _tirkit("run", str(src), "--check", cache=tmp_path / "cache")
     assert res.returncode == 1
-    assert "[bounds/out-of-bounds]" in res.stderr and "Traceback" not in res.stderr
+    assert "oob.py:7:16: error: access to 'A' outside dimension 0 of extent 16 (index 16) " \
+           "[bounds/out-of-bounds]" in res.stderr and "Traceback" not in res.stderr
     assert "ran in" not in res.stdout
+
+
+def test_run_and_bench_leave_out_the_kernels_that_hold_errors(tmp_path):
+    """A kernel holding an error is not compiled; the file's other kernels run, and the
+    exit status is 1 unless the kernel run was named."""
+    path = str(DATA / "partial" / "undefined_beside_sound.py")
+    res = _tirkit("run", path, "--check", cache=tmp_path)
+    assert res.returncode == 1, res.stderr
+    assert re.search(r"^sound: ran in", res.stdout, re.M) and "B: ok" in res.stdout
+    assert "undefined" not in res.stdout
+    assert "undefined_beside_sound.py:9:21: error: name 'Q' is not defined" in res.stderr
+    assert "undefined_beside_sound.py: 'undefined' has errors: not run" in res.stderr
+    named = _tirkit("run", path, "--func", "sound", "--check", cache=tmp_path)
+    assert named.returncode == 0 and "B: ok" in named.stdout, named.stderr
+    broken = _tirkit("run", path, "--func", "undefined", cache=tmp_path)
+    assert broken.returncode == 1 and broken.stdout == ""
+    assert "'undefined' has errors: not run" in broken.stderr
+    bench = _tirkit("bench", path, "--repeat", "3", cache=tmp_path)
+    assert bench.returncode == 1 and re.search(r"^sound: median", bench.stdout, re.M)
+    assert "'undefined' has errors: not timed" in bench.stderr
+    assert "Traceback" not in res.stderr + named.stderr + broken.stderr + bench.stderr
+
+
+@pytest.mark.parametrize("example, kernel, code", [
+    ("domain_mismatch.py", "scale", "loop-nest/domain-mismatch"),   # compiled: a crash
+    ("out_of_bounds.py", "shifted", "bounds/out-of-bounds"),
+    ("syntax_recovery.py", "still_checked", "loop-nest/domain-mismatch"),
+])
+def test_run_refuses_what_check_reports_as_an_error(tmp_path, example, kernel, code):
+    """What a rule finds (a binding that leaves its block's domain, a read outside a buffer)
+    would have the compiled kernel write or read outside its buffers: it is not run."""
+    res = _tirkit("run", str(EXAMPLES / "invalid" / example), cache=tmp_path)
+    assert res.returncode == 1 and res.stdout == ""
+    assert f"[{code}]" in res.stderr
+    assert f"{example}: '{kernel}' has errors: not run" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_run_refuses_every_kernel_when_its_params_file_cannot_be_read(tmp_path):
+    """An error outside every kernel (the `.params` file is missing) leaves the kernels
+    without their constants, with no error of their own: none is run."""
+    src = tmp_path / "c.py"
+    src.write_text('''from tvm.script import tir as T
+from tirkit.script import params
+P = params.load("gone.params")
+
+
+@T.prim_func
+def add_bias(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    w = T.allocate_const(P["bias"], "float32", [4])
+    bias = T.decl_buffer((4,), "float32", data=w)
+    for i in range(4):
+        B[i] = A[i] + bias[i]
+''')
+    res = _tirkit("run", str(src), "--func", "add_bias", cache=tmp_path / "cache")
+    assert res.returncode == 1 and res.stdout == ""
+    assert re.search(r"c\.py:3:1: error: gone\.params: ", res.stderr), res.stderr
+    assert "Traceback" not in res.stderr

@@ -133,7 +133,7 @@ def test_missing_barrier_is_reported(path, name, write_line, read_line):
     assert {d.span.line, other.line} == {write_line, read_line}
 
 
-def test_run_command_says_it_ran_on_the_cpu():
+def test_run_command_says_it_ran_on_the_cpu(tmp_path):
     env_path = f"{ROOT / 'language'}"
     import os
     env = dict(os.environ, PYTHONPATH=env_path)
@@ -143,12 +143,25 @@ def test_run_command_says_it_ran_on_the_cpu():
     assert ok.returncode == 0, ok.stderr
     assert "no GPU here: ran in the thread interpreter on the CPU (64 of 64 block(s) of " \
         "128 thread(s)" in ok.stdout and "no data race" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--check", str(RACY),
-                          "--func", "racy_neighbour_under_condition"], capture_output=True,
-                         text=True, timeout=300, env=env)
+
+    def run_racy(path):
+        return subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--check", str(path),
+                               "--func", "racy_neighbour_under_condition"],
+                              capture_output=True, text=True, timeout=300, env=env)
+    # the rules see the read of `S` that the block's writes do not cover: not run
+    bad = run_racy(RACY)
+    assert bad.returncode == 1 and bad.stdout == ""
+    assert f"{RACY}:31:21: error: reads `S` over [1, 64]" in bad.stderr
+    assert "[thread/cooperative-coverage]" in bad.stderr and "[thread/race]" not in bad.stderr
+    # with that error silenced, the thread interpreter runs it and finds the race
+    lines = RACY.read_text().split("\n")
+    lines[30] += "  # tirkit: ignore[thread/cooperative-coverage]"
+    silenced = tmp_path / "racy.py"
+    silenced.write_text("\n".join(lines))
+    bad = run_racy(silenced)
     assert bad.returncode == 1
-    assert f"{RACY}:31:21: error: data race" in bad.stderr and "[thread/race]" in bad.stderr
-    assert f"{RACY}:30:13: thread (threadIdx.x=1) wrote" in bad.stderr
+    assert f"{silenced}:31:21: error: data race" in bad.stderr and "[thread/race]" in bad.stderr
+    assert f"{silenced}:30:13: thread (threadIdx.x=1) wrote" in bad.stderr
 
 
 def test_bfloat16_inputs_are_bfloat16():

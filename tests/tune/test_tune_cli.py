@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import server_env
+from conftest import ROOT, server_env
 from tune_util import MATMUL
 
 pytest.importorskip("llvmlite")
@@ -50,6 +50,26 @@ def test_tune_refuses_what_it_cannot_tune(tmp_path):
     assert p.returncode == 1 and "2 kernels; choose one with --kernel (mm2, mm)" in p.stderr
     p = tirkit("tune", "e.py", "--kernel", "nope", cwd=tmp_path)
     assert p.returncode == 1 and "no kernel named nope" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_tune_a_sound_kernel_of_a_file_with_errors(tmp_path):
+    """The kernel named is tuned and written back; the kernel holding an error is left as
+    it is, and is not tuned when named."""
+    broken = (ROOT / "tests" / "data" / "partial" / "undefined_beside_sound.py").read_text()
+    broken = broken[broken.index("@T.prim_func"):broken.index("@T.prim_func\ndef sound")]
+    text = MATMUL + "\n\n" + broken.rstrip() + "\n"
+    (tmp_path / "e.py").write_text(text)
+    p = tirkit("tune", "e.py", "--kernel", "undefined", cwd=tmp_path)
+    assert p.returncode == 1 and "e.py: 'undefined' has errors: not tuned" in p.stderr
+    p = tirkit("tune", "e.py", "--trials", "2", cwd=tmp_path)    # no kernel named: refused
+    assert p.returncode == 1 and "not tuned" in p.stderr and "trials" not in p.stderr
+    p = tirkit("tune", "e.py", "--kernel", "mm", "--trials", "2", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "name 'Q' is not defined" in p.stderr
+    tuned = (tmp_path / "e.tuned.py").read_text()
+    assert tuned.endswith(broken.rstrip() + "\n")
+    assert tuned.split("@T.prim_func\ndef undefined")[0] != MATMUL + "\n\n"
     assert "Traceback" not in p.stderr
 
 

@@ -164,14 +164,22 @@ def compare(out, ref, dtype):
 
 
 # ---- commands ----------------------------------------------------------------------------
-def _load(path):
-    """(parse result, text, errors) of the file; its errors are printed."""
+def _load(path, checked=False):
+    """(parse result, text, errors) of the file; its errors are printed.  `checked`: the
+    errors are those `tirkit check` reports (every rule, under the file's configuration and
+    suppressions), not only those of reading it."""
     from ..script.parse import decode, parse
     with open(path, "rb") as fh:
         data = fh.read()
     text, _ = decode(data)
     result = parse(data, path)
-    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if checked:
+        from ..project.pipeline import check_file
+        from ..project.tree import Resolver
+        _, diags = check_file(data, path, Resolver({}).for_path(path))
+    else:
+        diags = result.diagnostics
+    errors = [d for d in diags if d.severity == "error"]
     for d in errors:
         print(render_text(path, text, d), file=sys.stderr)
     return result, text, errors
@@ -199,20 +207,24 @@ def report_error(path, text, err: TirkitError):
 
 class SoundKernels(NamedTuple):
     """A file's kernels (`funcs`, in the file's order), the names of those that hold some of
-    its errors (`broken`), and how many errors it has (`errors`; a kernel the parser could
-    not read is in neither list, its errors counted and printed with the others)."""
+    its errors (`broken`), how many errors it has (`errors`; a kernel the parser could not
+    read is in neither list, its errors counted and printed with the others), and how many
+    of them lie outside every kernel definition (`outside`: they may touch any kernel)."""
     module: object
     text: str
     funcs: list
     broken: list
     errors: int
+    outside: int
 
 
-def sound_kernels(args):
+def sound_kernels(args, checked=False):
     """The file's `SoundKernels` (its errors printed), or the exit status when it has no
-    kernel (named `args.func`, when given) or cannot be read."""
+    kernel (named `args.func`, when given) or cannot be read.  `checked`: a kernel is broken
+    when any error `tirkit check` reports lies inside it (a loop that leaves its block's
+    domain, a block that reads outside a buffer); otherwise only when reading it met one."""
     try:
-        result, text, errors = _load(args.file)
+        result, text, errors = _load(args.file, checked)
     except OSError as e:
         print(f"{args.file}: {e.strerror}", file=sys.stderr)
         return 2
@@ -222,19 +234,39 @@ def sound_kernels(args):
             print(f"{args.file}: no kernel{' named ' + args.func if args.func else ''}",
                   file=sys.stderr)
         return 1
-    return SoundKernels(result.module, text, funcs,
-                        [n for n, f in funcs if result.has_errors(f)], len(errors))
+    def holds_errors(f):
+        return f.span is not None and any(
+            d.span is not None and f.span.contains(d.span.line, d.span.column)
+            for d in errors)
+    broken = holds_errors if checked else result.has_errors
+    spans = [(k.chunk.start_line, k.chunk.end_line) for k in result.kernels]
+    outside = sum(d.span is None or not any(a <= d.span.line <= b for a, b in spans)
+                  for d in errors)
+    return SoundKernels(result.module, text, funcs, [n for n, f in funcs if broken(f)],
+                        len(errors), outside)
 
 
-def selected_kernels(args):
-    """(module, text, [(name, func)]) of the file, or the exit status when there are none or
-    the file has errors (1)."""
-    loaded = sound_kernels(args)
+def selected_kernels(args, doing: str):
+    """(module, text, [(name, func)], status): the kernels `args.func` names (all, when
+    None) that hold none of the errors `tirkit check` reports, to be compiled and run, and
+    the exit status the command ends with when they all succeed: 1 when one of them was
+    left out for its errors, or, with no kernel named, when the file has errors.  Each
+    kernel left out is named on stderr ("'k' has errors: not run"): what a rule finds wrong
+    (a loop that leaves its block's domain) can make the compiled kernel write outside its
+    buffers.  Just the exit status when none is left, or when an error lies outside every
+    kernel (an unreadable `.params` file leaves its kernels without their constants)."""
+    loaded = sound_kernels(args, checked=True)
     if isinstance(loaded, int):
         return loaded
-    if loaded.errors:
+    if loaded.outside:
         return 1
-    return loaded.module, loaded.text, loaded.funcs
+    for name in loaded.broken:
+        print(f"{args.file}: '{name}' has errors: not {doing}", file=sys.stderr)
+    funcs = [(n, f) for n, f in loaded.funcs if n not in loaded.broken]
+    if not funcs:
+        return 1
+    status = 1 if loaded.broken or (loaded.errors and args.func is None) else 0
+    return loaded.module, loaded.text, funcs, status
 
 
 def cmd_run(args) -> int:
@@ -243,11 +275,10 @@ def cmd_run(args) -> int:
         return status
     from . import build
     from .interp import run_reference
-    loaded = selected_kernels(args)
+    loaded = selected_kernels(args, "run")
     if isinstance(loaded, int):
         return loaded
-    module, text, funcs = loaded
-    status = 0
+    module, text, funcs, status = loaded
     from .cuda.cli import run_on_cpu_threads
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
@@ -326,12 +357,11 @@ def cmd_bench(args) -> int:
     from .flops import count_ops
     from .passes import lower
     from .runtime import cpu_count
-    loaded = selected_kernels(args)
+    loaded = selected_kernels(args, "timed")
     if isinstance(loaded, int):
         return loaded
-    module, text, funcs = loaded
+    module, text, funcs, status = loaded
     threads = args.threads or cpu_count()
-    status = 0
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
         if args.target == "cuda":

@@ -104,10 +104,12 @@ def cmd_tune(args) -> int:
     from .edit import EditError, tuned_text
     from .search import TuneError, tune
     args.func = args.kernel
-    loaded = selected_kernels(args)
+    loaded = selected_kernels(args, "tuned")
     if isinstance(loaded, int):
         return loaded
-    module, text, funcs = loaded
+    module, text, funcs, status = loaded
+    if status:          # no kernel named, and the file has errors
+        return status
     if len(funcs) != 1:
         print(f"{args.file}: {len(funcs)} kernels; choose one with --kernel "
               f"({', '.join(n for n, _ in funcs)})", file=sys.stderr)

@@ -22,11 +22,11 @@ def cmd_build(args) -> int:
     from ..cli import report_error, selected_kernels
     from . import emit_cuda, is_thread_bound
     from .exprs import PRELUDE
-    loaded = selected_kernels(args)
+    loaded = selected_kernels(args, "built")
     if isinstance(loaded, int):
         return loaded
-    module, text, funcs = loaded
-    parts, status = [], 0
+    module, text, funcs, status = loaded
+    parts = []
     for name, func in funcs:
         if not is_thread_bound(func):
             if args.func is not None:
