@@ -234,6 +234,7 @@ def sound_kernels(args, checked=False):
             print(f"{args.file}: no kernel{' named ' + args.func if args.func else ''}",
                   file=sys.stderr)
         return 1
+
     def holds_errors(f):
         return f.span is not None and any(
             d.span is not None and f.span.contains(d.span.line, d.span.column)
