@@ -99,6 +99,17 @@ async def test_no_prediction_for_a_kernel_holding_errors(client):
     assert "**block** `U` in `undefined`" in h.contents.value
     assert "**cost**: not estimated (the kernel has errors)" in h.contents.value
     assert "FLOPs" not in h.contents.value and "(inferred)" not in h.contents.value
+
+    async def loop_hover(kernel):       # on `i` of the kernel's `for i in range(...)`
+        line = next(i for i, ln in enumerate(lines)
+                    if "for i in" in ln and i > lines.index(next(
+                        ln for ln in lines if f"def {kernel}(" in ln)))
+        h = await client.text_document_hover_async(T.HoverParams(
+            T.TextDocumentIdentifier(uri), T.Position(line, lines[line].index("i in"))))
+        return h.contents.value
+    assert (await loop_hover("undefined")).endswith(
+        "- total trip count under it: not estimated (the kernel has errors)")
+    assert (await loop_hover("sound")).endswith("- total trip count under it: 64")
     good = await hover("sound")
     assert f"- predicted {format_seconds(p)} (model)" in good and "- FLOPs: 64" in good
     lens = await client.text_document_code_lens_async(

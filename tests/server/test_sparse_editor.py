@@ -43,6 +43,19 @@ async def test_hover_shows_the_cost(client):
     assert body is not None and "sparse iteration `spgemm`" in body.contents.value
 
 
+async def test_no_cost_for_an_iteration_of_a_kernel_holding_errors(client):
+    """An undefined name drops the statement from the kernel's IR: the iteration's cost
+    would be that of an empty body."""
+    text = INNER.read_text().replace("A[i, j] * BT[k, j]", "A[i, j] * Q[k, j]")
+    uri = INNER.as_uri().replace("spgemm_inner.py", "spgemm_inner_partial.py")
+    open_doc(client, uri, text)
+    h = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), position=T.Position(SP_ITER, 10)))
+    assert h is not None
+    assert h.contents.value == ("**sparse iteration `spgemm`**\n\n"
+                                "asymptotic cost: not estimated (the kernel has errors)")
+
+
 async def test_quick_fix_reorders_into_gustavson(client):
     text = INNER.read_text()
     uri = INNER.as_uri().replace("spgemm_inner.py", "spgemm_inner_copy.py")

@@ -9,16 +9,21 @@ from lsprotocol import types as T
 
 from tirkit.analysis.asymptotic.iteration import CODE, iteration_at, iteration_cost
 
+from ..render import NOT_ESTIMATED
 from .formatting import line_edits
 
 
-def hover_markdown(func, line: int):
-    """Markdown for the sparse iteration on or around `line` of func, or None."""
+def hover_markdown(func, line: int, partial=False):
+    """Markdown for the sparse iteration on or around `line` of func, or None.  `partial`:
+    the kernel holds errors, its IR may lack statements, and no cost is given."""
     if func is None or not getattr(func, "sparse_axes", ()):
         return None
     it = iteration_at(func, line)
     if it is None:
         return None
+    if partial:
+        return (f"**sparse iteration `{it.name}`**\n\n"
+                f"asymptotic cost: {NOT_ESTIMATED}")
     r = iteration_cost(func, it)
     if r is None:
         return None

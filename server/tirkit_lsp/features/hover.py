@@ -41,7 +41,7 @@ def hover_at(server, a, pos: T.Position):
             text = t_name_markdown(tok.base, tok.name)
         elif sym is not None:
             text = symbol_markdown(a, sym, target, dirs)
-    sparse = asymptotic.hover_markdown(func, line)
+    sparse = asymptotic.hover_markdown(func, line, a.result.has_errors(func))
     if sparse is not None and (text is None or index.block_at_line(line) is None):
         text, span = sparse, None
     if text is None:
@@ -55,7 +55,7 @@ def hover_at(server, a, pos: T.Position):
             else:
                 loop = index.loop_at_line(line)
                 if loop is not None:
-                    text = render.loop_markdown(func, loop, render.loop_trip_count(loop))
+                    text = _loop_markdown(a, func, loop)
     if text is None:
         return None
     return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text),
@@ -108,10 +108,17 @@ def symbol_markdown(a, sym, target, dirs=()):
     if sym.role == "iter" and isinstance(sym.owner, S.Block):
         return _block_markdown(a, func, sym.owner, target, a.result.has_errors(func))
     if sym.role == "loop" and isinstance(sym.owner, S.For):
-        return render.loop_markdown(func, sym.owner, render.loop_trip_count(sym.owner))
+        return _loop_markdown(a, func, sym.owner)
     if sym.role == "const" and isinstance(sym.owner, S.AllocateConst):
         return render.constant_markdown(func, sym.owner, a.result.module.constants)
     return render.var_markdown(func, sym.node, sym.role)
+
+
+def _loop_markdown(a, func, loop) -> str:
+    """A loop's hover; in a kernel holding errors the loops under it may be missing from
+    its IR, so no trip count is given."""
+    trip = render.NOT_ESTIMATED if a.result.has_errors(func) else render.loop_trip_count(loop)
+    return render.loop_markdown(func, loop, trip)
 
 
 def _block_markdown(a, func, block, target, partial) -> str:
