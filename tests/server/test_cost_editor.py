@@ -110,6 +110,12 @@ async def test_no_prediction_for_a_kernel_holding_errors(client):
     assert (await loop_hover("undefined")).endswith(
         "- total trip count under it: not estimated (the kernel has errors)")
     assert (await loop_hover("sound")).endswith("- total trip count under it: 64")
+    hints = await client.text_document_inlay_hint_async(T.InlayHintParams(
+        T.TextDocumentIdentifier(uri), T.Range(T.Position(0, 0), T.Position(len(lines), 0))))
+    labels = [(h.position.line, h.label) for h in hints]
+    loops = [i for i, ln in enumerate(lines) if "for i in" in ln]
+    assert [x for x in labels if x[1].endswith(" iterations")] == [(loops[1], " 64 iterations")]
+    assert (loops[0] + 2, ": spatial [0, 16)") in labels     # the iterator's domain stays
     good = await hover("sound")
     assert f"- predicted {format_seconds(p)} (model)" in good and "- FLOPs: 64" in good
     lens = await client.text_document_code_lens_async(

@@ -1,5 +1,6 @@
-"""Inlay hints: the trip count after each loop's `for` line, and each block iterator's
-domain and kind after its name."""
+"""Inlay hints: the trip count after each loop's `for` line (none in a kernel holding errors,
+whose IR may lack the loops under it), and each block iterator's domain and kind after its
+name."""
 from __future__ import annotations
 
 from lsprotocol import types as T
@@ -17,9 +18,12 @@ def inlay_hints(server, a, rng: T.Range) -> list:
     out = []
     index = a.index
     seen_lines = set()
+    partial = [f.span for _, f in a.result.module.prim_funcs()
+               if f.span is not None and a.result.has_errors(f)]
     for loop in index.loops_in(first, last):
         sp = loop.span
-        if not (first <= sp.line <= last) or sp.line in seen_lines:
+        if not (first <= sp.line <= last) or sp.line in seen_lines or any(
+                k.line <= sp.line <= k.end_line for k in partial):
             continue
         seen_lines.add(sp.line)
         text = a.lines[sp.line - 1] if sp.line - 1 < len(a.lines) else ""
