@@ -321,6 +321,65 @@ def test_annotations_of_a_statement_allocation_count_in_equality():
     assert not tirkit.structural_equal(a, b)
 
 
+def test_a_loop_bound_that_is_not_an_integer_converts_like_tvm():
+    # TVM's parser converts any loop bound to int32: `range(2.5)` runs twice, `n * 0.5`
+    # under a Cast; a float bound is an error (its fraction is lost), a bool one a warning
+    from tirkit.ir import expr as E
+    from tirkit.ir import stmt as S
+    from tirkit.ir.visit import walk
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((16,), "float32"), n: T.int32):
+    for i in range(2.5):
+        A[i] = T.float32(1)
+    for j0, j1 in T.grid(4, 1e1):
+        A[j1] = T.float32(2)
+    for k in range(0, n * 0.5):
+        A[k] = T.float32(3)
+    for m in T.serial(True):
+        A[m] = T.float32(4)
+"""
+    r = tirkit.parse(text, "k.py")
+    got = [(d.span.line, d.span.column, d.severity, d.message) for d in r.diagnostics]
+    lossy = "a float32 loop bound: TVM converts it to int32 and drops its fraction " \
+            "(write an integer)"
+    assert got == [(6, 20, "error", lossy), (8, 29, "error", lossy), (10, 23, "error", lossy),
+                   (12, 23, "warning",
+                    "a bool loop bound: TVM converts it to int32 (write an integer)")]
+    loops = []
+    walk(r.module.prim_funcs()[0], lambda x: loops.append(x) if isinstance(x, S.For) else None)
+    bounds = [(x.loop_var.name, x.extent) for x in loops]
+    assert [(v, e.value) for v, e in bounds if isinstance(e, E.IntImm)] == [
+        ("i", 2), ("j0", 4), ("j1", 10), ("m", 1)]
+    (k,) = [e for v, e in bounds if v == "k"]
+    assert isinstance(k, E.Cast) and k.dtype == "int32" and k.value.dtype == "float32"
+    assert all(e.dtype == "int32" for _, e in bounds)
+    # printed as TVM prints it
+    assert "    for k in range(T.Cast(\"int32\", T.Cast(\"float32\", n) * T.float32(0.5))):" \
+        in tirkit.to_script(r.module).split("\n")
+
+
+def test_a_tuple_index_gives_its_parts_in_a_store_only():
+    # `for j in T.grid(4, 4)`: TVM's parser stores `A[j]` as `A[j_0, j_1]`, refuses `B[j]`
+    # on a one-dimensional B (two indices) and cannot read `A[j]`
+    from tirkit.ir import stmt as S
+    from tirkit.ir.visit import walk
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((4, 4), "float32"), B: T.Buffer((16,), "float32")):
+    for j in T.grid(4, 4):
+        A[j] = T.float32(2)
+        B[j] = T.float32(3)
+        A[j[0], j[1]] = A[j] + T.float32(1)
+"""
+    r = tirkit.parse(text)
+    assert [(d.span.line, d.span.column, d.message) for d in r.diagnostics] == [
+        (8, 9, "buffer 'B' has 1 dimension but is indexed with 2 indexes"),
+        (9, 27, "an index is one integer expression, not a tuple of 2 (index with its parts)")]
+    stores = []
+    walk(r.module.prim_funcs()[0], lambda x: stores.append(x)
+         if isinstance(x, S.BufferStore) else None)
+    assert [i.name for i in stores[0].indices] == ["j_0", "j_1"]
+
+
 def test_a_failed_definition_is_reported_once_not_at_each_use():
     text = TIRX + '''@T.prim_func
 def f(A: T.Buffer((16,), "float32")):

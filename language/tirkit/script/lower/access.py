@@ -11,9 +11,11 @@ from .fold import slice_extent
 
 
 class AccessMixin:
-    def buffer_indices(self, buf: Buffer, n, allow_slices=True):
+    def buffer_indices(self, buf: Buffer, n, allow_slices=True, load=False):
         """Lower `buf[...]` indices; slices become Ramps (or ranges in regions). `A[()]`
-        (a zero-dimensional buffer) has no indices, as in TVM."""
+        (a zero-dimensional buffer) has no indices, as in TVM.  An index whose value is a
+        tuple (the one name of `for j in T.grid(4, 4)`) gives its parts, as TVM's parser
+        does for a store; a `load` refuses it, as TVM does."""
         indices = n.indices
         if len(indices) == 1 and isinstance(C.unparen(indices[0]), C.TupleExpr):
             # `A[()]`: no indices (a zero-dimensional buffer); `A[(i, j)]` is `A[i, j]`
@@ -30,6 +32,12 @@ class AccessMixin:
                 v = self.value(idx)
                 if isinstance(v, _Starred):
                     out.extend(self._as_expr(x, idx) for x in (v.value or ()))
+                    continue
+                if isinstance(v, (tuple, list)):
+                    if load:
+                        self.fail("type/mismatch", f"an index is one integer expression, not a "
+                                  f"tuple of {len(v)} (index with its parts)", idx)
+                    out.extend(self._as_expr(x, idx) for x in v)
                     continue
                 out.append(self._as_expr(v, idx))
         return out
@@ -87,7 +95,7 @@ class AccessMixin:
         return indices, lanes
 
     def buffer_load(self, buf: Buffer, n):
-        raw = self.buffer_indices(buf, n)
+        raw = self.buffer_indices(buf, n, load=True)
         self.check_index_count(buf, raw, n)
         indices, lanes = self.vector_indices(raw, store=False)
         dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)

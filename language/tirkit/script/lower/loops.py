@@ -4,7 +4,8 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
-from .context import MISSING, LoopInfo
+from .context import ERROR_DTYPE, MISSING, LoopInfo
+from .fold import cast_folded
 
 LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",
               "unroll": "unrolled", "thread_binding": "thread_binding", "grid": "grid"}
@@ -41,7 +42,8 @@ class LoopMixin:
             if len(names) != len(args):
                 self.fail("type/mismatch", f"T.grid has {len(args)} extents but the loop "
                           f"defines {len(names)} variables", s.target)
-            extents = [self._as_expr(a, it) for a in args]
+            extents = [self._integer_bound(self._as_expr(a, it), it, args, i)
+                       for i, a in enumerate(args)]
             ranges = [(E.IntImm(ext.dtype, 0), ext) for ext in extents]
             kinds = ["serial"] * len(args)
             thread = None
@@ -71,11 +73,11 @@ class LoopMixin:
             ann = kwargs.pop("annotations", None) or {}
             annotations = tuple((k, v) for k, v in ann.items()) if isinstance(ann, dict) else ()
             if stop is None:
-                ext = self._as_expr(start, it)
+                ext = self._integer_bound(self._as_expr(start, it), it, args, 0)
                 mn = E.IntImm(ext.dtype, 0)
             else:
-                mn = self._as_expr(start, it)
-                hi = self._as_expr(stop, it)
+                mn = self._integer_bound(self._as_expr(start, it), it, args, 0)
+                hi = self._integer_bound(self._as_expr(stop, it), it, args, 1)
                 mn, hi = self.match_types(mn, hi, isinstance(start, int), isinstance(stop, int), it)
                 if isinstance(mn, E.IntImm) and isinstance(hi, E.IntImm):
                     ext = E.IntImm(hi.dtype, hi.value - mn.value)
@@ -107,3 +109,18 @@ class LoopMixin:
             body = S.For(var, mn, ext, k, body, thread if k == "thread_binding" else None,
                          annotations if k != "serial" or kind != "grid" else (), span)
         return body
+
+    def _integer_bound(self, value, call, args, i):
+        """`value`, the loop bound given as `args[i]` of `call`, as an integer: TVM's parser
+        converts any other bound to int32 (`range(2.5)` runs 2 times, `range(n * 0.5)` over
+        a Cast), which is an error for a float (it drops the fraction) and a warning for a
+        bool, as for a store into an integer buffer.  Reported on the argument itself when
+        each argument is one value (no `*` unpacking)."""
+        if value.dtype.startswith(("int", "uint")) or value.dtype == ERROR_DTYPE:
+            return value
+        node = call.args[i] if len(call.args) == len(args) and i < len(args) else call
+        lossy = value.dtype != "bool"
+        self.diag("type/mismatch", f"a {value.dtype} loop bound: TVM converts it to int32"
+                  f"{' and drops its fraction' if lossy else ''} (write an integer)", node,
+                  severity="error" if lossy else "warning")
+        return cast_folded("int32", value)
