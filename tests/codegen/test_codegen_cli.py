@@ -151,3 +151,23 @@ def add_bias(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     assert res.returncode == 1 and res.stdout == ""
     assert re.search(r"c\.py:3:1: error: gone\.params: ", res.stderr), res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_run_and_bench_refuse_inputs_that_do_not_fit_in_memory(tmp_path):
+    """4 TiB of input: a clear error on the buffer, not a process killed while filling it."""
+    src = tmp_path / "huge.py"
+    src.write_text('''from tvm.script import tir as T
+
+
+@T.prim_func
+def huge(A: T.Buffer((1099511627776,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = A[i]
+''')
+    for cmd in ("run", "bench"):
+        res = _tirkit(cmd, str(src), cache=tmp_path / "cache")
+        assert res.returncode == 1 and res.stdout == ""
+        assert re.search(r"huge\.py:5:10: error: running this kernel needs about [\d.]+ GiB of "
+                         r"memory for its buffers \('A' alone is 4096\.0 GiB\), and [\d.]+ GiB "
+                         r"is available \[codegen/argument\]", res.stderr), res.stderr
+        assert "Traceback" not in res.stderr

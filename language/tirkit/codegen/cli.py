@@ -93,7 +93,7 @@ def random_array(rng, shape, dtype):
 def make_inputs(func, rng, sizes=None):
     sizes = dict(sizes or {})
     bound = {}
-    arrays = []
+    buffers = []
     for p in func.params:
         b = func.buffer_of(p)
         if b is None:
@@ -106,6 +106,10 @@ def make_inputs(func, rng, sizes=None):
                 shape.append(bound.setdefault(id(s), sizes.get(s.name, 16)))
             else:
                 shape.append(16)
+        buffers.append((b, shape))
+    _check_memory(buffers, symbolic=bool(bound))
+    arrays = []
+    for b, shape in buffers:
         try:
             arrays.append(random_array(rng, shape, b.dtype))
         except ValueError:
@@ -113,6 +117,34 @@ def make_inputs(func, rng, sizes=None):
             fail(ARGUMENT, f"buffer '{b.name}' of dtype {b.dtype} has no numpy equivalent to "
                  "run it with", b)
     return arrays
+
+
+def _check_memory(buffers, symbolic=False):
+    """A `codegen/argument` error when the inputs of these (buffer, shape) pairs would not
+    fit in the memory available now: the process would be killed while filling them.  Counted:
+    each array and a copy of it (the reference run, the device copy), and the float64 draws
+    that fill the largest one."""
+    from .runtime import available_memory
+    sized = []
+    for b, shape in buffers:
+        d = parse_dtype(b.dtype)
+        n = int(np.prod(shape, dtype=object)) if shape else 1
+        sized.append((n * max(1, d.bits * d.lanes // 8) if d is not None else 0, n, b))
+    if not sized:
+        return
+    need = 2 * sum(x for x, _, _ in sized) + 24 * max(n for _, n, _ in sized)
+    have = available_memory()
+    if have is not None and need > have:
+        from .errors import ARGUMENT, fail
+        size, _, big = max(sized, key=lambda t: t[0])
+        hint = " (give its symbolic shapes smaller sizes with --size)" if symbolic else ""
+        fail(ARGUMENT, f"running this kernel needs about {_gib(need)} of memory for its "
+             f"buffers ('{big.name}' alone is {_gib(size)}), and {_gib(have)} is available"
+             + hint, big)
+
+
+def _gib(n) -> str:
+    return f"{n / 2 ** 30:.1f} GiB"
 
 
 def make_scalars(func, rng):

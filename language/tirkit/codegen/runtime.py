@@ -34,6 +34,19 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def available_memory() -> int | None:
+    """Bytes of memory this machine can give a process now without swapping (Linux's
+    MemAvailable), or None where it is not known."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 class ThreadPool:
     """`threads` threads for parallel loops: the caller and `threads - 1` workers, each a
     daemon Python thread inside one native call that lasts until the pool is closed.
