@@ -290,6 +290,16 @@ def test_threads_per_block_limit_counts_all_dimensions():
     assert d[0].related[0][0].line == line_of(body, "for ty in")
 
 
+def test_a_launch_needs_a_thread_and_a_block_in_each_dimension():
+    body = GPU.replace("TY", "0").replace("thread_binding(16,", "thread_binding(-2,")
+    d = [x for x in check(body) if x.severity == "error"]
+    assert [(x.span.line, x.code, x.message) for x in d] == [
+        (line_of(body, "for bx in"), "thread/launch-limit",
+         "blockIdx.x extent -2: a launch needs at least one block in each dimension"),
+        (line_of(body, "for ty in"), "thread/launch-limit",
+         "threadIdx.y extent 0: a launch needs at least one thread in each dimension")]
+
+
 def test_shared_memory_after_compaction_and_target_pragma():
     body = """
     @T.prim_func

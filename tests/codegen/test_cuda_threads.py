@@ -13,6 +13,7 @@ from codegen_helpers import EXAMPLES
 from test_cuda_codegen import thread_bound_kernels
 from tirkit.codegen.cli import make_inputs
 from tirkit.codegen.cuda.threads import RACE, Race, run_threads
+from tirkit.diagnostics import TirkitError
 from tirkit.script.parse import parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -263,3 +264,18 @@ def test_ptx_mma_assembles_the_warp_tiles_from_registers():
     A, B = arrays[0].astype(np.float64), arrays[1].astype(np.float64)
     run_threads(f, arrays, module=r.module)
     assert not np.allclose(arrays[2], A @ B, rtol=1e-3)
+
+
+def test_a_launch_without_threads_is_refused_by_the_thread_interpreter():
+    """threadIdx.x over 0 threads: CUDA refuses the launch, and so does the interpreter
+    (it divided by the extent)."""
+    text = (ROOT / "examples" / "gpu_row_sum.py").read_text()
+    module = parse(text.replace('T.thread_binding(128, thread="threadIdx.x")',
+                                'T.thread_binding(0, thread="threadIdx.x")')).module
+    ((_, f),) = module.prim_funcs()
+    arrays = make_inputs(f, np.random.default_rng(0))
+    with pytest.raises(TirkitError) as e:
+        run_threads(f, arrays, module=module)
+    (d,) = e.value.diagnostics
+    assert (d.code, d.message) == ("thread/launch-limit", "threadIdx.x extent 0: a launch "
+                                   "needs at least one thread in each dimension")

@@ -2,7 +2,8 @@
 
 A CUDA launch with more than `max_threads_per_block` threads, more than the per-dimension
 limit of threadIdx.x/y/z, or more blocks than blockIdx.x/y/z allows, fails at run time
-(`invalid configuration argument`).  Only constant extents are checked."""
+(`invalid configuration argument`), as does one with no thread or no block in a dimension
+(an extent below 1).  Only constant extents are checked."""
 from __future__ import annotations
 
 from ..diagnostics import error
@@ -33,6 +34,12 @@ def check_launch(func, ctx):
             seen[tag] = lp
             kind, _, dim = tag.partition(".")
             d = _DIMS.get(dim)
+            if kind in ("threadIdx", "blockIdx") and d is not None and n < 1:
+                what = "thread" if kind == "threadIdx" else "block"
+                out.append(error("thread/launch-limit",
+                                 f"{tag} extent {n}: a launch needs at least one {what} in "
+                                 f"each dimension", lp.span))
+                continue
             if kind == "threadIdx" and d is not None:
                 if n > t.max_thread_dims[d]:
                     out.append(error("thread/launch-limit",

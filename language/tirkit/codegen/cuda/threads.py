@@ -97,6 +97,12 @@ class ThreadInterpreter(Interpreter):
                 self._keep.append(s)
             return super()._s_For(s, env)
         lo, ext = int(self.eval(s.min, env)), int(self.eval(s.extent, env))
+        if ext < 1:     # CUDA refuses the launch (`invalid configuration argument`)
+            raise TirkitError([Diagnostic(
+                "thread/launch-limit", "error",
+                f"{tag} extent {ext}: a launch needs at least one "
+                f"{'block' if tag.startswith('blockIdx') else 'thread'} in each dimension",
+                s.span)])
         if tag.startswith("blockIdx"):
             if not self.block_axes:                  # a new kernel launch
                 self.kernel_first_block = self.blocks_run + 1
