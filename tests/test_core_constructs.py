@@ -193,6 +193,25 @@ def f(A: T.Buffer((4,), "float32"), H: T.Buffer((4,), "float16"), D: T.Buffer((4
 ''', ['A[i] = T.Cast("float32", i) + T.float32(0.5)',
         'H[i] = T.Cast("float16", T.Cast("float32", H[i]) + T.float32(0.5))',
         "D[i] = D[i] * T.float64(0.5)", "H[i] = H[i] + T.float16(1)"]),
+    # a Python int is an int32 constant: arithmetic and comparisons beside a narrower integer
+    # or a bool are done in int32; a bitwise operator or a shift gives it the narrow type
+    "python_int_is_int32_beside_a_narrow_integer": (TIRX + '''@T.prim_func
+def f(I: T.Buffer((4,), "int8"), U: T.Buffer((4,), "uint16"), L: T.Buffer((4,), "int64"),
+      M: T.Buffer((4,), "bool"), B: T.Buffer((4,), "int32")):
+    for i in range(4):
+        B[i] = I[i] + 1
+        B[i] = 3 * U[i]
+        B[i] = T.Cast("int32", L[i] - 2)
+        B[i] = M[i] + 1
+        B[i] = T.max(I[i], 0) + I[i] // 2 + T.floormod(I[i], 3)
+        B[i] = T.if_then_else(I[i] < 5, I[i], 1)
+        B[i] = T.Cast("int32", I[i] & 1) + T.Cast("int32", I[i] << 1)
+''', ['B[i] = T.Cast("int32", I[i]) + 1', 'B[i] = 3 * T.Cast("int32", U[i])',
+        'B[i] = T.Cast("int32", L[i] - T.int64(2))', 'B[i] = T.Cast("int32", M[i]) + 1',
+        'B[i] = T.max(T.Cast("int32", I[i]), 0) + T.Cast("int32", I[i]) // 2 + '
+        'T.Cast("int32", I[i]) % 3',
+        'B[i] = T.if_then_else(T.Cast("int32", I[i]) < 5, T.Cast("int32", I[i]), 1)',
+        'B[i] = T.Cast("int32", I[i] & T.int8(1)) + T.Cast("int32", I[i] << T.int8(1))']),
 }
 
 
@@ -356,6 +375,30 @@ def f(A: T.Buffer((16,), "float32"), n: T.int32):
     # printed as TVM prints it
     assert "    for k in range(T.Cast(\"int32\", T.Cast(\"float32\", n) * T.float32(0.5))):" \
         in tirkit.to_script(r.module).split("\n")
+
+
+def test_a_literal_that_does_not_fit_its_dtype_is_an_error():
+    # TVM's IntImm and FloatImm refuse these; infinity is a float16 value
+    text = CLASSIC + """@T.prim_func
+def f(B: T.Buffer((8,), "float32")):
+    B[0] = T.Cast("float32", T.int8(300))
+    B[1] = T.Cast("float32", T.uint8(-1))
+    B[2] = T.Cast("float32", T.float16(65536))
+    B[3] = T.Cast("float32", T.float16(-70000.0))
+    B[4] = T.Cast("float32", T.float8_e4m3fn(500))
+    B[5] = T.float32(1e39)
+    B[6] = T.Cast("float32", T.float16(65504)) + T.Cast("float32", T.float16(1e400))
+    B[7] = T.Cast("float32", T.int8(-128)) + T.Cast("float32", T.float8_e4m3fn(448))
+"""
+    got = [(d.span.line, d.severity, d.message) for d in tirkit.parse(text).diagnostics]
+    assert got == [
+        (6, "error", "300 does not fit in int8"),
+        (7, "error", "-1 does not fit in uint8"),
+        (8, "error", "65536 does not fit in float16 (its finite values lie within ±65504)"),
+        (9, "error", "-70000.0 does not fit in float16 (its finite values lie within ±65504)"),
+        (10, "error", "500 does not fit in float8_e4m3fn (its finite values lie within ±448)"),
+        (11, "error", "1e+39 does not fit in float32 (its finite values lie within "
+                      "±3.40282e+38)")]
 
 
 def test_a_tuple_index_gives_its_parts_in_a_store_only():

@@ -70,7 +70,8 @@ def test_tvm_sees_a_changed_program_as_different(tvm_parse):
                                   "match_buffer_without_shape_takes_the_region",
                                   "tuple_index_ramp_store_and_lowercase_buffer",
                                   "lowercase_ramp_and_broadcast_and_a_top_allocation_with_annotations",
-                                  "python_float_is_float32_and_promotes"])
+                                  "python_float_is_float32_and_promotes",
+                                  "python_int_is_int32_beside_a_narrow_integer"])
 def test_tvm_reads_our_print_of_a_construct_as_the_same_program(tvm_parse, name):
     from test_core_constructs import CASES
     parse, mismatch = tvm_parse

@@ -5,6 +5,7 @@ import math
 
 from ...ir import dtype as D
 from ...ir import expr as E
+from ...ir.constants import numpy_dtype
 from ...syntax import cst as C
 from ..namespace import FAMILIES, NAMES
 from .context import ERROR_DTYPE
@@ -152,13 +153,14 @@ class CallMixin:
             return self._cast(dtype, x, n)
         if name in ("if_then_else", "Select"):
             c, a, b = (self._as_expr(x, n) for x in args)
-            a, b = self.match_types(a, b, _is_literal(args[1]), _is_literal(args[2]), n)
+            a, b = self.match_types(a, b, _is_literal(args[1]), _is_literal(args[2]), n,
+                                    arith=name == "if_then_else")
             if name == "Select":
                 return E.Select(c, a, b, a.dtype, span)
             return E.Call(a.dtype, "if_then_else", (c, a, b), (), span)
         if name in ("max", "min"):
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
-                                    _is_literal(args[0]), _is_literal(args[1]), n)
+                                    _is_literal(args[0]), _is_literal(args[1]), n, arith=True)
             cls = E.Max if name == "max" else E.Min
             return fold_minmax(cls, a, b) or cls(a, b, a.dtype, span)
         if name == "ceildiv" and len(args) == 2:
@@ -167,7 +169,7 @@ class CallMixin:
             return E.Call(a.dtype, name, (a, b), (), span)
         if name in _INT_DIV:
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
-                                    _is_literal(args[0]), _is_literal(args[1]), n)
+                                    _is_literal(args[0]), _is_literal(args[1]), n, arith=True)
             return _INT_DIV[name](a, b, a.dtype, span)
         if name in ("min_value", "max_value"):
             dtype = args[0] if args else kwargs.get("dtype")
@@ -321,6 +323,10 @@ class CallMixin:
                                                                                    span)
         if isinstance(x, (int, float)):
             if d.is_float:
+                big = _float_max(dtype)
+                if big is not None and math.isfinite(x) and abs(x) > big:
+                    self.diag("type/mismatch", f"{x!r} does not fit in {dtype} (its finite "
+                              f"values lie within ±{big:g})", n)
                 return E.FloatImm(dtype, float(x), span)
             if d.is_handle:
                 return E.IntImm("handle", int(x), span)
@@ -338,6 +344,18 @@ class CallMixin:
                 return x
             return E.Cast(dtype, x, span)
         self.fail("type/mismatch", f"cannot make a {dtype} from this value", n)
+
+
+def _float_max(dtype: str):
+    """The largest finite value of a float dtype narrower than a Python float, as TVM's
+    FloatImm checks a literal against it (None for float64, or a dtype numpy cannot hold)."""
+    if dtype == "float64":
+        return None
+    try:
+        import ml_dtypes
+        return float(ml_dtypes.finfo(numpy_dtype(dtype)).max)
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 class _FreshVar:

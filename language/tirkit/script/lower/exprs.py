@@ -182,7 +182,7 @@ class ExprMixin:
         cls = _BIN.get(op)
         if cls is None:
             self.fail("syntax", f"operator '{op}' is not supported in a kernel", n)
-        a, b = self.match_types(a, b, a_lit, b_lit, n)
+        a, b = self.match_types(a, b, a_lit, b_lit, n, arith=True)
         if cls is E.Div and D.is_int(a.dtype) and D.is_int(b.dtype):
             self.fail("type/mismatch", "integer division with '/' is ambiguous in TIR: use '//' "
                       "(floor division) or T.truncdiv", n)
@@ -211,18 +211,25 @@ class ExprMixin:
             pass
         self.fail("type/mismatch", f"operator '{op}' does not apply to these operands", n)
 
-    def match_types(self, a, b, a_lit, b_lit, n):
-        """Bring two operands to one dtype the way TVM's operators do."""
+    def match_types(self, a, b, a_lit, b_lit, n, arith=False):
+        """Bring two operands to one dtype the way TVM's operators do.  `arith`: an
+        arithmetic operator or a comparison (+ - * // % < ==, T.max/min, T.floordiv,
+        T.if_then_else), where TVM 0.27 computes an int literal beside a narrow integer in
+        int32; a bitwise operator or a shift gives the literal the other operand's type."""
         da, db = a.dtype, b.dtype
         if da == db or ERROR_DTYPE in (da, db):
             return a, b
         if a_lit and not b_lit:
             if _float32_literal_wins(a, db):
                 return E.FloatImm("float32", float(a.value), a.span), E.Cast("float32", b)
+            if arith and _int32_literal_wins(a, db):
+                return a, E.Cast(a.dtype, b)
             return self.convert_literal(a, db, n), b
         if b_lit and not a_lit:
             if _float32_literal_wins(b, da):
                 return E.Cast("float32", a), E.FloatImm("float32", float(b.value), b.span)
+            if arith and _int32_literal_wins(b, da):
+                return E.Cast(b.dtype, a), b
             return a, self.convert_literal(b, da, n)
         pa, pb = D.parse_dtype(da), D.parse_dtype(db)
         if pa is None or pb is None or pa.is_handle or pb.is_handle:
@@ -319,7 +326,7 @@ class ExprMixin:
             else:
                 a_lit, b_lit = _is_literal(left), _is_literal(right)
                 a, b = self.match_types(self._as_expr(left, n), self._as_expr(right, n),
-                                        a_lit, b_lit, n)
+                                        a_lit, b_lit, n, arith=True)
                 parts.append(cls(a, b, _bool_of(a.dtype), self.span(n)))
             left = right
         if len(parts) == 1:
@@ -378,6 +385,17 @@ def _float32_literal_wins(lit, other_dtype) -> bool:
     d = D.parse_dtype(other_dtype)
     return d is not None and d.lanes == 1 and not d.is_handle and (
         not d.is_float or d.bits < 32)
+
+
+def _int32_literal_wins(lit, other_dtype) -> bool:
+    """A Python int is an int32 constant in TVM: beside a scalar integer or bool narrower
+    than 32 bits the other operand is cast to int32 (an int8 `x + 1` is
+    `T.Cast("int32", x) + 1`, as TVM 0.27 reads it); beside a wider integer or a float the
+    constant takes that type."""
+    if not isinstance(lit, E.IntImm) or lit.dtype != "int32":
+        return False
+    d = D.parse_dtype(other_dtype)
+    return d is not None and d.lanes == 1 and (d.is_int or d.is_bool) and d.bits < 32
 
 
 __all__ = ["ExprMixin", "LoopInfo", "LowerError"]
