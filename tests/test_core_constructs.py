@@ -401,6 +401,21 @@ def f(B: T.Buffer((8,), "float32")):
                       "±3.40282e+38)")]
 
 
+def test_bitwise_operands_and_block_domains_are_integers():
+    # TVM refuses a float on either side of a shift or a bitwise operator, and a float domain
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "int32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8.0, i)
+            B[vi] = T.Cast("int32", T.shift_right(0.5, vi) + (A[vi] >> 1)) + (vi & 3)
+"""
+    got = [(d.span.line, d.span.column, d.message) for d in tirkit.parse(text).diagnostics]
+    assert got == [(8, 33, "a block iterator's domain is an integer, not float32"),
+                   (9, 51, "T.shift_right takes integers, not float32"),
+                   (9, 63, "operator '>>' takes integers, not float32")]
+
+
 def test_a_tuple_index_gives_its_parts_in_a_store_only():
     # `for j in T.grid(4, 4)`: TVM's parser stores `A[j]` as `A[j_0, j_1]`, refuses `B[j]`
     # on a one-dimensional B (two indices) and cannot read `A[j]`

@@ -8,6 +8,7 @@ from ...ir import stmt as S
 from ...syntax import cst as C
 from .context import ERROR_DTYPE, BlockFrame
 from .exprs import slice_extent
+from .fold import cast_folded
 from .values import _SliceVal
 from .stmts import Wrap
 
@@ -152,7 +153,7 @@ class BlockMixin:
         if isinstance(dom, (tuple, list)):
             if len(dom) != 2:
                 self.fail("type/mismatch", "a domain is an extent or a (min, max) pair", node)
-            lo, hi = (self._as_expr(x, node) for x in dom)
+            lo, hi = (self._integer_domain(self._as_expr(x, node), node) for x in dom)
             lo, hi = self.match_types(lo, hi, isinstance(dom[0], int), isinstance(dom[1], int),
                                       node)
             if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
@@ -160,10 +161,20 @@ class BlockMixin:
             return E.Range(lo, E.Sub(hi, lo, hi.dtype), self.span(node))
         if isinstance(dom, E.Range):
             return dom
-        ext = self._as_expr(dom, node)
+        ext = self._integer_domain(self._as_expr(dom, node), node)
         if isinstance(ext, E.IntImm) and dtype and D.is_int(dtype) and ext.dtype != dtype:
             ext = E.IntImm(dtype, ext.value, ext.span)
         return E.Range(E.IntImm(ext.dtype, 0), ext, self.span(node))
+
+    def _integer_domain(self, value, node):
+        """A block iterator's domain is integer (TVM refuses `T.axis.spatial(0.5, i)`): an
+        error, and the bound taken as int32 so that the block is still read."""
+        d = D.parse_dtype(value.dtype)
+        if d is None or d.is_int or value.dtype == ERROR_DTYPE:
+            return value
+        self.diag("type/mismatch", f"a block iterator's domain is an integer, not "
+                  f"{value.dtype}", node)
+        return cast_folded("int32", value)
 
     def remap(self, target, call, s, tn):
         frame = self._block_frame("T.axis.remap", call)

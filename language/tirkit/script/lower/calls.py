@@ -22,6 +22,8 @@ UNARY_MATH = {
 BINARY_MATH = {"pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp",
                "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"}
 BOOL_RESULT = {"isnan", "isinf", "isfinite", "isnullptr"}
+_BITWISE_CALLS = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+                  "shift_right"}
 # calls whose first argument is the result dtype
 DTYPE_FIRST = {"call_extern", "call_pure_extern", "call_intrin", "call_llvm_intrin",
                "call_llvm_pure_intrin", "call_packed_lowered", "call_cpacked_lowered",
@@ -192,6 +194,9 @@ class CallMixin:
             return E.Let(var, value, body, body.dtype, span)
         if name in UNARY_MATH or name in BINARY_MATH or name in BOOL_RESULT:
             xs = [self._as_expr(a, n) for a in args]
+            if name in _BITWISE_CALLS:
+                self.integer_operands(f"T.{name}", xs,
+                                      n.args if len(n.args) == len(xs) else [n] * len(xs))
             if name in BINARY_MATH and len(xs) == 2:
                 xs = list(self.match_types(xs[0], xs[1], _is_literal(args[0]),
                                            _is_literal(args[1]), n))

@@ -174,6 +174,7 @@ class ExprMixin:
         a_lit, b_lit = _is_literal(a), _is_literal(b)
         a, b = self._as_expr(a, n.left), self._as_expr(b, n.right)
         if op in _BITWISE:
+            self.integer_operands(f"operator '{op}'", (a, b), (n.left, n.right))
             a, b = self.match_types(a, b, a_lit, b_lit, n)
             return E.Call(a.dtype, _BITWISE[op], (a, b), (), self.span(n))
         if op == "**":
@@ -210,6 +211,14 @@ class ExprMixin:
         except Exception:
             pass
         self.fail("type/mismatch", f"operator '{op}' does not apply to these operands", n)
+
+    def integer_operands(self, what, values, nodes):
+        """A `type/mismatch` error on each operand of a bitwise operator or shift that is not
+        an integer (TVM refuses `0.5 >> s`); the expression is still built."""
+        for v, node in zip(values, nodes):
+            d = D.parse_dtype(v.dtype)
+            if d is not None and not (d.is_int or d.is_bool) and v.dtype != ERROR_DTYPE:
+                self.diag("type/mismatch", f"{what} takes integers, not {v.dtype}", node)
 
     def match_types(self, a, b, a_lit, b_lit, n, arith=False):
         """Bring two operands to one dtype the way TVM's operators do.  `arith`: an
