@@ -416,6 +416,18 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "int32")):
                    (9, 63, "operator '>>' takes integers, not float32")]
 
 
+def test_indices_and_thread_extents_are_integers():
+    # TVM keeps a float index until it lowers it, and refuses a float thread extent
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    tx = T.launch_thread("threadIdx.x", 128.0)
+    B[tx] = A[tx + 1e9] * T.float32(2)
+"""
+    got = [(d.span.line, d.span.column, d.message) for d in tirkit.parse(text).diagnostics]
+    assert got == [(6, 41, "a thread extent is an integer, not float32"),
+                   (7, 15, "an index is an integer, not float32")]
+
+
 def test_a_tuple_index_gives_its_parts_in_a_store_only():
     # `for j in T.grid(4, 4)`: TVM's parser stores `A[j]` as `A[j_0, j_1]`, refuses `B[j]`
     # on a one-dimensional B (two indices) and cannot read `A[j]`

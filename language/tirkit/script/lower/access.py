@@ -39,7 +39,12 @@ class AccessMixin:
                                   f"tuple of {len(v)} (index with its parts)", idx)
                     out.extend(self._as_expr(x, idx) for x in v)
                     continue
-                out.append(self._as_expr(v, idx))
+                x = self._as_expr(v, idx)
+                d = D.parse_dtype(x.dtype)
+                if d is not None and not (d.is_int or d.is_bool) and x.dtype != ERROR_DTYPE:
+                    # TVM's parser keeps a float index and fails only when it lowers it
+                    self.diag("type/mismatch", f"an index is an integer, not {x.dtype}", idx)
+                out.append(x)
         return out
 
     def slice_range(self, idx):

@@ -308,6 +308,10 @@ class BlockMixin:
             self.fail("type/mismatch", "T.launch_thread takes (thread, extent)", call)
         thread, extent = args
         extent = self._as_expr(extent, call)
+        if not D.is_int(extent.dtype) and extent.dtype != ERROR_DTYPE:     # TVM refuses it
+            self.diag("type/mismatch", f"a thread extent is an integer, not {extent.dtype}",
+                      call.args[1] if len(call.args) == 2 else call)
+            extent = cast_folded("int32", extent)
         if isinstance(thread, str):
             name = target.id if isinstance(target, C.Name) else thread.replace(".", "_")
             var = E.Var(name, extent.dtype, None, self.span(target) if target else None)
