@@ -53,6 +53,7 @@ EXCLUDED_CODES = {
     "bounds/out-of-bounds": "planted: an access outside its buffer",
     "signature/writes-mismatch": "planted: a wrong T.writes",
     "signature/region-out-of-bounds": "planted: a T.reads/T.writes region outside its buffer",
+    "type/mismatch": "planted: a float thread extent and a float index",
 }
 # (file name, kernel name) -> why it checks clean and still is not run here
 EXCLUDED = {
