@@ -18,6 +18,9 @@ REMAP_KINDS = {"S": "S", "R": "R", "C": "C", "O": "O"}
 TRUE = E.IntImm("bool", 1)
 
 
+_DOMAIN = "a block iterator's domain"
+
+
 class BlockMixin:
     # ---- with statements ------------------------------------------------------------------
     def _s_With(self, s):
@@ -153,7 +156,7 @@ class BlockMixin:
         if isinstance(dom, (tuple, list)):
             if len(dom) != 2:
                 self.fail("type/mismatch", "a domain is an extent or a (min, max) pair", node)
-            lo, hi = (self._integer_domain(self._as_expr(x, node), node) for x in dom)
+            lo, hi = (self._integer(self._as_expr(x, node), _DOMAIN, node) for x in dom)
             lo, hi = self.match_types(lo, hi, isinstance(dom[0], int), isinstance(dom[1], int),
                                       node)
             if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
@@ -161,19 +164,19 @@ class BlockMixin:
             return E.Range(lo, E.Sub(hi, lo, hi.dtype), self.span(node))
         if isinstance(dom, E.Range):
             return dom
-        ext = self._integer_domain(self._as_expr(dom, node), node)
+        ext = self._integer(self._as_expr(dom, node), _DOMAIN, node)
         if isinstance(ext, E.IntImm) and dtype and D.is_int(dtype) and ext.dtype != dtype:
             ext = E.IntImm(dtype, ext.value, ext.span)
         return E.Range(E.IntImm(ext.dtype, 0), ext, self.span(node))
 
-    def _integer_domain(self, value, node):
-        """A block iterator's domain is integer (TVM refuses `T.axis.spatial(0.5, i)`): an
-        error, and the bound taken as int32 so that the block is still read."""
+    def _integer(self, value, what, node):
+        """`value`, which TVM requires to be an integer (a block iterator's domain, a thread
+        extent: it refuses `T.axis.spatial(0.5, i)`); otherwise an error, and the value
+        taken as int32 so that the rest is still read."""
         d = D.parse_dtype(value.dtype)
         if d is None or d.is_int or value.dtype == ERROR_DTYPE:
             return value
-        self.diag("type/mismatch", f"a block iterator's domain is an integer, not "
-                  f"{value.dtype}", node)
+        self.diag("type/mismatch", f"{what} is an integer, not {value.dtype}", node)
         return cast_folded("int32", value)
 
     def remap(self, target, call, s, tn):
@@ -307,11 +310,8 @@ class BlockMixin:
         if len(args) != 2:
             self.fail("type/mismatch", "T.launch_thread takes (thread, extent)", call)
         thread, extent = args
-        extent = self._as_expr(extent, call)
-        if not D.is_int(extent.dtype) and extent.dtype != ERROR_DTYPE:     # TVM refuses it
-            self.diag("type/mismatch", f"a thread extent is an integer, not {extent.dtype}",
-                      call.args[1] if len(call.args) == 2 else call)
-            extent = cast_folded("int32", extent)
+        extent = self._integer(self._as_expr(extent, call), "a thread extent",
+                               call.args[1] if len(call.args) == 2 else call)
         if isinstance(thread, str):
             name = target.id if isinstance(target, C.Name) else thread.replace(".", "_")
             var = E.Var(name, extent.dtype, None, self.span(target) if target else None)
