@@ -87,3 +87,28 @@ def test_tvm_sees_the_annotations_of_a_statement_allocation(tvm_parse):
     ours = tirkit.to_script(tirkit.parse(text).module, spelling="tirx")
     # the annotations reach TVM's AllocBuffer: another value is another program
     assert mismatch(parse(to_tirx(text)), parse(ours.replace(": 64}", ": 32}"))) is not None
+
+
+@pytest.mark.parametrize("name", ["PLAIN", "FOLDED"])
+def test_tvm_computes_python_values_and_folds_constants_as_we_do(tvm_parse, name):
+    import test_core_python_values as values
+    parse, mismatch = tvm_parse
+    text = getattr(values, name)
+    ours = tirkit.to_script(tirkit.parse(text).module, spelling="tirx")
+    assert mismatch(parse(to_tirx(text)), parse(ours)) is None
+
+
+def test_tvm_refuses_each_statement_we_report_as_an_error(tvm_parse):
+    from test_core_python_values import REFUSED
+    parse, _ = tvm_parse
+    lines = REFUSED.splitlines()
+    wrong = sorted({d.span.line for d in tirkit.parse(REFUSED).diagnostics})
+    assert wrong == list(range(10, 19))
+
+    def keeping(line):
+        return "\n".join(t for i, t in enumerate(lines, 1) if i not in wrong or i == line)
+
+    parse(to_tirx(keeping(None)))       # the kernel without them is TVM's too
+    for line in wrong:
+        with pytest.raises(Exception):  # noqa: B017 - TVM raises its own error types
+            parse(to_tirx(keeping(line)))

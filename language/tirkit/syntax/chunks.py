@@ -18,6 +18,8 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from . import pyconst
+
 _IMPORT_FROM = re.compile(
     r"^\s*from\s+(tvm\.script|tirkit\.script)\s+import\s+(\(?)([^#\n]*)")
 _IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|"
@@ -359,9 +361,10 @@ def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
 
 
 def top_level_constants(text: str) -> dict:
-    """`NAME = <literal>` at column 0 (ints, floats, strings, tuples of them): the only
-    outside values a kernel may use; read as literals, never executed."""
-    import ast
+    """`NAME = <value>` at column 0, where the value is made of literals (ints, floats,
+    strings, tuples of them), constants defined before it, Python's operators and the
+    builtins of `pyconst` (`N = 1 << 10`, `S = (N, 2 * N)`, `R = max(M, N)`): the only
+    outside values a kernel may use; computed as `pyconst` computes, never executed."""
     import warnings
     out = {}
     first = text[:text.find("\n")] if "\n" in text else text
@@ -374,8 +377,9 @@ def top_level_constants(text: str) -> dict:
         try:
             with warnings.catch_warnings():     # e.g. an invalid escape in the user's string
                 warnings.simplefilter("ignore")
-                value = ast.literal_eval(m.group(2))
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                value = pyconst.evaluate(pyconst.parse(m.group(2)), out)
+        except (pyconst.ConstError, SyntaxError, ValueError, TypeError,
+                MemoryError, RecursionError):
             continue
         if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):
             out[m.group(1)] = value

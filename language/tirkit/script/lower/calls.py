@@ -7,10 +7,12 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.constants import numpy_dtype
 from ...syntax import cst as C
+from ...syntax import pyconst
 from ..namespace import FAMILIES, NAMES
 from .context import ERROR_DTYPE
-from .fold import fold_minmax
-from .values import _BufferMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace, _Starred
+from .fold import cast_folded, fold_minmax
+from .values import (_BufferMethod, _ExprMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace,
+                     _PyBuiltin, _Starred)
 
 # math calls whose result has the dtype of their first argument
 UNARY_MATH = {
@@ -88,7 +90,60 @@ class CallMixin:
             return self.t_call(name, n)
         if isinstance(func, str) and D.is_dtype(func):
             return self._dtype_ctor(func, n)
+        if isinstance(func, _PyBuiltin):
+            return self._py_builtin(func.name, n)
+        if isinstance(func, _ExprMethod):      # `x.astype(dtype)`: TVM's `cast`
+            args, kwargs = self._args(n), self._kwargs(n)
+            if len(args) + len(kwargs) != 1 or (kwargs and "dtype" not in kwargs):
+                self.fail("type/mismatch", "astype takes one dtype", n)
+            return self._cast((args or [kwargs.get("dtype")])[0], func.expr, n, folded=True)
         self.fail("type/mismatch", "this call is not a TIR operation", n.func)
+
+    def _py_builtin(self, name, n):
+        """`max(M, N)`, `len(shape)`, ...: Python's builtin on plain values, as TVM's parser
+        computes it; a TIR value among the arguments is an error that names the T. spelling."""
+        args, kwargs = self._args(n), self._kwargs(n)
+
+        def tir(v):         # `len(A.shape)` counts TIR values: any other builtin computes on them
+            return isinstance(v, E.PrimExpr) or (isinstance(v, (tuple, list)) and any(map(tir, v)))
+        if name != "len" and any(tir(v) for v in [*args, *kwargs.values()]):
+            other = pyconst.TIR_SPELLING.get(name)
+            self.fail("type/mismatch", f"Python's {name}() does not apply to TIR values"
+                      + (f": use {other}" if other else ""), n)
+        try:
+            return pyconst.call(name, args, kwargs)
+        except pyconst.ConstError as e:
+            self.fail("type/mismatch", str(e), n)
+
+    def if_then_else(self, cond, a_value, b_value, n, what="the condition of T.if_then_else",
+                     cond_node=None):
+        """TVM's `if_then_else`: a boolean condition (an error otherwise), the branches
+        brought to one type as its arithmetic brings them, and a constant condition picks its
+        branch."""
+        c = self._as_expr(cond, n)
+        self.boolean_operand(what, c, cond_node or n)
+        a, b = self.match_types(self._as_expr(a_value, n), self._as_expr(b_value, n),
+                                _is_literal(a_value), _is_literal(b_value), n, arith=True)
+        if type(c) is E.IntImm and c.dtype == "bool":
+            return a if c.value else b
+        return E.Call(a.dtype, "if_then_else", (c, a, b), (), self.span(n))
+
+    def literal_fits(self, value, dtype, n):
+        """A `type/mismatch` error when a constant does not fit its dtype, as TVM's IntImm and
+        FloatImm refuse it (`T.int8(300)`, `x + 1e40` for a float32 `x`); `inf` and NaN are
+        kept."""
+        d = D.parse_dtype(dtype)
+        if d is None or d.is_handle:
+            return
+        if d.is_float:
+            big = _float_max(d.element() if d.lanes > 1 else dtype)
+            if big is not None and math.isfinite(value) and abs(value) > big:
+                self.diag("type/mismatch", f"{value!r} does not fit in {dtype} (its finite "
+                          f"values lie within ±{big:g})", n)
+        elif d.is_int or d.is_bool:
+            lo, hi = D.int_range(dtype)
+            if not lo <= value <= hi:
+                self.diag("type/mismatch", f"{value} does not fit in {dtype}", n)
 
     # ---- argument helpers -------------------------------------------------------------
     def _args(self, n):
@@ -152,14 +207,17 @@ class CallMixin:
             if len(args) != 2:
                 self.fail("type/mismatch", "T.cast takes a value and a dtype", n)
             x, dtype = args
-            return self._cast(dtype, x, n)
-        if name in ("if_then_else", "Select"):
+            return self._cast(dtype, x, n, folded=True)
+        if name == "if_then_else":
+            return self.if_then_else(*args, n, cond_node=n.args[0] if n.args else n)
+        if name == "Select":
+            # TVM's Select node converts nothing: both values must have one dtype already
             c, a, b = (self._as_expr(x, n) for x in args)
-            a, b = self.match_types(a, b, _is_literal(args[1]), _is_literal(args[2]), n,
-                                    arith=name == "if_then_else")
-            if name == "Select":
-                return E.Select(c, a, b, a.dtype, span)
-            return E.Call(a.dtype, "if_then_else", (c, a, b), (), span)
+            if ERROR_DTYPE not in (a.dtype, b.dtype) and a.dtype != b.dtype:
+                self.diag("type/mismatch", f"T.Select takes two values of one dtype, got "
+                          f"{a.dtype} and {b.dtype} (T.if_then_else converts them)", n)
+            a, b = self.match_types(a, b, _is_literal(args[1]), _is_literal(args[2]), n)
+            return E.Select(c, a, b, a.dtype, span)
         if name in ("max", "min"):
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
                                     _is_literal(args[0]), _is_literal(args[1]), n, arith=True)
@@ -172,6 +230,7 @@ class CallMixin:
         if name in _INT_DIV:
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
                                     _is_literal(args[0]), _is_literal(args[1]), n, arith=True)
+            self.integer_division(f"T.{name}", a, b, n)
             return _INT_DIV[name](a, b, a.dtype, span)
         if name in ("min_value", "max_value"):
             dtype = args[0] if args else kwargs.get("dtype")
@@ -299,13 +358,17 @@ class CallMixin:
                                "void" if isinstance(a, tuple) else "list")
         return self._as_expr(a, n)
 
-    def _cast(self, dtype, x, n):
+    def _cast(self, dtype, x, n, folded=False):
+        """`T.Cast(dtype, x)`, TVM's Cast node; `folded`: `T.cast(x, dtype)` and `x.astype`,
+        TVM's `cast`, which gives a constant of the new type for a constant and nothing new
+        for a value of that type."""
         if not isinstance(dtype, str) or not D.is_dtype(dtype):
             self.fail("type/mismatch", f"{dtype!r} is not a dtype", n)
-        lit = _is_literal(x)
         x = self._as_expr(x, n)
-        if lit:
-            return E.Cast(dtype, x, self.span(n))
+        if folded:
+            out = cast_folded(dtype, x)
+            return out if out is x or not isinstance(out, E.Cast) else \
+                E.Cast(dtype, x, self.span(n))
         return E.Cast(dtype, x, self.span(n))
 
     def _dtype_ctor(self, dtype: str, n):
@@ -328,10 +391,7 @@ class CallMixin:
                                                                                    span)
         if isinstance(x, (int, float)):
             if d.is_float:
-                big = _float_max(dtype)
-                if big is not None and math.isfinite(x) and abs(x) > big:
-                    self.diag("type/mismatch", f"{x!r} does not fit in {dtype} (its finite "
-                              f"values lie within ±{big:g})", n)
+                self.literal_fits(x, dtype, n)
                 return E.FloatImm(dtype, float(x), span)
             if d.is_handle:
                 return E.IntImm("handle", int(x), span)
@@ -340,9 +400,7 @@ class CallMixin:
                     self.fail("type/mismatch", f"{x!r} is not a {dtype} value", n)
                 x = int(x)
             if d.is_int or d.is_bool:
-                lo, hi = D.int_range(dtype)
-                if not lo <= x <= hi:
-                    self.diag("type/mismatch", f"{x} does not fit in {dtype}", n)
+                self.literal_fits(x, dtype, n)
             return E.IntImm(dtype, int(x), span)
         if isinstance(x, E.PrimExpr):
             if x.dtype == dtype or x.dtype == ERROR_DTYPE:

@@ -5,11 +5,13 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
+from ...syntax import pyconst
 from .context import ERROR_DTYPE, FAILED, MISSING, LoopInfo, LowerError
-from .fold import fold_int, slice_extent  # noqa: F401  (slice_extent: used by other mixins)
+from .fold import cast_folded, fold_float, fold_int, slice_extent  # noqa: F401
 # the value classes live in values.py; imported here too for the mixins that take them from exprs
-from .values import (ParamRef, _BufferMethod, _GlobalFunc, _is_literal, _Lambda,  # noqa: F401
-                     _ModuleRef, _Namespace, ParamTable, _SliceVal, _Starred, _Subscripted)
+from .values import (ParamRef, _BufferMethod, _ExprMethod, _GlobalFunc, _is_literal,  # noqa: F401
+                     _Lambda, _ModuleRef, _Namespace, ParamTable, _PyBuiltin, _SliceVal,
+                     _Starred, _Subscripted)
 
 _BIN = {
     "+": E.Add, "-": E.Sub, "*": E.Mul, "/": E.Div, "//": E.FloorDiv, "%": E.FloorMod,
@@ -34,10 +36,8 @@ class ExprMixin:
             return v
         if isinstance(v, bool):
             return E.IntImm("bool", int(v), self.span(n))
-        if isinstance(v, int):
-            return E.const(v, None, self.span(n))
-        if isinstance(v, float):
-            return E.FloatImm("float32", v, self.span(n))
+        if isinstance(v, (int, float)):
+            return self._python_number(v, n, self.span(n))
         if isinstance(v, str):
             return E.StringImm(v, "handle", self.span(n))
         if isinstance(v, Buffer):
@@ -52,12 +52,20 @@ class ExprMixin:
         if isinstance(x, bool):
             return E.IntImm("bool", int(x))
         if isinstance(x, (int, float)):
-            return E.const(x)
+            return self._python_number(x, n, self.span(n))
         if isinstance(x, str):
             return E.StringImm(x)
         if isinstance(x, (tuple, list)):
             return E.ArrayExpr(tuple(self._as_expr(y, n) for y in x))
         self.fail("type/mismatch", "expected an expression", n)
+
+    def _python_number(self, x, n, span=None):
+        """The constant TVM makes of a Python number: a float is a float32 one and an int an
+        int32 one, int64 when it needs more bits; a value that does not fit is an error
+        (`x + 1e40`, even beside a float64 `x`)."""
+        c = E.const(x, None, span)
+        self.literal_fits(x, c.dtype, n)
+        return c
 
     def value(self, n):
         """Lower an expression to a PrimExpr, a Buffer, or a plain Python value."""
@@ -85,6 +93,8 @@ class ExprMixin:
                 return _Namespace(n.id)
             if n.id == getattr(self, "module_class", None):
                 return _ModuleRef(n.id)
+            if n.id in pyconst.BUILTINS:
+                return _PyBuiltin(n.id)
             self.fail("name/undefined", f"name '{n.id}' is not defined", n)
         if v is FAILED:     # its definition already has an error: no second one for each use
             raise LowerError(f"'{n.id}' has no valid definition")
@@ -118,10 +128,10 @@ class ExprMixin:
             if n.attr not in getattr(self, "module_funcs", ()):
                 self.fail("name/undefined", f"module '{base.name}' has no function '{n.attr}'", n)
             return _GlobalFunc(n.attr)
-        if isinstance(base, E.Var) and n.attr == "dtype":
-            return base.dtype
         if isinstance(base, E.PrimExpr) and n.attr == "dtype":
             return base.dtype
+        if isinstance(base, E.PrimExpr) and n.attr == "astype":
+            return _ExprMethod(base, n.attr)
         self.fail("name/undefined", f"'{n.attr}' is not an attribute of this value", n)
 
     def buffer_attribute(self, buf: Buffer, attr: str, n):
@@ -178,6 +188,9 @@ class ExprMixin:
             a, b = self.match_types(a, b, a_lit, b_lit, n)
             return E.Call(a.dtype, _BITWISE[op], (a, b), (), self.span(n))
         if op == "**":
+            # TVM's expressions have no `**`: its parser fails on `x ** 2`
+            self.diag("type/mismatch", "operator '**' does not apply to TIR values: use "
+                      "T.pow(a, b)", n)
             a, b = self.match_types(a, b, a_lit, b_lit, n)
             return E.Call(a.dtype, "pow", (a, b), (), self.span(n))
         cls = _BIN.get(op)
@@ -187,30 +200,43 @@ class ExprMixin:
         if cls is E.Div and D.is_int(a.dtype) and D.is_int(b.dtype):
             self.fail("type/mismatch", "integer division with '/' is ambiguous in TIR: use '//' "
                       "(floor division) or T.truncdiv", n)
+        if cls in (E.FloorDiv, E.FloorMod):
+            self.integer_division(f"operator '{op}'", a, b, n)
+        elif cls is E.Div and type(b) is E.FloatImm and b.value == 0:
+            self.diag("type/mismatch", "division by zero", n)
         folded = fold_int(cls, a, b)
+        if folded is None:
+            folded = fold_float(cls, a, b)
         if folded is not None:
             return folded
         return cls(a, b, a.dtype, self.span(n))
 
     def _python_binop(self, op, a, b, n):
         try:
-            if op == "+":
-                return a + b
-            if op == "-":
-                return a - b
-            if op == "*":
-                return a * b
-            if op == "/":
-                return a / b
-            if op == "//":
-                return a // b
-            if op == "%":
-                return a % b
-            if op == "**":
-                return a ** b
-        except Exception:
-            pass
-        self.fail("type/mismatch", f"operator '{op}' does not apply to these operands", n)
+            return pyconst.binary(op, a, b)
+        except pyconst.ConstError as e:
+            self.fail("type/mismatch", str(e), n)
+
+    def integer_division(self, what, a, b, n):
+        """TVM's floor and truncated division and modulo take integers, and refuse a constant
+        zero divisor: a `type/mismatch` error for each (the expression is still built)."""
+        for v in (a, b):
+            d = D.parse_dtype(v.dtype)
+            if d is not None and d.is_float:
+                self.diag("type/mismatch", f"{what} takes integers, not {v.dtype} (divide with "
+                          "'/' and take T.floor, or use T.fmod)", n)
+                return
+        if type(b) is E.IntImm and b.value == 0:
+            self.diag("type/mismatch", f"{what} divides by zero", n)
+
+    def boolean_operand(self, what, v, node):
+        """A `type/mismatch` error for an operand of `not`, `and`, `or` or the condition of
+        `a if c else b` that is a TIR value but not a boolean: TVM refuses them (`not n` for an
+        int32 `n`); compare it instead (`n != 0`)."""
+        if isinstance(v, E.PrimExpr) and v.dtype != ERROR_DTYPE and \
+                not D.is_bool(v.dtype):
+            self.diag("type/mismatch", f"{what} takes a boolean, not {v.dtype} (compare it, "
+                      "as in x != 0)", node)
 
     def integer_operands(self, what, values, nodes):
         """A `type/mismatch` error on each operand of a bitwise operator or shift that is not
@@ -230,15 +256,15 @@ class ExprMixin:
             return a, b
         if a_lit and not b_lit:
             if _float32_literal_wins(a, db):
-                return E.FloatImm("float32", float(a.value), a.span), E.Cast("float32", b)
-            if arith and _int32_literal_wins(a, db):
-                return a, E.Cast(a.dtype, b)
+                return self.convert_literal(a, "float32", n), cast_folded("float32", b)
+            if arith and _int_literal_wins(a, db):
+                return a, cast_folded(a.dtype, b)
             return self.convert_literal(a, db, n), b
         if b_lit and not a_lit:
             if _float32_literal_wins(b, da):
-                return E.Cast("float32", a), E.FloatImm("float32", float(b.value), b.span)
-            if arith and _int32_literal_wins(b, da):
-                return E.Cast(b.dtype, a), b
+                return cast_folded("float32", a), self.convert_literal(b, "float32", n)
+            if arith and _int_literal_wins(b, da):
+                return cast_folded(b.dtype, a), b
             return a, self.convert_literal(b, da, n)
         pa, pb = D.parse_dtype(da), D.parse_dtype(db)
         if pa is None or pb is None or pa.is_handle or pb.is_handle:
@@ -253,12 +279,12 @@ class ExprMixin:
             if a.dtype == b.dtype:
                 return a, b
         if pa.is_float and not pb.is_float:
-            return a, E.Cast(a.dtype, b)
+            return a, cast_folded(a.dtype, b)
         if pb.is_float and not pa.is_float:
-            return E.Cast(b.dtype, a), b
+            return cast_folded(b.dtype, a), b
         if pa.bits < pb.bits or (pa.is_bool and not pb.is_bool):
-            return E.Cast(b.dtype, a), b
-        return a, E.Cast(a.dtype, b)
+            return cast_folded(b.dtype, a), b
+        return a, cast_folded(a.dtype, b)
 
     def convert_literal(self, lit, dtype, n):
         d = D.parse_dtype(dtype)
@@ -267,10 +293,13 @@ class ExprMixin:
         if d.lanes != 1:
             scalar = self.convert_literal(lit, d.element(), n)
             return E.Broadcast(scalar, d.lanes, dtype)
+        where = lit.span if lit.span is not None else n
         if d.is_float:
+            self.literal_fits(lit.value, dtype, where)
             return E.FloatImm(dtype, float(lit.value), lit.span)
         if isinstance(lit, E.FloatImm):
             return E.Cast(dtype, lit)
+        self.literal_fits(lit.value, dtype, where)
         return E.IntImm(dtype, int(lit.value), lit.span)
 
     def _v_UnaryOp(self, n):
@@ -278,6 +307,7 @@ class ExprMixin:
             a = self.value(n.operand)
             if not isinstance(a, E.PrimExpr):
                 return not a
+            self.boolean_operand("'not'", a, n.operand)
             return E.Not(a, _bool_of(a.dtype), self.span(n))
         if n.op == "-" and isinstance(C.unparen(n.operand), C.Constant):
             v = C.unparen(n.operand).value
@@ -286,9 +316,9 @@ class ExprMixin:
         a = self.value(n.operand)
         if not isinstance(a, E.PrimExpr):
             try:
-                return {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}[n.op](a)
-            except Exception:
-                self.fail("type/mismatch", f"operator '{n.op}' does not apply here", n)
+                return pyconst.unary(n.op, a)
+            except pyconst.ConstError as e:
+                self.fail("type/mismatch", str(e), n)
         if n.op == "+":
             return a
         if n.op == "~":
@@ -310,6 +340,8 @@ class ExprMixin:
                 out = (out and v) if n.op == "and" else (out or v)
             return out
         cls = E.And if n.op == "and" else E.Or
+        for v, node in zip(vals, n.values):
+            self.boolean_operand(f"'{n.op}'", v, node)
         acc = self._as_expr(vals[0], n)
         for v in vals[1:]:
             b = self._as_expr(v, n)
@@ -347,12 +379,13 @@ class ExprMixin:
         return acc
 
     def _v_IfExp(self, n):
+        """`a if c else b`: a plain condition picks a branch, as Python does; a TIR boolean
+        makes `T.if_then_else(c, a, b)`, as TVM's parser does."""
         cond = self.value(n.test)
         if not isinstance(cond, E.PrimExpr):
             return self.value(n.body) if cond else self.value(n.orelse)
-        a, b = self.expr(n.body), self.expr(n.orelse)
-        a, b = self.match_types(a, b, _is_literal(a), _is_literal(b), n)
-        return E.Select(cond, a, b, a.dtype, self.span(n))
+        return self.if_then_else(cond, self.value(n.body), self.value(n.orelse), n,
+                                 "the condition of 'a if c else b'", n.test)
 
     def _v_Lambda(self, n):
         return _Lambda(n)
@@ -396,15 +429,17 @@ def _float32_literal_wins(lit, other_dtype) -> bool:
         not d.is_float or d.bits < 32)
 
 
-def _int32_literal_wins(lit, other_dtype) -> bool:
-    """A Python int is an int32 constant in TVM: beside a scalar integer or bool narrower
-    than 32 bits the other operand is cast to int32 (an int8 `x + 1` is
-    `T.Cast("int32", x) + 1`, as TVM 0.27 reads it); beside a wider integer or a float the
-    constant takes that type."""
-    if not isinstance(lit, E.IntImm) or lit.dtype != "int32":
+def _int_literal_wins(lit, other_dtype) -> bool:
+    """A Python int is an int32 constant in TVM (int64 when it needs more bits): beside a
+    scalar integer or bool narrower than that the other operand is cast to the constant's
+    type (an int8 `x + 1` is `T.Cast("int32", x) + 1`, as TVM 0.27 reads it, and an int32
+    `i + 5000000000` is computed in int64); beside a wider integer or a float the constant
+    takes that type."""
+    if not isinstance(lit, E.IntImm) or lit.dtype not in ("int32", "int64"):
         return False
     d = D.parse_dtype(other_dtype)
-    return d is not None and d.lanes == 1 and (d.is_int or d.is_bool) and d.bits < 32
+    return d is not None and d.lanes == 1 and (d.is_int or d.is_bool) and \
+        d.bits < D.parse_dtype(lit.dtype).bits
 
 
 __all__ = ["ExprMixin", "LoopInfo", "LowerError"]

@@ -1,5 +1,8 @@
-"""Folding as TVM's operators fold: integer constants, constant slice extents."""
+"""Folding as TVM's operators fold: integer and float constants, casts of constants,
+constant slice extents."""
 from __future__ import annotations
+
+import math
 
 from ...arith.alu import ALU, fold
 from ...ir import dtype as D
@@ -25,6 +28,21 @@ def fold_int(cls, a, b):
     return E.IntImm(a.dtype, v)
 
 
+# and those it folds on two float constants (a division by zero stays a division)
+_FLOAT_FOLDED = (E.Add, E.Sub, E.Mul, E.Div)
+
+
+def fold_float(cls, a, b):
+    """Two float constants of one dtype fold into one, as TVM's operators fold them (the
+    value is kept as computed, in double precision, as TVM's FloatImm keeps it)."""
+    if type(a) is not E.FloatImm or type(b) is not E.FloatImm or a.dtype != b.dtype:
+        return None
+    if D.lanes_of(a.dtype) != 1 or cls not in _FLOAT_FOLDED or \
+            (cls is E.Div and b.value == 0):
+        return None
+    return E.FloatImm(a.dtype, float(ALU[cls](a.value, b.value, False)))
+
+
 def fold_minmax(cls, a, b):
     """`T.min`/`T.max` of two constants of one dtype is that constant, as TVM folds it."""
     if type(a) is not type(b) or type(a) not in (E.IntImm, E.FloatImm) or a.dtype != b.dtype:
@@ -44,14 +62,19 @@ def slice_extent(lo, hi) -> E.PrimExpr:
 
 
 def cast_folded(dtype, value):
-    """The Cast TVM's `tvm::cast` makes: a constant becomes a constant of the new type."""
+    """The Cast TVM's `tvm::cast` makes: a constant becomes a constant of the new type (where
+    its value is one of that type's: a value out of range stays a Cast)."""
     d = D.parse_dtype(dtype)
-    if isinstance(value, (E.IntImm, E.FloatImm)) and d is not None and d.lanes == 1:
+    if value.dtype == dtype:
+        return value
+    if type(value) in (E.IntImm, E.FloatImm) and d is not None and d.lanes == 1:
         v = value.value
         if d.is_float:
             return E.FloatImm(dtype, float(v), value.span)
         if d.kind == "bool":
             return E.IntImm(dtype, int(bool(v)), value.span)
-        if d.is_int:
-            return E.IntImm(dtype, int(v), value.span)
+        if d.is_int and (type(v) is int or math.isfinite(v)):
+            lo, hi = D.int_range(dtype)
+            if lo <= int(v) <= hi:          # a float constant is truncated, as TVM's is
+                return E.IntImm(dtype, int(v), value.span)
     return E.Cast(dtype, value, value.span)

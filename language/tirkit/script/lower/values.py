@@ -1,6 +1,6 @@
 """The values a lowered name or expression can stand for besides an IR expression: module
 aliases, starred and subscripted forms, slices, buffer methods, lambdas, params-file
-references and functions of the enclosing module."""
+references, functions of the enclosing module, Python builtins and expression methods."""
 from __future__ import annotations
 
 
@@ -87,3 +87,20 @@ class _GlobalFunc:
 
     def __init__(self, name):
         self.name = name
+
+
+class _PyBuiltin:
+    """A Python builtin of `syntax.pyconst.BUILTINS` (`max`, `len`, ...), applied to plain
+    values as TVM's parser applies it."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class _ExprMethod:
+    """A method of an expression, `x.astype`."""
+    __slots__ = ("expr", "name")
+
+    def __init__(self, expr, name):
+        self.expr, self.name = expr, name

@@ -1,0 +1,173 @@
+"""Python values in a kernel and at the top of its file, computed as TVM's parser computes them:
+Python's operators and builtins on plain values, TVM's own rules (and refusals) on TIR values,
+and the constants TVM's operators fold as they build an expression."""
+import time
+
+import pytest
+
+import tirkit
+from tirkit.syntax import pyconst
+from tirkit.syntax.chunks import top_level_constants
+
+CLASSIC = "from tvm.script import tir as T\n\n\n"
+
+
+def _errors(text):
+    return [(d.span.line, d.span.column, d.message) for d in tirkit.parse(text).diagnostics
+            if d.severity == "error"]
+
+
+def _store_lines(text):
+    r = tirkit.parse(text)
+    assert [d for d in r.diagnostics if d.severity == "error"] == []
+    return [ln.strip() for ln in tirkit.to_script(r.module).splitlines() if "] = " in ln]
+
+
+PLAIN = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((16, 4), "int32")):
+    A[0, 0] = (1 << 4) + (2 ** 3) + ((5 & 3) | 8) + (6 ^ 3) + (64 >> 2) + ~0
+    A[0, 1] = max(3, 7, 5) + min(3, 2) + abs(-4) + int(2.75) + round(2.6) + pow(2, 5)
+    A[0, 2] = len(A.shape) + sum((1, 2, 3)) + int(bool(3)) + int(float(7) / 2)
+'''
+
+
+def test_operators_and_builtins_on_plain_values_compute_as_python_does():
+    assert _store_lines(PLAIN) == [
+        "A[0, 0] = " + str((1 << 4) + 2 ** 3 + ((5 & 3) | 8) + (6 ^ 3) + (64 >> 2) + ~0),
+        "A[0, 1] = " + str(7 + 2 + 4 + 2 + 3 + 32),
+        "A[0, 2] = " + str(2 + 6 + 1 + 3)]
+
+
+def test_top_level_constants_may_be_computed_from_earlier_ones():
+    text = CLASSIC.replace("\n\n\n", "\n") + '''
+N = 1 << 6
+M = 2 ** 5
+S = (N, 2 * N)
+R = max(N, M) // 2
+W = S[1] - 1
+U = some_function(3)
+
+
+@T.prim_func
+def f(A: T.Buffer(S, "float32"), B: T.Buffer((R,), "float32")):
+    for i in range(W - 95):
+        B[i] = A[i, i + U]
+'''
+    assert top_level_constants(text) == {"N": 64, "M": 32, "S": (64, 128), "R": 32,
+                                         "W": 127}
+    r = tirkit.parse(text)
+    # `U` is a call of the user's own: it is not computed, and its use is an undefined name
+    assert [(d.line, d.code) for d in r.diagnostics] == [(14, "name/undefined")]
+    ((_, f),) = r.module.prim_funcs()
+    assert [[int(x.value) for x in b.shape] for _, b in f.buffer_map] == [[64, 128], [32]]
+
+
+@pytest.mark.parametrize("expr, column, message", [
+    ("10 ** 10 ** 9", 12, "operator '**' makes a value too large for a kernel "
+                          "(more than 4096 bits)"),
+    ("1 << 100000", 12, "operator '<<' makes a value too large for a kernel "
+                        "(more than 4096 bits)"),
+    ("len('ab' * 10 ** 9)", 16, "operator '*' makes a sequence of more than 65536 items"),
+    ("7 // 0", 12, "integer division or modulo by zero"),
+    ("10.0 ** 400", 12, "operator '**' overflows"),
+    ("max(())", 12, "max() does not apply to these operands"),
+])
+def test_plain_values_past_the_bounds_are_refused_at_once(expr, column, message):
+    text = CLASSIC + f'''@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    A[0] = {expr}
+'''
+    start = time.perf_counter()
+    assert _errors(text) == [(6, column, message)]
+    # refused before it is computed, and at the top of a file too
+    assert top_level_constants(f"X = {expr}\n") == {}
+    assert time.perf_counter() - start < 5
+
+
+def test_const_error_names_the_operation():
+    assert pyconst.binary("+", 2, 3) == 5
+    with pytest.raises(pyconst.ConstError, match="operator '-' does not apply"):
+        pyconst.binary("-", "a", 1)
+    with pytest.raises(pyconst.ConstError, match="not a constant expression"):
+        pyconst.evaluate(pyconst.parse("open('x')"), {})
+    with pytest.raises(pyconst.ConstError, match="not a constant expression"):
+        pyconst.evaluate(pyconst.parse("max"), {})
+
+
+REFUSED = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((16,), "int32"), F: T.Buffer((16,), "float32"),
+      I8: T.Buffer((16,), "int8"), n: T.int32, x: T.float32):
+    for i in range(16):
+        with T.block("b"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = A[vi] ** 2
+            F[vi] = F[vi] // 2.0 + T.floormod(F[vi], x)
+            A[vi] = A[vi] // 0 + T.truncmod(A[vi], 0)
+            F[vi] = F[vi] / 0.0
+            A[vi] = T.Cast("int32", not n) + T.Cast("int32", (n > 0) and n)
+            A[vi] = A[vi] if n else 0
+            F[vi] = T.Select(n > 0, F[vi], 1) + x + 1e40
+            I8[vi] = I8[vi] & 300
+            A[vi] = max(A[vi], 3) + abs(n)
+'''
+
+
+def test_what_tvm_refuses_on_tir_values_is_an_error_where_it_is():
+    assert _errors(REFUSED) == [
+        (10, 21, "operator '**' does not apply to TIR values: use T.pow(a, b)"),
+        (11, 21, "operator '//' takes integers, not float32 (divide with '/' and take "
+                 "T.floor, or use T.fmod)"),
+        (11, 36, "T.floormod takes integers, not float32 (divide with '/' and take T.floor, "
+                 "or use T.fmod)"),
+        (12, 21, "operator '//' divides by zero"),
+        (12, 34, "T.truncmod divides by zero"),
+        (13, 21, "division by zero"),
+        (14, 41, "'not' takes a boolean, not int32 (compare it, as in x != 0)"),
+        (14, 74, "'and' takes a boolean, not int32 (compare it, as in x != 0)"),
+        (15, 30, "the condition of 'a if c else b' takes a boolean, not int32 (compare it, "
+                 "as in x != 0)"),
+        (16, 21, "T.Select takes two values of one dtype, got float32 and int32 "
+                 "(T.if_then_else converts them)"),
+        (16, 53, "1e+40 does not fit in float32 (its finite values lie within ±3.40282e+38)"),
+        (17, 31, "300 does not fit in int8"),
+        (18, 21, "Python's max() does not apply to TIR values: use T.max"),
+    ]
+
+
+FOLDED = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((16,), "int32"), F: T.Buffer((16,), "float32"),
+      L: T.Buffer((16,), "int64"), I8: T.Buffer((16,), "int8"), n: T.int32):
+    for i in range(16):
+        A[i] = T.int8(3) + A[i] + (T.uint8(200) + 100) + (A[i] + True)
+        F[i] = F[i] + T.float16(1) + T.float32(1) / T.float32(4) + (T.int8(3) + 0.5)
+        I8[i] = T.cast(3, "int8") + I8[i].astype("int8")
+        F[i] = A[i].astype("float32") + T.cast(A[i], "float32")
+        A[i] = (A[i] if n > 0 else 0) + T.if_then_else(T.bool(True), A[i], 2)
+        L[i] = i + 5000000000
+'''
+
+
+def test_constants_fold_as_tvms_operators_fold_them():
+    assert _store_lines(FOLDED) == [
+        "A[i] = 3 + A[i] + 300 + (A[i] + 1)",
+        "F[i] = F[i] + T.float32(1) + T.float32(0.25) + T.float32(3.5)",
+        "I8[i] = T.int8(3) + I8[i]",
+        'F[i] = T.Cast("float32", A[i]) + T.Cast("float32", A[i])',
+        "A[i] = T.if_then_else(n > 0, A[i], 0) + A[i]",
+        "L[i] = T.Cast(\"int64\", i) + T.int64(5000000000)"]
+
+
+def test_a_power_is_one_token_where_python_has_it():
+    # the lexer took the first star of `**` for a multiplication: `2 ** 4` did not parse
+    from tirkit.syntax.parser import parse_chunk
+    text = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((2 ** 4,), "float32")):
+    for i in range(2**2 * 4):
+        A[i] = T.pow(A[i], T.float32(2))
+'''
+    r = tirkit.parse(text)
+    assert r.diagnostics == []
+    assert 'A: T.Buffer((16,), "float32")' in tirkit.to_script(r.module)
+    assert "for i in range(16):" in tirkit.to_script(r.module)
+    chunk = parse_chunk("def g(*args, **kwargs):\n    h(*args, **kwargs)\n    y = 2 ** -x\n")
+    assert chunk.errors == []
