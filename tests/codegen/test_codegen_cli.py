@@ -171,3 +171,49 @@ def huge(A: T.Buffer((1099511627776,), "float32"), B: T.Buffer((16,), "float32")
                          r"memory for its buffers \('A' alone is 4096\.0 GiB\), and [\d.]+ GiB "
                          r"is available \[codegen/argument\]", res.stderr), res.stderr
         assert "Traceback" not in res.stderr
+
+
+def test_run_refuses_allocations_that_do_not_fit_in_memory(tmp_path):
+    """4 TiB allocated inside the kernel, in each of the forms that take storage: the system
+    grants it and the process would be killed while the kernel fills it."""
+    src = tmp_path / "alloc.py"
+    src.write_text('''from tvm.script import tir as T
+
+
+@T.prim_func
+def blockwise(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    C = T.alloc_buffer((1 << 40,), "float32")
+    for i in range(16):
+        with T.block("c"):
+            vi = T.axis.spatial(16, i)
+            C[vi * 65536] = A[vi]
+    for i in range(16):
+        with T.block("b"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = C[vi * 65536]
+
+
+@T.prim_func
+def allocated(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    D = T.decl_buffer((1 << 40,), "float32")
+    for i in range(16):
+        D[i * 65536] = A[i]
+        B[i] = D[i * 65536]
+
+
+@T.prim_func
+def small(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    D = T.decl_buffer((1 << 20,), "float32")
+    for i in range(16):
+        D[i * 65536] = A[i]
+        B[i] = D[i * 65536]
+''')
+    res = _tirkit("run", str(src), cache=tmp_path / "cache")
+    assert res.returncode == 1
+    for line, name in ((6, "C"), (19, "D")):
+        assert re.search(rf"alloc\.py:{line}:5: error: running this kernel needs about "
+                         rf"[\d.]+ GiB of memory for its buffers \('{name}' alone is "
+                         r"4096\.0 GiB\), and [\d.]+ GiB is available \[codegen/argument\]",
+                         res.stderr), res.stderr
+    assert re.search(r"^small: ran in", res.stdout, re.M), res.stdout
+    assert "Traceback" not in res.stderr

@@ -107,7 +107,7 @@ def make_inputs(func, rng, sizes=None):
             else:
                 shape.append(16)
         buffers.append((b, shape))
-    _check_memory(buffers, symbolic=bool(bound))
+    _check_memory(buffers, symbolic=bool(bound), allocated=allocations(func))
     arrays = []
     for b, shape in buffers:
         try:
@@ -119,28 +119,65 @@ def make_inputs(func, rng, sizes=None):
     return arrays
 
 
-def _check_memory(buffers, symbolic=False):
-    """A `codegen/argument` error when the inputs of these (buffer, shape) pairs would not
-    fit in the memory available now: the process would be killed while filling them.  Counted:
-    each array and a copy of it (the reference run, the device copy), and the float64 draws
-    that fill the largest one."""
+def _check_memory(buffers, symbolic=False, allocated=()):
+    """A `codegen/argument` error when the inputs of these (buffer, shape) pairs and the
+    kernel's own `allocated` (bytes, name, node) would not fit in the memory available now: the
+    process would be killed while filling them.  Counted: each input and a copy of it (the
+    reference run, the device copy), the float64 draws that fill the largest one, and each
+    allocation once."""
     from .runtime import available_memory
     sized = []
     for b, shape in buffers:
         d = parse_dtype(b.dtype)
         n = int(np.prod(shape, dtype=object)) if shape else 1
         sized.append((n * max(1, d.bits * d.lanes // 8) if d is not None else 0, n, b))
-    if not sized:
+    if not sized and not allocated:
         return
-    need = 2 * sum(x for x, _, _ in sized) + 24 * max(n for _, n, _ in sized)
+    need = 2 * sum(x for x, _, _ in sized) + 24 * max((n for _, n, _ in sized), default=0) + \
+        sum(x for x, _, _ in allocated)
     have = available_memory()
     if have is not None and need > have:
         from .errors import ARGUMENT, fail
-        size, _, big = max(sized, key=lambda t: t[0])
+        size, name, big = max([(x, b.name, b) for x, _, b in sized] + list(allocated),
+                              key=lambda t: t[0])
         hint = " (give its symbolic shapes smaller sizes with --size)" if symbolic else ""
         fail(ARGUMENT, f"running this kernel needs about {_gib(need)} of memory for its "
-             f"buffers ('{big.name}' alone is {_gib(size)}), and {_gib(have)} is available"
+             f"buffers ('{name}' alone is {_gib(size)}), and {_gib(have)} is available"
              + hint, big)
+
+
+def allocations(func) -> list:
+    """(bytes, name, buffer or statement) of each allocation of constant size in a kernel's body:
+    block `alloc_buffer`s, `T.allocate`, a `T.decl_buffer` or statement-level
+    `T.alloc_buffer` with storage of its own.  The compiled code takes the large ones from
+    the heap, where the system grants more than it has and the process is killed when the
+    kernel fills them."""
+    from ..ir import stmt as S
+    from ..ir.visit import walk
+    out = []
+    allocated = {id(p) for p in func.params} | {
+        id(b.data) for b in map(func.buffer_of, func.params) if b is not None}
+
+    def add(dtype, dims, name, node):
+        d = parse_dtype(dtype)
+        if d is None or not all(isinstance(x, E.IntImm) for x in dims):
+            return
+        out.append((int(np.prod([x.value for x in dims], dtype=object)) *
+                    max(1, d.bits * d.lanes // 8), name, node))
+
+    def visit(x):
+        if isinstance(x, S.Block):
+            for b in x.alloc_buffers:
+                add(b.dtype, b.shape, b.name, b)
+        elif isinstance(x, S.Allocate):
+            allocated.add(id(x.buffer_var))
+            add(x.dtype, x.extents, x.buffer_var.name, x)
+        elif isinstance(x, S.DeclBuffer) and id(x.buffer.data) not in allocated:
+            allocated.add(id(x.buffer.data))
+            add(x.buffer.dtype, x.buffer.shape, x.buffer.name, x.buffer)
+
+    walk(func.body, visit)
+    return out
 
 
 def _gib(n) -> str:
