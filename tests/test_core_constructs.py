@@ -478,3 +478,19 @@ def f(A: T.Buffer((8, 4), "float32")):
     diags = tirkit.parse(text).diagnostics
     assert [(d.line, d.code) for d in diags] == [(8, "type/mismatch"), (9, "type/mismatch")]
     assert all("is one integer expression" in d.message for d in diags)
+
+
+def test_a_loop_step_is_refused_not_dropped():
+    # `range(0, 16, 2)` ran 16 iterations: its step was read as nothing
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((16,), "int32")):
+    for i in range(0, 16, 2):
+        A[i] = i
+    for j in T.serial(0, 16, step=2):
+        A[j] = j
+    for k in range(0, 16, 1):
+        A[k] = k
+"""
+    assert [(d.line, d.code, d.message) for d in tirkit.parse(text).diagnostics] == [
+        (6, "type/mismatch", "loops with a step other than 1 are not supported"),
+        (8, "type/mismatch", "loops with a step other than 1 are not supported")]

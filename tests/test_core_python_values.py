@@ -171,3 +171,18 @@ def f(A: T.Buffer((2 ** 4,), "float32")):
     assert "for i in range(16):" in tirkit.to_script(r.module)
     chunk = parse_chunk("def g(*args, **kwargs):\n    h(*args, **kwargs)\n    y = 2 ** -x\n")
     assert chunk.errors == []
+
+
+def test_a_block_predicate_is_a_boolean():
+    # TVM: "Expect Block.predicate to be a bool expression"
+    text = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((16,), "int32"), n: T.int32):
+    for i in range(16):
+        with T.block("b"):
+            vi = T.axis.spatial(16, i)
+            T.where(n)
+            A[vi] = 1
+'''
+    assert _errors(text) == [(9, 21, "T.where takes a boolean, not int32 (compare it, as in "
+                                     "x != 0)")]
+    assert _errors(text.replace("T.where(n)", "T.where(n > 0)")) == []

@@ -281,6 +281,7 @@ class BlockMixin:
             frame.predicate = self.expr(call.args[0])
         finally:
             self.binding_context -= 1
+        self.boolean_operand("T.where", frame.predicate, call.args[0])
         return None
 
     def block_attr_stmt(self, call):

@@ -68,6 +68,12 @@ class LoopMixin:
                 else:
                     self.fail("type/mismatch", "T.thread_binding needs thread=\"...\"", it)
             step = kwargs.pop("step", None)
+            if kind != "thread_binding" and len(args) > 2:     # range(0, n, 2)
+                if len(args) > 3 or step is not None:
+                    self.fail("type/mismatch", "a loop takes a start, a stop and a step", it)
+                step = args[2]
+            if isinstance(step, E.IntImm):
+                step = step.value
             if step not in (None, 1):
                 self.fail("type/mismatch", "loops with a step other than 1 are not supported", it)
             ann = kwargs.pop("annotations", None) or {}
