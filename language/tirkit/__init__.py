@@ -17,14 +17,16 @@ from .tensorize import rule as _tensorize_rule  # noqa: F401  (registers tensori
 __version__ = "0.1.0"
 
 
-def check(text, path=None, target=None, rules=None, intrinsics=()):
+def check(text, path=None, target=None, rules=None, intrinsics=(), functions=None):
     """Parse and run every verification rule; diagnostics sorted by position (`intrinsics`:
-    folders of more tensor intrinsic files)."""
+    folders of more tensor intrinsic files; `functions`: names whose kernels alone the rules
+    check, every kernel when None)."""
     from .script.parse import CollectionPaused
     from .verify import run_rules
     with CollectionPaused():
         result = parse(text, path)
-        return run_rules(result, target=target, rules=rules, intrinsics=intrinsics)
+        return run_rules(result, target=target, rules=rules, intrinsics=intrinsics,
+                         functions=functions)
 
 
 def clear_caches():

@@ -55,7 +55,8 @@ def test_tune_refuses_what_it_cannot_tune(tmp_path):
 
 def test_tune_a_sound_kernel_of_a_file_with_errors(tmp_path):
     """The kernel named is tuned and written back; the kernel holding an error is left as
-    it is, and is not tuned when named."""
+    it is (its error not reported: only the kernel named is checked), and is not tuned when
+    named."""
     broken = (ROOT / "tests" / "data" / "partial" / "undefined_beside_sound.py").read_text()
     broken = broken[broken.index("@T.prim_func"):broken.index("@T.prim_func\ndef sound")]
     text = MATMUL + "\n\n" + broken.rstrip() + "\n"
@@ -66,7 +67,7 @@ def test_tune_a_sound_kernel_of_a_file_with_errors(tmp_path):
     assert p.returncode == 1 and "not tuned" in p.stderr and "trials" not in p.stderr
     p = tirkit("tune", "e.py", "--kernel", "mm", "--trials", "2", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    assert "name 'Q' is not defined" in p.stderr
+    assert "name 'Q' is not defined" not in p.stderr      # the other kernel's: not checked
     tuned = (tmp_path / "e.tuned.py").read_text()
     assert tuned.endswith(broken.rstrip() + "\n")
     assert tuned.split("@T.prim_func\ndef undefined")[0] != MATMUL + "\n\n"

@@ -233,10 +233,12 @@ def compare(out, ref, dtype):
 
 
 # ---- commands ----------------------------------------------------------------------------
-def _load(path, checked=False):
+def _load(path, checked=False, func=None):
     """(parse result, text, errors) of the file; its errors are printed.  `checked`: the
     errors are those `tirkit check` reports (every rule, under the file's configuration and
-    suppressions), not only those of reading it."""
+    suppressions), not only those of reading it.  With `func` named, the rules check only its
+    kernel, and only the errors that bear on it are kept: those in its kernel and those
+    outside every kernel."""
     from ..script.parse import decode, parse
     with open(path, "rb") as fh:
         data = fh.read()
@@ -245,13 +247,27 @@ def _load(path, checked=False):
     if checked:
         from ..project.pipeline import check_file
         from ..project.tree import Resolver
-        _, diags = check_file(data, path, Resolver({}).for_path(path))
+        _, diags = check_file(data, path, Resolver({}).for_path(path),
+                              functions=None if func is None else {func})
     else:
         diags = result.diagnostics
     errors = [d for d in diags if d.severity == "error"]
+    if func is not None:
+        errors = [d for d in errors if _bears_on(result, d, func)]
     for d in errors:
         print(render_text(path, text, d), file=sys.stderr)
     return result, text, errors
+
+
+def _bears_on(result, d, func) -> bool:
+    """Whether an error may touch the function `func`: it lies in the kernel definition that
+    holds it (a whole `@I.ir_module` class), or outside every kernel definition."""
+    if d.span is None:
+        return True
+    around = [k for k in result.kernels
+              if k.chunk.start_line <= d.span.line <= k.chunk.end_line]
+    return not around or any(k.chunk.name == func or func in k.chunk.method_names or
+                             any(name == func for name, _ in k.functions) for k in around)
 
 
 def _funcs(module, name):
@@ -293,7 +309,7 @@ def sound_kernels(args, checked=False):
     when any error `tirkit check` reports lies inside it (a loop that leaves its block's
     domain, a block that reads outside a buffer); otherwise only when reading it met one."""
     try:
-        result, text, errors = _load(args.file, checked)
+        result, text, errors = _load(args.file, checked, args.func)
     except OSError as e:
         print(f"{args.file}: {e.strerror}", file=sys.stderr)
         return 2

@@ -25,11 +25,13 @@ def finish(text: str, diagnostics, config: Config, path=None, warn_unused=None,
     return sorted(kept, key=Diagnostic.sort_key)
 
 
-def check_file(data, path, config: Config, warn_unused=None) -> tuple:
+def check_file(data, path, config: Config, warn_unused=None, functions=None) -> tuple:
     """(text, diagnostics) of one file's bytes, every rule run against the configuration's
-    target."""
+    target (`functions`: on the kernels that hold these functions only; no suppression is
+    then called unused, since the others' rules did not run)."""
     from .. import check
     from ..script.parse import decode
     text, _ = decode(data)
-    diags = check(data, path=path, target=config.target, intrinsics=config.intrinsics)
-    return text, finish(text, diags, config, path, warn_unused)
+    diags = check(data, path=path, target=config.target, intrinsics=config.intrinsics,
+                  functions=functions)
+    return text, finish(text, diags, config, path, warn_unused, complete=functions is None)

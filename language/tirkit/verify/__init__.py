@@ -133,9 +133,11 @@ def _function_diags(name, f, ctx, keys, common, incomplete, pause=None) -> list:
 
 
 def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=(),
-              pause=None) -> list:
+              pause=None, functions=None) -> list:
     """Diagnostics of parsing plus every selected rule on every function (`intrinsics`:
-    folders of more tensor intrinsics, beside $TIRKIT_INTRINSICS and the shipped ones).
+    folders of more tensor intrinsics, beside $TIRKIT_INTRINSICS and the shipped ones;
+    `functions`: a set of names; only the kernels holding one of them are checked, a whole
+    `@I.ir_module` class for any of its functions).
     `pause`: called before each rule on each function; a caller may wait there (the
     language server lets a request the user waits for go first)."""
     load_rules()
@@ -158,7 +160,10 @@ def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=(),
         groups = [(k, k.functions) for k in kernels]
     else:                                   # functions that no kernel holds: one by one
         groups = [(None, result.module.functions)]
-    for kernel, functions in groups:
+    if functions is not None:
+        groups = [(k, fs if k is not None else [(n, f) for n, f in fs if n in functions])
+                  for k, fs in groups if any(n in functions for n, _ in fs)]
+    for kernel, group in groups:
         place = getattr(kernel, "key", None)
         if place is not None and kernel.syntax_ok and \
                 not _error_between(err_lines, kernel.chunk.start_line, kernel.chunk.end_line):
@@ -169,12 +174,12 @@ def run_rules(result, target=None, rules=None, fast_only=False, intrinsics=(),
                 diags.extend(_shifted(d, place[1] - cached[1]) for d in cached[2])
                 continue
             out = []
-            for name, f in functions:
+            for name, f in group:
                 out.extend(_function_diags(name, f, ctx, keys, common, False, pause))
             _results.put(key, (None, place[1], tuple(copy.copy(d) for d in out)))
             diags.extend(out)
             continue
-        for name, f in functions:
+        for name, f in group:
             if kernel is not None and not kernel.syntax_ok:
                 continue
             sp = getattr(f, "span", None)
