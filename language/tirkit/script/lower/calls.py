@@ -1,7 +1,10 @@
 """`T.<name>(...)` in expression position: constructors, casts, math and intrinsics."""
 from __future__ import annotations
 
+import functools
 import math
+
+import numpy as np
 
 from ...ir import dtype as D
 from ...ir import expr as E
@@ -409,14 +412,20 @@ class CallMixin:
         self.fail("type/mismatch", f"cannot make a {dtype} from this value", n)
 
 
+@functools.lru_cache(maxsize=64)
 def _float_max(dtype: str):
     """The largest finite value of a float dtype narrower than a Python float, as TVM's
-    FloatImm checks a literal against it (None for float64, or a dtype numpy cannot hold)."""
+    FloatImm checks a literal against it (None for float64, or a dtype numpy cannot hold).
+    numpy knows float16 and float32; ml_dtypes, whose import takes a second, is asked only
+    for the others (bfloat16, the float8 types)."""
     if dtype == "float64":
         return None
     try:
+        nd = numpy_dtype(dtype)
+        if nd.kind == "f":
+            return float(np.finfo(nd).max)
         import ml_dtypes
-        return float(ml_dtypes.finfo(numpy_dtype(dtype)).max)
+        return float(ml_dtypes.finfo(nd).max)
     except (ValueError, TypeError, AttributeError):
         return None
 
