@@ -186,3 +186,19 @@ def f(A: T.Buffer((16,), "int32"), n: T.int32):
     assert _errors(text) == [(9, 21, "T.where takes a boolean, not int32 (compare it, as in "
                                      "x != 0)")]
     assert _errors(text.replace("T.where(n)", "T.where(n > 0)")) == []
+
+
+def test_an_integer_too_large_for_a_float_is_a_range_error_not_a_crash():
+    # float() of such an int raises OverflowError: it reached the user as an `internal` error
+    text = CLASSIC + '''@T.prim_func
+def f(F: T.Buffer((4,), "float32"), D: T.Buffer((4,), "float64")):
+    F[0] = T.float32(1 << 2000)
+    D[1] = T.float64(10 ** 400)
+    F[2] = T.cast(-(10 ** 400), "float32")
+'''
+    assert _errors(text) == [
+        (6, 12, "11481306... (603 digits) does not fit in float32 (its finite values lie "
+                "within ±3.40282e+38)"),
+        (7, 12, "10000000... (401 digits) does not fit in float64 (its finite values lie "
+                "within ±1.79769e+308)"),
+        (8, 12, "-1000000... (401 digits) does not fit in int64")]

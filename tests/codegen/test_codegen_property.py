@@ -27,7 +27,9 @@ def expressions(draw, dtype, depth=0):
            "T.Select({a} < {b}, {a}, {b} + {b})"]
     if dtype in ("int32", "int8"):
         c = draw(st.integers(1, 7))
-        ops += [f"T.floordiv({{a}}, {c})", f"T.floormod({{a}}, {c})"]
+        # the divisor in the expression's own type: a Python int makes an int8 division int32
+        # (TVM 0.27), and a T.Select of int32 and int8 is an error
+        ops += [f"T.floordiv({{a}}, T.{dtype}({c}))", f"T.floormod({{a}}, T.{dtype}({c}))"]
     return "(" + draw(st.sampled_from(ops)).format(a=a, b=b) + ")"
 
 

@@ -184,7 +184,7 @@ def cmd_eval(args) -> int:
 
 def cmd_predict(args) -> int:
     from ..analysis.roofline import format_seconds
-    from ..codegen.cli import sound_kernels
+    from ..codegen.selection import sound_kernels
     from .model import CostModel
     from .predict import cpu_kernel, predict_kernels
     from .train import user_model

@@ -98,7 +98,7 @@ def cmd_tune(args) -> int:
     status = missing("tune", "llvmlite", "run")
     if status is not None:
         return status
-    from ..codegen.cli import selected_kernels
+    from ..codegen.selection import selected_kernels
     from ..script.parse import parse
     from .database import Database
     from .edit import EditError, tuned_text

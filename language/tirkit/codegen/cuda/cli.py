@@ -19,7 +19,8 @@ def add_commands(sub):
 
 
 def cmd_build(args) -> int:
-    from ..cli import report_error, selected_kernels
+    from ..cli import report_error
+    from ..selection import selected_kernels
     from . import emit_cuda, is_thread_bound
     from .exprs import PRELUDE
     loaded = selected_kernels(args, "built")

@@ -1,19 +1,14 @@
 """`T.<name>(...)` in expression position: constructors, casts, math and intrinsics."""
 from __future__ import annotations
 
-import functools
 import math
-
-import numpy as np
 
 from ...ir import dtype as D
 from ...ir import expr as E
-from ...ir.constants import numpy_dtype
 from ...syntax import cst as C
-from ...syntax import pyconst
 from ..namespace import FAMILIES, NAMES
 from .context import ERROR_DTYPE
-from .fold import cast_folded, fold_minmax
+from .fold import as_float, cast_folded, fold_minmax
 from .values import (_BufferMethod, _ExprMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace,
                      _PyBuiltin, _Starred)
 
@@ -102,22 +97,6 @@ class CallMixin:
             return self._cast((args or [kwargs.get("dtype")])[0], func.expr, n, folded=True)
         self.fail("type/mismatch", "this call is not a TIR operation", n.func)
 
-    def _py_builtin(self, name, n):
-        """`max(M, N)`, `len(shape)`, ...: Python's builtin on plain values, as TVM's parser
-        computes it; a TIR value among the arguments is an error that names the T. spelling."""
-        args, kwargs = self._args(n), self._kwargs(n)
-
-        def tir(v):         # `len(A.shape)` counts TIR values: any other builtin computes on them
-            return isinstance(v, E.PrimExpr) or (isinstance(v, (tuple, list)) and any(map(tir, v)))
-        if name != "len" and any(tir(v) for v in [*args, *kwargs.values()]):
-            other = pyconst.TIR_SPELLING.get(name)
-            self.fail("type/mismatch", f"Python's {name}() does not apply to TIR values"
-                      + (f": use {other}" if other else ""), n)
-        try:
-            return pyconst.call(name, args, kwargs)
-        except pyconst.ConstError as e:
-            self.fail("type/mismatch", str(e), n)
-
     def if_then_else(self, cond, a_value, b_value, n, what="the condition of T.if_then_else",
                      cond_node=None):
         """TVM's `if_then_else`: a boolean condition (an error otherwise), the branches
@@ -130,23 +109,6 @@ class CallMixin:
         if type(c) is E.IntImm and c.dtype == "bool":
             return a if c.value else b
         return E.Call(a.dtype, "if_then_else", (c, a, b), (), self.span(n))
-
-    def literal_fits(self, value, dtype, n):
-        """A `type/mismatch` error when a constant does not fit its dtype, as TVM's IntImm and
-        FloatImm refuse it (`T.int8(300)`, `x + 1e40` for a float32 `x`); `inf` and NaN are
-        kept."""
-        d = D.parse_dtype(dtype)
-        if d is None or d.is_handle:
-            return
-        if d.is_float:
-            big = _float_max(d.element() if d.lanes > 1 else dtype)
-            if big is not None and math.isfinite(value) and abs(value) > big:
-                self.diag("type/mismatch", f"{value!r} does not fit in {dtype} (its finite "
-                          f"values lie within ±{big:g})", n)
-        elif d.is_int or d.is_bool:
-            lo, hi = D.int_range(dtype)
-            if not lo <= value <= hi:
-                self.diag("type/mismatch", f"{value} does not fit in {dtype}", n)
 
     # ---- argument helpers -------------------------------------------------------------
     def _args(self, n):
@@ -395,7 +357,7 @@ class CallMixin:
         if isinstance(x, (int, float)):
             if d.is_float:
                 self.literal_fits(x, dtype, n)
-                return E.FloatImm(dtype, float(x), span)
+                return E.FloatImm(dtype, as_float(x), span)
             if d.is_handle:
                 return E.IntImm("handle", int(x), span)
             if isinstance(x, float):
@@ -410,24 +372,6 @@ class CallMixin:
                 return x
             return E.Cast(dtype, x, span)
         self.fail("type/mismatch", f"cannot make a {dtype} from this value", n)
-
-
-@functools.lru_cache(maxsize=64)
-def _float_max(dtype: str):
-    """The largest finite value of a float dtype narrower than a Python float, as TVM's
-    FloatImm checks a literal against it (None for float64, or a dtype numpy cannot hold).
-    numpy knows float16 and float32; ml_dtypes, whose import takes a second, is asked only
-    for the others (bfloat16, the float8 types)."""
-    if dtype == "float64":
-        return None
-    try:
-        nd = numpy_dtype(dtype)
-        if nd.kind == "f":
-            return float(np.finfo(nd).max)
-        import ml_dtypes
-        return float(ml_dtypes.finfo(nd).max)
-    except (ValueError, TypeError, AttributeError):
-        return None
 
 
 class _FreshVar:

@@ -7,7 +7,7 @@ from ...ir.stmt import Buffer
 from ...syntax import cst as C
 from ...syntax import pyconst
 from .context import ERROR_DTYPE, FAILED, MISSING, LoopInfo, LowerError
-from .fold import cast_folded, fold_float, fold_int, slice_extent  # noqa: F401
+from .fold import as_float, cast_folded, fold_float, fold_int, slice_extent  # noqa: F401
 # the value classes live in values.py; imported here too for the mixins that take them from exprs
 from .values import (ParamRef, _BufferMethod, _ExprMethod, _GlobalFunc, _is_literal,  # noqa: F401
                      _Lambda, _ModuleRef, _Namespace, ParamTable, _PyBuiltin, _SliceVal,
@@ -58,14 +58,6 @@ class ExprMixin:
         if isinstance(x, (tuple, list)):
             return E.ArrayExpr(tuple(self._as_expr(y, n) for y in x))
         self.fail("type/mismatch", "expected an expression", n)
-
-    def _python_number(self, x, n, span=None):
-        """The constant TVM makes of a Python number: a float is a float32 one and an int an
-        int32 one, int64 when it needs more bits; a value that does not fit is an error
-        (`x + 1e40`, even beside a float64 `x`)."""
-        c = E.const(x, None, span)
-        self.literal_fits(x, c.dtype, n)
-        return c
 
     def value(self, n):
         """Lower an expression to a PrimExpr, a Buffer, or a plain Python value."""
@@ -211,12 +203,6 @@ class ExprMixin:
             return folded
         return cls(a, b, a.dtype, self.span(n))
 
-    def _python_binop(self, op, a, b, n):
-        try:
-            return pyconst.binary(op, a, b)
-        except pyconst.ConstError as e:
-            self.fail("type/mismatch", str(e), n)
-
     def integer_division(self, what, a, b, n):
         """TVM's floor and truncated division and modulo take integers, and refuse a constant
         zero divisor: a `type/mismatch` error for each (the expression is still built)."""
@@ -296,7 +282,7 @@ class ExprMixin:
         where = lit.span if lit.span is not None else n
         if d.is_float:
             self.literal_fits(lit.value, dtype, where)
-            return E.FloatImm(dtype, float(lit.value), lit.span)
+            return E.FloatImm(dtype, as_float(lit.value), lit.span)
         if isinstance(lit, E.FloatImm):
             return E.Cast(dtype, lit)
         self.literal_fits(lit.value, dtype, where)

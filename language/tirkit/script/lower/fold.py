@@ -61,6 +61,15 @@ def slice_extent(lo, hi) -> E.PrimExpr:
     return E.Sub(hi, lo, hi.dtype)
 
 
+def as_float(v) -> float:
+    """A number as a Python float; an int too large for one is an infinity of its sign (its
+    range error is reported where the constant is made)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
 def cast_folded(dtype, value):
     """The Cast TVM's `tvm::cast` makes: a constant becomes a constant of the new type (where
     its value is one of that type's: a value out of range stays a Cast)."""
@@ -70,7 +79,7 @@ def cast_folded(dtype, value):
     if type(value) in (E.IntImm, E.FloatImm) and d is not None and d.lanes == 1:
         v = value.value
         if d.is_float:
-            return E.FloatImm(dtype, float(v), value.span)
+            return E.FloatImm(dtype, as_float(v), value.span)
         if d.kind == "bool":
             return E.IntImm(dtype, int(bool(v)), value.span)
         if d.is_int and (type(v) is int or math.isfinite(v)):
