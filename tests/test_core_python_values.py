@@ -202,3 +202,17 @@ def f(F: T.Buffer((4,), "float32"), D: T.Buffer((4,), "float64")):
         (7, 12, "10000000... (401 digits) does not fit in float64 (its finite values lie "
                 "within ±1.79769e+308)"),
         (8, 12, "-1000000... (401 digits) does not fit in int64")]
+
+
+def test_top_level_assignments_of_several_names():
+    text = '''from tvm.script import tir as T
+M = N = K = 64
+A, B = 4, N * 2   # two at once
+C: int = A + 1
+S = "a#b"
+D = [1, 2]
+if __name__ == "__main__":
+    pass
+'''
+    assert top_level_constants(text) == {"M": 64, "N": 64, "K": 64, "A": 4, "B": 128, "C": 5,
+                                         "S": "a#b"}

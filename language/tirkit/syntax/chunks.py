@@ -28,7 +28,7 @@ _IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|"
 _DECORATOR = re.compile(r"^([ \t]*)@\s*([\w.]+)")
 _HEAD = re.compile(r"^([ \t]*)(async\s+def|def|class)\b")
 _TOP_LINE = re.compile(r"\n([A-Za-z_][^\n]*)")
-_TOP_CONST = re.compile(r"^([A-Za-z_]\w*)\s*(?::\s*\w+\s*)?=\s*([^#\n]+?)\s*(#.*)?$")
+_TOP_ASSIGN = re.compile(r"^[A-Za-z_][\w, ]*(?::[^=\n]*)?=[^=]")   # `N = `, `M, N = `, `K: int = `
 
 
 @dataclass
@@ -361,28 +361,31 @@ def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
 
 
 def top_level_constants(text: str) -> dict:
-    """`NAME = <value>` at column 0, where the value is made of literals (ints, floats,
-    strings, tuples of them), constants defined before it, Python's operators and the
-    builtins of `pyconst` (`N = 1 << 10`, `S = (N, 2 * N)`, `R = max(M, N)`): the only
-    outside values a kernel may use; computed as `pyconst` computes, never executed."""
+    """One-line assignments at column 0 (`N = ...`, `M = N = ...`, `M, N = ...`, `K: int =
+    ...`) whose value is made of literals (ints, floats, strings, tuples of them), constants
+    defined before it, Python's operators and the builtins of `pyconst` (`N = 1 << 10`,
+    `S = (N, 2 * N)`, `R = max(M, N)`): the only outside values a kernel may use; computed
+    as `pyconst` computes, never executed."""
     import warnings
     out = {}
     first = text[:text.find("\n")] if "\n" in text else text
     for line in [first, *_TOP_LINE.findall(text)]:
         if not line or line[0] in " \t#@":
             continue
-        m = _TOP_CONST.match(line)
-        if not m:
+        if not _TOP_ASSIGN.match(line):
             continue
         try:
             with warnings.catch_warnings():     # e.g. an invalid escape in the user's string
                 warnings.simplefilter("ignore")
-                value = pyconst.evaluate(pyconst.parse(m.group(2)), out)
+                bound = pyconst.assignment(line, out)
         except (pyconst.ConstError, SyntaxError, ValueError, TypeError,
                 MemoryError, RecursionError):
             continue
-        if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):
-            out[m.group(1)] = value
+        for name, value in bound:
+            if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):
+                out[name] = value
+            else:
+                out.pop(name, None)             # a value of another kind hides an earlier one
     return out
 
 

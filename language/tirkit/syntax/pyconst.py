@@ -107,6 +107,30 @@ def parse(text: str):
     return ast.parse(text, mode="eval").body
 
 
+def assignment(line: str, known: dict) -> list:
+    """[(name, value)] that one assignment statement binds (`N = 8`, `M = N = 8`,
+    `M, N = 8, 16`, `K: int = 8`), its value computed by `evaluate` over `known`; a
+    `ConstError` for any other statement or value (`SyntaxError` for what does not parse)."""
+    (stmt,) = ast.parse(line).body or (None,)
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        targets = [stmt.target]
+    elif isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    else:
+        raise ConstError("not an assignment")
+    value = evaluate(stmt.value, known)
+    out = []
+    for t in targets:
+        if isinstance(t, ast.Name):
+            out.append((t.id, value))
+        elif isinstance(t, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in t.elts) \
+                and isinstance(value, tuple) and len(value) == len(t.elts):
+            out.extend((e.id, v) for e, v in zip(t.elts, value))
+        else:
+            raise ConstError("not an assignment to names")
+    return out
+
+
 def evaluate(node, known: dict):
     """The value of a constant expression, a node of Python's `ast`, over the values `known`
     by name: literals, tuples, names, operators, the builtins and constant indexing; a
