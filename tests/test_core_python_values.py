@@ -216,3 +216,21 @@ if __name__ == "__main__":
 '''
     assert top_level_constants(text) == {"M": 64, "N": 64, "K": 64, "A": 4, "B": 128, "C": 5,
                                          "S": "a#b"}
+
+
+def test_a_constant_shift_amount_lies_within_the_type():
+    # TVM refuses it for int32 and int64 (its index types), and lets an int8 one through
+    text = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((4,), "int32"), L: T.Buffer((4,), "int64"), I8: T.Buffer((4,), "int8")):
+    A[0] = A[0] >> 32
+    A[1] = T.shift_left(A[1], -1) + (A[1] << 31)
+    L[2] = L[2] << 63
+    I8[3] = I8[3] << 8
+'''
+    got = [(d.span.line, d.span.column, d.severity, d.message)
+           for d in tirkit.parse(text).diagnostics]
+    assert got == [
+        (6, 20, "error", "a shift of int32 by 32: the amount must lie in [0, 32)"),
+        (7, 31, "error", "a shift of int32 by -1: the amount must lie in [0, 32)"),
+        (9, 22, "warning", "a shift of int8 by 8: the amount must lie in [0, 8); the result "
+                           "is undefined")]

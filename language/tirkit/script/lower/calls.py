@@ -224,6 +224,8 @@ class CallMixin:
             if name in BINARY_MATH and len(xs) == 2:
                 xs = list(self.match_types(xs[0], xs[1], _is_literal(args[0]),
                                            _is_literal(args[1]), n))
+                if name in ("shift_left", "shift_right"):
+                    self.shift_amount(xs[0], xs[1], n.args[1] if len(n.args) == 2 else n)
             dtype = "bool" if name in BOOL_RESULT else "int32" if name == "clz" else \
                 (xs[0].dtype if xs else "float32")
             if name in ("sqrt", "exp", "log", "tanh", "sigmoid", "sin", "cos") and xs and \

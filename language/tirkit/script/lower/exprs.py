@@ -178,6 +178,8 @@ class ExprMixin:
         if op in _BITWISE:
             self.integer_operands(f"operator '{op}'", (a, b), (n.left, n.right))
             a, b = self.match_types(a, b, a_lit, b_lit, n)
+            if op in ("<<", ">>"):
+                self.shift_amount(a, b, n.right)
             return E.Call(a.dtype, _BITWISE[op], (a, b), (), self.span(n))
         if op == "**":
             # TVM's expressions have no `**`: its parser fails on `x ** 2`
@@ -214,6 +216,20 @@ class ExprMixin:
                 return
         if type(b) is E.IntImm and b.value == 0:
             self.diag("type/mismatch", f"{what} divides by zero", n)
+
+    def shift_amount(self, a, b, node):
+        """A constant shift amount outside [0, bits of the shifted type): an error for int32
+        and int64, whose shifts TVM refuses then (`x >> 40` for an int32 `x`); a warning for
+        the other integer types, which TVM lets through and the compiled code shifts into an
+        undefined value."""
+        d = D.parse_dtype(a.dtype)
+        if type(b) is not E.IntImm or d is None or not (d.is_int or d.is_bool) or \
+                0 <= b.value < d.bits:
+            return
+        index = d.kind == "int" and d.bits in (32, 64) and d.lanes == 1
+        self.diag("type/mismatch", f"a shift of {a.dtype} by {b.value}: the amount must lie "
+                  f"in [0, {d.bits})" + ("" if index else "; the result is undefined"), node,
+                  severity="error" if index else "warning")
 
     def boolean_operand(self, what, v, node):
         """A `type/mismatch` error for an operand of `not`, `and`, `or` or the condition of
