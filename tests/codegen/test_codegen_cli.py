@@ -223,20 +223,20 @@ def test_run_of_one_kernel_checks_and_reports_that_kernel_only(tmp_path):
     """`--func good` beside a kernel that reads out of bounds and one that does not parse:
     only the named kernel is checked, and no other kernel's error is printed."""
     path = str(ROOT / "tests" / "data" / "partial" / "two_with_errors.py")
+
+    def errors(stderr):
+        return re.findall(r":(\d+):\d+: error: .* \[([\w/-]+)\]", stderr)
     good = _tirkit("run", path, "--func", "good", "--check", cache=tmp_path / "cache")
     assert good.returncode == 0 and good.stderr == "", good.stderr
     assert re.search(r"^good: ran in .*\n  A: ok .*\n  B: ok ", good.stdout), good.stdout
     bad = _tirkit("run", path, "--func", "bad", cache=tmp_path / "cache")
     assert bad.returncode == 1 and bad.stdout == ""
-    assert re.findall(r":(\d+):\d+: error: .* \[([\w/-]+)\]", bad.stderr) == [
-        ("9", "bounds/out-of-bounds")]
+    assert errors(bad.stderr) == [("9", "bounds/out-of-bounds")]
     assert "'bad' has errors: not run" in bad.stderr
     broken = _tirkit("run", path, "--func", "broken", cache=tmp_path / "cache")
     assert broken.returncode == 1 and broken.stdout == ""
-    assert re.findall(r":(\d+):\d+: error: .* \[([\w/-]+)\]", broken.stderr) == [
-        ("22", "syntax")]
+    assert errors(broken.stderr) == [("22", "syntax")]
     # with no kernel named, every error is printed and the sound kernel runs
     every = _tirkit("run", path, cache=tmp_path / "cache")
     assert every.returncode == 1 and "good: ran in" in every.stdout
-    assert re.findall(r":(\d+):\d+: error: .* \[([\w/-]+)\]", every.stderr) == [
-        ("9", "bounds/out-of-bounds"), ("22", "syntax")]
+    assert errors(every.stderr) == [("9", "bounds/out-of-bounds"), ("22", "syntax")]

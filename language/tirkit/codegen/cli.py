@@ -15,7 +15,7 @@ from ..diagnostics import TirkitError, render_text
 from ..extras import missing
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
-from ..ir.dtype import parse_dtype
+from ..ir.dtype import bytes_of, parse_dtype
 from .selection import selected_kernels
 
 TOLERANCE = {("float", 16): 2e-3, ("bfloat", 16): 2e-2, ("float", 32): 1e-5,
@@ -128,9 +128,8 @@ def _check_memory(buffers, symbolic=False, allocated=()):
     from .runtime import available_memory
     sized = []
     for b, shape in buffers:
-        d = parse_dtype(b.dtype)
         n = int(np.prod(shape, dtype=object)) if shape else 1
-        sized.append((n * max(1, d.bits * d.lanes // 8) if d is not None else 0, n, b))
+        sized.append((n * bytes_of(b.dtype), n, b))
     if not sized and not allocated:
         return
     need = 2 * sum(x for x, _, _ in sized) + 24 * max((n for _, n, _ in sized), default=0) + \
@@ -159,11 +158,9 @@ def allocations(func) -> list:
         id(b.data) for b in map(func.buffer_of, func.params) if b is not None}
 
     def add(dtype, dims, name, node):
-        d = parse_dtype(dtype)
-        if d is None or not all(isinstance(x, E.IntImm) for x in dims):
-            return
-        out.append((int(np.prod([x.value for x in dims], dtype=object)) *
-                    max(1, d.bits * d.lanes // 8), name, node))
+        if all(isinstance(x, E.IntImm) for x in dims):
+            out.append((int(np.prod([x.value for x in dims], dtype=object)) * bytes_of(dtype),
+                        name, node))
 
     def visit(x):
         if isinstance(x, S.Block):

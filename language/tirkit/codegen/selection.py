@@ -38,12 +38,16 @@ def _load(path, checked=False, func=None):
 def _bears_on(result, d, func) -> bool:
     """Whether an error may touch the function `func`: it lies in the kernel definition that
     holds it (a whole `@I.ir_module` class), or outside every kernel definition."""
-    if d.span is None:
-        return True
-    around = [k for k in result.kernels
-              if k.chunk.start_line <= d.span.line <= k.chunk.end_line]
+    around = _kernels_at(result, d)
     return not around or any(k.chunk.name == func or func in k.chunk.method_names or
                              any(name == func for name, _ in k.functions) for k in around)
+
+
+def _kernels_at(result, d) -> list:
+    """The kernel definitions whose lines hold a diagnostic (none for one without a place)."""
+    if d.span is None:
+        return []
+    return [k for k in result.kernels if k.chunk.start_line <= d.span.line <= k.chunk.end_line]
 
 
 def _funcs(module, name):
@@ -88,9 +92,7 @@ def sound_kernels(args, checked=False):
             d.span is not None and f.span.contains(d.span.line, d.span.column)
             for d in errors)
     broken = holds_errors if checked else result.has_errors
-    spans = [(k.chunk.start_line, k.chunk.end_line) for k in result.kernels]
-    outside = sum(d.span is None or not any(a <= d.span.line <= b for a, b in spans)
-                  for d in errors)
+    outside = sum(not _kernels_at(result, d) for d in errors)
     return SoundKernels(result.module, text, funcs, [n for n, f in funcs if broken(f)],
                         len(errors), outside)
 

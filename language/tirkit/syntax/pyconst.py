@@ -22,7 +22,7 @@ BINARY = {
     ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor,
     "@": operator.matmul,
 }
-UNARY = {"-": operator.neg, "+": operator.pos, "~": operator.invert, "not": operator.not_}
+UNARY = {"-": operator.neg, "+": operator.pos, "~": operator.invert}
 # the builtins a script may apply to plain values, and the T. operation for a TIR value
 BUILTINS = {"abs": abs, "bool": bool, "float": float, "int": int, "len": len, "max": max,
             "min": min, "pow": pow, "round": round, "sum": sum}

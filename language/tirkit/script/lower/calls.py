@@ -332,11 +332,7 @@ class CallMixin:
         if not isinstance(dtype, str) or not D.is_dtype(dtype):
             self.fail("type/mismatch", f"{dtype!r} is not a dtype", n)
         x = self._as_expr(x, n)
-        if folded:
-            out = cast_folded(dtype, x)
-            return out if out is x or not isinstance(out, E.Cast) else \
-                E.Cast(dtype, x, self.span(n))
-        return E.Cast(dtype, x, self.span(n))
+        return (cast_folded if folded else E.Cast)(dtype, x, self.span(n))
 
     def _dtype_ctor(self, dtype: str, n):
         args = self._args(n)

@@ -70,9 +70,10 @@ def as_float(v) -> float:
         return math.inf if v > 0 else -math.inf
 
 
-def cast_folded(dtype, value):
+def cast_folded(dtype, value, span=None):
     """The Cast TVM's `tvm::cast` makes: a constant becomes a constant of the new type (where
-    its value is one of that type's: a value out of range stays a Cast)."""
+    its value is one of that type's: a value out of range stays a Cast); `span`: the Cast's,
+    the value's when None."""
     d = D.parse_dtype(dtype)
     if value.dtype == dtype:
         return value
@@ -86,4 +87,4 @@ def cast_folded(dtype, value):
             lo, hi = D.int_range(dtype)
             if lo <= int(v) <= hi:          # a float constant is truncated, as TVM's is
                 return E.IntImm(dtype, int(v), value.span)
-    return E.Cast(dtype, value, value.span)
+    return E.Cast(dtype, value, value.span if span is None else span)
