@@ -234,3 +234,19 @@ def f(A: T.Buffer((4,), "int32"), L: T.Buffer((4,), "int64"), I8: T.Buffer((4,),
         (7, 31, "error", "a shift of int32 by -1: the amount must lie in [0, 32)"),
         (9, 22, "warning", "a shift of int8 by 8: the amount must lie in [0, 8); the result "
                            "is undefined")]
+
+
+def test_a_float_literal_out_of_range_is_reported_once():
+    # the literal is made float32 (checked there) and then taken as the float32 operand of an
+    # int or float16 one: that second step made a second, identical error
+    text = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((4,), "int32"), F: T.Buffer((4,), "float32"), H: T.Buffer((4,), "float16")):
+    F[0] = A[0] + 1e40
+    F[1] = T.Cast("float32", H[1] + 1e40)
+'''
+    r = tirkit.parse(text)
+    assert [(d.span.line, d.span.column, d.message) for d in r.diagnostics
+            if d.severity == "error"] == [
+        (6, 19, "1e+40 does not fit in float32 (its finite values lie within ±3.40282e+38)"),
+        (7, 37, "1e+40 does not fit in float32 (its finite values lie within ±3.40282e+38)")]
+    assert 'F[0] = T.Cast("float32", A[0]) + T.float32(1e+40)' in tirkit.to_script(r.module)

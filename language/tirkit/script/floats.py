@@ -88,10 +88,12 @@ def float_literal(value: float, dtype: str = "float64", keep_point=False) -> str
         return '"nan"'
     if math.isinf(value):
         return '"inf"' if value > 0 else '"-inf"'
-    if dtype == "float64":
-        text = repr(float(value))
-    else:
-        text = shortest_texts(np.array([value], dtype=np_dtype(dtype)))[0]
+    text = None
+    if dtype != "float64":
+        with np.errstate(over="ignore"):
+            text = shortest_texts(np.array([value], dtype=np_dtype(dtype)))[0]
+    if text is None:        # float64, or a finite value beyond the dtype (`T.float32(1e40)`,
+        text = repr(float(value))   # an error where it is written): the double itself
     if not keep_point and text.endswith(".0") and "e" not in text and text != "-0.0":
         text = text[:-2]
     return text

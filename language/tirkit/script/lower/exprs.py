@@ -257,14 +257,14 @@ class ExprMixin:
         if da == db or ERROR_DTYPE in (da, db):
             return a, b
         if a_lit and not b_lit:
-            if _float32_literal_wins(a, db):
-                return self.convert_literal(a, "float32", n), cast_folded("float32", b)
+            if _float32_literal_wins(a, db):      # the literal is float32 already
+                return a, cast_folded("float32", b)
             if arith and _int_literal_wins(a, db):
                 return a, cast_folded(a.dtype, b)
             return self.convert_literal(a, db, n), b
         if b_lit and not a_lit:
             if _float32_literal_wins(b, da):
-                return cast_folded("float32", a), self.convert_literal(b, "float32", n)
+                return cast_folded("float32", a), b
             if arith and _int_literal_wins(b, da):
                 return cast_folded(b.dtype, a), b
             return a, self.convert_literal(b, da, n)
