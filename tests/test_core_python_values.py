@@ -7,7 +7,7 @@ import pytest
 
 import tirkit
 from tirkit.syntax import pyconst
-from tirkit.syntax.chunks import top_level_constants
+from tirkit.syntax.constants import top_level_constants
 
 CLASSIC = "from tvm.script import tir as T\n\n\n"
 
@@ -109,6 +109,8 @@ def f(A: T.Buffer((16,), "int32"), F: T.Buffer((16,), "float32"),
             F[vi] = T.Select(n > 0, F[vi], 1) + x + 1e40
             I8[vi] = I8[vi] & 300
             A[vi] = max(A[vi], 3) + abs(n)
+            A[vi] = (A[vi] if 1 else 0) + T.Select(A[vi], 1, 2)
+            if 0.5: A[vi] = 1
 '''
 
 
@@ -131,6 +133,14 @@ def test_what_tvm_refuses_on_tir_values_is_an_error_where_it_is():
         (16, 53, "1e+40 does not fit in float32 (its finite values lie within ±3.40282e+38)"),
         (17, 31, "300 does not fit in int8"),
         (18, 21, "Python's max() does not apply to TIR values: use T.max"),
+        # a plain condition is a bool (TVM: "Expected Python bool or TIR bool"), and
+        # T.Select's a TIR boolean
+        (19, 31, "the condition of 'a if c else b' takes a bool, not the int 1 (compare it, "
+                 "as in N != 0)"),
+        (19, 52, "the condition of T.Select takes a boolean, not int32 (compare it, as in "
+                 "x != 0)"),
+        (20, 16, "the condition of 'if' takes a bool, not the float 0.5 (compare it, as in "
+                 "N != 0)"),
     ]
 
 
@@ -250,3 +260,72 @@ def f(A: T.Buffer((4,), "int32"), F: T.Buffer((4,), "float32"), H: T.Buffer((4,)
         (6, 19, "1e+40 does not fit in float32 (its finite values lie within ±3.40282e+38)"),
         (7, 37, "1e+40 does not fit in float32 (its finite values lie within ±3.40282e+38)")]
     assert 'F[0] = T.Cast("float32", A[0]) + T.float32(1e+40)' in tirkit.to_script(r.module)
+
+
+ORDERED = '''from tvm.script import tir as T
+N = 8
+
+
+@T.prim_func
+def f(A: T.Buffer((16,), "float32")):
+    for i in range(N):
+        A[i] = T.float32(1)
+
+
+N = 2
+M = 4
+
+
+def build():
+    @T.prim_func
+    def g(A: T.Buffer((16,), "float32")):
+        for i in range(N + M):
+            A[i] = T.float32(1)
+    return g
+'''
+
+
+def _extents(text):
+    r = tirkit.parse(text)
+    return {name: int(f.body.extent.value) for name, f in r.module.prim_funcs()
+            if hasattr(f.body, "extent")}
+
+
+def test_a_kernel_sees_the_constants_assigned_above_it_with_their_values_there():
+    # Python runs the decorator where the kernel stands: `f` reads N = 8; `g` is made when
+    # `build()` runs, after the whole file, and reads N = 2 and M = 4
+    assert tirkit.parse(ORDERED).diagnostics == []
+    assert _extents(ORDERED) == {"f": 8, "g": 6}
+
+
+def test_a_constant_assigned_only_below_a_kernel_is_undefined_there_and_says_where_it_is():
+    text = ORDERED.replace("range(N)", "range(N + M)")
+    (d,) = tirkit.parse(text).diagnostics
+    assert (d.code, d.span.line, d.span.column) == ("name/undefined", 7, 24)
+    assert d.message.startswith("name 'M' is not defined yet: it is assigned at line 12")
+    ((span, note),) = d.related
+    assert (span.line, span.column, note) == (12, 1, "'M' is assigned here")
+    # the nested kernel is still lowered, and without an error
+    assert _extents(text)["g"] == 6
+
+
+def test_a_module_method_sees_only_the_constants_above_its_class():
+    text = '''from tvm.script import ir as I
+from tvm.script import tir as T
+
+
+@I.ir_module
+class Mod:
+    @T.prim_func
+    def f(A: T.Buffer((16,), "float32")):
+        for i in range(K):
+            A[i] = T.float32(1)
+
+
+K = 4
+'''
+    (d,) = tirkit.parse(text).diagnostics
+    assert (d.code, d.span.line, d.span.column) == ("name/undefined", 9, 24)
+    assert "assigned at line 13" in d.message
+    assert _extents(text.replace("\n\n\nK = 4\n", "\n").replace(
+        "from tvm.script import tir as T\n", "from tvm.script import tir as T\nK = 4\n")) == {"f": 4}

@@ -103,7 +103,7 @@ def test_tvm_refuses_each_statement_we_report_as_an_error(tvm_parse):
     parse, _ = tvm_parse
     lines = REFUSED.splitlines()
     wrong = sorted({d.span.line for d in tirkit.parse(REFUSED).diagnostics})
-    assert wrong == list(range(10, 19))
+    assert wrong == list(range(10, 21))
 
     def keeping(line):
         return "\n".join(t for i, t in enumerate(lines, 1) if i not in wrong or i == line)
@@ -112,3 +112,21 @@ def test_tvm_refuses_each_statement_we_report_as_an_error(tvm_parse):
     for line in wrong:
         with pytest.raises(Exception):  # noqa: B017 - TVM raises its own error types
             parse(to_tirx(keeping(line)))
+
+
+def test_tvm_reads_a_top_level_constant_where_the_kernel_stands(tvm_parse, tmp_path, monkeypatch):
+    # imported as a module, as a user runs the file: the decorator runs where the kernel
+    # stands, so `f` has the N above it and a name assigned only below is undefined
+    import importlib
+
+    from test_core_python_values import ORDERED
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "tk_ordered.py").write_text(to_tirx(ORDERED))
+    mod = importlib.import_module("tk_ordered")
+    got = {"f": mod.f, "g": mod.build()}
+    ours = dict(tirkit.parse(ORDERED).module.prim_funcs())
+    assert {n: int(f.body.extent) for n, f in got.items()} == {"f": 8, "g": 6}
+    assert {n: int(f.body.extent.value) for n, f in ours.items()} == {"f": 8, "g": 6}
+    (tmp_path / "tk_later.py").write_text(to_tirx(ORDERED.replace("range(N)", "range(N + M)")))
+    with pytest.raises(Exception, match="Undefined variable: M"):  # noqa: B017 - TVM's own type
+        importlib.import_module("tk_later")

@@ -27,9 +27,10 @@ from ..ir.shift import moved_function
 from ..ir.stmt import IRModule, PrimFunc
 from ..lru import LRU
 from ..syntax import cst as C
-from ..syntax.chunks import Chunk, find_chunks, top_level_constants
+from ..syntax.chunks import Chunk, find_chunks
 from ..syntax.parser import parse_chunk
 from .collection import FREEZE_OBJECTS, CollectionPaused, thaw  # noqa: F401 - re-exported
+from .file_constants import constants_seen
 from .lower import Lowerer, LowerError
 
 _parses = LRU(16384)          # dedented definition -> its ChunkParse
@@ -401,25 +402,24 @@ def parse(text, path=None, pool=None) -> ParseResult:
     text, diags = decode(text)
     bad_bytes = list(diags)
     chunks, aliases = find_chunks(text)
-    py_constants = top_level_constants(text) if chunks else {}
-    if chunks and aliases.params:
-        from .params_ref import param_tables
-        tables, load_diags = param_tables(text.split("\n"), aliases, path)
-        py_constants.update(tables)
-        diags.extend(load_diags)
-    file_key = _file_key(aliases, path, py_constants)
+    seen, load_diags = constants_seen(text, chunks, aliases, path)
+    diags.extend(load_diags)
     constants = ConstantTable()
     kernels = []
     functions = []
     keys: dict = {}
-    file = _File(aliases, constants, path, py_constants,
-                 _intern(file_key) if file_key is not None else None, keys,
-                 _prefetch(chunks, pool) if pool is not None else None)
+    prefetch = _prefetch(chunks, pool) if pool is not None else None
+
+    def file_of(py_constants):        # what a definition reads from the rest of the file
+        file_key = _file_key(aliases, path, py_constants)
+        return _File(aliases, constants, path, py_constants,
+                     _intern(file_key) if file_key is not None else None, keys, prefetch)
     module_name = None
     spelling = "classic"
     with CollectionPaused():
         try:
-            for chunk in chunks:
+            for chunk, py_constants in zip(chunks, seen):
+                file = file_of(py_constants)
                 k = _lower_chunk(chunk, file)
                 kernels.append(k)
                 diags.extend(k.diagnostics)
@@ -428,8 +428,8 @@ def parse(text, path=None, pool=None) -> ParseResult:
                     module_name = k.module_name
                 spelling = chunk.spelling
         finally:
-            if file.prefetch is not None:
-                file.prefetch.cancel()
+            if prefetch is not None:
+                prefetch.cancel()
     module = IRModule(tuple(functions), module_name, constants, (), None, spelling)
     if bad_bytes:
         # the decoding error already names the bad byte: no second error on the same spot

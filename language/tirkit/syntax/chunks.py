@@ -4,7 +4,7 @@ A kernel is a definition decorated with `@<tir>.prim_func` or `@<ir>.ir_module`,
 aliases come from the file's imports (`from tvm.script import tir as T`, `tirx`, our own
 `tirkit.script`, or the qualified `tvm.script.ir_module`).  Kernels may sit at any depth
 (inside a test function, say); each is dedented and parsed alone.  Nothing else in the file
-is read beyond its imports and top-level literal constants.
+is read beyond its imports and top-level constants (syntax/constants.py).
 
 An `@I.ir_module` class is split further into parts (syntax/class_parts.py): its decorators
 and `class` line, then one part per method (with the comments above it), so that an edit
@@ -18,7 +18,6 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from . import pyconst
 
 _IMPORT_FROM = re.compile(
     r"^\s*from\s+(tvm\.script|tirkit\.script)\s+import\s+(\(?)([^#\n]*)")
@@ -27,8 +26,6 @@ _IMPORT_AS = re.compile(r"^\s*import\s+(tvm\.script\.(?:tir|tirx|ir)|"
                         r"\s+as\s+(\w+)")
 _DECORATOR = re.compile(r"^([ \t]*)@\s*([\w.]+)")
 _HEAD = re.compile(r"^([ \t]*)(async\s+def|def|class)\b")
-_TOP_LINE = re.compile(r"\n([A-Za-z_][^\n]*)")
-_TOP_ASSIGN = re.compile(r"^[A-Za-z_][\w, ]*(?::[^=\n]*)?=[^=]")   # `N = `, `M, N = `, `K: int = `
 
 
 @dataclass
@@ -358,35 +355,6 @@ def find_chunks(text: str) -> tuple[list[Chunk], Aliases]:
         chunks.append(chunk)
         line, off = end + 1, (end_off + 1 if end_off < len(text) else None)
     return chunks, al
-
-
-def top_level_constants(text: str) -> dict:
-    """One-line assignments at column 0 (`N = ...`, `M = N = ...`, `M, N = ...`, `K: int =
-    ...`) whose value is made of literals (ints, floats, strings, tuples of them), constants
-    defined before it, Python's operators and the builtins of `pyconst` (`N = 1 << 10`,
-    `S = (N, 2 * N)`, `R = max(M, N)`): the only outside values a kernel may use; computed
-    as `pyconst` computes, never executed."""
-    import warnings
-    out = {}
-    first = text[:text.find("\n")] if "\n" in text else text
-    for line in [first, *_TOP_LINE.findall(text)]:
-        if not line or line[0] in " \t#@":
-            continue
-        if not _TOP_ASSIGN.match(line):
-            continue
-        try:
-            with warnings.catch_warnings():     # e.g. an invalid escape in the user's string
-                warnings.simplefilter("ignore")
-                bound = pyconst.assignment(line, out)
-        except (pyconst.ConstError, SyntaxError, ValueError, TypeError,
-                MemoryError, RecursionError):
-            continue
-        for name, value in bound:
-            if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):
-                out[name] = value
-            else:
-                out.pop(name, None)             # a value of another kind hides an earlier one
-    return out
 
 
 _PARAMS_LOAD = re.compile(r"^([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*)\.load\(\s*(?:path\s*=\s*)?"

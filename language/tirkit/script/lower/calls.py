@@ -178,6 +178,7 @@ class CallMixin:
         if name == "Select":
             # TVM's Select node converts nothing: both values must have one dtype already
             c, a, b = (self._as_expr(x, n) for x in args)
+            self.boolean_operand("the condition of T.Select", c, n.args[0] if n.args else n)
             if ERROR_DTYPE not in (a.dtype, b.dtype) and a.dtype != b.dtype:
                 self.diag("type/mismatch", f"T.Select takes two values of one dtype, got "
                           f"{a.dtype} and {b.dtype} (T.if_then_else converts them)", n)

@@ -80,7 +80,7 @@ class ExprMixin:
         v = self.lookup(n.id)
         if v is MISSING:
             if n.id in self.py_constants:
-                return self.py_constants[n.id]
+                return self.top_level_constant(n.id, n)
             if n.id in self.tir_aliases or n.id in self.ir_aliases:
                 return _Namespace(n.id)
             if n.id == getattr(self, "module_class", None):
@@ -385,7 +385,8 @@ class ExprMixin:
         makes `T.if_then_else(c, a, b)`, as TVM's parser does."""
         cond = self.value(n.test)
         if not isinstance(cond, E.PrimExpr):
-            return self.value(n.body) if cond else self.value(n.orelse)
+            taken = self.plain_condition("the condition of 'a if c else b'", cond, n.test)
+            return self.value(n.body) if taken else self.value(n.orelse)
         return self.if_then_else(cond, self.value(n.body), self.value(n.orelse), n,
                                  "the condition of 'a if c else b'", n.test)
 

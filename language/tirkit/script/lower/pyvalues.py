@@ -1,5 +1,6 @@
-"""Python values in a kernel: the constants TVM makes of Python numbers and the range they
-must fit, Python's operators and builtins on plain values (`syntax.pyconst` computes them)."""
+"""Python values in a kernel: the file's top-level constants, the constants TVM makes of
+Python numbers and the range they must fit, conditions known while parsing, Python's
+operators and builtins on plain values (`syntax.pyconst` computes them)."""
 from __future__ import annotations
 
 import functools
@@ -7,13 +8,36 @@ import math
 
 import numpy as np
 
+from ...diagnostics import Span
 from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.constants import numpy_dtype
 from ...syntax import pyconst
+from .values import LaterConstant
 
 
 class PyValueMixin:
+    def top_level_constant(self, name, n):
+        """The value of a top-level constant of the file; one assigned only below the kernel
+        is undefined where the kernel is read, and the error says where it is assigned."""
+        v = self.py_constants[name]
+        if isinstance(v, LaterConstant):
+            where = Span(v.line, 1, v.line, len(name) + 1, self.file)
+            self.fail("name/undefined", f"name '{name}' is not defined yet: it is assigned at "
+                      f"line {v.line}, below this kernel, and the kernel is read where its "
+                      f"decorator runs", n, related=[(where, f"'{name}' is assigned here")])
+        return v
+
+    def plain_condition(self, what, v, node) -> bool:
+        """A condition known while parsing (`a if N else b`, `if N:`) must be a Python bool,
+        as TVM's parser requires; a `type/mismatch` error for any other plain value, which
+        then counts as Python's truth value."""
+        if not isinstance(v, bool):
+            shown = repr(v) if len(repr(v)) <= 20 else repr(v)[:17] + "..."
+            self.diag("type/mismatch", f"{what} takes a bool, not the {type(v).__name__} "
+                      f"{shown} (compare it, as in N != 0)", node)
+        return bool(v)
+
     def _python_number(self, x, n, span=None):
         """The constant TVM makes of a Python number: a float is a float32 one and an int an
         int32 one, int64 when it needs more bits; a value that does not fit is an error

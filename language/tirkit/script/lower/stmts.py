@@ -147,7 +147,8 @@ class StmtMixin:
         span = self.span(s)
         if not isinstance(cond, E.PrimExpr):
             # a condition known while parsing, as TVMScript evaluates it
-            return self.body(s.body) if cond else (self.body(s.orelse) if s.orelse else None)
+            taken = self.plain_condition("the condition of 'if'", cond, s.test)
+            return self.body(s.body) if taken else (self.body(s.orelse) if s.orelse else None)
         then = self.body(s.body)
         other = self.body(s.orelse) if s.orelse else None
         return S.IfThenElse(cond, then, other, span)

@@ -8,6 +8,21 @@ def _is_literal(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+class LaterConstant:
+    """A top-level constant a kernel at column 0 uses but that the file assigns only below
+    it: Python has not run that line when the kernel's decorator runs."""
+    __slots__ = ("line",)
+
+    def __init__(self, line):
+        self.line = line
+
+    def __eq__(self, other):
+        return isinstance(other, LaterConstant) and other.line == self.line
+
+    def __hash__(self):
+        return hash(("LaterConstant", self.line))
+
+
 class _Namespace:
     """A module alias (`T`, `I`) or a dotted part of it used as a value."""
     __slots__ = ("name",)
