@@ -69,6 +69,16 @@ def test_bench_takes_a_given_peak(tmp_path):
                      res.stdout), res.stdout
 
 
+def test_bench_counts_one_thread_for_a_kernel_without_a_parallel_loop(tmp_path):
+    # only parallel loops use the other threads: a serial kernel's share is of one
+    # thread's peak (the given 50 GFLOP/s a core), however many threads were asked for
+    res = _tirkit("bench", str(EXAMPLES / "valid" / "matmul.py"), "--threads", "2",
+                  "--repeat", "3", "--peak", "50", cache=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"matmul: median [0-9.]+ ms on 1 thread \(no parallel loop\), [0-9.]+ "
+                     r"GFLOP/s, \d+% of given fp32 peak \(50 GFLOP/s\)", res.stdout), res.stdout
+
+
 def test_run_selects_one_function_of_a_module(tmp_path):
     res = _tirkit("run", str(EXAMPLES / "valid" / "module_two_funcs.py"), "--func", "scale",
                   "--check", cache=tmp_path)

@@ -323,6 +323,15 @@ def _fp32_peak(given, threads):
     return measure_peak(threads).fp32, "measured"
 
 
+def _has_parallel_loop(body) -> bool:
+    from ..ir import stmt as S
+    from ..ir.visit import walk
+    found = []
+    walk(body, lambda x: found.append(1) if isinstance(x, S.For) and x.kind == "parallel"
+         else None)
+    return bool(found)
+
+
 def cmd_bench(args) -> int:
     status = None if args.target == "cuda" else missing("bench", "llvmlite", "run")
     if status is not None:
@@ -355,11 +364,16 @@ def cmd_bench(args) -> int:
             # (a tensorized block counts the operations of its intrinsic's desc)
             from ..tensorize.library import with_desc_semantics
             counted = dataclasses.replace(func, body=with_desc_semantics(func.body))
-            fl, iops = count_ops(lower(counted, module).body, env)
-            line = f"{name}: median {sec * 1e3:.3f} ms on {threads} thread" \
-                   f"{'s' if threads != 1 else ''}"
+            lowered = lower(counted, module).body
+            fl, iops = count_ops(lowered, env)
+            # only parallel loops use the other threads: a kernel without one runs on one,
+            # and its share is of one thread's peak
+            used = threads if _has_parallel_loop(lowered) else 1
+            line = f"{name}: median {sec * 1e3:.3f} ms on {used} thread" \
+                   f"{'s' if used != 1 else ''}" + \
+                   (" (no parallel loop)" if used != threads else "")
             if fl:
-                peak, how = _fp32_peak(args.peak, threads)
+                peak, how = _fp32_peak(args.peak, used)
                 line += f", {fl / sec / 1e9:.1f} GFLOP/s, {100 * fl / sec / peak:.0f}% of " \
                         f"{how} fp32 peak ({peak / 1e9:.0f} GFLOP/s)"
             elif iops:
