@@ -135,6 +135,15 @@ VERDICTS = [
      "reads `data_buf[vi, vj, k]` and writes through `valid_count_buf` outside its declared regions"),
     (r"schedule_analysis__foo__",
      "writes `act[az, ay, az]` where `act[az, ay, ax]` is declared; block 'b1' then reads unwritten `act`"),
+    # ---- spatial iterators that accumulate ------------------------------------------------------
+    (r"for_kind__rowsum_not_compact_data_flow__",
+     "TVM negative test (`test_parallel_not_compact_data_flow`): `B[vk]` accumulated over the spatial `vi`; TVM refuses `parallel` on the block"),
+    (r"transform_layout__summation_3d(_split)?__",
+     "`B[0] = B[0] + A[vi, vj, vk]` in a block whose three iterators are all spatial: a sum over all of them (TVM's `transform_layout` fixture, never scheduled otherwise)"),
+    (r"syntax_sugar__transformed_matmul_(no_)?syntax_sugar__",
+     "the block updates `A[vi, vk] = A[vi, vk] + B[vj, vk]`, accumulated over the spatial `vj` (a printer fixture; `C[vi, vj]` is the real reduction)"),
+    (r"roundtrip__match_buffer_region__",
+     "`B[0] += D[i, 0, j]` in the inner block: accumulated over its spatial `vii` (a round-trip fixture of `T.match_buffer` regions)"),
     # ---- GPU limits -----------------------------------------------------------------------------
     (r"postproc_rewrite_cooperative_fetch__|postproc_rewrite_reduction_block__Matmul_",
      "postprocessor fixture staging whole 512x512 float32 operands in shared memory: 1 MB per block (limit 48 KB)"),

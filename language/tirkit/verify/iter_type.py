@@ -1,0 +1,118 @@
+"""signature/iter-type: a spatial (data-parallel) block iterator that does not index what the
+block writes.
+
+TensorIR's block signature says the instances of a block that differ in a spatial iterator
+are independent: any order, or all at once, gives the same result, and schedule primitives
+(`parallel`, `reorder`, `compute_at`) rely on it.  When a store of the block does not depend
+on a spatial iterator `vj` (with more than one value), every instance for one value of the
+other iterators writes the same element, so they are not independent:
+
+- error, when the store reads the element it writes (`B[vi] = B[vi] + A[vi, vj]`): an
+  accumulation over `vj`, which makes `vj` a reduction iterator (`T.axis.reduce`, "R" in
+  `T.axis.remap`, with a `T.init()`).  TVM compiles it in loop order, and its schedule
+  primitives refuse the block later ("does not have compact dataflow": it is neither a
+  complete block, since it reads what it writes, nor a reduction block);
+- warning, when it does not (`B[vi] = A[vi, vj]`, or a scratch element written, then read
+  back): the last instance wins.  TVM takes the block for a complete one and lets a
+  schedule run `vj` in parallel, where the instances overwrite each other's value.
+
+Only what is certain is reported: stores to parameters and to buffers allocated outside the
+block, in global or shared memory (a local buffer is private to its thread once lowered),
+whose indices do not contain the iterator even through a `let`, under no guard (`if`,
+`T.where`, `T.if_then_else`) that mentions it, for an iterator whose binding moves with a
+loop of more than one iteration.  Reported on the iterator, with the store as a related
+location."""
+from __future__ import annotations
+
+from ..diagnostics import error, warning
+from ..ir.equality import structural_equal
+from ..ir.visit import vars_in
+from . import register
+from ._common import block_label, const_int, func_accesses, text
+
+_SHARED = ("global", "shared", "shared.dyn")
+
+
+def _deps(node, lets) -> set:
+    """ids of the variables `node` depends on, through `let` bindings."""
+    out, todo = set(), vars_in(node)
+    while todo:
+        v = todo.pop()
+        if id(v) in out:
+            continue
+        out.add(id(v))
+        if v in lets:
+            todo.extend(vars_in(lets[v]))
+    return out
+
+
+def _moves(binding, loops, lets) -> bool:
+    """Whether the binding takes more than one value: it uses a loop of more than one
+    iteration (or one of unknown extent)."""
+    deps = _deps(binding, lets)
+    return any(id(lp.var) in deps and const_int(lp.extent) != 1 for lp in loops)
+
+
+@register("signature/iter-type", fast=True)
+def check_iter_type(func, ctx):
+    if ctx.incomplete(func):
+        return []
+    fa = func_accesses(func, ctx)
+    owned = {id(buf): id(r) for buf, r in fa.allocs}
+    matched = {id(m.buffer) for r in fa.realizes for m in r.block.match_buffers}
+    by_block = {}
+    for a in fa.accesses:
+        if a.blocks and not a.in_init and not a.opaque:
+            by_block.setdefault(id(a.blocks[-1]), []).append(a)
+    out = []
+    for r in fa.realizes:
+        b = r.block
+        here = by_block.get(id(r), ())
+        stores = [a for a in here if a.is_write and a.local_depth is None
+                  and a.buffer.scope in _SHARED and id(a.buffer) not in matched
+                  and owned.get(id(a.buffer)) != id(r)]
+        if not stores:
+            continue
+        loops = fa.loops_of[id(r)]
+        deps = None                     # per store: what its indices and guards depend on
+        for iv, value in zip(b.iter_vars, r.iter_values):
+            extent = const_int(iv.dom.extent)
+            if iv.kind != "S" or iv.span is None or extent == 1 or \
+                    not _moves(value, loops, fa.lets):
+                continue
+            if deps is None:
+                deps = [_deps((a.indices, tuple(c for c, _ in a.conds)), fa.lets)
+                        for a in stores]
+            for a, d in zip(stores, deps):
+                if id(iv.var) not in d:
+                    out.append(_report(b, iv, extent, a, here))
+                    break
+    return out
+
+
+def _report(block, iv, extent, store, accesses):
+    name = iv.var.name
+    written = f"{store.buffer.name}[{', '.join(text(i) for i in store.indices)}]"
+    many = f"the {extent} instances" if extent is not None else "the instances"
+    rel = [(store.span, f"`{written}` is written here")] if store.span else []
+    # the store's own value (the same statement) loads the element: an accumulation
+    reads = any(not a.is_write and a.order == store.order and a.buffer is store.buffer and
+                len(a.indices) == len(store.indices) and
+                all(structural_equal(x, y) for x, y in zip(a.indices, store.indices))
+                for a in accesses)
+    if reads:
+        init = "" if block.init is not None else " and give the block a T.init()"
+        return error("signature/iter-type",
+                     f"{block_label(block)}: spatial iterator `{name}` does not index the "
+                     f"element it updates, `{written}`: {many} of `{name}` for each value of "
+                     f"the other iterators all accumulate into it, which makes `{name}` a "
+                     f"reduction (TVM's schedule primitives refuse the block: it lacks "
+                     f"compact dataflow); declare it with T.axis.reduce (\"R\" in "
+                     f"T.axis.remap){init}",
+                     iv.span, rel)
+    return warning("signature/iter-type",
+                   f"{block_label(block)}: spatial iterator `{name}` does not index "
+                   f"`{written}`: {many} of `{name}` for each value of the other iterators "
+                   f"all write this element: the last one wins, and a parallel `{name}` (which TVM "
+                   f"allows) makes them overwrite each other's value", iv.span, rel)
+

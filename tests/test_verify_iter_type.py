@@ -1,0 +1,134 @@
+"""signature/iter-type: a spatial iterator that does not index what its block writes; the
+error for an accumulation, the warning for an overwrite, and the legal neighbours left
+alone."""
+import textwrap
+
+import pytest
+
+import tirkit
+
+HEAD = "from tvm.script import tir as T\n\n\n"
+
+ROWSUM = """
+@T.prim_func
+def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("sum"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi] = B[vi] + A[vi, vj]
+"""
+
+
+def _found(body):
+    text = HEAD + textwrap.dedent(body)
+    return [(d.severity, d.span.line, d.span.column, d.span.end_column)
+            for d in tirkit.check(text, "k.py") if d.code == "signature/iter-type"]
+
+
+def _diag(body):
+    (d,) = [d for d in tirkit.check(HEAD + textwrap.dedent(body), "k.py")
+            if d.code == "signature/iter-type"]
+    return d
+
+
+def test_a_spatial_iterator_accumulated_over_is_an_error_on_the_iterator():
+    d = _diag(ROWSUM)
+    # on `vj` of the remap, with the store as the related location
+    assert (d.severity, d.span.line, d.span.column, d.span.end_column) == ("error", 9, 17, 19)
+    assert d.message == (
+        "block 'sum': spatial iterator `vj` does not index the element it updates, `B[vi]`: "
+        "the 16 instances of `vj` for each value of the other iterators all accumulate into "
+        "it, which makes `vj` a reduction (TVM's schedule primitives refuse the block: it "
+        "lacks compact dataflow); declare it with T.axis.reduce (\"R\" in T.axis.remap) and "
+        "give the block a T.init()")
+    ((span, note),) = d.related
+    assert (span.line, note) == (10, "`B[vi]` is written here")
+
+
+def test_the_same_block_declared_as_a_reduction_is_clean():
+    fixed = ROWSUM.replace('"SS"', '"SR"').replace(
+        "            B[vi] = B[vi]",
+        "            with T.init():\n                B[vi] = T.float32(0)\n            B[vi] = B[vi]")
+    assert _found(fixed) == []
+    # without the init the error no longer asks for one
+    assert "T.init()" not in _diag(ROWSUM.replace(
+        "            B[vi] = B[vi]",
+        "            with T.init():\n                B[vi] = T.float32(0)\n            B[vi] = B[vi]"
+    )).message
+
+
+def test_an_overwrite_is_a_warning():
+    body = ROWSUM.replace("B[vi] = B[vi] + A[vi, vj]", "B[vi] = A[vi, vj]")
+    d = _diag(body)
+    assert d.severity == "warning"
+    assert "all write this element: the last one wins" in d.message
+
+
+def test_each_spatial_iterator_that_misses_the_store_is_reported():
+    body = """
+    @T.prim_func
+    def total(A: T.Buffer((8, 8, 4), "float32"), B: T.Buffer((1,), "float32")):
+        for i, j, k in T.grid(8, 8, 4):
+            with T.block("t"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                B[0] = B[0] + A[vi, vj, vk]
+    """
+    assert _found(body) == [("error", 9, 13, 15), ("error", 9, 17, 19), ("error", 9, 21, 23)]
+
+
+@pytest.mark.parametrize("change", [
+    # one instance only: the iterator's domain, or the loop feeding it, has one value
+    ('T.grid(16, 16)', 'T.grid(16, 1)'),
+    # a guard that picks one instance of vj
+    ("            B[vi] = B[vi] + A[vi, vj]",
+     "            if vj == 0:\n                B[vi] = B[vi] + A[vi, vj]"),
+    # the iterator reaches the index through a let
+    ("            B[vi] = B[vi] + A[vi, vj]",
+     "            t = vj // 16\n            B[vi + t] = B[vi + t] + A[vi, vj]"),
+    # a local buffer is private to each thread once lowered
+    ('B: T.Buffer((16,), "float32")', 'B: T.Buffer((16,), "float32", scope="local")'),
+])
+def test_what_is_not_certainly_a_conflict_is_left_alone(change):
+    body = ROWSUM.replace(*change)
+    assert body != ROWSUM
+    assert _found(body) == []
+
+
+def test_a_buffer_allocated_by_the_block_itself_is_its_own():
+    body = """
+    @T.prim_func
+    def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+        for i, j in T.grid(16, 16):
+            with T.block("b"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                t = T.alloc_buffer((1,), "float32")
+                t[0] = A[vi, vj]
+                B[vi, vj] = t[0] * T.float32(2)
+    """
+    assert _found(body) == []
+
+
+@pytest.mark.oracle
+def test_tvm_refuses_the_accumulation_late_and_parallelises_the_overwrite():
+    # what each report stands for in TVM: the accumulating block is refused only when a
+    # schedule primitive meets it ("compact dataflow"); the overwriting one passes for a
+    # complete block, and `j` runs in parallel with every instance writing B[vi]
+    pytest.importorskip("tvm")
+    import tvm
+    from tvm import s_tir
+    from tvm.script import tirx
+
+    def parallel_j(body):
+        text = (HEAD + textwrap.dedent(body)).replace("tir as T", "tirx as T")
+        text = text.replace('T.block("sum")', 'T.sblock("sum")').replace(
+            "@T.prim_func", "@T.prim_func(s_tir=True)")
+        func = tvm.script.from_source(text.replace("from tvm.script import tirx as T\n", ""),
+                                      extra_vars={"T": tirx})
+        sch = s_tir.Schedule(func)
+        _, j = sch.get_loops(sch.get_sblock("sum"))
+        sch.parallel(j)
+        return sch.mod["main"].script()
+    with pytest.raises(Exception, match="compact dataflow"):
+        parallel_j(ROWSUM)
+    assert "T.parallel(16)" in parallel_j(ROWSUM.replace("B[vi] = B[vi] + A[vi, vj]",
+                                                         "B[vi] = A[vi, vj]"))
