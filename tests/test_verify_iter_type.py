@@ -3,6 +3,7 @@ error for an accumulation, the warning for an overwrite, and the legal neighbour
 alone."""
 import textwrap
 
+import numpy as np
 import pytest
 
 import tirkit
@@ -132,3 +133,46 @@ def test_tvm_refuses_the_accumulation_late_and_parallelises_the_overwrite():
         parallel_j(ROWSUM)
     assert "T.parallel(16)" in parallel_j(ROWSUM.replace("B[vi] = B[vi] + A[vi, vj]",
                                                          "B[vi] = A[vi, vj]"))
+
+
+@pytest.mark.parametrize("source, at, edit", [
+    (['            vi, vj = T.axis.remap("SS", [i, j])'], 17, (1, 37, 38, "R")),
+    (['            vi, vj = T.axis.remap("SS", [i, j])'], 13, (1, 36, 37, "R")),
+    (["    vii = T.axis.spatial(4, ii)"], 5, (1, 18, 25, "reduce")),
+    (["    vii = T.axis.S(4, ii)"], 5, (1, 18, 19, "R")),
+    # a call wrapped onto the next line
+    (["    a, b = T.axis.remap(", '        "SS", [i, j])'], 8, (2, 11, 12, "R")),
+    # not an iterator declaration this edit knows: no edit
+    (["    vi = T.axis.reduce(4, ii)"], 5, None),
+    (['    vi, vj = T.axis.remap("SR", [i, j])'], 9, None),
+])
+def test_the_edit_that_declares_an_iterator_a_reduction(source, at, edit):
+    from tirkit.verify.iter_type import reduction_edit
+    assert reduction_edit(source, 1, at) == edit
+
+
+def test_the_edit_on_the_reported_iterator_clears_the_error_and_keeps_the_program():
+    from tirkit.verify.iter_type import reduction_edit
+    text = HEAD + textwrap.dedent(ROWSUM)
+    d = _diag(ROWSUM)
+    line, col, end, new = reduction_edit(text.split("\n"), d.span.line, d.span.column)
+    lines = text.split("\n")
+    lines[line - 1] = lines[line - 1][:col - 1] + new + lines[line - 1][end - 1:]
+    fixed = "\n".join(lines)
+    assert 'T.axis.remap("SR", [i, j])' in fixed
+    assert [x for x in tirkit.check(fixed, "k.py") if x.severity == "error"] == []
+    # the same kernel: compiled, both add each row of A to B
+    pytest.importorskip("llvmlite")
+    from tirkit.codegen import build
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    b0 = rng.standard_normal(16).astype(np.float32)
+    got = []
+    for src in (text, fixed):
+        mod = tirkit.parse(src).module
+        ((_, f),) = mod.prim_funcs()
+        b = b0.copy()
+        build(f, mod)(a.copy(), b)
+        got.append(b)
+    np.testing.assert_allclose(got[0], b0 + a.sum(axis=1), rtol=1e-5)
+    np.testing.assert_array_equal(got[0], got[1])

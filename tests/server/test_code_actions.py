@@ -154,3 +154,37 @@ async def test_quick_fix_makes_the_racy_loop_serial(client):
     fixed = _apply(RACY, ca.edit.changes[uri])
     assert "T.parallel" not in fixed
     assert not [x for x in tirkit.check(fixed) if x.severity == "error"]
+
+
+SPATIAL_SUM = """from tvm.script import tir as T
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("sum"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi] = B[vi] + A[vi, vj]
+"""
+
+
+async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
+    from lsp_helpers import wait_diagnostics
+    uri = MATMUL.as_uri().replace("matmul.py", "spatial_sum.py")
+    open_doc(client, uri, SPATIAL_SUM)
+    diags = await wait_diagnostics(
+        client, uri, lambda ds: any(d.code == "signature/iter-type" for d in ds))
+    d = next(d for d in diags if d.code == "signature/iter-type")
+    assert (d.range.start.line, d.range.start.character) == (7, 16)      # `vj`
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    assert [a.title for a in acts] == ["Declare `vj` a reduction iterator",
+                                       "Ignore signature/iter-type on this line"]
+    assert acts[0].is_preferred and acts[0].kind == T.CodeActionKind.QuickFix
+    (edit,) = acts[0].edit.changes[uri]           # one letter: "SS" -> "SR"
+    assert (edit.range.start.line, edit.range.start.character, edit.range.end.character,
+            edit.new_text) == (7, 36, 37, "R")
+    fixed = _apply(SPATIAL_SUM, [edit])
+    assert 'T.axis.remap("SR", [i, j])' in fixed
+    assert not [x for x in tirkit.check(fixed) if x.severity == "error"]

@@ -24,12 +24,15 @@ loop of more than one iteration.  Reported on the iterator, with the store as a 
 location."""
 from __future__ import annotations
 
+import re
+
 from ..diagnostics import error, warning
 from ..ir.equality import structural_equal
 from ..ir.visit import vars_in
 from . import register
 from ._common import block_label, const_int, func_accesses, text
 
+CODE = "signature/iter-type"
 _SHARED = ("global", "shared", "shared.dyn")
 
 
@@ -53,7 +56,7 @@ def _moves(binding, loops, lets) -> bool:
     return any(id(lp.var) in deps and const_int(lp.extent) != 1 for lp in loops)
 
 
-@register("signature/iter-type", fast=True)
+@register(CODE, fast=True)
 def check_iter_type(func, ctx):
     if ctx.incomplete(func):
         return []
@@ -102,7 +105,7 @@ def _report(block, iv, extent, store, accesses):
                 for a in accesses)
     if reads:
         init = "" if block.init is not None else " and give the block a T.init()"
-        return error("signature/iter-type",
+        return error(CODE,
                      f"{block_label(block)}: spatial iterator `{name}` does not index the "
                      f"element it updates, `{written}`: {many} of `{name}` for each value of "
                      f"the other iterators all accumulate into it, which makes `{name}` a "
@@ -110,9 +113,42 @@ def _report(block, iv, extent, store, accesses):
                      f"compact dataflow); declare it with T.axis.reduce (\"R\" in "
                      f"T.axis.remap){init}",
                      iv.span, rel)
-    return warning("signature/iter-type",
+    return warning(CODE,
                    f"{block_label(block)}: spatial iterator `{name}` does not index "
                    f"`{written}`: {many} of `{name}` for each value of the other iterators "
                    f"all write this element: the last one wins, and a parallel `{name}` (which TVM "
                    f"allows) makes them overwrite each other's value", iv.span, rel)
 
+
+
+
+_ONE = re.compile(r"\baxis\s*\.\s*(spatial|S)\s*\(")
+_REMAP = re.compile(r"\baxis\s*\.\s*remap\s*\(\s*(['\"])([A-Za-z]*)\1")
+
+
+def reduction_edit(lines, line: int, column: int):
+    """The edit that declares the iterator named at (line, column) (1-based, where this rule
+    reports it) a reduction: its letter of `T.axis.remap("SS", ...)` made "R" (the call may
+    wrap onto the next lines), or `T.axis.spatial`/`T.axis.S` made `T.axis.reduce`/
+    `T.axis.R`.  (line, column, end_column, new text), 1-based with the end exclusive, or
+    None when the source is not one of these forms."""
+    if not 1 <= line <= len(lines):
+        return None
+    src = lines[line - 1]
+    eq = re.search(r"(?<![=!<>])=(?!=)", src)
+    if eq is None or eq.start() < column - 1:
+        return None
+    names = [n.strip() for n in src[:eq.start()].split(",")]
+    index = src[:column - 1].count(",")
+    one = _ONE.search(src, eq.end())
+    if one is not None:
+        new = "reduce" if one.group(1) == "spatial" else "R"
+        return (line, one.start(1) + 1, one.end(1) + 1, new)
+    text = "\n".join(lines[line - 1:line + 2])
+    m = _REMAP.search(text, eq.end())
+    if m is None or len(m.group(2)) != len(names) or m.group(2)[index] != "S":
+        return None
+    at = m.start(2) + index
+    ln = line + text.count("\n", 0, at)
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    return (ln, col, col + 1, "R")

@@ -11,7 +11,9 @@ actions come fastest first.
 
 Quick fix: a loop that feeds a reduction while parallel, vectorized or bound to
 blockIdx/vthread (`loop-nest/reduction-on-parallel`) is made serial; a block that an
-intrinsic can serve (`tensorize/available`, and at any such block) is tensorized.
+intrinsic can serve (`tensorize/available`, and at any such block) is tensorized; a spatial
+iterator a block accumulates over (`signature/iter-type`) is declared a reduction
+(features/iter_type.py).
 
 Commands: `tirkit.recordSchedule` (sent with each action, after its edit) keeps the Python
 of the applied primitive; `tirkit.showTrace` answers the Python accumulated for a document.
@@ -29,7 +31,7 @@ from tirkit.diagnostics import Diagnostic, Span
 from tirkit.schedule.actions import QUICK_FIXES, Action, actions_at, apply_action, quick_fixes
 from tirkit.schedule.errors import ScheduleError
 
-from . import asymptotic
+from . import asymptotic, iter_type
 from .configuration import document_intrinsics
 from .formatting import line_edits
 
@@ -141,13 +143,15 @@ def setup(server) -> None:
         if wanted("refactor.rewrite"):
             actions = await server.run_sync(list_actions, server, a, params.range,
                                             title="tirkit: schedule actions")
-        sparse, out, ignores = [], [], []
+        direct, out, ignores = [], [], []   # direct: fixes that carry their edit
         if wanted("quickfix"):
             from .suppressions import ignore_fixes
             ignores = await server.run_sync(ignore_fixes, server, a,
                                             params.context.diagnostics, title="tirkit: fixes")
-            sparse = await server.run_sync(asymptotic.quick_fixes, server, a,
+            direct = await server.run_sync(asymptotic.quick_fixes, server, a,
                                            params.context.diagnostics, title="tirkit: fixes")
+            direct += await server.run_sync(iter_type.quick_fixes, server, a,
+                                            params.context.diagnostics, title="tirkit: fixes")
         # a fix is not offered twice: the same rewrite listed at the block is dropped, and the
         # fix takes that action's title (with the cost model's predicted speed-up)
         listed = {_rewrite(x): x for x in actions}
@@ -166,7 +170,7 @@ def setup(server) -> None:
         if not lazy:
             out = [await server.run_sync(resolved, server, a, x, ca)
                    for x, ca in zip(actions, out)]
-        return sparse + out[:len(fixes)] + ignores + out[len(fixes):]
+        return direct + out[:len(fixes)] + ignores + out[len(fixes):]
 
     @server.safe_feature(T.CODE_ACTION_RESOLVE, default=None)
     async def code_action_resolve(ca: T.CodeAction):
