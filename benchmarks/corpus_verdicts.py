@@ -138,6 +138,8 @@ VERDICTS = [
     # ---- spatial iterators that accumulate ------------------------------------------------------
     (r"for_kind__rowsum_not_compact_data_flow__",
      "TVM negative test (`test_parallel_not_compact_data_flow`): `B[vk]` accumulated over the spatial `vi`; TVM refuses `parallel` on the block"),
+    (r"rfactor__rowsum_not_dominant__",
+     "TVM negative test (`test_reduction_rfactor_not_reduction_block3`): the reduction iterator `vk` indexes `B[vi, vk]`, so `T.init()` sets only `B[vi, 0]`"),
     (r"transform_layout__summation_3d(_split)?__",
      "`B[0] = B[0] + A[vi, vj, vk]` in a block whose three iterators are all spatial: a sum over all of them (TVM's `transform_layout` fixture, never scheduled otherwise)"),
     (r"syntax_sugar__transformed_matmul_(no_)?syntax_sugar__",

@@ -176,3 +176,44 @@ def test_the_edit_on_the_reported_iterator_clears_the_error_and_keeps_the_progra
         got.append(b)
     np.testing.assert_allclose(got[0], b0 + a.sum(axis=1), rtol=1e-5)
     np.testing.assert_array_equal(got[0], got[1])
+
+
+INIT_BY_REDUCTION = """
+@T.prim_func
+def f(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vj]
+"""
+
+
+def test_a_reduction_iterator_that_indexes_the_init_is_an_error():
+    d = _diag(INIT_BY_REDUCTION)
+    assert (d.severity, d.span.line, d.span.column, d.span.end_column) == ("error", 9, 17, 19)
+    assert d.message.startswith(
+        "block 'C': reduction iterator `vj` indexes `C[vi, vj]`, which T.init() initializes: "
+        "the init runs only where every reduction iterator is at its first value, so the "
+        "elements of the other 15 values of `vj` are never initialized")
+    ((span, note),) = d.related
+    assert (span.line, note) == (11, "T.init() writes `C[vi, vj]` here")
+    # an init that does not move with the reduction iterator is the usual reduction
+    assert _found(INIT_BY_REDUCTION.replace("C[vi, vj]", "C[vi, 0]")) == []
+
+
+def test_the_init_indexed_by_a_reduction_iterator_runs_once_per_row():
+    # what the error says, run: only C[vi, 0] is set to 0 first; C[vi, j > 0] keeps what
+    # it held and adds A to it
+    pytest.importorskip("llvmlite")
+    from tirkit.codegen import build
+    mod = tirkit.parse(HEAD + textwrap.dedent(INIT_BY_REDUCTION)).module
+    ((_, f),) = mod.prim_funcs()
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    c0 = rng.standard_normal((16, 16)).astype(np.float32)
+    c = c0.copy()
+    build(f, mod)(a, c)
+    np.testing.assert_allclose(c[:, 0], a[:, 0], rtol=1e-6)
+    np.testing.assert_allclose(c[:, 1:], c0[:, 1:] + a[:, 1:], rtol=1e-6)

@@ -1,5 +1,6 @@
-"""signature/iter-type: a spatial (data-parallel) block iterator that does not index what the
-block writes.
+"""signature/iter-type: a block iterator whose declared kind its use contradicts: a spatial
+(data-parallel) iterator that does not index what the block writes, or a reduction iterator
+that indexes what its `T.init()` initializes.
 
 TensorIR's block signature says the instances of a block that differ in a spatial iterator
 are independent: any order, or all at once, gives the same result, and schedule primitives
@@ -16,7 +17,12 @@ other iterators writes the same element, so they are not independent:
   back): the last instance wins.  TVM takes the block for a complete one and lets a
   schedule run `vj` in parallel, where the instances overwrite each other's value.
 
-Only what is certain is reported: stores to parameters and to buffers allocated outside the
+A reduction iterator that moves the index of a store of `T.init()` (`C[vi, vj] = 0` under
+"SR") is an error: the init runs only where every reduction iterator is at its first value,
+so the elements of its other values are never initialized (TVM's own negative test
+`rowsum_not_dominant` is such a block).
+
+For spatial iterators, only what is certain is reported: stores to parameters and to buffers allocated outside the
 block, in global or shared memory (a local buffer is private to its thread once lowered),
 whose indices do not contain the iterator even through a `let`, under no guard (`if`,
 `T.where`, `T.if_then_else`) that mentions it, for an iterator whose binding moves with a
@@ -67,7 +73,7 @@ def check_iter_type(func, ctx):
     for a in fa.accesses:
         if a.blocks and not a.in_init and not a.opaque:
             by_block.setdefault(id(a.blocks[-1]), []).append(a)
-    out = []
+    out = _initialised_by_reduction(fa)
     for r in fa.realizes:
         b = r.block
         here = by_block.get(id(r), ())
@@ -90,6 +96,42 @@ def check_iter_type(func, ctx):
                 if id(iv.var) not in d:
                     out.append(_report(b, iv, extent, a, here))
                     break
+    return out
+
+
+def _initialised_by_reduction(fa) -> list:
+    """Errors for a reduction iterator that indexes what `T.init()` initializes
+    (`C[vi, vj] = 0` under "SR"): the init runs only where every reduction iterator is at
+    its first value, so the elements of its other values are never initialized."""
+    from ..arith import Analyzer
+    an = Analyzer()
+    out = []
+    for r in fa.realizes:
+        b = r.block
+        if b.init is None:
+            continue
+        inits = [a for a in fa.accesses if a.in_init and a.is_write and a.blocks
+                 and a.blocks[-1] is r]
+        loops = fa.loops_of[id(r)]
+        for iv, value in zip(b.iter_vars, r.iter_values):
+            extent = const_int(iv.dom.extent)
+            if iv.kind != "R" or iv.span is None or extent == 1 or \
+                    not _moves(value, loops, fa.lets):
+                continue
+            a = next((a for a in inits if any(an.to_aff(i).terms.get(iv.var)
+                                              for i in a.indices)), None)
+            if a is None:
+                continue
+            name = iv.var.name
+            written = f"{a.buffer.name}[{', '.join(text(i) for i in a.indices)}]"
+            rel = [(a.span, f"T.init() writes `{written}` here")] if a.span else []
+            others = f"the other {extent - 1} values" if extent is not None else "its other values"
+            out.append(error(
+                CODE, f"{block_label(b)}: reduction iterator `{name}` indexes `{written}`, "
+                f"which T.init() initializes: the init runs only where every reduction "
+                f"iterator is at its first value, so the elements of {others} of `{name}` "
+                f"are never initialized; `{name}` is spatial (\"S\" in T.axis.remap) if each "
+                f"of its values writes its own element", iv.span, rel))
     return out
 
 
