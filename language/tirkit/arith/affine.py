@@ -58,25 +58,41 @@ class Aff:
     __slots__ = ("terms", "const", "dtype")
 
     def __init__(self, terms=None, const=0, dtype="int32"):
-        self.terms = {k: v for k, v in (terms or {}).items() if v}
+        if not terms:
+            self.terms = {}
+        elif all(terms.values()):
+            self.terms = dict(terms)
+        else:
+            self.terms = {k: v for k, v in terms.items() if v}
         self.const = const
         self.dtype = dtype
 
     # ---- construction ------------------------------------------------------------------
     @staticmethod
     def of(key, coeff=1):
-        return Aff({key: coeff}, 0)
+        return Aff._made({key: coeff} if coeff else {}, 0, "int32")
+
+    @staticmethod
+    def _made(terms, const, dtype):
+        """An Aff of `terms` that holds no zero coefficient already (not copied again)."""
+        out = object.__new__(Aff)
+        out.terms, out.const, out.dtype = terms, const, dtype
+        return out
 
     def __add__(self, other):
         if isinstance(other, int):
-            return Aff(self.terms, self.const + other, self.dtype)
+            return Aff._made(self.terms, self.const + other, self.dtype)
         t = dict(self.terms)
         for k, v in other.terms.items():
-            t[k] = t.get(k, 0) + v
-        return Aff(t, self.const + other.const, self.dtype)
+            w = t.get(k, 0) + v
+            if w:
+                t[k] = w
+            else:
+                t.pop(k, None)
+        return Aff._made(t, self.const + other.const, self.dtype)
 
     def __neg__(self):
-        return Aff({k: -v for k, v in self.terms.items()}, -self.const, self.dtype)
+        return Aff._made({k: -v for k, v in self.terms.items()}, -self.const, self.dtype)
 
     def __sub__(self, other):
         if isinstance(other, int):
@@ -85,8 +101,8 @@ class Aff:
 
     def scale(self, c: int):
         if c == 0:
-            return Aff({}, 0, self.dtype)
-        return Aff({k: v * c for k, v in self.terms.items()}, self.const * c, self.dtype)
+            return Aff._made({}, 0, self.dtype)
+        return Aff._made({k: v * c for k, v in self.terms.items()}, self.const * c, self.dtype)
 
     def add(self, other, scale=1):
         """self + scale * other."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic, Span
 from ..verify import register
-from .suggest import block_mappings, message, realizes
+from ..analysis.accesses import accesses
+from .suggest import block_mappings, message
 
 CODE = "tensorize/available"
 
@@ -27,7 +28,9 @@ def check_tensorize_available(func, ctx):
     target = target_name(ctx.target)
     if str(target).startswith("cuda"):
         return out
-    for r in realizes(func):
+    for r in accesses(func, ctx.cache).realizes:     # every block, in order, walked once
+        if r.block.name_hint == "root":
+            continue
         s = r.block.name_span or r.span
         if s is None:
             continue

@@ -48,12 +48,6 @@ def message(m) -> str:
             f"{'; ' + m.intrin.caveat if m.intrin.caveat else ''}")
 
 
-def realizes(func):
-    from ..ir.visit import find_all
-    return [r for r in find_all(func.body, lambda x: x.block.name_hint != "root",
-                                S.BlockRealize)]
-
-
 def hover_lines(realize, target=None, dirs=None) -> list:
     """Markdown bullets: each intrinsic of the library that serves the block on the target
     (with its mapping and estimate), then for each other one the first reason it does not."""

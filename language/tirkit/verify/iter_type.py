@@ -105,13 +105,16 @@ def _initialised_by_reduction(fa) -> list:
     its first value, so the elements of its other values are never initialized."""
     from ..arith import Analyzer
     an = Analyzer()
+    by_block = {}
+    for a in fa.accesses:
+        if a.in_init and a.is_write and a.blocks:
+            by_block.setdefault(id(a.blocks[-1]), []).append(a)
     out = []
     for r in fa.realizes:
         b = r.block
-        if b.init is None:
+        inits = by_block.get(id(r))
+        if b.init is None or not inits:
             continue
-        inits = [a for a in fa.accesses if a.in_init and a.is_write and a.blocks
-                 and a.blocks[-1] is r]
         loops = fa.loops_of[id(r)]
         for iv, value in zip(b.iter_vars, r.iter_values):
             extent = const_int(iv.dom.extent)
