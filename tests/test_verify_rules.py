@@ -267,6 +267,47 @@ def test_partial_producer_related_to_the_producer():
     assert d.related[0][0].line == line_of(body, 'T.block("B")')
 
 
+ACCUMULATE = """
+@T.prim_func
+def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    acc = T.alloc_buffer((16,), "float32")
+    for i, k in T.grid(16, 16):
+        with T.block("acc"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                acc[vi] = T.float32(0)
+            acc[vi] = acc[vi] + A[vi, vk]
+    for i in range(16):
+        with T.block("out"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = acc[vi]
+"""
+
+
+def test_an_accumulator_without_init_or_producer_is_read_uninitialized():
+    assert codes(check(ACCUMULATE)) == []
+    body = ACCUMULATE.replace("            with T.init():\n                acc[vi] = T.float32(0)\n",
+                              "")
+    (d,) = [x for x in check(body) if x.severity == "error"]
+    assert (d.span.line, d.code) == (line_of(body, "acc[vi] = acc[vi]"),
+                                     "dataflow/uncovered-read")
+    assert d.message == ("block 'acc' reads `acc` before anything writes it: its first "
+                         "instance reads uninitialized memory (it updates `acc` without a "
+                         "T.init())")
+    assert d.related[0][0].line == line_of(body, 'T.block("acc")')
+    # a producer before it, or a guard on the read (the first instance sets it by hand),
+    # and the block may well be right
+    filled = body.replace('    for i, k in T.grid(16, 16):\n',
+                          '    for i in range(16):\n        with T.block("zero"):\n'
+                          '            vi = T.axis.spatial(16, i)\n'
+                          '            acc[vi] = T.float32(0)\n'
+                          '    for i, k in T.grid(16, 16):\n', 1)
+    assert codes(check(filled)) == []
+    guarded = body.replace("acc[vi] = acc[vi] + A[vi, vk]",
+                           "acc[vi] = T.if_then_else(vk == 0, T.float32(0), acc[vi]) + A[vi, vk]")
+    assert "dataflow/uncovered-read" not in [c for _, c in codes(check(guarded))]
+
+
 # ---- threads -----------------------------------------------------------------------------------
 GPU = """
 @T.prim_func

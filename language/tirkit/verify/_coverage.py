@@ -126,7 +126,16 @@ def uncovered(func, ctx):
             later = [p for j, p in acc if p.is_write and j > i]
             if any(p.blocks and p.blocks[-1] is blk for _, p in acc if p.is_write) \
                     and blk is not None and blk.block.iter_vars:
-                continue          # the block fills what it reads itself (reductions)
+                # the block fills what it reads itself (reductions); without a T.init() and
+                # with nothing written before it, its first instance reads garbage
+                if not prods and blk.block.init is None and not a.conds and \
+                        not a.speculative and not a.in_init:
+                    out.append((a, [p for _, p in acc if p.is_write and p.blocks and
+                                    p.blocks[-1] is blk][:1], shared,
+                                f"reads `{buf.name}` before anything writes it: its first "
+                                f"instance reads uninitialized memory (it updates "
+                                f"`{buf.name}` without a T.init())"))
+                continue
             if not prods:
                 if not later:
                     out.append((a, [], shared, f"nothing writes `{buf.name}`, yet it is "

@@ -2,8 +2,10 @@
 producer in its scope writes (it would read garbage).  Function parameters count as
 written; buffers filled through intrinsics (passed whole or by pointer) are not checked.
 Regions are bounding boxes relaxed over every loop.  Reported on the load, with the
-producer as related location.  Shared buffers inside a kernel are the business of
-thread/cooperative-coverage."""
+producer as related location.  A block that updates what it reads (`acc[vi] = acc[vi] +
+...`) fills its own reads, except where it has no `T.init()` and nothing writes the buffer
+before it: its first instance then reads garbage (an unguarded read; a forgotten init).
+Shared buffers inside a kernel are the business of thread/cooperative-coverage."""
 from __future__ import annotations
 
 from ..diagnostics import error
