@@ -27,6 +27,18 @@ def test_padding_is_reported_with_its_waste():
     assert not m.feasible and m.code == "padding-waste"
 
 
+def test_an_iterator_without_values_is_not_tensorized():
+    # a reduction over an empty range (`k` in -3): nothing to map, and no division by the
+    # work it would do (the hint rule used to fail there)
+    text = gemm(32, 64, 256)
+    empty = text.replace("T.grid(32, 64, 256)", "T.grid(32, 64, -3)")
+    assert empty != text
+    m = find_mapping(realize(empty), load().get("x86.vnni.dot_16x4_u8s8s32"))
+    assert not m.feasible and m.code == "padding"
+    assert m.message == "iterator `vk` has no value (extent -3)"
+    assert [d for d in tirkit.check(empty) if d.code in ("internal", "tensorize/available")] == []
+
+
 def test_reasons():
     lib = load()
     vnni = lib.get("x86.vnni.dot_16x4_u8s8s32")

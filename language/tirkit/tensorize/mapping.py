@@ -247,6 +247,8 @@ def find_mapping(realize: S.BlockRealize, intrin, loops=None, waste_limit=WASTE_
         n = _extent(iv)
         if n is None:
             return no("padding", f"iterator `{iv.var.name}` has a symbolic extent")
+        if n < 1:
+            return no("padding", f"iterator `{iv.var.name}` has no value (extent {n})")
         total *= n
         mult = next((x for c, x in zip(chosen, extents) if c is iv), 1)
         m = -(-n // mult) * mult
