@@ -494,3 +494,26 @@ def f(A: T.Buffer((16,), "int32")):
     assert [(d.line, d.code, d.message) for d in tirkit.parse(text).diagnostics] == [
         (6, "type/mismatch", "loops with a step other than 1 are not supported"),
         (8, "type/mismatch", "loops with a step other than 1 are not supported")]
+
+
+def test_a_module_method_decorated_by_an_expression_is_kept_as_python():
+    # `@T.evaluate(0).prim_func(...)` names no kernel decorator: the method is the module's
+    # own Python (a foreign function), where the lowering had failed on the decorator
+    text = """from tvm.script import ir as I
+from tvm.script import tirx as T
+
+
+@I.ir_module
+class M:
+    @T.evaluate(0).prim_func(s_tir=True)
+    def helper():
+        T.evaluate(1)
+
+    @T.prim_func(s_tir=True)
+    def main(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.float32(1)
+"""
+    r = tirkit.parse(text)
+    assert r.diagnostics == []
+    assert [n for n, _ in r.module.prim_funcs()] == ["main"]

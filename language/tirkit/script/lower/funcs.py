@@ -173,8 +173,8 @@ class FuncMixin:
         """One statement of an @I.ir_module class: [(name, PrimFunc | ForeignFunc)];
         `self.module_class` and `self.module_funcs` say which module it belongs to."""
         if isinstance(item, C.FunctionDef):
-            kinds = [kernel_kind(C.dotted_name(C.unparen(d).func) if isinstance(
-                C.unparen(d), C.Call) else (C.dotted_name(d) or ""), aliases)
+            kinds = [kernel_kind((C.dotted_name(C.unparen(d).func) if isinstance(
+                C.unparen(d), C.Call) else C.dotted_name(d)) or "", aliases)
                 for d in item.decorators]
             if "prim_func" in kinds:
                 try:
