@@ -229,6 +229,68 @@ def small(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     assert "Traceback" not in res.stderr
 
 
+SIZED = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def sized(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    C = T.alloc_buffer((n, n), "float32")
+    for i in range(n):
+        with T.block("c"):
+            vi = T.axis.spatial(n, i)
+            C[vi, 0] = A[vi]
+    for i in range(n):
+        with T.block("b"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = C[vi, 0]
+'''
+
+
+def test_run_sizes_an_allocation_of_symbolic_shape_before_it_runs(tmp_path):
+    # C is n x n floats: 4 TiB at n = 2^20, from sizes that keep the inputs at 4 MiB each
+    src = tmp_path / "sized.py"
+    src.write_text(SIZED)
+    res = _tirkit("run", str(src), "--size", "n=1048576", cache=tmp_path / "cache")
+    assert res.returncode == 1
+    assert re.search(r"sized\.py:9:5: error: running this kernel needs about [\d.]+ GiB of "
+                     r"memory for its buffers \('C' alone is 4096\.0 GiB\), and [\d.]+ GiB "
+                     r"is available \(give its symbolic shapes smaller sizes with --size\) "
+                     r"\[codegen/argument\]", res.stderr), res.stderr
+    ok = _tirkit("run", str(src), "--size", "n=256", "--check", cache=tmp_path / "cache")
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_an_allocation_inside_a_parallel_loop_counts_once_per_thread():
+    import tirkit
+    from tirkit.codegen.cli import allocations
+    text = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def f(A: T.Buffer((64, 1024), "float32")):
+    for i in T.parallel(64):
+        row = T.decl_buffer((1024,), "float32")
+        for j in range(1024):
+            row[j] = A[i, j]
+        for j in range(1024):
+            A[i, j] = row[1023 - j]
+    for i in T.parallel(2):
+        two = T.decl_buffer((8,), "float32")
+        for j in range(8):
+            two[j] = A[i, j]
+            A[i, j] = two[j]
+'''
+    ((_, f),) = tirkit.parse(text).module.prim_funcs()
+    # 8 threads hold a row each; the loop of 2 iterations needs only 2 copies
+    assert [(n, name) for n, name, _ in allocations(f, threads=8)] == \
+        [(8 * 4096, "row"), (2 * 32, "two")]
+    assert [(n, name) for n, name, _ in allocations(f, threads=1)] == \
+        [(4096, "row"), (32, "two")]
+
+
 def test_run_of_one_kernel_checks_and_reports_that_kernel_only(tmp_path):
     """`--func good` beside a kernel that reads out of bounds and one that does not parse:
     only the named kernel is checked, and no other kernel's error is printed."""

@@ -107,7 +107,7 @@ def make_inputs(func, rng, sizes=None):
             else:
                 shape.append(16)
         buffers.append((b, shape))
-    _check_memory(buffers, symbolic=bool(bound), allocated=allocations(func))
+    _check_memory(buffers, symbolic=bool(bound), allocated=allocations(func, bound))
     arrays = []
     for b, shape in buffers:
         try:
@@ -145,22 +145,49 @@ def _check_memory(buffers, symbolic=False, allocated=()):
              + hint, big)
 
 
-def allocations(func) -> list:
-    """(bytes, name, buffer or statement) of each allocation of constant size in a kernel's body:
-    block `alloc_buffer`s, `T.allocate`, a `T.decl_buffer` or statement-level
-    `T.alloc_buffer` with storage of its own.  The compiled code takes the large ones from
+def allocations(func, sizes=None, threads=None) -> list:
+    """(bytes, name, buffer or statement) of each allocation in a kernel's body whose size is
+    known: block `alloc_buffer`s, `T.allocate`, a `T.decl_buffer` or statement-level
+    `T.alloc_buffer` with storage of its own.  A symbolic size is read with `sizes` (id of a
+    shape variable -> its value, as the inputs are made); one inside a parallel loop counts
+    once per thread that may hold it at the same time (`threads`, the host's cores by
+    default, at most the loop's iterations).  The compiled code takes the large ones from
     the heap, where the system grants more than it has and the process is killed when the
     kernel fills them."""
+    from ..arith import Analyzer
     from ..ir import stmt as S
-    from ..ir.visit import walk
+    from ..ir.visit import substitute, walk
+    from .runtime import cpu_count
+    threads = threads or cpu_count()
+    values = {k: E.IntImm("int64", int(v)) for k, v in (sizes or {}).items()}
+    an = Analyzer()
     out = []
     allocated = {id(p) for p in func.params} | {
         id(b.data) for b in map(func.buffer_of, func.params) if b is not None}
+    copies = {}                      # id(node) -> concurrent copies, inside parallel loops
+
+    def size(x):
+        if isinstance(x, E.IntImm):
+            return x.value
+        aff = an.to_aff(substitute(x, values)) if values else None
+        return aff.const if aff is not None and aff.is_const() else None
 
     def add(dtype, dims, name, node):
-        if all(isinstance(x, E.IntImm) for x in dims):
-            out.append((int(np.prod([x.value for x in dims], dtype=object)) * bytes_of(dtype),
-                        name, node))
+        n = [size(x) for x in dims]
+        if None not in n:
+            out.append((int(np.prod(n, dtype=object)) * bytes_of(dtype) *
+                        copies.get(id(node), 1), name, node))
+
+    def in_parallel(x):
+        if isinstance(x, S.For) and x.kind == "parallel":
+            trips = size(x.extent)
+            k = min(threads, trips) if trips is not None else threads
+
+            def mark(y):
+                for node in _storage(y):
+                    copies[id(node)] = max(copies.get(id(node), 1), k)
+            walk(x.body, mark)
+            return False             # an inner parallel loop runs on the same threads
 
     def visit(x):
         if isinstance(x, S.Block):
@@ -173,8 +200,21 @@ def allocations(func) -> list:
             allocated.add(id(x.buffer.data))
             add(x.buffer.dtype, x.buffer.shape, x.buffer.name, x.buffer)
 
+    walk(func.body, in_parallel)
     walk(func.body, visit)
     return out
+
+
+def _storage(x) -> list:
+    """The nodes `allocations` names for the storage statement or block `x` makes."""
+    from ..ir import stmt as S
+    if isinstance(x, S.Block):
+        return list(x.alloc_buffers)
+    if isinstance(x, S.Allocate):
+        return [x]
+    if isinstance(x, S.DeclBuffer):
+        return [x.buffer]
+    return []
 
 
 def _gib(n) -> str:
