@@ -96,7 +96,7 @@ def test_const_error_names_the_operation():
 
 REFUSED = CLASSIC + '''@T.prim_func
 def f(A: T.Buffer((16,), "int32"), F: T.Buffer((16,), "float32"),
-      I8: T.Buffer((16,), "int8"), n: T.int32, x: T.float32):
+      I8: T.Buffer((16,), "int8"), n: T.int32, x: T.float32, U: T.Buffer((16,), "uint8")):
     for i in range(16):
         with T.block("b"):
             vi = T.axis.spatial(16, i)
@@ -111,6 +111,7 @@ def f(A: T.Buffer((16,), "int32"), F: T.Buffer((16,), "float32"),
             A[vi] = max(A[vi], 3) + abs(n)
             A[vi] = (A[vi] if 1 else 0) + T.Select(A[vi], 1, 2)
             if 0.5: A[vi] = 1
+            A[vi] = T.Cast("int32", -U[vi])
 '''
 
 
@@ -141,6 +142,9 @@ def test_what_tvm_refuses_on_tir_values_is_an_error_where_it_is():
                  "x != 0)"),
         (20, 16, "the condition of 'if' takes a bool, not the float 0.5 (compare it, as in "
                  "N != 0)"),
+        # TVM: "cannot make uint from negative value -1"
+        (21, 37, "unary '-' does not apply to uint8: TVM multiplies by -1, which uint8 cannot "
+                 "hold (subtract from a value, or cast to a signed type first)"),
     ]
 
 
@@ -154,6 +158,7 @@ def f(A: T.Buffer((16,), "int32"), F: T.Buffer((16,), "float32"),
         F[i] = A[i].astype("float32") + T.cast(A[i], "float32")
         A[i] = (A[i] if n > 0 else 0) + T.if_then_else(T.bool(True), A[i], 2)
         L[i] = i + 5000000000
+        L[i] = T.Cast("int64", -T.int32(-2147483648)) + T.Cast("int64", -T.int8(-128))
 '''
 
 
@@ -164,7 +169,9 @@ def test_constants_fold_as_tvms_operators_fold_them():
         "I8[i] = T.int8(3) + I8[i]",
         'F[i] = T.Cast("float32", A[i]) + T.Cast("float32", A[i])',
         "A[i] = T.if_then_else(n > 0, A[i], 0) + A[i]",
-        "L[i] = T.Cast(\"int64\", i) + T.int64(5000000000)"]
+        "L[i] = T.Cast(\"int64\", i) + T.int64(5000000000)",
+        # the negation of the smallest value wraps to itself, as TVM folds it
+        'L[i] = T.Cast("int64", -2147483648) + T.Cast("int64", T.int8(-128))']
 
 
 def test_a_power_is_one_token_where_python_has_it():

@@ -325,10 +325,17 @@ class ExprMixin:
             return a
         if n.op == "~":
             return E.Call(a.dtype, "bitwise_not", (a,), (), self.span(n))
-        if type(a) is E.IntImm and D.is_int(a.dtype) and not D.is_bool(a.dtype):
+        d = D.parse_dtype(a.dtype)
+        if d is not None and d.kind in ("uint", "bool"):
+            # TVM negates as `x * -1`, and makes no -1 of an unsigned type or a bool
+            self.fail("type/mismatch", f"unary '-' does not apply to {a.dtype}: TVM "
+                      f"multiplies by -1, which {a.dtype} cannot hold (subtract from a "
+                      f"value, or cast to a signed type first)", n)
+        if type(a) is E.IntImm and D.is_int(a.dtype):
             lo, hi = D.int_range(a.dtype)
-            if lo <= -a.value <= hi:
-                return E.IntImm(a.dtype, -a.value, self.span(n))
+            # the negation of the smallest value wraps to itself, as TVM folds it
+            v = -a.value if lo <= -a.value <= hi else a.value
+            return E.IntImm(a.dtype, v, self.span(n))
         if type(a) is E.FloatImm:
             return E.FloatImm(a.dtype, -a.value, self.span(n))
         minus_one = self.convert_literal(E.IntImm("int32", -1), a.dtype, n)
