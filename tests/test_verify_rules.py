@@ -723,3 +723,57 @@ def ptx_scalar(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"),
 def test_ptx_operands_are_addresses_not_reads():
     diags = tirkit.check(PTX_SCALAR, "p.py")
     assert [d for d in diags if d.severity == "error"] == []
+
+
+def _apply_fix(text, fix):
+    lines = text.split("\n")
+    for ln, col, end_ln, end_col, new in sorted(fix.edits, reverse=True):
+        assert ln == end_ln
+        lines[ln - 1] = lines[ln - 1][:col - 1] + new + lines[ln - 1][end_col - 1:]
+    return "\n".join(lines)
+
+
+def test_the_forgotten_init_has_a_fix_that_makes_the_sum():
+    import numpy as np
+    import pytest
+    from tirkit.verify.fixes import text_fixes
+    body = ACCUMULATE.replace("            with T.init():\n                acc[vi] = T.float32(0)\n",
+                              "")
+    text = HEAD + textwrap.dedent(body)
+    (d,) = [x for x in tirkit.check(text, "k.py") if x.severity == "error"]
+    (fix,) = text_fixes(tirkit.parse(text), d.code, d.severity, d.span.line, d.span.column)
+    assert fix.title == "Initialize `acc[vi]` to 0 in a T.init()"
+    fixed = _apply_fix(text, fix)
+    assert fixed == HEAD + textwrap.dedent(ACCUMULATE)
+    assert [x for x in tirkit.check(fixed, "k.py") if x.severity == "error"] == []
+    # run: B is the row sums of A
+    pytest.importorskip("llvmlite")
+    from tirkit.codegen import build
+    mod = tirkit.parse(fixed).module
+    ((_, f),) = mod.prim_funcs()
+    a = np.random.default_rng(2).standard_normal((16, 16)).astype(np.float32)
+    b = np.random.default_rng(3).standard_normal(16).astype(np.float32)
+    build(f, mod)(a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+
+def test_the_init_fix_takes_the_identity_of_the_update():
+    from tirkit.verify.fixes import text_fixes
+    base = ACCUMULATE.replace("            with T.init():\n                acc[vi] = T.float32(0)\n",
+                              "")
+    for update, title, line in (
+            ("acc[vi] * A[vi, vk]", "Initialize `acc[vi]` to 1 in a T.init()",
+             "acc[vi] = T.float32(1)"),
+            ("T.max(acc[vi], A[vi, vk])", "Initialize `acc[vi]` to its smallest value in a "
+             "T.init()", 'acc[vi] = T.min_value("float32")')):
+        text = HEAD + textwrap.dedent(base.replace("acc[vi] + A[vi, vk]", update))
+        (d,) = [x for x in tirkit.check(text, "k.py") if x.severity == "error"]
+        (fix,) = text_fixes(tirkit.parse(text), d.code, d.severity, d.span.line,
+                            d.span.column)
+        assert fix.title == title and line in fix.edits[0][4]
+        fixed = _apply_fix(text, fix)
+        assert [x for x in tirkit.check(fixed, "k.py") if x.severity == "error"] == []
+    # an update that is not a reducer has no fix
+    text = HEAD + textwrap.dedent(base.replace("acc[vi] + A[vi, vk]", "acc[vi] - A[vi, vk]"))
+    (d,) = [x for x in tirkit.check(text, "k.py") if x.severity == "error"]
+    assert text_fixes(tirkit.parse(text), d.code, d.severity, d.span.line, d.span.column) == []

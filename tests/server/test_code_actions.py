@@ -188,3 +188,40 @@ async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
     fixed = _apply(SPATIAL_SUM, [edit])
     assert 'T.axis.remap("SR", [i, j])' in fixed
     assert not [x for x in tirkit.check(fixed) if x.severity == "error"]
+
+
+NO_INIT = """from tvm.script import tir as T
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    acc = T.alloc_buffer((16,), "float32")
+    for i, k in T.grid(16, 16):
+        with T.block("acc"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            acc[vi] = acc[vi] + A[vi, vk]
+    for i in range(16):
+        with T.block("out"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = acc[vi]
+"""
+
+
+async def test_quick_fix_initializes_a_forgotten_accumulator(client):
+    from lsp_helpers import wait_diagnostics
+    uri = MATMUL.as_uri().replace("matmul.py", "no_init.py")
+    open_doc(client, uri, NO_INIT)
+    # a data-flow rule: it runs on save (the default mode checks the fast set while typing)
+    client.text_document_did_save(T.DidSaveTextDocumentParams(T.TextDocumentIdentifier(uri)))
+    diags = await wait_diagnostics(
+        client, uri, lambda ds: any(d.code == "dataflow/uncovered-read" for d in ds))
+    d = next(d for d in diags if d.code == "dataflow/uncovered-read")
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    assert [a.title for a in acts] == ["Initialize `acc[vi]` to 0 in a T.init()",
+                                       "Ignore dataflow/uncovered-read on this line"]
+    fixed = _apply(NO_INIT, acts[0].edit.changes[uri])
+    assert "            with T.init():\n                acc[vi] = T.float32(0)\n" \
+        "            acc[vi] = acc[vi] + A[vi, vk]" in fixed
+    assert not [x for x in tirkit.check(fixed) if x.severity == "error"]

@@ -12,8 +12,8 @@ actions come fastest first.
 Quick fix: a loop that feeds a reduction while parallel, vectorized or bound to
 blockIdx/vthread (`loop-nest/reduction-on-parallel`) is made serial; a block that an
 intrinsic can serve (`tensorize/available`, and at any such block) is tensorized; a spatial
-iterator a block accumulates over (`signature/iter-type`) is declared a reduction
-(features/iter_type.py).
+iterator a block accumulates over (`signature/iter-type`) is declared a reduction, and an
+accumulator without an init gets one (`dataflow/uncovered-read`; features/text_fixes.py).
 
 Commands: `tirkit.recordSchedule` (sent with each action, after its edit) keeps the Python
 of the applied primitive; `tirkit.showTrace` answers the Python accumulated for a document.
@@ -31,7 +31,7 @@ from tirkit.diagnostics import Diagnostic, Span
 from tirkit.schedule.actions import QUICK_FIXES, Action, actions_at, apply_action, quick_fixes
 from tirkit.schedule.errors import ScheduleError
 
-from . import asymptotic, iter_type
+from . import asymptotic, text_fixes
 from .configuration import document_intrinsics
 from .formatting import line_edits
 
@@ -150,7 +150,7 @@ def setup(server) -> None:
                                             params.context.diagnostics, title="tirkit: fixes")
             direct = await server.run_sync(asymptotic.quick_fixes, server, a,
                                            params.context.diagnostics, title="tirkit: fixes")
-            direct += await server.run_sync(iter_type.quick_fixes, server, a,
+            direct += await server.run_sync(text_fixes.quick_fixes, server, a,
                                             params.context.diagnostics, title="tirkit: fixes")
         # a fix is not offered twice: the same rewrite listed at the block is dropped, and the
         # fix takes that action's title (with the cost model's predicted speed-up)

@@ -9,13 +9,14 @@ from .context import Context, LowerError
 from .exprs import ExprMixin
 from .funcs import ConstantsBuilder, FuncMixin
 from .loops import LoopMixin
+from .operands import OperandMixin
 from .pyvalues import PyValueMixin
 from .sparse import SparseMixin
 from .stmts import StmtMixin
 
 
-class Lowerer(Context, ExprMixin, PyValueMixin, AccessMixin, CallMixin, StmtMixin, LoopMixin,
-              BlockMixin, BufferMixin, FuncMixin, SparseMixin):
+class Lowerer(Context, ExprMixin, OperandMixin, PyValueMixin, AccessMixin, CallMixin, StmtMixin,
+              LoopMixin, BlockMixin, BufferMixin, FuncMixin, SparseMixin):
     # `T.<name>(...)` as a statement of its own: handler method
     FRAME_CALLS = {
         "reads": "reads_stmt", "writes": "writes_stmt", "where": "where_stmt",

@@ -205,49 +205,6 @@ class ExprMixin:
             return folded
         return cls(a, b, a.dtype, self.span(n))
 
-    def integer_division(self, what, a, b, n):
-        """TVM's floor and truncated division and modulo take integers, and refuse a constant
-        zero divisor: a `type/mismatch` error for each (the expression is still built)."""
-        for v in (a, b):
-            d = D.parse_dtype(v.dtype)
-            if d is not None and d.is_float:
-                self.diag("type/mismatch", f"{what} takes integers, not {v.dtype} (divide with "
-                          "'/' and take T.floor, or use T.fmod)", n)
-                return
-        if type(b) is E.IntImm and b.value == 0:
-            self.diag("type/mismatch", f"{what} divides by zero", n)
-
-    def shift_amount(self, a, b, node):
-        """A constant shift amount outside [0, bits of the shifted type): an error for int32
-        and int64, whose shifts TVM refuses then (`x >> 40` for an int32 `x`); a warning for
-        the other integer types, which TVM lets through and the compiled code shifts into an
-        undefined value."""
-        d = D.parse_dtype(a.dtype)
-        if type(b) is not E.IntImm or d is None or not (d.is_int or d.is_bool) or \
-                0 <= b.value < d.bits:
-            return
-        index = d.kind == "int" and d.bits in (32, 64) and d.lanes == 1
-        self.diag("type/mismatch", f"a shift of {a.dtype} by {b.value}: the amount must lie "
-                  f"in [0, {d.bits})" + ("" if index else "; the result is undefined"), node,
-                  severity="error" if index else "warning")
-
-    def boolean_operand(self, what, v, node):
-        """A `type/mismatch` error for an operand of `not`, `and`, `or` or the condition of
-        `a if c else b` that is a TIR value but not a boolean: TVM refuses them (`not n` for an
-        int32 `n`); compare it instead (`n != 0`)."""
-        if isinstance(v, E.PrimExpr) and v.dtype != ERROR_DTYPE and \
-                not D.is_bool(v.dtype):
-            self.diag("type/mismatch", f"{what} takes a boolean, not {v.dtype} (compare it, "
-                      "as in x != 0)", node)
-
-    def integer_operands(self, what, values, nodes):
-        """A `type/mismatch` error on each operand of a bitwise operator or shift that is not
-        an integer (TVM refuses `0.5 >> s`); the expression is still built."""
-        for v, node in zip(values, nodes):
-            d = D.parse_dtype(v.dtype)
-            if d is not None and not (d.is_int or d.is_bool) and v.dtype != ERROR_DTYPE:
-                self.diag("type/mismatch", f"{what} takes integers, not {v.dtype}", node)
-
     def match_types(self, a, b, a_lit, b_lit, n, arith=False):
         """Bring two operands to one dtype the way TVM's operators do.  `arith`: an
         arithmetic operator or a comparison (+ - * // % < ==, T.max/min, T.floordiv,

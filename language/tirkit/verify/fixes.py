@@ -1,0 +1,102 @@
+"""Fixes that are text edits, for the diagnostics of the rules that have one (the editor's
+quick fixes, computed here so that every client gets the same edit):
+
+- `signature/iter-type` on a spatial iterator a block accumulates over: "Declare `vj` a
+  reduction iterator" (its letter of `T.axis.remap` made "R"; `reduction_edit`).  The
+  kernel computes the same: the loops run the instances in the same order.
+- `dataflow/uncovered-read` on the read of a block that updates an allocated buffer
+  without a `T.init()` (`acc[vi] = acc[vi] + A[vi, vk]`): "Initialize `acc[vi]` to 0 in a
+  T.init()", the identity of the update's operator (`+` 0, `*` 1, `T.max` the smallest
+  value, `T.min` the largest), for a block with a reduction iterator (the init runs at its
+  first value).  This changes what the kernel computes, from garbage to the sum.
+
+A fix is offered only where the source has the form the edit expects; a schedule primitive
+that repairs a diagnostic is a schedule action instead (schedule/actions.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.equality import structural_equal
+from ..ir.visit import find_first
+from .iter_type import CODE as ITER_TYPE
+from .iter_type import reduction_edit
+
+UNCOVERED = "dataflow/uncovered-read"
+
+
+@dataclass
+class TextFix:
+    title: str
+    edits: list          # [(line, column, end_line, end_column, new text)], 1-based, end excl.
+
+
+def text_fixes(result, code: str, severity: str, line: int, column: int) -> list:
+    """[TextFix] for the diagnostic `code` reported at (line, column) of a parsed file."""
+    lines = result.text.split("\n")
+    if code == ITER_TYPE and severity == "error":
+        edit = reduction_edit(lines, line, column)
+        if edit is None:
+            return []
+        ln, start, end, new = edit
+        src = lines[line - 1]
+        name = src[column - 1:].split(",")[0].split("=")[0].strip()
+        title = f"Declare `{name}` a reduction iterator" if name.isidentifier() else \
+            "Declare the iterator a reduction iterator"
+        return [TextFix(title, [(ln, start, ln, end, new)])]
+    if code == UNCOVERED:
+        fix = _init_fix(result, lines, line)
+        return [fix] if fix is not None else []
+    return []
+
+
+def _identity(op, dtype, t):
+    """(the text of the identity of the update's operator in `dtype`, how a title says it),
+    or None."""
+    return {E.Add: (f"{t}.{dtype}(0)", "0"), E.Mul: (f"{t}.{dtype}(1)", "1"),
+            E.Max: (f'{t}.min_value("{dtype}")', "its smallest value"),
+            E.Min: (f'{t}.max_value("{dtype}")', "its largest value")}.get(op)
+
+
+def _init_fix(result, lines, line):
+    """The T.init() of the block whose update at `line` reads what it writes, or None."""
+    def update_here(r):
+        b = r.block
+        if b.init is not None or not any(iv.kind == "R" for iv in b.iter_vars):
+            return False
+        body = b.body.seq if isinstance(b.body, S.SeqStmt) else (b.body,)
+        return any(isinstance(s, S.BufferStore) and s.span is not None and
+                   s.span.line == line for s in body)
+    for _, f in result.module.prim_funcs():
+        r = find_first(f.body, update_here, S.BlockRealize)
+        if r is None:
+            continue
+        body = r.block.body.seq if isinstance(r.block.body, S.SeqStmt) else (r.block.body,)
+        store = next(s for s in body if isinstance(s, S.BufferStore) and s.span is not None
+                     and s.span.line == line)
+        v = store.value
+        if type(v) not in (E.Add, E.Mul, E.Max, E.Min):
+            return None
+        reads_self = any(isinstance(x, E.BufferLoad) and x.buffer is store.buffer and
+                         len(x.indices) == len(store.indices) and
+                         all(structural_equal(i, j) for i, j in zip(x.indices, store.indices))
+                         for x in (v.a, v.b))
+        src = lines[line - 1]
+        target, eq, _ = src.partition(" = ")
+        alias = _tir_alias(result)
+        identity = _identity(type(v), store.buffer.dtype, alias)
+        if not reads_self or not eq or alias is None or identity is None:
+            return None
+        value, said = identity
+        indent = src[:len(src) - len(src.lstrip())]
+        text = f"{indent}with {alias}.init():\n{indent}    {target.strip()} = {value}\n"
+        return TextFix(f"Initialize `{target.strip()}` to {said} in a T.init()",
+                       [(line, 1, line, 1, text)])
+    return None
+
+
+def _tir_alias(result):
+    aliases = getattr(result, "aliases", None)
+    tir = getattr(aliases, "tir", None) or {}
+    return next((a for a, kind in tir.items() if kind in ("tir", "tirx", "tirkit")), None)
