@@ -3,6 +3,8 @@
 -- diagnostic with CODE are listed, the one whose title starts with TITLE is resolved when it
 -- has no edit yet, its workspace edit is applied to the buffer and the buffer is written.
 -- nvim --headless --clean -l nvim_quick_fix.lua FILE CODE TITLE SERVER_CMD...
+-- With TIRKIT_NVIM_SAVE_FIRST=1 the buffer is written first when CODE is not among the
+-- diagnostics of opening (a rule that runs on save).
 -- Prints `DIAG line col code`, `ACTION <title>` for each action offered there, `APPLIED`;
 -- exits 0 on success.
 local file, code, title = arg[1], arg[2], arg[3]
@@ -31,6 +33,11 @@ local function with_code()
 end
 
 local got = vim.wait(30000, function() return with_code() ~= nil or reported end, 20)
+if with_code() == nil and os.getenv('TIRKIT_NVIM_SAVE_FIRST') == '1' then
+  -- a rule that runs on save: write the buffer, as a user would, and wait again
+  vim.cmd.write()
+  vim.wait(30000, function() return with_code() ~= nil end, 20)
+end
 got = with_code() ~= nil
 for _, d in ipairs(vim.diagnostic.get(buf)) do
   io.stdout:write(string.format('DIAG %d %d %s\n', d.lnum, d.col, tostring(d.code)))

@@ -28,7 +28,7 @@ def nvim_version(nvim) -> tuple:
     return tuple(int(x) for x in head.split(".")[:2] if x.isdigit())
 
 
-def run_nvim(tmp_path, script, file, *args, timeout=60):
+def run_nvim(tmp_path, script, file, *args, timeout=60, env_extra=None):
     """Headless Neovim runs `script` (tests/server/*.lua) on `file` with tirkit-lsp as its
     server; skipped without Neovim 0.11.  Its output; it must exit 0."""
     nvim = find_nvim()
@@ -39,6 +39,7 @@ def run_nvim(tmp_path, script, file, *args, timeout=60):
     env = server_env()
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env.update(env_extra or {})
     cmd = [nvim, "--headless", "--clean", "-l", str(HERE / script), str(file), *args,
            sys.executable, "-m", "tirkit_lsp"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
@@ -85,6 +86,7 @@ def test_neovim_default_settings_on_save_diagnostics(tmp_path):
     env = server_env()
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env.update(env_extra or {})
     cmd = [nvim, "--headless", "--clean", "-l", str(HERE / "nvim_on_save.lua"),
            sys.executable, "-m", "tirkit_lsp", "--", *map(str, files)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env,
@@ -164,6 +166,51 @@ def test_neovim_offers_no_tensorize_on_fp32(tmp_path):
     assert any(ln.startswith("ACTION ") for ln in lines), out     # the schedule actions
     assert not any(ln.startswith("ACTION Tensorize") for ln in lines), out
     assert "APPLIED" not in lines
+
+
+SPATIAL_SUM = """from tvm.script import tir as T
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    acc = T.alloc_buffer((16,), "float32")
+    for i, k in T.grid(16, 16):
+        with T.block("acc"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            acc[vi] = acc[vi] + A[vi, vk]
+    for i in range(16):
+        with T.block("out"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = acc[vi]
+"""
+
+
+def test_neovim_applies_the_iterator_kind_and_init_fixes(tmp_path):
+    """A row sum written with both mistakes: `vk` declared spatial, and no init.  Neovim
+    gets the iterator-kind error while typing and applies "Declare `vk` a reduction
+    iterator"; the init error comes on save, and "Initialize `acc[vi]` to 0 in a T.init()"
+    is applied next.  The file then checks clean and computes the row sums."""
+    import numpy as np
+
+    import tirkit
+    from tirkit.codegen import build
+    f = tmp_path / "rowsum.py"
+    f.write_text(SPATIAL_SUM)
+    out = run_nvim(tmp_path, "nvim_quick_fix.lua", f, "signature/iter-type", "Declare",
+                   timeout=120)
+    assert "ACTION Declare `vk` a reduction iterator" in out.splitlines() and "APPLIED" in out
+    assert 'T.axis.remap("SR", [i, k])' in f.read_text()
+    out = run_nvim(tmp_path, "nvim_quick_fix.lua", f, "dataflow/uncovered-read", "Initialize",
+                   timeout=120, env_extra={"TIRKIT_NVIM_SAVE_FIRST": "1"})
+    assert "ACTION Initialize `acc[vi]` to 0 in a T.init()" in out.splitlines(), out
+    assert "APPLIED" in out
+    text = f.read_text()
+    assert [d for d in tirkit.check(text) if d.severity == "error"] == []
+    mod = tirkit.parse(text).module
+    a = np.random.default_rng(4).standard_normal((16, 16)).astype(np.float32)
+    b = np.zeros(16, np.float32) + 7
+    build(mod["rowsum"], mod)(a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
 
 
 def test_neovim_tune_this_kernel(tmp_path):
