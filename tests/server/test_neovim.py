@@ -86,7 +86,6 @@ def test_neovim_default_settings_on_save_diagnostics(tmp_path):
     env = server_env()
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
-    env.update(env_extra or {})
     cmd = [nvim, "--headless", "--clean", "-l", str(HERE / "nvim_on_save.lua"),
            sys.executable, "-m", "tirkit_lsp", "--", *map(str, files)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env,
