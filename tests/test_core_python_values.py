@@ -334,5 +334,6 @@ K = 4
     (d,) = tirkit.parse(text).diagnostics
     assert (d.code, d.span.line, d.span.column) == ("name/undefined", 9, 24)
     assert "assigned at line 13" in d.message
-    assert _extents(text.replace("\n\n\nK = 4\n", "\n").replace(
-        "from tvm.script import tir as T\n", "from tvm.script import tir as T\nK = 4\n")) == {"f": 4}
+    above = text.replace("\n\n\nK = 4\n", "\n").replace(
+        "from tvm.script import tir as T\n", "from tvm.script import tir as T\nK = 4\n")
+    assert _extents(above) == {"f": 4}

@@ -286,8 +286,7 @@ def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
 
 def test_an_accumulator_without_init_or_producer_is_read_uninitialized():
     assert codes(check(ACCUMULATE)) == []
-    body = ACCUMULATE.replace("            with T.init():\n                acc[vi] = T.float32(0)\n",
-                              "")
+    body = _without_init()
     (d,) = [x for x in check(body) if x.severity == "error"]
     assert (d.span.line, d.code) == (line_of(body, "acc[vi] = acc[vi]"),
                                      "dataflow/uncovered-read")
@@ -725,6 +724,11 @@ def test_ptx_operands_are_addresses_not_reads():
     assert [d for d in diags if d.severity == "error"] == []
 
 
+def _without_init():
+    return ACCUMULATE.replace("            with T.init():\n                acc[vi] = T.float32(0)\n",
+                              "")
+
+
 def _apply_fix(text, fix):
     lines = text.split("\n")
     for ln, col, end_ln, end_col, new in sorted(fix.edits, reverse=True):
@@ -737,9 +741,7 @@ def test_the_forgotten_init_has_a_fix_that_makes_the_sum():
     import numpy as np
     import pytest
     from tirkit.verify.fixes import text_fixes
-    body = ACCUMULATE.replace("            with T.init():\n                acc[vi] = T.float32(0)\n",
-                              "")
-    text = HEAD + textwrap.dedent(body)
+    text = HEAD + textwrap.dedent(_without_init())
     (d,) = [x for x in tirkit.check(text, "k.py") if x.severity == "error"]
     (fix,) = text_fixes(tirkit.parse(text), d.code, d.severity, d.span.line, d.span.column)
     assert fix.title == "Initialize `acc[vi]` to 0 in a T.init()"
@@ -759,8 +761,7 @@ def test_the_forgotten_init_has_a_fix_that_makes_the_sum():
 
 def test_the_init_fix_takes_the_identity_of_the_update():
     from tirkit.verify.fixes import text_fixes
-    base = ACCUMULATE.replace("            with T.init():\n                acc[vi] = T.float32(0)\n",
-                              "")
+    base = _without_init()
     for update, title, line in (
             ("acc[vi] * A[vi, vk]", "Initialize `acc[vi]` to 1 in a T.init()",
              "acc[vi] = T.float32(1)"),
@@ -773,6 +774,20 @@ def test_the_init_fix_takes_the_identity_of_the_update():
         assert fix.title == title and line in fix.edits[0][4]
         fixed = _apply_fix(text, fix)
         assert [x for x in tirkit.check(fixed, "k.py") if x.severity == "error"] == []
+    # the line also reads `tmp`, which nothing writes: that diagnostic gets no init of acc
+    other = base.replace('    acc = T.alloc_buffer((16,), "float32")\n',
+                         '    acc = T.alloc_buffer((16,), "float32")\n'
+                         '    tmp = T.alloc_buffer((16,), "float32")\n').replace(
+        "acc[vi] = acc[vi] + A[vi, vk]", "acc[vi] = acc[vi] + tmp[vi]")
+    text = HEAD + textwrap.dedent(other)
+    parsed = tirkit.parse(text)
+    ds = sorted((x for x in tirkit.check(text, "k.py") if x.code == "dataflow/uncovered-read"),
+                key=lambda x: x.span.column)
+    assert [(x.span.line, x.message.split(":")[0]) for x in ds] == [
+        (line_of(other, "acc[vi] = acc[vi]"), "block 'acc' reads `acc` before anything writes it"),
+        (line_of(other, "acc[vi] = acc[vi]"), "block 'acc' reads `tmp`, which nothing writes")]
+    assert [len(text_fixes(parsed, x.code, x.severity, x.span.line, x.span.column))
+            for x in ds] == [1, 0]
     # an update that is not a reducer has no fix
     text = HEAD + textwrap.dedent(base.replace("acc[vi] + A[vi, vk]", "acc[vi] - A[vi, vk]"))
     (d,) = [x for x in tirkit.check(text, "k.py") if x.severity == "error"]

@@ -138,8 +138,8 @@ def uncovered(func, ctx):
                 continue
             if not prods:
                 if not later:
-                    out.append((a, [], shared, f"nothing writes `{buf.name}`, yet it is "
-                                f"read here"))
+                    out.append((a, [], shared, f"reads `{buf.name}`, which nothing "
+                                f"writes"))
                 continue
             if later or not _exact(fa, a):
                 continue      # loop-carried, or regions the analysis cannot pin down

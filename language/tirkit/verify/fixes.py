@@ -46,7 +46,7 @@ def text_fixes(result, code: str, severity: str, line: int, column: int) -> list
             "Declare the iterator a reduction iterator"
         return [TextFix(title, [(ln, start, ln, end, new)])]
     if code == UNCOVERED:
-        fix = _init_fix(result, lines, line)
+        fix = _init_fix(result, lines, line, column)
         return [fix] if fix is not None else []
     return []
 
@@ -59,8 +59,9 @@ def _identity(op, dtype, t):
             E.Min: (f'{t}.max_value("{dtype}")', "its largest value")}.get(op)
 
 
-def _init_fix(result, lines, line):
-    """The T.init() of the block whose update at `line` reads what it writes, or None."""
+def _init_fix(result, lines, line, column):
+    """The T.init() of the block whose update at `line` reads, at `column`, what it writes;
+    or None."""
     def update_here(r):
         b = r.block
         if b.init is not None or not any(iv.kind == "R" for iv in b.iter_vars):
@@ -86,14 +87,28 @@ def _init_fix(result, lines, line):
         target, eq, _ = src.partition(" = ")
         alias = _tir_alias(result)
         identity = _identity(type(v), store.buffer.dtype, alias)
-        if not reads_self or not eq or alias is None or identity is None:
-            return None
+        if not reads_self or not eq or alias is None or identity is None or \
+                not src[column - 1:].startswith(store.buffer.name + "[") or \
+                _written_before(f, r, store.buffer):
+            return None             # (the diagnostic is about another read of the line)
         value, said = identity
         indent = src[:len(src) - len(src.lstrip())]
         text = f"{indent}with {alias}.init():\n{indent}    {target.strip()} = {value}\n"
         return TextFix(f"Initialize `{target.strip()}` to {said} in a T.init()",
                        [(line, 1, line, 1, text)])
     return None
+
+
+def _written_before(func, realize, buf) -> bool:
+    """Whether something before the block writes `buf` (then the block may mean to add to
+    what was written, and an init would drop it)."""
+    from ..analysis.accesses import accesses
+    for a in accesses(func).accesses:
+        if a.blocks and a.blocks[-1] is realize:
+            return False
+        if a.is_write and a.buffer is buf:
+            return True
+    return False
 
 
 def _tir_alias(result):

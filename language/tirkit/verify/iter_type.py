@@ -22,12 +22,13 @@ A reduction iterator that moves the index of a store of `T.init()` (`C[vi, vj] =
 so the elements of its other values are never initialized (TVM's own negative test
 `rowsum_not_dominant` is such a block).
 
-For spatial iterators, only what is certain is reported: stores to parameters and to buffers allocated outside the
-block, in global or shared memory (a local buffer is private to its thread once lowered),
-whose indices do not contain the iterator even through a `let`, under no guard (`if`,
-`T.where`, `T.if_then_else`) that mentions it, for an iterator whose binding moves with a
-loop of more than one iteration.  Reported on the iterator, with the store as a related
-location."""
+For spatial iterators, only what is certain is reported: stores to parameters and to
+buffers allocated outside the block, in global or shared memory (a local buffer is private
+to its thread once lowered), whose indices do not contain the iterator even through a
+`let`, under no guard (`if`, `T.where`, `T.if_then_else`) that mentions it, for an
+iterator whose binding moves with a loop of more than one iteration.  Reported on the
+iterator, with the store (or the init's store) as a related location.  `reduction_edit`
+is the quick fix of the first case (verify/fixes.py)."""
 from __future__ import annotations
 
 import re
@@ -128,7 +129,8 @@ def _initialised_by_reduction(fa) -> list:
             name = iv.var.name
             written = f"{a.buffer.name}[{', '.join(text(i) for i in a.indices)}]"
             rel = [(a.span, f"T.init() writes `{written}` here")] if a.span else []
-            others = f"the other {extent - 1} values" if extent is not None else "its other values"
+            others = f"the other {extent - 1} values" if extent is not None else \
+                "its other values"
             out.append(error(
                 CODE, f"{block_label(b)}: reduction iterator `{name}` indexes `{written}`, "
                 f"which T.init() initializes: the init runs only where every reduction "
@@ -161,10 +163,8 @@ def _report(block, iv, extent, store, accesses):
     return warning(CODE,
                    f"{block_label(block)}: spatial iterator `{name}` does not index "
                    f"`{written}`: {many} of `{name}` for each value of the other iterators "
-                   f"all write this element: the last one wins, and a parallel `{name}` (which TVM "
-                   f"allows) makes them overwrite each other's value", iv.span, rel)
-
-
+                   f"all write this element: the last one wins, and a parallel `{name}` "
+                   f"(which TVM allows) makes them overwrite each other's value", iv.span, rel)
 
 
 _ONE = re.compile(r"\baxis\s*\.\s*(spatial|S)\s*\(")
@@ -189,11 +189,11 @@ def reduction_edit(lines, line: int, column: int):
     if one is not None:
         new = "reduce" if one.group(1) == "spatial" else "R"
         return (line, one.start(1) + 1, one.end(1) + 1, new)
-    text = "\n".join(lines[line - 1:line + 2])
-    m = _REMAP.search(text, eq.end())
+    joined = "\n".join(lines[line - 1:line + 2])
+    m = _REMAP.search(joined, eq.end())
     if m is None or len(m.group(2)) != len(names) or m.group(2)[index] != "S":
         return None
     at = m.start(2) + index
-    ln = line + text.count("\n", 0, at)
-    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    ln = line + joined.count("\n", 0, at)
+    col = at - (joined.rfind("\n", 0, at) + 1) + 1
     return (ln, col, col + 1, "R")
