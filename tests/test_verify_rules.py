@@ -286,7 +286,7 @@ def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
 
 def test_an_accumulator_without_init_or_producer_is_read_uninitialized():
     assert codes(check(ACCUMULATE)) == []
-    body = _without_init()
+    body = without_init()
     (d,) = [x for x in check(body) if x.severity == "error"]
     assert (d.span.line, d.code) == (line_of(body, "acc[vi] = acc[vi]"),
                                      "dataflow/uncovered-read")
@@ -724,7 +724,7 @@ def test_ptx_operands_are_addresses_not_reads():
     assert [d for d in diags if d.severity == "error"] == []
 
 
-def _without_init():
+def without_init():
     return ACCUMULATE.replace("            with T.init():\n                acc[vi] = T.float32(0)\n",
                               "")
 
@@ -741,7 +741,7 @@ def test_the_forgotten_init_has_a_fix_that_makes_the_sum():
     import numpy as np
     import pytest
     from tirkit.verify.fixes import text_fixes
-    text = HEAD + textwrap.dedent(_without_init())
+    text = HEAD + textwrap.dedent(without_init())
     (d,) = [x for x in tirkit.check(text, "k.py") if x.severity == "error"]
     (fix,) = text_fixes(tirkit.parse(text), d.code, d.severity, d.span.line, d.span.column)
     assert fix.title == "Initialize `acc[vi]` to 0 in a T.init()"
@@ -761,7 +761,7 @@ def test_the_forgotten_init_has_a_fix_that_makes_the_sum():
 
 def test_the_init_fix_takes_the_identity_of_the_update():
     from tirkit.verify.fixes import text_fixes
-    base = _without_init()
+    base = without_init()
     for update, title, line in (
             ("acc[vi] * A[vi, vk]", "Initialize `acc[vi]` to 1 in a T.init()",
              "acc[vi] = T.float32(1)"),

@@ -7,6 +7,8 @@ from lsprotocol import types as T
 
 import tirkit
 from lsp_helpers import example, open_doc, replace_all, vscode_client
+from test_verify_iter_type import ROWSUM
+from test_verify_rules import without_init
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -156,16 +158,13 @@ async def test_quick_fix_makes_the_racy_loop_serial(client):
     assert not [x for x in tirkit.check(fixed) if x.severity == "error"]
 
 
-SPATIAL_SUM = """from tvm.script import tir as T
+def _classic(body):
+    return "from tvm.script import tir as T\n\n\n" + body
 
 
-@T.prim_func
-def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
-    for i, j in T.grid(16, 16):
-        with T.block("sum"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi] = B[vi] + A[vi, vj]
-"""
+# the rules' own kernels (tests/test_verify_iter_type.py, tests/test_verify_rules.py)
+SPATIAL_SUM = _classic(ROWSUM)
+NO_INIT = _classic(without_init())
 
 
 async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
@@ -175,7 +174,7 @@ async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
     diags = await wait_diagnostics(
         client, uri, lambda ds: any(d.code == "signature/iter-type" for d in ds))
     d = next(d for d in diags if d.code == "signature/iter-type")
-    assert (d.range.start.line, d.range.start.character) == (7, 16)      # `vj`
+    assert (d.range.start.line, d.range.start.character) == (8, 16)      # `vj`
     acts = await client.text_document_code_action_async(T.CodeActionParams(
         text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
         context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
@@ -184,27 +183,10 @@ async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
     assert acts[0].is_preferred and acts[0].kind == T.CodeActionKind.QuickFix
     (edit,) = acts[0].edit.changes[uri]           # one letter: "SS" -> "SR"
     assert (edit.range.start.line, edit.range.start.character, edit.range.end.character,
-            edit.new_text) == (7, 36, 37, "R")
+            edit.new_text) == (8, 36, 37, "R")
     fixed = _apply(SPATIAL_SUM, [edit])
     assert 'T.axis.remap("SR", [i, j])' in fixed
     assert not [x for x in tirkit.check(fixed) if x.severity == "error"]
-
-
-NO_INIT = """from tvm.script import tir as T
-
-
-@T.prim_func
-def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
-    acc = T.alloc_buffer((16,), "float32")
-    for i, k in T.grid(16, 16):
-        with T.block("acc"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            acc[vi] = acc[vi] + A[vi, vk]
-    for i in range(16):
-        with T.block("out"):
-            vi = T.axis.spatial(16, i)
-            B[vi] = acc[vi]
-"""
 
 
 async def test_quick_fix_initializes_a_forgotten_accumulator(client):

@@ -167,23 +167,6 @@ def test_neovim_offers_no_tensorize_on_fp32(tmp_path):
     assert "APPLIED" not in lines
 
 
-SPATIAL_SUM = """from tvm.script import tir as T
-
-
-@T.prim_func
-def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
-    acc = T.alloc_buffer((16,), "float32")
-    for i, k in T.grid(16, 16):
-        with T.block("acc"):
-            vi, vk = T.axis.remap("SS", [i, k])
-            acc[vi] = acc[vi] + A[vi, vk]
-    for i in range(16):
-        with T.block("out"):
-            vi = T.axis.spatial(16, i)
-            B[vi] = acc[vi]
-"""
-
-
 def test_neovim_applies_the_iterator_kind_and_init_fixes(tmp_path):
     """A row sum written with both mistakes: `vk` declared spatial, and no init.  Neovim
     gets the iterator-kind error while typing and applies "Declare `vk` a reduction
@@ -193,8 +176,9 @@ def test_neovim_applies_the_iterator_kind_and_init_fixes(tmp_path):
 
     import tirkit
     from tirkit.codegen import build
+    from test_verify_rules import HEAD, without_init
     f = tmp_path / "rowsum.py"
-    f.write_text(SPATIAL_SUM)
+    f.write_text(HEAD + without_init().replace('"SR"', '"SS"'))     # the rule's own kernel
     out = run_nvim(tmp_path, "nvim_quick_fix.lua", f, "signature/iter-type", "Declare",
                    timeout=120)
     assert "ACTION Declare `vk` a reduction iterator" in out.splitlines() and "APPLIED" in out
@@ -208,7 +192,7 @@ def test_neovim_applies_the_iterator_kind_and_init_fixes(tmp_path):
     mod = tirkit.parse(text).module
     a = np.random.default_rng(4).standard_normal((16, 16)).astype(np.float32)
     b = np.zeros(16, np.float32) + 7
-    build(mod["rowsum"], mod)(a, b)
+    build(mod["f"], mod)(a, b)
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
 
 

@@ -184,21 +184,18 @@ def allocations(func, sizes=None, threads=None) -> list:
             k = min(threads, trips) if trips is not None else threads
 
             def mark(y):
-                for node in _storage(y):
+                for *_, node, _ in _storage(y):
                     copies[id(node)] = max(copies.get(id(node), 1), k)
             walk(x.body, mark)
             return False             # an inner parallel loop runs on the same threads
 
     def visit(x):
-        if isinstance(x, S.Block):
-            for b in x.alloc_buffers:
-                add(b.dtype, b.shape, b.name, b)
-        elif isinstance(x, S.Allocate):
-            allocated.add(id(x.buffer_var))
-            add(x.dtype, x.extents, x.buffer_var.name, x)
-        elif isinstance(x, S.DeclBuffer) and id(x.buffer.data) not in allocated:
-            allocated.add(id(x.buffer.data))
-            add(x.buffer.dtype, x.buffer.shape, x.buffer.name, x.buffer)
+        for dtype, dims, name, node, data in _storage(x):
+            if isinstance(x, S.DeclBuffer) and id(data) in allocated:
+                continue             # a view of storage allocated already
+            if data is not None:
+                allocated.add(id(data))
+            add(dtype, dims, name, node)
 
     walk(func.body, in_parallel)
     walk(func.body, visit)
@@ -206,14 +203,17 @@ def allocations(func, sizes=None, threads=None) -> list:
 
 
 def _storage(x) -> list:
-    """The nodes `allocations` names for the storage statement or block `x` makes."""
+    """[(dtype, extents, name, the node `allocations` names, its data variable or None)] for
+    the storage the statement or block `x` makes: a block's `alloc_buffer`s, `T.allocate`,
+    `T.decl_buffer`."""
     from ..ir import stmt as S
     if isinstance(x, S.Block):
-        return list(x.alloc_buffers)
+        return [(b.dtype, b.shape, b.name, b, None) for b in x.alloc_buffers]
     if isinstance(x, S.Allocate):
-        return [x]
+        return [(x.dtype, x.extents, x.buffer_var.name, x, x.buffer_var)]
     if isinstance(x, S.DeclBuffer):
-        return [x.buffer]
+        b = x.buffer
+        return [(b.dtype, b.shape, b.name, b, b.data)]
     return []
 
 

@@ -59,6 +59,14 @@ def text(e):
     return expr_text(e)
 
 
+def same_element(a, b) -> bool:
+    """Whether two accesses (loads, stores or `Access` records) name the same element: one
+    buffer, structurally equal indices."""
+    from ..ir.equality import structural_equal
+    return a.buffer is b.buffer and len(a.indices) == len(b.indices) and \
+        all(structural_equal(x, y) for x, y in zip(a.indices, b.indices))
+
+
 def block_name(r):
     return r.block.name_hint if r is not None else "root"
 

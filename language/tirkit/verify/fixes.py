@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.equality import structural_equal
 from ..ir.visit import find_first
+from ._common import same_element
 from .iter_type import CODE as ITER_TYPE
 from .iter_type import reduction_edit
 
@@ -59,29 +59,29 @@ def _identity(op, dtype, t):
             E.Min: (f'{t}.max_value("{dtype}")', "its largest value")}.get(op)
 
 
+def _store_at(block, line):
+    """The store of the block's body (not nested deeper) on `line`, or None."""
+    body = block.body.seq if isinstance(block.body, S.SeqStmt) else (block.body,)
+    return next((s for s in body if isinstance(s, S.BufferStore) and s.span is not None
+                 and s.span.line == line), None)
+
+
 def _init_fix(result, lines, line, column):
     """The T.init() of the block whose update at `line` reads, at `column`, what it writes;
     or None."""
     def update_here(r):
         b = r.block
-        if b.init is not None or not any(iv.kind == "R" for iv in b.iter_vars):
-            return False
-        body = b.body.seq if isinstance(b.body, S.SeqStmt) else (b.body,)
-        return any(isinstance(s, S.BufferStore) and s.span is not None and
-                   s.span.line == line for s in body)
+        return b.init is None and any(iv.kind == "R" for iv in b.iter_vars) and \
+            _store_at(b, line) is not None
     for _, f in result.module.prim_funcs():
         r = find_first(f.body, update_here, S.BlockRealize)
         if r is None:
             continue
-        body = r.block.body.seq if isinstance(r.block.body, S.SeqStmt) else (r.block.body,)
-        store = next(s for s in body if isinstance(s, S.BufferStore) and s.span is not None
-                     and s.span.line == line)
+        store = _store_at(r.block, line)
         v = store.value
         if type(v) not in (E.Add, E.Mul, E.Max, E.Min):
             return None
-        reads_self = any(isinstance(x, E.BufferLoad) and x.buffer is store.buffer and
-                         len(x.indices) == len(store.indices) and
-                         all(structural_equal(i, j) for i, j in zip(x.indices, store.indices))
+        reads_self = any(isinstance(x, E.BufferLoad) and same_element(x, store)
                          for x in (v.a, v.b))
         src = lines[line - 1]
         target, eq, _ = src.partition(" = ")

@@ -34,10 +34,9 @@ from __future__ import annotations
 import re
 
 from ..diagnostics import error, warning
-from ..ir.equality import structural_equal
 from ..ir.visit import vars_in
 from . import register
-from ._common import block_label, const_int, func_accesses, text
+from ._common import block_label, const_int, func_accesses, same_element, text
 
 CODE = "signature/iter-type"
 _SHARED = ("global", "shared", "shared.dyn")
@@ -70,11 +69,13 @@ def check_iter_type(func, ctx):
     fa = func_accesses(func, ctx)
     owned = {id(buf): id(r) for buf, r in fa.allocs}
     matched = {id(m.buffer) for r in fa.realizes for m in r.block.match_buffers}
-    by_block = {}
+    by_block, inits = {}, {}         # per innermost block: its body's accesses, its init's stores
     for a in fa.accesses:
-        if a.blocks and not a.in_init and not a.opaque:
+        if a.blocks and not a.opaque and not a.in_init:
             by_block.setdefault(id(a.blocks[-1]), []).append(a)
-    out = _initialised_by_reduction(fa)
+        elif a.blocks and a.in_init and a.is_write:
+            inits.setdefault(id(a.blocks[-1]), []).append(a)
+    out = _initialised_by_reduction(fa, inits)
     for r in fa.realizes:
         b = r.block
         here = by_block.get(id(r), ())
@@ -100,20 +101,17 @@ def check_iter_type(func, ctx):
     return out
 
 
-def _initialised_by_reduction(fa) -> list:
+def _initialised_by_reduction(fa, init_stores) -> list:
     """Errors for a reduction iterator that indexes what `T.init()` initializes
     (`C[vi, vj] = 0` under "SR"): the init runs only where every reduction iterator is at
-    its first value, so the elements of its other values are never initialized."""
+    its first value, so the elements of its other values are never initialized.
+    `init_stores`: id(BlockRealize) -> the stores of its init."""
     from ..arith import Analyzer
     an = Analyzer()
-    by_block = {}
-    for a in fa.accesses:
-        if a.in_init and a.is_write and a.blocks:
-            by_block.setdefault(id(a.blocks[-1]), []).append(a)
     out = []
     for r in fa.realizes:
         b = r.block
-        inits = by_block.get(id(r))
+        inits = init_stores.get(id(r))
         if b.init is None or not inits:
             continue
         loops = fa.loops_of[id(r)]
@@ -146,9 +144,7 @@ def _report(block, iv, extent, store, accesses):
     many = f"the {extent} instances" if extent is not None else "the instances"
     rel = [(store.span, f"`{written}` is written here")] if store.span else []
     # the store's own value (the same statement) loads the element: an accumulation
-    reads = any(not a.is_write and a.order == store.order and a.buffer is store.buffer and
-                len(a.indices) == len(store.indices) and
-                all(structural_equal(x, y) for x, y in zip(a.indices, store.indices))
+    reads = any(not a.is_write and a.order == store.order and same_element(a, store)
                 for a in accesses)
     if reads:
         init = "" if block.init is not None else " and give the block a T.init()"
