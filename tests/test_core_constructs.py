@@ -212,6 +212,58 @@ def f(I: T.Buffer((4,), "int8"), U: T.Buffer((4,), "uint16"), L: T.Buffer((4,), 
         'T.Cast("int32", I[i]) % 3',
         'B[i] = T.if_then_else(T.Cast("int32", I[i]) < 5, T.Cast("int32", I[i]), 1)',
         'B[i] = T.Cast("int32", I[i] & T.int8(1)) + T.Cast("int32", I[i] << T.int8(1))']),
+    # two T.sblock_attr calls are merged as TVM merges them: dicts under one key key by key,
+    # one value given twice kept once
+    "block_attr_calls_merge": (TIRX + '''@T.prim_func(s_tir=True)
+def f(A: T.Buffer((4,), "float32")):
+    with T.sblock():
+        T.sblock_attr({"key": {"key1": "block1"}, "x": 1})
+        T.sblock_attr({"key": {"key2": "block2"}, "x": 1, "y": 2})
+        A[0] = T.float32(1)
+''', ['T.sblock_attr({"key": {"key1": "block1", "key2": "block2"}, "x": 1, "y": 2})']),
+    # an explicit root block over no other block stays: without it nothing would make one
+    "explicit_root_over_plain_statements": (TIRX + '''@T.prim_func(s_tir=True)
+def f(A: T.Buffer(1, "int32")):
+    with T.sblock("root"):
+        A[0] = 0
+''', ['    with T.sblock("root"):\n        A[0] = 0']),
+    # `T.launch_thread("tag", extent)` would give the variable the extent's int64: an int32
+    # thread variable with an int64 extent is declared with T.env_thread
+    "int64_thread_extent_of_an_int32_thread": (TIRX + '''@T.prim_func(s_tir=True)
+def f(A: T.Buffer((T.int64(64),), "float32"), B: T.Buffer((T.int64(64),), "float32")):
+    bx = T.env_thread("blockIdx.x")
+    T.launch_thread(bx, T.int64(2))
+    tx = T.launch_thread("threadIdx.x", T.int64(32))
+    B[T.Cast("int64", bx) * T.int64(32) + tx] = A[T.Cast("int64", bx) * T.int64(32) + tx]
+''', ['bx = T.env_thread("blockIdx.x")', "T.launch_thread(bx, T.int64(2))",
+       'tx = T.launch_thread("threadIdx.x", T.int64(32))']),
+    # a matched buffer on another buffer's data keeps `data=`
+    "match_buffer_on_another_buffers_data": (MODULE + '''@I.ir_module
+class Mod:
+    @T.prim_func
+    def f(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (256,), "float32")
+        B = T.match_buffer(b, (16, 16), "float32", data=A.data)
+        for i in range(16):
+            B[i, 0] = A[i]
+''', ['B = T.match_buffer(b, (16, 16), "float32", data=A.data)']),
+    # T.continue_loop() and `continue` are one statement, as are T.break_loop() and `break`
+    "continue_and_break_calls": (TIRX + '''@T.prim_func(s_tir=True)
+def f(A: T.Buffer((16,), "int32")):
+    for i in range(16):
+        if i % 2 == 0:
+            T.evaluate(T.continue_loop())
+        if i > 14:
+            T.break_loop()
+        A[i] = i
+''', ["            continue", "            break"]),
+    # TVM's main branch spells buffer fields through the buffer's type: `A.ty.shape`
+    "buffer_type_fields": (TIRX + '''@T.prim_func(s_tir=True)
+def f(a: T.handle, B: T.Buffer((4,), "int32")):
+    A = T.match_buffer(a, (4, 8), "float32", elem_offset=2)
+    for i in range(A.ty.shape[0]):
+        B[i] = A.ty.elem_offset + A.ty.shape[1]
+''', ["for i in range(4):", "B[i] = 10"]),
 }
 
 
@@ -517,3 +569,29 @@ class M:
     r = tirkit.parse(text)
     assert r.diagnostics == []
     assert [n for n, _ in r.module.prim_funcs()] == ["main"]
+
+
+TWO_VALUES = TIRX + '''@T.prim_func(s_tir=True)
+def f(A: T.Buffer((4,), "float32")):
+    T.func_attr({"a": 1})
+    T.func_attr({"b": 1, "a": 1})
+    with T.sblock():
+        T.sblock_attr({"key": {"k": 1}, "x": 1})
+        T.sblock_attr({"key": {"k": 2}})
+        T.sblock_attr({"x": 2})
+        A[0] = T.float32(1)
+'''
+
+
+def test_an_annotation_given_two_values_is_an_error():
+    r = tirkit.parse(TWO_VALUES)
+    found = [(d.code, d.span.line, d.message) for d in r.diagnostics]
+    assert found == [
+        ("well-formed/redefinition", 7, "function attribute 'a' is set twice"),
+        ("well-formed/redefinition", 10, "block annotation 'k' in 'key' is set to 1, then to 2"),
+        ("well-formed/redefinition", 11, "block annotation 'x' is set to 1, then to 2")]
+    assert [s.line for s, _ in r.diagnostics[0].related] == [6]
+    # what was set before the refused call stays
+    f = r.module["f"]
+    assert dict(f.attrs) == {"a": 1, "b": 1}
+    assert dict(f.body.block.annotations) == {"key": {"k": 1}, "x": 1}

@@ -19,6 +19,8 @@ def to_tirx(text: str) -> str:
 
     def deco(m):
         args = m.group(2)
+        if args and "s_tir" in args:        # already the tirx spelling
+            return m.group(0)
         return f"{m.group(1)}@T.prim_func({args + ', ' if args else ''}s_tir=True)"
 
     return re.sub(r"^(\s*)@T\.prim_func(?:\((.*)\))?\s*$", deco, text, flags=re.M)

@@ -71,7 +71,12 @@ def test_tvm_sees_a_changed_program_as_different(tvm_parse):
                                   "tuple_index_ramp_store_and_lowercase_buffer",
                                   "lowercase_ramp_and_broadcast_and_a_top_allocation_with_annotations",
                                   "python_float_is_float32_and_promotes",
-                                  "python_int_is_int32_beside_a_narrow_integer"])
+                                  "python_int_is_int32_beside_a_narrow_integer",
+                                  "block_attr_calls_merge",
+                                  "explicit_root_over_plain_statements",
+                                  "int64_thread_extent_of_an_int32_thread",
+                                  "match_buffer_on_another_buffers_data",
+                                  "continue_and_break_calls"])
 def test_tvm_reads_our_print_of_a_construct_as_the_same_program(tvm_parse, name):
     from test_core_constructs import CASES
     parse, mismatch = tvm_parse
@@ -130,3 +135,21 @@ def test_tvm_reads_a_top_level_constant_where_the_kernel_stands(tvm_parse, tmp_p
     (tmp_path / "tk_later.py").write_text(to_tirx(ORDERED.replace("range(N)", "range(N + M)")))
     with pytest.raises(Exception, match="Undefined variable: M"):  # noqa: B017 - TVM's own type
         importlib.import_module("tk_later")
+
+
+def test_tvm_refuses_each_annotation_we_report_as_given_two_values(tvm_parse):
+    from test_core_constructs import TWO_VALUES
+    parse, _ = tvm_parse
+    lines = TWO_VALUES.splitlines()
+    wrong = sorted({d.span.line for d in tirkit.parse(TWO_VALUES).diagnostics})
+    assert wrong == [7, 10, 11]
+
+    def keeping(line):
+        return "\n".join(t for i, t in enumerate(lines, 1) if i not in wrong or i == line)
+
+    ours = tirkit.to_script(tirkit.parse(keeping(None)).module)
+    _, mismatch = tvm_parse
+    assert mismatch(parse(keeping(None)), parse(ours)) is None
+    for line in wrong:
+        with pytest.raises(Exception):  # noqa: B017 - TVM raises its own error types
+            parse(keeping(line))

@@ -44,6 +44,7 @@ class Lowerer(Context, ExprMixin, OperandMixin, PyValueMixin, AccessMixin, CallM
         self.constants = ConstantsBuilder(table, base_dir)
         self.env_threads = {}
         self.func_attrs = []
+        self.func_attr_spans = {}
         self.buffer_map = []
         self.sparse_axes = []
         self.sp_iters = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...ir.equality import structural_equal
 from ...syntax import cst as C
 from .context import ERROR_DTYPE, BlockFrame
 from .exprs import slice_extent
@@ -19,6 +20,34 @@ TRUE = E.IntImm("bool", 1)
 
 
 _DOMAIN = "a block iterator's domain"
+
+
+class _Conflict(Exception):
+    def __init__(self, path, old, new):
+        super().__init__(path)
+        self.path, self.old, self.new = path, old, new
+
+
+def merge_annotations(old: dict, new: dict, path=()) -> dict:
+    """Annotations of two `T.block_attr` calls of one block, merged as TVM merges them: a
+    new key is added, two dicts under one key are merged key by key, and one value given
+    twice is kept; two different values under one key raise `_Conflict` (with the keys
+    leading to it)."""
+    out = dict(old)
+    for key, value in new.items():
+        if key not in out:
+            out[key] = value
+        elif isinstance(out[key], dict) and isinstance(value, dict):
+            out[key] = merge_annotations(out[key], value, path + (key,))
+        elif not _same_value(out[key], value):
+            raise _Conflict(path + (key,), out[key], value)
+    return out
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, E.PrimExpr) or isinstance(b, E.PrimExpr):
+        return structural_equal(a, b)
+    return a == b
 
 
 class BlockMixin:
@@ -289,14 +318,28 @@ class BlockMixin:
         args = self._args(call)
         if len(args) != 1 or not isinstance(args[0], dict):
             self.fail("type/mismatch", "T.block_attr takes a dict", call)
-        frame.annotations = tuple(frame.annotations) + tuple(args[0].items())
+        try:
+            merged = merge_annotations(dict(frame.annotations), args[0])
+        except _Conflict as c:
+            where = "".join(f" in '{k}'" for k in reversed(c.path[:-1]))
+            self.fail("well-formed/redefinition", f"block annotation '{c.path[-1]}'{where} is "
+                      f"set to {c.old!r}, then to {c.new!r}", call)
+        frame.annotations = tuple(merged.items())
         return None
 
     def func_attr_stmt(self, call):
         args = self._args(call)
         if len(args) != 1 or not isinstance(args[0], dict):
             self.fail("type/mismatch", "T.func_attr takes a dict", call)
-        self.func_attrs.extend(args[0].items())
+        span = self.span(call)
+        for key, value in args[0].items():
+            first = self.func_attr_spans.get(key)
+            if first is not None:       # TVM refuses a key set twice, even to one value
+                self.diag("well-formed/redefinition", f"function attribute '{key}' is set twice",
+                          call, related=[(first, f"'{key}' is first set here")])
+                continue
+            self.func_attrs.append((key, value))
+            self.func_attr_spans[key] = span
         return None
 
     def evaluate_stmt(self, call):

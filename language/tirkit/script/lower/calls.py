@@ -392,7 +392,7 @@ def _generic_dtype(name, xs) -> str:
     if name.startswith(("tvm_", "ptx_", "call_", "mma_")) or name in ("address_of",
                                                                       "tvm_access_ptr"):
         return "handle"
-    if name in ("assume", "evaluate"):
+    if name in ("assume", "evaluate", "continue_loop", "break_loop", "thread_return"):
         return "void"
     if name in ("q_multiply_shift", "q_multiply_shift_per_axis", "vscale"):
         return "int32"

@@ -9,9 +9,9 @@ from ...syntax import pyconst
 from .context import ERROR_DTYPE, FAILED, MISSING, LoopInfo, LowerError
 from .fold import as_float, cast_folded, fold_float, fold_int, slice_extent  # noqa: F401
 # the value classes live in values.py; imported here too for the mixins that take them from exprs
-from .values import (ParamRef, _BufferMethod, _ExprMethod, _GlobalFunc, _is_literal,  # noqa: F401
-                     _Lambda, _ModuleRef, _Namespace, ParamTable, _PyBuiltin, _SliceVal,
-                     _Starred, _Subscripted)
+from .values import (ParamRef, _BufferMethod, _BufferTy, _ExprMethod,  # noqa: F401
+                     _GlobalFunc, _is_literal, _Lambda, _ModuleRef, _Namespace, ParamTable,
+                     _PyBuiltin, _SliceVal, _Starred, _Subscripted)
 
 _BIN = {
     "+": E.Add, "-": E.Sub, "*": E.Mul, "/": E.Div, "//": E.FloorDiv, "%": E.FloorMod,
@@ -114,6 +114,8 @@ class ExprMixin:
         base = self.value(n.value)
         if isinstance(base, Buffer):
             return self.buffer_attribute(base, n.attr, n)
+        if isinstance(base, _BufferTy):
+            return self.buffer_type_attribute(base.buffer, n.attr, n)
         if isinstance(base, _Namespace):
             return _Namespace(f"{base.name}.{n.attr}")
         if isinstance(base, _ModuleRef):
@@ -149,7 +151,21 @@ class ExprMixin:
             return _BufferMethod(buf, attr)
         if attr == "ndim":
             return len(buf.shape)
+        if attr == "ty":
+            return _BufferTy(buf)
         self.fail("name/undefined", f"buffer '{buf.name}' has no attribute '{attr}'", n)
+
+    def buffer_type_attribute(self, buf: Buffer, attr: str, n):
+        """`A.ty.shape` and the other fields of TVM's `BufferType`, read as `A.shape` is."""
+        if attr in ("dtype", "shape", "strides", "elem_offset"):
+            return self.buffer_attribute(buf, attr, n)
+        if attr == "storage_scope":
+            return buf.scope
+        if attr == "data_alignment":
+            return buf.align
+        if attr == "offset_factor":
+            return buf.offset_factor
+        self.fail("name/undefined", f"the type of buffer '{buf.name}' has no field '{attr}'", n)
 
     def _v_TupleExpr(self, n):
         return tuple(self.value(e) for e in n.elts)

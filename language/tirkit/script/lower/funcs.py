@@ -68,6 +68,7 @@ class FuncMixin:
         self.env_threads = {}
         self.sym_vars = []
         self.func_attrs = []
+        self.func_attr_spans = {}
         self.buffer_map = []
         self.sparse_axes = []
         self.func_level = True

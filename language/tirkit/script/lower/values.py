@@ -59,6 +59,14 @@ class _BufferMethod:
         self.buffer, self.name = buffer, name
 
 
+class _BufferTy:
+    """`A.ty`: a buffer's type, as TVM's main branch spells its fields (`A.ty.shape`)."""
+    __slots__ = ("buffer",)
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+
+
 class _Lambda:
     __slots__ = ("node",)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.visit import vars_in
+from ...ir.visit import contains, vars_in
 from .base import INDENT, PrinterBase, _str
 from .consts import ConstPrinter
 from .exprs import ExprPrinter
@@ -56,9 +56,10 @@ class FuncPrinter:
                         out.append(f"{inner}{name} = {T}.{v.dtype}()")
         for p, b in f.buffer_map:
             if id(p) not in sugared and not is_sparse_buffer(b):
+                shared = id(b.data) in self.names      # another buffer's data (`data=A.data`)
                 name = self.define_buffer(b)
                 self.emit(out, inner, f"{name} = {T}.match_buffer({self.name_of(p)}, "
-                          f"{self.buffer_args(b)})")
+                          f"{self.buffer_args(b, data=shared)})")
         # a sparse kernel's axes, then its sparse buffers (they name the axes)
         for a in f.sparse_axes:
             self.emit(out, inner, self.sparse_axis_decl(a))
@@ -73,7 +74,7 @@ class FuncPrinter:
                 self.emit(out, inner, f"{name} = {T}.{self.alloc_kw(buf)}({self.buffer_args(buf)})")
             body = blk.body
         # a thread variable launched more than once is declared once, as TVMScript does
-        for var, tag in _relaunched_threads(body):
+        for var, tag in _declared_threads(body):
             if id(var) not in self.names:
                 name = self.define(var, var.name)
                 out.append(f"{inner}{name} = {T}.env_thread({_str(tag)})")
@@ -106,10 +107,12 @@ def _simple_buffer(b: S.Buffer) -> bool:
             b.offset_factor == 0 and b.buffer_type == "default" and not b.axis_separators)
 
 
-def _relaunched_threads(body) -> list:
-    """(var, tag) of the thread variables that more than one T.launch_thread binds."""
+def _declared_threads(body) -> list:
+    """(var, tag) of the thread variables printed as `T.env_thread` declarations: those more
+    than one T.launch_thread binds, and those whose dtype differs from their extent's (which
+    `T.launch_thread("tag", extent)` would give the variable)."""
     from ...ir.visit import walk
-    seen, order = {}, []
+    seen, order, typed = {}, [], set()
 
     def visit(x):
         if type(x) is S.AttrStmt and x.attr_key == "thread_extent" and \
@@ -119,21 +122,26 @@ def _relaunched_threads(body) -> list:
                 seen[id(v)] = 0
                 order.append((v, x.node.thread_tag))
             seen[id(v)] += 1
+            if v.dtype != x.value.dtype:
+                typed.add(id(v))
         return not isinstance(x, E.PrimExpr)
 
     walk(body, visit)
-    return [(v, tag) for v, tag in order if seen[id(v)] > 1]
+    return [(v, tag) for v, tag in order if seen[id(v)] > 1 or id(v) in typed]
 
 
 def _implicit_root(r: S.BlockRealize) -> bool:
-    """Whether the root block can be left out of the text: it says nothing of its own, and
-    its body will not read back as the root (a lone block without iterators would)."""
+    """Whether the root block can be left out of the text: it says nothing of its own, the
+    text without it reads back with an implicit root (which needs a block in the body or a
+    function-level allocation), and its body will not read back as the root (a lone block
+    without iterators would)."""
     b = r.block
     lone = isinstance(b.body, S.BlockRealize) and not b.body.block.iter_vars and \
         not b.alloc_buffers
+    implied = b.alloc_buffers or contains(b.body, lambda _: True, S.BlockRealize)
     return (b.name_hint == "root" and not b.iter_vars and b.reads is None and b.writes is None
             and b.init is None and not b.match_buffers and not b.annotations and not r.comments
-            and not lone)
+            and not lone and bool(implied))
 
 
 def free_vars_stmt(s) -> list:
