@@ -7,8 +7,8 @@ Usage:
 FOLDER is made by ``benchmarks/corpus_extract.py`` (one program per file plus
 ``manifest.json``; see ``benchmarks/CORPUS.md``). For every program:
 
-- parses: ``tirkit.parse`` reports no ``syntax`` or ``name/...`` diagnostic and lowers
-  every kernel of the program;
+- parses: ``tirkit.parse`` reports no ``syntax``, ``name/...`` or ``type/mismatch`` error
+  (each means part of the program was not read as written) and lowers every kernel;
 - round-trips: ``structural_equal(parse(print(ir)), ir)``;
 - fixpoint: printing the re-parsed IR gives the same text again;
 - TVM-equal (``--tvm``): our output in the tirx spelling, parsed by TVM 0.27, is
@@ -51,6 +51,14 @@ def _cause(d) -> str:
     return f"{d.code}: {msg}"[:120]
 
 
+def _unread(d) -> bool:
+    """A diagnostic that says part of the program was not read as written: a syntax error, an
+    undefined name, or a construct refused as ill-typed or unsupported (its statement is left
+    out of the IR)."""
+    return d.severity == "error" and (d.code in ("syntax", "type/mismatch")
+                                      or d.code.startswith("name/"))
+
+
 def check_program(text: str, aliases: dict, spelling: str, tvm_ctx=None) -> dict:
     import tirkit
     from tirkit.script.printer import to_script
@@ -58,7 +66,7 @@ def check_program(text: str, aliases: dict, spelling: str, tvm_ctx=None) -> dict
     out = {m: False for m in MEASURES}
     out["cause"] = None
     r = tirkit.parse(text, "program.py")
-    bad = [d for d in r.diagnostics if d.code == "syntax" or d.code.startswith("name/")]
+    bad = [d for d in r.diagnostics if _unread(d)]
     if bad:
         out["cause"] = "parse: " + _cause(bad[0])
         return out
@@ -70,7 +78,7 @@ def check_program(text: str, aliases: dict, spelling: str, tvm_ctx=None) -> dict
     out["parses"] = True
     t1 = to_script(r.module)
     r2 = tirkit.parse(t1, "printed.py")
-    bad2 = [d for d in r2.diagnostics if d.code == "syntax" or d.code.startswith("name/")]
+    bad2 = [d for d in r2.diagnostics if _unread(d)]
     if bad2:
         out["cause"] = "roundtrip: reparse " + _cause(bad2[0])
     elif not tirkit.structural_equal(r2.module, r.module):

@@ -257,6 +257,18 @@ def f(A: T.Buffer((16,), "int32")):
             T.break_loop()
         A[i] = i
 ''', ["            continue", "            break"]),
+    # `x = T.meta_var(v)` names `v` itself: no LetStmt, the value substituted where used
+    "meta_var_names_its_value": (TIRX + '''@T.prim_func(s_tir=True)
+def f(a: T.handle, B: T.Buffer((4,), "float32")):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    half = T.meta_var(T.min(n // 2, 4))
+    scale = T.meta_var(2.0)
+    one = T.meta_var(1)
+    for i in range(half):
+        B[i] = A[i] * scale + T.cast(one, "float32")
+''', ["for i in range(T.min(n // 2, 4)):",
+       "B[i] = A[i] * T.float32(2) + T.float32(1)"]),
     # TVM's main branch spells buffer fields through the buffer's type: `A.ty.shape`
     "buffer_type_fields": (TIRX + '''@T.prim_func(s_tir=True)
 def f(a: T.handle, B: T.Buffer((4,), "int32")):
@@ -595,3 +607,16 @@ def test_an_annotation_given_two_values_is_an_error():
     f = r.module["f"]
     assert dict(f.attrs) == {"a": 1, "b": 1}
     assert dict(f.body.block.annotations) == {"key": {"k": 1}, "x": 1}
+
+
+INLINE_META_VAR = TIRX + '''@T.prim_func(s_tir=True)
+def f(B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        B[i] = T.cast(T.meta_var(1), "float32")
+'''
+
+
+def test_a_meta_var_outside_an_assignment_is_an_error():
+    (d,) = tirkit.parse(INLINE_META_VAR).diagnostics
+    assert (d.code, d.span.line, d.span.column) == ("type/mismatch", 7, 23)
+    assert "x = T.meta_var(value)" in d.message

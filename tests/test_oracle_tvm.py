@@ -76,7 +76,8 @@ def test_tvm_sees_a_changed_program_as_different(tvm_parse):
                                   "explicit_root_over_plain_statements",
                                   "int64_thread_extent_of_an_int32_thread",
                                   "match_buffer_on_another_buffers_data",
-                                  "continue_and_break_calls"])
+                                  "continue_and_break_calls",
+                                  "meta_var_names_its_value"])
 def test_tvm_reads_our_print_of_a_construct_as_the_same_program(tvm_parse, name):
     from test_core_constructs import CASES
     parse, mismatch = tvm_parse
@@ -153,3 +154,11 @@ def test_tvm_refuses_each_annotation_we_report_as_given_two_values(tvm_parse):
     for line in wrong:
         with pytest.raises(Exception):  # noqa: B017 - TVM raises its own error types
             parse(keeping(line))
+
+
+def test_tvm_refuses_a_meta_var_outside_an_assignment(tvm_parse):
+    from test_core_constructs import INLINE_META_VAR
+    parse, _ = tvm_parse
+    with pytest.raises(Exception):  # noqa: B017 - TVM raises its own error types
+        parse(INLINE_META_VAR)
+    parse(INLINE_META_VAR.replace("T.meta_var(1)", "1"))

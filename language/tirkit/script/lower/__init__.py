@@ -11,12 +11,13 @@ from .funcs import ConstantsBuilder, FuncMixin
 from .loops import LoopMixin
 from .operands import OperandMixin
 from .pyvalues import PyValueMixin
+from .scalars import ScalarMixin
 from .sparse import SparseMixin
 from .stmts import StmtMixin
 
 
 class Lowerer(Context, ExprMixin, OperandMixin, PyValueMixin, AccessMixin, CallMixin, StmtMixin,
-              LoopMixin, BlockMixin, BufferMixin, FuncMixin, SparseMixin):
+              ScalarMixin, LoopMixin, BlockMixin, BufferMixin, FuncMixin, SparseMixin):
     # `T.<name>(...)` as a statement of its own: handler method
     FRAME_CALLS = {
         "reads": "reads_stmt", "writes": "writes_stmt", "where": "where_stmt",
@@ -33,7 +34,7 @@ class Lowerer(Context, ExprMixin, OperandMixin, PyValueMixin, AccessMixin, CallM
         "decl_buffer": "buffer_alias", "Buffer": "buffer_alias", "buffer_decl": "buffer_alias",
         "allocate": "allocate", "allocate_const": "allocate_const",
         "launch_thread": "launch_thread_assign", "env_thread": "env_thread",
-        "bind": "bind_stmt",
+        "bind": "bind_stmt", "meta_var": "meta_var_assign",
         "dense_fixed": "sparse_axis", "dense_variable": "sparse_axis",
         "sparse_fixed": "sparse_axis", "sparse_variable": "sparse_axis",
         "match_sparse_buffer": "match_sparse_buffer",
@@ -45,6 +46,7 @@ class Lowerer(Context, ExprMixin, OperandMixin, PyValueMixin, AccessMixin, CallM
         self.env_threads = {}
         self.func_attrs = []
         self.func_attr_spans = {}
+        self.rebound = set()
         self.buffer_map = []
         self.sparse_axes = []
         self.sp_iters = None

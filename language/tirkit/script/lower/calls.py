@@ -154,6 +154,8 @@ class CallMixin:
                 args = ["void" if dt == "" else dt] + args      # `dtype=""`: no result
             elif name in DTYPE_IGNORED and name in _TYPED:   # and drops it from these
                 kwargs.pop("dtype")
+        if name == "meta_var":      # TVM reads it only as the value of an assignment
+            self.fail("type/mismatch", "T.meta_var names a value: `x = T.meta_var(value)`", n)
         if name == "Let" and "where" in kwargs and len(args) == 1:
             return self._let_where(args[0], kwargs["where"], n)
         self._arity(name, n, len(args) + len(kwargs))

@@ -9,6 +9,7 @@ from ...syntax import pyconst
 from .context import ERROR_DTYPE, FAILED, MISSING, LoopInfo, LowerError
 from .fold import as_float, cast_folded, fold_float, fold_int, slice_extent  # noqa: F401
 # the value classes live in values.py; imported here too for the mixins that take them from exprs
+from .scalars import LocalScalar
 from .values import (ParamRef, _BufferMethod, _BufferTy, _ExprMethod,  # noqa: F401
                      _GlobalFunc, _is_literal, _Lambda, _ModuleRef, _Namespace, ParamTable,
                      _PyBuiltin, _SliceVal, _Starred, _Subscripted)
@@ -92,6 +93,8 @@ class ExprMixin:
             raise LowerError(f"'{n.id}' has no valid definition")
         if isinstance(v, E.Var):
             self._check_loop_var_use(v, n)
+        elif isinstance(v, LocalScalar):
+            return v.load(self.span(n))
         return v
 
     def _check_loop_var_use(self, v, n):

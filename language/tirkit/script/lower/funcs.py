@@ -9,6 +9,7 @@ from ...ir.constants import Constant, ConstantTable, numpy_dtype
 from ...syntax import cst as C
 from ...syntax.chunks import kernel_kind
 from .context import BlockFrame, LowerError
+from .scalars import reassigned
 from .values import ParamRef, _Namespace, _Subscripted
 
 
@@ -97,6 +98,7 @@ class FuncMixin:
                 ret_type = rt if isinstance(rt, str) else None
             except LowerError:
                 pass
+        self.rebound = reassigned(f.body)
         body = self.body(f.body)
         root = self.frames[0]
         if (root.has_blocks or root.alloc_buffers) and not _is_root(body, root):

@@ -180,6 +180,9 @@ class StmtMixin:
                 handler = self.ASSIGN_CALLS.get(tn)
                 if handler is not None:
                     return getattr(self, handler)(target, value, s, tn)
+        scalar = self.scalar_assign(target, value, s)
+        if scalar is not None:
+            return scalar
         v = self.value(value)
         return self.bind_name(target, v, s)
 
@@ -242,6 +245,8 @@ class StmtMixin:
                 getattr(ann.base, "name", "").endswith(".let"):
             ann, let = ann.items[0], True          # `x: T.let[T.int64] = ...`
         dtype = ann if isinstance(ann, str) and D.is_dtype(ann) else None
+        if not let and s.value is not None and dtype is not None and id(s) in self.rebound:
+            return self.scalar_assign(target, s.value, s, dtype=dtype)   # TVM's printed form
         if let and s.value is not None and dtype is not None:
             w = self._s_AnnAssign_typed(s, target, dtype)
             if isinstance(w, Wrap):
@@ -256,6 +261,17 @@ class StmtMixin:
             v = self.value(s.value)
             return self.bind_name(target, v, s)
         return self._s_AnnAssign_typed(s, target, dtype)
+
+    def meta_var_assign(self, target, call, s, tn):
+        """`x = T.meta_var(value)`: `x` names the value itself wherever it is used (TVMScript's
+        macro-time binding), never a variable bound by a `LetStmt`."""
+        if len(call.args) != 1 or call.keywords:
+            self.fail("type/mismatch", "T.meta_var takes one value", call)
+        v = self.value(call.args[0])
+        if isinstance(target, C.Name):
+            self.define(target.id, v, target, check=False)
+            return None
+        return self.bind_name(target, v, s)
 
     def bind_stmt(self, target, call, s, tn):
         """`x = T.bind(value)` (current TVM): a LetStmt spelled as a bind."""
@@ -291,24 +307,19 @@ class StmtMixin:
 
     def _s_AugAssign(self, s):
         target = C.unparen(s.target)
+        if isinstance(target, C.Name):
+            return self.scalar_update(s)
         if not isinstance(target, C.Subscript):
-            self.fail("syntax", "augmented assignment is only supported on buffer elements", s)
+            self.fail("syntax", "augmented assignment is only supported on buffer elements "
+                      "and names", s)
         value = C.BinOp(s.op, target, s.value)
         value.set_pos(s.line, s.col, s.end_line, s.end_col)
         return self.buffer_store(target, value, s)
 
     # ---- buffer stores ------------------------------------------------------------------
-    def buffer_store(self, target, value_node, s):
-        buf = self.value(target.value)
-        if not isinstance(buf, S.Buffer):
-            if isinstance(buf, E.Var):
-                self.fail("type/mismatch", f"'{buf.name}' is not a buffer and cannot be stored to",
-                          target.value)
-            self.fail("type/mismatch", "only buffer elements can be stored to", target.value)
-        raw = self.buffer_indices(buf, target)
-        ok = self.check_index_count(buf, raw, target)
-        indices, lanes = self.vector_indices(raw, store=True)
-        raw_value = self.value(value_node)
+    def store_value(self, buf, raw_value, value_node, lanes=1, ok=True):
+        """A value stored into `buf`, converted to its type as TVM converts it (with the
+        diagnostics a conversion deserves)."""
         want = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
         if _is_literal(raw_value) or isinstance(raw_value, bool):
             d = D.parse_dtype(want)
@@ -342,5 +353,18 @@ class StmtMixin:
                     self.diag("type/mismatch",
                               f"storing a {value.dtype} value into {buf.dtype} buffer "
                               f"'{buf.name}' (add T.Cast(\"{buf.dtype}\", ...))", value_node)
+        return value
+
+    def buffer_store(self, target, value_node, s):
+        buf = self.value(target.value)
+        if not isinstance(buf, S.Buffer):
+            if isinstance(buf, E.Var):
+                self.fail("type/mismatch", f"'{buf.name}' is not a buffer and cannot be stored to",
+                          target.value)
+            self.fail("type/mismatch", "only buffer elements can be stored to", target.value)
+        raw = self.buffer_indices(buf, target)
+        ok = self.check_index_count(buf, raw, target)
+        indices, lanes = self.vector_indices(raw, store=True)
+        value = self.store_value(buf, self.value(value_node), value_node, lanes, ok)
         return S.BufferStore(buf, value, tuple(indices), self.span(s))
 
