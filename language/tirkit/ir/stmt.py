@@ -23,7 +23,8 @@ def TRAIL_():
     return field(default=None, repr=False)
 
 
-TRIVIA_FIELDS = frozenset({"span", "comments", "trailing", "spelling", "header_span", "name_span"})
+TRIVIA_FIELDS = frozenset({"span", "comments", "trailing", "spelling", "header_span", "name_span",
+                           "stepped"})
 
 
 @node
@@ -120,6 +121,10 @@ class For(Stmt):
     span: Optional[Span] = SPAN_()
     comments: tuple = TRIVIA_()
     trailing: Optional[str] = TRAIL_()
+    # a loop written with a step (`range(a, b, s)`) is held as TVM's CanonicalizeLoop makes it,
+    # `for v in range(ceildiv(b - a, s))` with each use of the name `v * s + a`; this trivia,
+    # (a, b, s, that expression, the extent), lets it print back as written
+    stepped: tuple = TRIVIA_()
 
 
 @node

@@ -47,6 +47,7 @@ class Lowerer(Context, ExprMixin, OperandMixin, PyValueMixin, AccessMixin, CallM
         self.func_attrs = []
         self.func_attr_spans = {}
         self.rebound = set()
+        self.stepped_names = {}      # id(v * step + start) -> v, of each loop with a step
         self.buffer_map = []
         self.sparse_axes = []
         self.sp_iters = None

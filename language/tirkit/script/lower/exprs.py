@@ -93,6 +93,8 @@ class ExprMixin:
             raise LowerError(f"'{n.id}' has no valid definition")
         if isinstance(v, E.Var):
             self._check_loop_var_use(v, n)
+        elif id(v) in self.stepped_names:         # the name of a loop with a step
+            self._check_loop_var_use(self.stepped_names[id(v)], n)
         elif isinstance(v, LocalScalar):
             return v.load(self.span(n))
         return v

@@ -38,6 +38,7 @@ class LoopMixin:
             packed = C.unparen(names[0])
             names = [C.Name(f"{packed.id}_{i}").set_pos(packed.line, packed.col, packed.end_line,
                                                         packed.end_col) for i in range(len(args))]
+        stepped = ()
         if kind == "grid":
             if len(names) != len(args):
                 self.fail("type/mismatch", f"T.grid has {len(args)} extents but the loop "
@@ -72,10 +73,7 @@ class LoopMixin:
                 if len(args) > 3 or step is not None:
                     self.fail("type/mismatch", "a loop takes a start, a stop and a step", it)
                 step = args[2]
-            if isinstance(step, E.IntImm):
-                step = step.value
-            if step not in (None, 1):
-                self.fail("type/mismatch", "loops with a step other than 1 are not supported", it)
+            step = self._loop_step(step, it)
             ann = kwargs.pop("annotations", None) or {}
             annotations = tuple((k, v) for k, v in ann.items()) if isinstance(ann, dict) else ()
             if stop is None:
@@ -91,6 +89,8 @@ class LoopMixin:
                     ext = hi
                 else:
                     ext = E.Sub(hi, mn, hi.dtype)
+            if step is not None:
+                mn, ext, stepped = _canonical(mn, ext, step, hi if stop is not None else ext)
             ranges = [(mn, ext)]
             kinds = [kind]
         self.push()
@@ -99,7 +99,12 @@ class LoopMixin:
             t = C.unparen(t)
             var = E.Var(t.id, ext.dtype if ext.dtype.startswith(("int", "uint")) else "int32",
                         None, self.span(t))
-            self.define(t.id, var, t, check=False)
+            if stepped:
+                stepped = stepped + (_scaled(var, stepped),)
+                self.stepped_names[id(stepped[-1])] = var
+                self.define(t.id, stepped[-1], t, check=False)
+            else:
+                self.define(t.id, var, t, check=False)
             self.loops[id(var)] = LoopInfo(var, mn, ext, k, thread, self.block_depth(),
                                            self.span(t))
             loop_vars.append(var)
@@ -113,8 +118,23 @@ class LoopMixin:
             self.loop_depth -= 1
         for var, (mn, ext), k in reversed(list(zip(loop_vars, ranges, kinds))):
             body = S.For(var, mn, ext, k, body, thread if k == "thread_binding" else None,
-                         annotations if k != "serial" or kind != "grid" else (), span)
+                         annotations if k != "serial" or kind != "grid" else (), span,
+                         stepped=stepped if kind != "grid" else ())
         return body
+
+    def _loop_step(self, step, node):
+        """A loop's step as a Python int above 1, or None for a step of 1 (or none)."""
+        if step is None:
+            return None
+        if isinstance(step, E.IntImm):
+            step = step.value
+        if isinstance(step, bool) or not isinstance(step, int):
+            self.fail("type/mismatch", "a loop step must be a constant integer (TVM's "
+                      "CanonicalizeLoop refuses a step it cannot prove positive)", node)
+        if step < 1:
+            self.fail("type/mismatch", f"a loop step of {step} never reaches the stop: a step "
+                      "is a positive integer", node)
+        return None if step == 1 else step
 
     def _integer_bound(self, value, call, args, i):
         """`value`, the loop bound given as `args[i]` of `call`, as an integer: TVM's parser
@@ -130,3 +150,24 @@ class LoopMixin:
                   f"{' and drops its fraction' if lossy else ''} (write an integer)", node,
                   severity="error" if lossy else "warning")
         return cast_folded("int32", value)
+
+
+def _canonical(mn, ext, step, stop):
+    """A loop from `mn` over `ext` by `step`, as TVM's CanonicalizeLoop makes it: from 0 over
+    ceildiv(ext, step), with the trivia that prints it back (its variable's expression, the
+    last item, is added once the variable exists)."""
+    dt = ext.dtype
+    if isinstance(ext, E.IntImm):
+        trips = E.IntImm(dt, max(0, -(-ext.value // step)))
+    else:
+        trips = E.FloorDiv(E.Add(ext, E.IntImm(dt, step - 1), dt), E.IntImm(dt, step), dt)
+    return E.IntImm(dt, 0), trips, (mn, stop, E.IntImm(dt, step), trips)
+
+
+def _scaled(var, stepped):
+    """`var * step + start`: what the loop's name stands for in its body."""
+    start, _, step, _ = stepped
+    scaled = E.Mul(var, step, var.dtype, var.span)
+    if isinstance(start, E.IntImm) and start.value == 0:
+        return scaled
+    return E.Add(scaled, start, var.dtype, var.span)

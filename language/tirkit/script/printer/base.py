@@ -23,6 +23,7 @@ class PrinterBase:
         self.names: dict = {}          # id(var or buffer) -> printed name
         self.live: dict = {}           # name -> count of live definitions
         self.loop_of: dict = {}        # id(loop var) -> For, while printing inside it
+        self.expr_alias: dict = {}     # id(expr) -> the name of a stepped loop it stands for
         self.constants = constants
         self.inline_threshold = inline_threshold
         self.params_alias = params_alias

@@ -30,6 +30,8 @@ class ExprPrinter:
         return f"({text})" if p < prec else text
 
     def _expr(self, e):
+        if self.expr_alias and id(e) in self.expr_alias:    # `i` of `for i in range(a, b, s)`
+            return self.expr_alias[id(e)], P_ATOM
         t = type(e)
         T = self.T
         if t is E.IntImm:

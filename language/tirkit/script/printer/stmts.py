@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.equality import identical
-from ...ir.visit import vars_in
+from ...ir.visit import vars_in, walk
 from .base import INDENT, _str
 from .exprs import _add, _is_zero
 from .wrap import wrap_line
@@ -59,6 +59,18 @@ class StmtPrinter:
             self.emit(out, indent, f"{self.T}.evaluate({self.expr(v)})", s)
 
     def _s_For(self, s, out, indent):
+        stepped = _stepped(s)
+        if stepped:
+            name = self.define(s.loop_var, s.loop_var.name)
+            self.expr_alias[id(stepped[4])] = name
+            self.loop_of[id(s.loop_var)] = s
+            self.emit(out, indent, f"for {name} in {self.loop_iter(s, stepped)}:", s,
+                      simple=False)
+            self.stmt(s.body, out, indent + INDENT)
+            self.expr_alias.pop(id(stepped[4]), None)
+            self.undefine(s.loop_var)
+            self.loop_of.pop(id(s.loop_var), None)
+            return
         chain = [s]
         if _plain_serial(s):
             cur = s
@@ -84,19 +96,24 @@ class StmtPrinter:
             self.undefine(f.loop_var)
             self.loop_of.pop(id(f.loop_var), None)
 
-    def loop_iter(self, f: S.For) -> str:
+    def loop_iter(self, f: S.For, stepped=None) -> str:
         T = self.T
-        if _is_zero(f.min):
+        if stepped:
+            start, stop, step = stepped[:3]
+            rng = f"{self.expr(start)}, {self.expr(stop)}"
+        elif _is_zero(f.min):
             rng = self.expr(f.extent)
         else:
             rng = f"{self.expr(f.min)}, {self.expr(_add(f.min, f.extent))}"
-        kw = []
+        kw = [f"step={step.value}"] if stepped else []
         if f.kind == "thread_binding":
             kw.append(f"thread={_str(f.thread_tag)}")
         if f.annotations:
             kw.append(f"annotations={self.annotations(f.annotations)}")
         args = ", ".join([rng] + kw)
         if f.kind == "serial":
+            if stepped and not f.annotations:
+                return f"range({rng}, {step.value})"
             return f"range({rng})" if not kw else f"{T}.serial({args})"
         fn = {"parallel": "parallel", "vectorized": "vectorized", "unrolled": "unroll",
               "thread_binding": "thread_binding"}[f.kind]
@@ -291,7 +308,26 @@ def _same_dtype_dom(iv) -> bool:
 
 
 def _plain_serial(f: S.For) -> bool:
-    return f.kind == "serial" and not f.annotations and _is_zero(f.min)
+    return f.kind == "serial" and not f.annotations and _is_zero(f.min) and not f.stepped
+
+
+def _stepped(f: S.For):
+    """The trivia of a loop written with a step, when it still describes the loop: the extent
+    is the one it made, and the loop's variable appears only in the expression that stood for
+    the loop's name (a transformation may have rebuilt that; the loop then prints as it is)."""
+    st = f.stepped
+    if not st or f.extent is not st[3] or not _is_zero(f.min):
+        return None
+    sub, var, stray = st[4], f.loop_var, []
+
+    def visit(x):
+        if x is sub:
+            return False
+        if x is var:
+            stray.append(x)
+        return not stray
+    walk(f.body, visit)
+    return None if stray else st
 
 
 def _uses_any(e, loops) -> bool:
