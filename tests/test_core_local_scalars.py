@@ -79,14 +79,37 @@ def test_a_reassigned_name_is_one_local_buffer_and_a_name_assigned_once_a_let(mo
 
 
 @pytest.mark.parametrize("spelling", ["tirx", "classic"])
-def test_local_scalars_print_as_buffers_and_read_back(module, spelling):
+def test_local_scalars_print_back_as_names_as_tvm_prints_them(module, spelling):
     text = tirkit.to_script(module, spelling=spelling)
-    assert 'acc = T.decl_buffer((1,), "float32", scope="local")' in text
-    assert "acc[0] = acc[0] + A[i, k]" in text
-    assert "while i[0] < 10:" in text
+    assert "        acc: T.float32 = T.float32(0)\n        for k in range(8):\n" \
+        "            acc = acc + A[i, k]\n        B[i] = acc\n" in text
+    assert "    i: T.int32 = 0\n    while i < 10:\n" in text
+    assert "        i = i + 1\n" in text
     again = tirkit.parse(text)
     assert again.diagnostics == []
     assert tirkit.structural_equal(again.module, module)
+    assert tirkit.to_script(again.module, spelling=spelling) == text
+
+
+def test_a_local_buffer_written_as_one_stays_a_buffer():
+    text = '''from tvm.script import tirx as T
+
+
+@T.prim_func(s_tir=True)
+def rowsum(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        acc = T.decl_buffer((1,), "float32", scope="local")
+        acc[0] = T.float32(0)
+        for k in range(8):
+            acc[0] = acc[0] + A[i, k]
+        B[i] = acc[0]
+'''
+    r = tirkit.parse(text)
+    assert r.diagnostics == []
+    assert tirkit.to_script(r.module) == text
+    # the same program as the one written with names
+    names = tirkit.parse(KERNELS).module["rowsum"]
+    assert tirkit.structural_equal(r.module["rowsum"], names)
 
 
 def test_accumulating_kernels_compute_the_sums(module):

@@ -201,7 +201,8 @@ class DeclBuffer(Stmt):
     span: Optional[Span] = SPAN_()
     comments: tuple = TRIVIA_()
     trailing: Optional[str] = TRAIL_()
-    spelling: str = ""   # "alloc_buffer": a tirx statement-level `T.alloc_buffer` (trivia)
+    spelling: str = ""   # "alloc_buffer": a tirx statement-level `T.alloc_buffer`; "local_scalar":
+    #                      a name assigned again in its scope (`acc = acc + x`) (trivia)
     annotations: tuple = ()          # ((key, value), ...) of a statement-level T.alloc_buffer
 
 

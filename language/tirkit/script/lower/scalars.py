@@ -109,7 +109,7 @@ class ScalarMixin:
         def make(rest):
             body = first if _is_nothing(rest) else S.SeqStmt(
                 (first,) + (rest.seq if type(rest) is S.SeqStmt else (rest,)))
-            return S.DeclBuffer(buf, body, span)
+            return S.DeclBuffer(buf, body, span, spelling="local_scalar")
         return Wrap(make, s)
 
     def scalar_update(self, s):

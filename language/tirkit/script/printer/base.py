@@ -24,6 +24,7 @@ class PrinterBase:
         self.live: dict = {}           # name -> count of live definitions
         self.loop_of: dict = {}        # id(loop var) -> For, while printing inside it
         self.expr_alias: dict = {}     # id(expr) -> the name of a stepped loop it stands for
+        self.scalar_names: dict = {}   # id(buffer) -> name, of a local scalar printed as a name
         self.constants = constants
         self.inline_threshold = inline_threshold
         self.params_alias = params_alias

@@ -69,6 +69,8 @@ class ExprPrinter:
         if t is E.Cast:
             return f"{T}.Cast({_str(e.dtype)}, {self.expr(e.value)})", P_ATOM
         if t is E.BufferLoad:
+            if self.scalar_names and id(e.buffer) in self.scalar_names:
+                return self.scalar_names[id(e.buffer)], P_ATOM
             # current TVM reads a slice in an expression as a region: a vector load keeps
             # its T.Ramp there (classic TVM read `A[0:4]` as the load)
             return (f"{self.name_of(e.buffer)}[{self.indices(e.indices, self.spelling != 'tirx')}]",

@@ -44,6 +44,9 @@ class StmtPrinter:
         return n
 
     def _s_BufferStore(self, s, out, indent):
+        if self.scalar_names and id(s.buffer) in self.scalar_names:
+            self.emit(out, indent, f"{self.scalar_names[id(s.buffer)]} = {self.expr(s.value)}", s)
+            return
         self.emit(out, indent, f"{self.name_of(s.buffer)}[{self.indices(s.indices)}] = "
                   f"{self.expr(s.value)}", s)
 
@@ -184,6 +187,17 @@ class StmtPrinter:
     def _s_DeclBuffer(self, s, out, indent):
         nested = self.take_nested()
         b = s.buffer
+        scalar = None if nested or id(b.data) in self.names else _local_scalar(s)
+        if scalar is not None:      # `acc: T.float32 = v`, then `acc = acc + x`, as written
+            first, rest = scalar
+            value = self.expr(first.value)
+            name = self.define_buffer(b)
+            self.scalar_names[id(b)] = name
+            self.emit(out, indent, f"{name}: {self.T}.{b.dtype} = {value}", s)
+            self.stmt(rest, out, indent)
+            self.scalar_names.pop(id(b), None)
+            self.undefine(b)
+            return
         # without `data=` T.decl_buffer allocates: a data variable nothing else names is its own
         own_data = id(b.data) not in self.names
         args = self.buffer_args(b, data=not own_data)
@@ -309,6 +323,44 @@ def _same_dtype_dom(iv) -> bool:
 
 def _plain_serial(f: S.For) -> bool:
     return f.kind == "serial" and not f.annotations and _is_zero(f.min) and not f.stepped
+
+
+def _local_scalar(d: S.DeclBuffer):
+    """(first store, the rest) of a local scalar that prints back as the name it was written
+    as: one element of local scope, set first, assigned again later (so the name reads back as
+    a local scalar, not a LetStmt), used only as that element; None otherwise."""
+    b, body = d.buffer, d.body
+    if d.spelling != "local_scalar" or b.scope != "local" or b.strides or \
+            b.elem_offset is not None or len(b.shape) != 1 or not _is_one(b.shape[0]) or \
+            type(body) is not S.SeqStmt or len(body.seq) < 2:
+        return None
+    first = body.seq[0]
+    if type(first) is not S.BufferStore or first.buffer is not b or not _at_zero(first.indices):
+        return None
+    rest = body.seq[1] if len(body.seq) == 2 else S.SeqStmt(body.seq[1:])
+    stores, other = [], []
+
+    def visit(x):
+        if type(x) in (S.BufferStore, E.BufferLoad) and x.buffer is b:
+            if not _at_zero(x.indices):
+                other.append(x)
+            elif type(x) is S.BufferStore:
+                stores.append(x)
+                walk(x.value, visit)
+            return False
+        if x is b or x is b.data:
+            other.append(x)
+        return not other
+    walk(rest, visit)
+    return (first, rest) if stores and not other else None
+
+
+def _is_one(e) -> bool:
+    return isinstance(e, E.IntImm) and e.value == 1
+
+
+def _at_zero(indices) -> bool:
+    return len(indices) == 1 and isinstance(indices[0], E.IntImm) and indices[0].value == 0
 
 
 def _stepped(f: S.For):
