@@ -125,8 +125,8 @@ def test_schedule_primitives_take_a_stepped_loop_as_its_canonical_form():
 
 
 @pytest.mark.parametrize("loop, message", [
-    ("range(0, 16, -2)", "a loop step of -2 never reaches the stop"),
-    ("T.serial(0, 16, step=0)", "a loop step of 0 never reaches the stop"),
+    ("range(16, 0, -2)", "a loop step of -2: a TIR loop counts up"),
+    ("T.serial(0, 16, step=0)", "a loop step of 0: a TIR loop counts up"),
     ("T.serial(0, 16, step=n)", "a loop step must be a constant integer"),
 ])
 def test_a_step_that_is_not_a_positive_constant_is_an_error(loop, message):
@@ -160,3 +160,21 @@ def test_tvm_reads_our_print_as_the_same_program(module):
         assert tvm_ffi.get_first_structural_mismatch(theirs, mine, False) is None
     strided = tvm.script.from_source("@T.prim_func" + original[0], extra_vars=extra)
     assert strided.body.seq[0].step.value == 5
+
+
+def test_tvm_refuses_a_loop_that_counts_down_when_it_compiles():
+    tvm = pytest.importorskip("tvm")
+    from tvm.script.parser import tirx as tirx_parser
+    from tvm.script.parser.core.entry import _default_globals
+    extra = _default_globals()
+    extra["T"] = tirx_parser
+    text = '''@T.prim_func(s_tir=True)
+def f(A: T.Buffer((16,), "int32")):
+    for i in range(15, 0, -1):
+        A[i] = i
+'''
+    (d,) = tirkit.parse("from tvm.script import tirx as T\n\n\n" + text).diagnostics
+    assert d.code == "type/mismatch" and "a loop step of -1" in d.message
+    func = tvm.script.from_source(text, extra_vars=extra)     # TVM reads it...
+    with pytest.raises(Exception, match="may not be positive"):  # ...and refuses it later
+        tvm.compile(func, target="llvm")

@@ -132,8 +132,8 @@ class LoopMixin:
             self.fail("type/mismatch", "a loop step must be a constant integer (TVM's "
                       "CanonicalizeLoop refuses a step it cannot prove positive)", node)
         if step < 1:
-            self.fail("type/mismatch", f"a loop step of {step} never reaches the stop: a step "
-                      "is a positive integer", node)
+            self.fail("type/mismatch", f"a loop step of {step}: a TIR loop counts up (while "
+                      "v < stop, v += step), so its step is a positive integer", node)
         return None if step == 1 else step
 
     def _integer_bound(self, value, call, args, i):
