@@ -134,10 +134,15 @@ def cost_lines(cost, target) -> list:
 
 def loop_markdown(func, loop: S.For, trip_under) -> str:
     pr = printer_for(func)
-    out = [f"**loop** `{loop.loop_var.name}` in `{func.name}`", "",
-           f"- extent: `{pr.expr(loop.extent)}`"
-           + (f" (from `{pr.expr(loop.min)}`)" if not (isinstance(loop.min, E.IntImm)
-                                                       and loop.min.value == 0) else ""),
+    if loop.stepped:        # `range(a, b, s)`: its range as written, then its iterations
+        start, stop, step = loop.stepped[:3]
+        extent = (f"- range: `{pr.expr(start)}` to `{pr.expr(stop)}` by `{step.value}`: "
+                  f"`{pr.expr(loop.extent)}` iterations")
+    else:
+        extent = f"- extent: `{pr.expr(loop.extent)}`" + (
+            f" (from `{pr.expr(loop.min)}`)" if not (isinstance(loop.min, E.IntImm)
+                                                     and loop.min.value == 0) else "")
+    out = [f"**loop** `{loop.loop_var.name}` in `{func.name}`", "", extent,
            f"- kind: {loop.kind}"]
     if loop.thread_tag:
         out.append(f"- thread: `{loop.thread_tag}`")
@@ -151,6 +156,12 @@ def loop_trip_count(loop: S.For) -> str:
 
 
 def buffer_markdown(func, buf: S.Buffer, role: str) -> str:
+    if role == "decl" and _is_local_scalar(func, buf):
+        return "\n".join([
+            f"**local scalar** `{buf.name}` in `{func.name}`", "",
+            f"- dtype: `{buf.dtype}`",
+            "- assigned again in its scope, so held as a one-element `local` buffer: each "
+            "assignment stores to it, each use loads it (as TVM 0.27 reads it)"])
     pr = printer_for(func)
     shape = ", ".join(pr.expr(d) for d in buf.shape)
     n = buffer_bytes(buf)
@@ -192,3 +203,10 @@ def constant_markdown(func, stmt: S.AllocateConst, constants) -> str:
     else:
         out.append("- values: not loaded")
     return "\n".join(out)
+
+
+def _is_local_scalar(func, buf) -> bool:
+    """Whether `buf` is a name the kernel assigns again in its scope (`acc = acc + x`)."""
+    from tirkit.ir.visit import find_first
+    d = find_first(func.body, lambda x: x.buffer is buf, S.DeclBuffer)
+    return d is not None and d.spelling == "local_scalar"

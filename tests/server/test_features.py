@@ -401,3 +401,28 @@ async def test_tirx_spelling_and_alias(client):
     h = await client.text_document_hover_async(T.HoverParams(
         doc(uri), T.Position(ln, lines[ln].index("sblock") + 1)))
     assert DOCS["sblock"] in h.contents.value
+
+
+STEPS_AND_SCALARS = '''from tvm.script import tirx as T
+
+
+@T.prim_func(s_tir=True)
+def rowsum(A: T.Buffer((4, 128), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        acc = T.float32(0)
+        for k in range(1, 128, 5):
+            acc = acc + A[i, k]
+        B[i] = acc
+'''
+
+
+async def test_hover_stepped_loop_and_local_scalar(client, tmp_path):
+    path = tmp_path / "steps.py"
+    path.write_text(STEPS_AND_SCALARS)
+    open_doc(client, path.as_uri(), STEPS_AND_SCALARS)
+    loop = await hover(client, path, 7, 12)            # k of `range(1, 128, 5)`
+    assert "- range: `1` to `128` by `5`: `26` iterations" in loop
+    assert "total trip count under it: 26" in loop
+    scalar = await hover(client, path, 8, 12)          # acc, assigned again in the loop
+    assert "**local scalar** `acc` in `rowsum`" in scalar
+    assert "- dtype: `float32`" in scalar
