@@ -84,18 +84,17 @@ def _names(stmts, out) -> set:
 class ScalarMixin:
     """Lowering of the assignments that make and update local scalars."""
 
-    def scalar_assign(self, target, value_node, s, dtype=None):
-        """`x = v` (or `x: dtype = v`) when `x` is a local scalar or becomes one here; None
-        when the assignment is an ordinary binding."""
+    def scalar_assign(self, target, raw, value_node, s, dtype=None):
+        """`x = v` (or `x: dtype = v`), `raw` the lowered `v`, when `x` is a local scalar or
+        becomes one here; None when the assignment is an ordinary binding."""
         if not isinstance(target, C.Name):
             return None
         current = self.lookup(target.id)
         if isinstance(current, LocalScalar):
-            value = self.store_value(current.buffer, self.value(value_node), value_node)
+            value = self.store_value(current.buffer, raw, value_node)
             return S.BufferStore(current.buffer, value, (E.IntImm("int32", 0),), self.span(s))
         if id(s) not in self.rebound:
             return None
-        raw = self.value(value_node)
         if dtype is None:
             dtype = _dtype_of(raw)
             if dtype is None:       # not a scalar value (a buffer, a string...): a plain name
@@ -115,13 +114,12 @@ class ScalarMixin:
     def scalar_update(self, s):
         """`x += v` on a local scalar `x`."""
         target = C.unparen(s.target)
-        current = self.lookup(target.id)
-        if not isinstance(current, LocalScalar):
+        if not isinstance(self.lookup(target.id), LocalScalar):
             self.fail("syntax", f"'{target.id}' is not a value assigned before in this kernel "
                       "(`x += v` updates a name that `x = ...` has set)", s)
         value = C.BinOp(s.op, target, s.value)
         value.set_pos(s.line, s.col, s.end_line, s.end_col)
-        return self.scalar_assign(target, value, s)
+        return self.scalar_assign(target, self.value(value), value, s)
 
 
 def _dtype_of(v):

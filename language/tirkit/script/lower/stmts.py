@@ -180,10 +180,10 @@ class StmtMixin:
                 handler = self.ASSIGN_CALLS.get(tn)
                 if handler is not None:
                     return getattr(self, handler)(target, value, s, tn)
-        scalar = self.scalar_assign(target, value, s)
+        v = self.value(value)
+        scalar = self.scalar_assign(target, v, value, s)
         if scalar is not None:
             return scalar
-        v = self.value(value)
         return self.bind_name(target, v, s)
 
     def bind_name(self, target, v, s, annotation=None):
@@ -246,7 +246,8 @@ class StmtMixin:
             ann, let = ann.items[0], True          # `x: T.let[T.int64] = ...`
         dtype = ann if isinstance(ann, str) and D.is_dtype(ann) else None
         if not let and s.value is not None and dtype is not None and id(s) in self.rebound:
-            return self.scalar_assign(target, s.value, s, dtype=dtype)   # TVM's printed form
+            return self.scalar_assign(target, self.value(s.value), s.value, s,
+                                      dtype=dtype)   # TVM's printed form of a local scalar
         if let and s.value is not None and dtype is not None:
             w = self._s_AnnAssign_typed(s, target, dtype)
             if isinstance(w, Wrap):
