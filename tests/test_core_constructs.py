@@ -269,6 +269,12 @@ def f(a: T.handle, B: T.Buffer((4,), "float32")):
         B[i] = A[i] * scale + T.cast(one, "float32")
 ''', ["for i in range(T.min(n // 2, 4)):",
        "B[i] = A[i] * T.float32(2) + T.float32(1)"]),
+    # a dict argument is a Python dict: its bools print as Python's (T.target refuses T.bool)
+    "python_bool_in_a_target_dict": (TIRX + '''@T.prim_func(s_tir=True)
+def f(A: T.Buffer((4,), "float32")):
+    T.func_attr({"target": T.target({"kind": "webgpu", "supports_subgroups": True, "host": "llvm"})})
+    A[0] = T.float32(1)
+''', ['T.target({"kind": "webgpu", "supports_subgroups": True, "host": "llvm"})']),
     # TVM's main branch spells buffer fields through the buffer's type: `A.ty.shape`
     "buffer_type_fields": (TIRX + '''@T.prim_func(s_tir=True)
 def f(a: T.handle, B: T.Buffer((4,), "int32")):

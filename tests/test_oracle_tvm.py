@@ -77,7 +77,8 @@ def test_tvm_sees_a_changed_program_as_different(tvm_parse):
                                   "int64_thread_extent_of_an_int32_thread",
                                   "match_buffer_on_another_buffers_data",
                                   "continue_and_break_calls",
-                                  "meta_var_names_its_value"])
+                                  "meta_var_names_its_value",
+                                  "python_bool_in_a_target_dict"])
 def test_tvm_reads_our_print_of_a_construct_as_the_same_program(tvm_parse, name):
     from test_core_constructs import CASES
     parse, mismatch = tvm_parse

@@ -98,8 +98,8 @@ class ExprPrinter:
             items = [self.expr(x) for x in e.elements]
             if e.dtype == "list":
                 return "[" + ", ".join(items) + "]", P_ATOM
-            if e.dtype == "dict":
-                pairs = [f"{self.expr(x.elements[0])}: {self.expr(x.elements[1])}"
+            if e.dtype == "dict":        # a Python dict argument (`T.target({...})`)
+                pairs = [f"{self.expr(x.elements[0])}: {self._dict_value(x.elements[1])}"
                          for x in e.elements]
                 return "{" + ", ".join(pairs) + "}", P_ATOM
             if len(items) == 1:
@@ -108,6 +108,13 @@ class ExprPrinter:
         if t is E.BufferRef:
             return self.name_of(e.buffer), P_ATOM
         return self.pyvalue(e), P_ATOM
+
+    def _dict_value(self, v) -> str:
+        """A value of a dict argument: the call receives a Python dict, whose bools are
+        Python's (TVM's `T.target` refuses `T.bool(True)` there)."""
+        if type(v) is E.IntImm and v.dtype == "bool":
+            return "True" if v.value else "False"
+        return self.expr(v)
 
     def _lanes(self, lanes) -> str:
         return str(lanes) if isinstance(lanes, int) else self.expr(lanes)
