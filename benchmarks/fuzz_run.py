@@ -3,6 +3,7 @@ are run, and none may crash the process, raise, or end in an internal error.
 
 Usage:
     nice python benchmarks/fuzz_run.py [--runs 200] [--seed 11] [--memory-gb 12]
+                                       [--corpus N] [--corpus-dir /work/corpus]
                                        [--out benchmarks/results/fuzz_run.md]
 
 `fuzz_mutants.py` stops at the checker.  This one goes on: a mutant with no error
@@ -80,8 +81,11 @@ def main(argv=None):
     ap.add_argument("--memory-gb", type=float, default=12.0)
     ap.add_argument("--save", default="/tmp/tirkit-fuzz-run")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "fuzz_run.md"))
+    ap.add_argument("--corpus", type=int, default=0,
+                    help="also seed from this many programs of the extracted TVM corpus")
+    ap.add_argument("--corpus-dir", default="/work/corpus")
     args = ap.parse_args(argv)
-    sources = [d for _, d in seeds(None, 0, args.seed)]
+    sources = [d for _, d in seeds(args.corpus_dir, args.corpus, args.seed)]
     known = set(sources)
     rng = random.Random(args.seed)
     env = dict(os.environ, TIRKIT_CACHE_DIR=tempfile.mkdtemp(prefix="tirkit-fuzz-run-"),
@@ -114,11 +118,13 @@ def main(argv=None):
     lines = [
         "# Fuzzing what `tirkit run` compiles",
         "",
-        f"`python benchmarks/fuzz_run.py --runs {args.runs} --seed {args.seed}` on "
+        f"`python benchmarks/fuzz_run.py --runs {args.runs} --seed {args.seed}"
+        f"{f' --corpus {args.corpus}' if args.corpus else ''}` on "
         f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} CPUs "
         f"(shared); {wall:.0f} s.",
         "",
-        f"- seed programs: {len(sources)} (the shipped examples)",
+        f"- seed programs: {len(sources)} (the shipped examples"
+        f"{', and programs of the TVM corpus' if args.corpus else ''})",
         f"- mutants made: {made}; with no error diagnostic, run: {ran}",
         f"- crashes, tracebacks and internal errors: **{len(failures)}**",
         "",

@@ -46,6 +46,22 @@ def test_unguarded_shift_is_out_of_bounds():
     assert "ranges over [-1, 8]" in d[0].message
 
 
+def test_a_guard_excluding_an_inner_point_does_not_hide_an_out_of_bounds_store():
+    body = """
+    @T.prim_func
+    def k(A: T.Buffer((3,), "int32")):
+        for i in range(10):
+            if i != 5:
+                A[i] = 7
+    """
+    d = check(body)
+    assert codes(d) == [(line_of(body, "A[i] = 7"), "bounds/out-of-bounds")]
+    assert "ranges over [0, 9]" in d[0].message
+    # excluding an extreme value may be what keeps the store in bounds: no report
+    fits = body.replace("range(10)", "range(4)").replace("i != 5", "i != 3")
+    assert codes(check(fits)) == []
+
+
 def test_predicate_keeps_split_in_bounds():
     body = """
     @T.prim_func

@@ -312,3 +312,14 @@ def test_run_of_one_kernel_checks_and_reports_that_kernel_only(tmp_path):
     every = _tirkit("run", path, cache=tmp_path / "cache")
     assert every.returncode == 1 and "good: ran in" in every.stdout
     assert errors(every.stderr) == [("9", "bounds/out-of-bounds"), ("22", "syntax")]
+
+
+def test_run_gives_a_shape_parameter_the_size_of_its_buffers(tmp_path):
+    from test_codegen_inputs import SIZED_BY_A_PARAMETER
+    path = tmp_path / "sized.py"
+    path.write_text(SIZED_BY_A_PARAMETER)
+    for extra in ((), ("--size", "n=3")):
+        r = _tirkit("run", str(path), "--check", *extra, cache=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert f"scalars: n={3 if extra else 16}" in r.stdout
+        assert "X: ok" in r.stdout and "Y: ok" in r.stdout

@@ -41,3 +41,44 @@ def test_make_inputs_gives_aligned_non_zero_arrays():
     assert all(np.all(a != 0) for a in arrays if a.dtype != np.bool_)
     (s,) = make_scalars(func, np.random.default_rng(0))
     assert s != 0
+
+
+SIZED_BY_A_PARAMETER = '''from tvm.script import tirx as T
+
+
+@T.prim_func(s_tir=True)
+def before(x: T.handle, y: T.handle, n: T.int64):
+    X = T.match_buffer(x, (T.int64(8), n * T.int64(32)))
+    Y = T.match_buffer(y, (T.int64(8), n * T.int64(32)))
+    for i, k_0 in T.grid(T.int64(8), n):
+        with T.sblock(""):
+            X_global = T.sblock_alloc_buffer((T.int64(8), n * T.int64(32)))
+            for ax0 in range(T.int64(32)):
+                with T.sblock("X_global"):
+                    X_global[i, k_0 * T.int64(32) + ax0] = X[i, k_0 * T.int64(32) + ax0]
+            for k_1 in range(T.int64(32)):
+                with T.sblock("Y"):
+                    Y[i, k_0 * T.int64(32) + k_1] = X_global[i, k_0 * T.int64(32) + k_1]
+'''
+
+
+@pytest.mark.parametrize("sizes, n", [(None, 16), ({"n": 5}, 5)])
+def test_a_shape_expression_and_the_parameter_it_names_take_one_size(sizes, n):
+    # `(8, n * 32)` had been made (8, 16) whatever n, and the scalar n drawn at random:
+    # the kernel then ran past its arrays (a TVM test program crashed `tirkit run`)
+    func = tirkit.parse(SIZED_BY_A_PARAMETER).module["before"]
+    arrays = make_inputs(func, np.random.default_rng(0), sizes)
+    assert [a.shape for a in arrays] == [(8, n * 32), (8, n * 32)]
+    (scalar,) = make_scalars(func, np.random.default_rng(0), sizes)
+    assert int(scalar) == n and scalar.dtype == np.int64
+
+
+def test_a_dimension_that_comes_out_negative_is_refused():
+    text = SIZED_BY_A_PARAMETER.replace("(T.int64(8), n * T.int64(32)))\n    Y",
+                                        "(T.int64(8), n - T.int64(20)))\n    Y", 1)
+    func = tirkit.parse(text).module["before"]
+    with pytest.raises(tirkit.TirkitError) as e:
+        make_inputs(func, np.random.default_rng(0))
+    (d,) = e.value.diagnostics
+    assert d.code == "codegen/argument"
+    assert "a dimension of buffer 'X' is -4" in d.message and "--size" in d.message

@@ -29,6 +29,7 @@ from ..ir.dtype import is_float, parse_dtype
 from ..ir.visit import walk
 from ..arith.linear import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
+from .runtime import require_memory
 from .passes.control import BREAK, RET, check_control_flow, control_op, return_dtype
 from .passes.simplify import is_region_declaration
 from .interp_exprs import _BIN, LANES, _MATH, ExprEval, cast_to, _const, _np_dtype
@@ -380,6 +381,7 @@ class Interpreter(ExprEval):
         nd = _np_dtype(dtype)
         fill = np.nan if nd.kind == "f" or is_float(dtype) else 0x5A
         L = env[LANES]
+        require_memory(data_var, n * (L or 1) * nd.itemsize, L)
         if L is None:
             self.storage[id(data_var)] = _Storage(np.full(n, fill, dtype=nd))
         else:

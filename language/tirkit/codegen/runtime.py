@@ -34,6 +34,18 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def require_memory(data_var, nbytes, copies=None):
+    """A `codegen/argument` error, not a MemoryError, when an allocation the interpreters
+    are about to make (`copies`: one per thread they run at once) exceeds the memory
+    available now."""
+    have = available_memory()
+    if have is not None and nbytes > have:
+        from .errors import ARGUMENT, fail
+        each = f" ({copies} copies, one per thread run at once)" if copies else ""
+        fail(ARGUMENT, f"running this kernel allocates about {nbytes / 2 ** 30:.1f} GiB for "
+             f"'{data_var.name}'{each}, and {have / 2 ** 30:.1f} GiB is available", data_var)
+
+
 def available_memory() -> int | None:
     """Bytes of memory this machine can give a process now without swapping (Linux's
     MemAvailable), or None where it is not known."""

@@ -42,7 +42,7 @@ class Measurer:
         self.threads, self.repeat, self.min_seconds, self.seed = threads, repeat, min_seconds, seed
 
     def inputs(self, func):
-        from ..codegen.cli import make_inputs
+        from ..codegen.inputs import make_inputs
         return make_inputs(func, np.random.default_rng(self.seed))
 
     def run(self, func, module):

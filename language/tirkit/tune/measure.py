@@ -89,7 +89,7 @@ def _reference(task: MeasureTask):
     if hit is not None:
         return hit
     import numpy as np
-    from ..codegen.cli import aligned_copy, make_inputs, make_scalars
+    from ..codegen.inputs import aligned_copy, make_inputs, make_scalars
     rng = np.random.default_rng(task.seed)
     func = task.reference.func
     arrays = make_inputs(func, rng)
@@ -108,7 +108,7 @@ def measure(task: MeasureTask) -> MeasureResult:
         arrays, scalars, ref = _reference(task)
         if task.candidate.entry == "cuda":
             return _measure_cuda(task, arrays, scalars, ref, pid)
-        from ..codegen.cli import aligned_copy
+        from ..codegen.inputs import aligned_copy
         kernel = load(task.candidate)
         mine = [aligned_copy(a) for a in arrays]
         kernel(*mine, scalars=scalars, threads=task.threads)

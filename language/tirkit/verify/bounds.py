@@ -85,7 +85,7 @@ def _check_bounds(func, ctx):
             conds = [c for c, _ in a.conds]
         cond_vars = set()
         for c in conds:
-            if not _simple_cond(c):
+            if not _readable_cond(c, an, env):
                 cond_vars.update(_vars_of(c, env))
         full = None
         loose = None
@@ -203,12 +203,22 @@ def _vars_of(e, env=None, depth=0):
     return out
 
 
-def _simple_cond(c):
-    """A conjunction of comparisons of one variable against bounds (fully understood)."""
+def _readable_cond(c, an, env):
+    """A conjunction of comparisons of one variable against bounds (fully understood), and of
+    `x != c` for a constant strictly inside x's range (`if i != 5:`): it excludes no extreme
+    value, and extremes are all this rule reasons on."""
     if isinstance(c, E.And):
-        return _simple_cond(c.a) and _simple_cond(c.b)
+        return _readable_cond(c.a, an, env) and _readable_cond(c.b, an, env)
     if isinstance(c, (E.LT, E.LE, E.GT, E.GE, E.EQ)):
         return len(_vars_of(c)) <= 1
+    if isinstance(c, E.Not) and isinstance(c.a, (E.LT, E.LE, E.GT, E.GE)):
+        return len(_vars_of(c)) <= 1          # an else branch, `not (i < 3)`: `i >= 3`
+    if isinstance(c, E.NE):
+        x, k = (c.a, c.b) if isinstance(c.b, E.IntImm) else (c.b, c.a)
+        if isinstance(x, E.Var) and isinstance(k, E.IntImm):
+            lo, hi = an.bound(an.to_aff(x, env))
+            return lo is not None and hi is not None and lo.is_const() and hi.is_const() \
+                and lo.const < k.value < hi.const
     return False
 
 

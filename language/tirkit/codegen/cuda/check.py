@@ -25,11 +25,12 @@ def run_on_gpu(func, module, rng, sizes=None, check=True, blocks=2, reference=No
     """Build func for this GPU and run it on random inputs; with `check`, compare with the
     thread interpreter (`blocks` per blockIdx dimension), or with `reference(*inputs) ->
     (expected output, its index)` when given (numpy, for kernels too large to interpret)."""
-    from ..cli import compare, make_inputs, make_scalars
+    from ..cli import compare
+    from ..inputs import make_inputs, make_scalars
     from .runtime import build_cuda
     from .threads import run_threads
     arrays = make_inputs(func, rng, sizes)
-    scalars = make_scalars(func, rng)
+    scalars = make_scalars(func, rng, sizes)
     inputs = [a.copy() for a in arrays]
     kernel = build_cuda(func, module)
     kernel(*arrays, scalars=scalars)

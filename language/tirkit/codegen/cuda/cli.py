@@ -89,7 +89,8 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
     """`tirkit run` of a thread-bound kernel: on the GPU with `--target cuda` where pycuda
     runs kernels, else in the thread interpreter (threads.py) with its race detector.  None
     for a kernel without thread bindings (the CPU path runs it); else the exit status."""
-    from ..cli import report_error, parse_sizes, make_inputs, make_scalars
+    from ..cli import report_error, parse_sizes
+    from ..inputs import make_inputs, make_scalars
     from . import is_thread_bound
     from .threads import run_threads
     if not is_thread_bound(func):
@@ -107,7 +108,7 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
             return _run_gpu(args, name, func, module, text, rng, blocks)
     try:
         arrays = make_inputs(func, rng, parse_sizes(args.size))
-        scalars = make_scalars(func, rng)
+        scalars = make_scalars(func, rng, parse_sizes(args.size))
         it = run_threads(func, arrays, scalars, module=module, blocks=blocks)
     except TirkitError as e:
         report_error(args.file, text, e)
