@@ -62,6 +62,22 @@ def test_a_guard_excluding_an_inner_point_does_not_hide_an_out_of_bounds_store()
     assert codes(check(fits)) == []
 
 
+def test_an_else_branch_is_read_under_the_negated_condition():
+    body = """
+    @T.prim_func
+    def k(A: T.Buffer((4, 4), "float32")):
+        for i, j in T.grid(7, 4):
+            if i < 3:
+                A[i, j] = T.float32(0)
+            else:
+                A[i, j] = T.float32(1)
+    """
+    d = check(body)
+    assert codes(d) == [(line_of(body, "A[i, j] = T.float32(1)"), "bounds/out-of-bounds")]
+    assert "ranges over [3, 6]" in d[0].message
+    assert codes(check(body.replace("T.grid(7, 4)", "T.grid(4, 4)"))) == []
+
+
 def test_predicate_keeps_split_in_bounds():
     body = """
     @T.prim_func
