@@ -323,3 +323,15 @@ def test_run_gives_a_shape_parameter_the_size_of_its_buffers(tmp_path):
         assert r.returncode == 0, r.stderr
         assert f"scalars: n={3 if extra else 16}" in r.stdout
         assert "X: ok" in r.stdout and "Y: ok" in r.stdout
+
+
+def test_run_refuses_an_access_out_of_bounds_for_the_sizes_it_runs(tmp_path):
+    from test_codegen_inputs import OUT_OF_BOUNDS_FOR_SOME_SIZES
+    path = tmp_path / "oob.py"
+    path.write_text(OUT_OF_BOUNDS_FOR_SOME_SIZES)
+    r = _tirkit("run", str(path), cache=tmp_path)
+    assert r.returncode == 1 and "ran in" not in r.stdout
+    assert "[bounds/out-of-bounds]" in r.stderr and "(with n=16)" in r.stderr
+    ok = _tirkit("run", str(path), "--size", "n=1", cache=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert "ran in" in ok.stdout

@@ -82,3 +82,29 @@ def test_a_dimension_that_comes_out_negative_is_refused():
     (d,) = e.value.diagnostics
     assert d.code == "codegen/argument"
     assert "a dimension of buffer 'X' is -4" in d.message and "--size" in d.message
+
+
+OUT_OF_BOUNDS_FOR_SOME_SIZES = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def f(a: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 8,), "float32")
+    for i in range(n):
+        for j in range(8):
+            A[i * 31 + j] = T.float32(1)
+'''
+
+
+def test_an_access_out_of_bounds_for_the_run_sizes_only_is_refused_before_running():
+    from tirkit.codegen.inputs import kernel_inputs, run_bounds
+    # in bounds for n = 1, outside A for every n >= 2: `check` cannot say it for every size
+    assert [d for d in tirkit.check(OUT_OF_BOUNDS_FOR_SOME_SIZES) if d.severity == "error"] == []
+    func = tirkit.parse(OUT_OF_BOUNDS_FOR_SOME_SIZES).module["f"]
+    assert run_bounds(func, make_scalars(func, np.random.default_rng(0), {"n": 1}),
+                      {"n": 1}) == []
+    (d,) = run_bounds(func, make_scalars(func, np.random.default_rng(0)))
+    assert d.code == "bounds/out-of-bounds" and d.span.line == 9
+    assert "ranges over [0, 472]" in d.message and d.message.endswith("(with n=16)")
+    with pytest.raises(tirkit.TirkitError):
+        kernel_inputs(func, np.random.default_rng(0), None)

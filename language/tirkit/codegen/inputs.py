@@ -223,11 +223,38 @@ def make_scalars(func, rng, sizes=None):
 
 def kernel_inputs(func, rng, sizes):
     """(the function to build, its arrays, its scalars): a sparse kernel is lowered to loops
-    over its indptr/indices and gets a random sparse pattern (sparse/inputs.py)."""
+    over its indptr/indices and gets a random sparse pattern (sparse/inputs.py).  An access
+    that leaves its buffer for these inputs is refused before anything runs (`run_bounds`)."""
     if func.sparse_axes:
         from ..sparse.inputs import sparse_inputs
         from ..sparse.lower import lower_sparse
         dense = lower_sparse(func)
         arrays, scalars, _ = sparse_inputs(func, dense, rng, sizes)
         return dense, arrays, scalars
-    return func, make_inputs(func, rng, sizes), make_scalars(func, rng, sizes)
+    arrays, scalars = make_inputs(func, rng, sizes), make_scalars(func, rng, sizes)
+    found = run_bounds(func, scalars, sizes)
+    if found:
+        from ..diagnostics import TirkitError
+        raise TirkitError(found)
+    return func, arrays, scalars
+
+
+def run_bounds(func, scalars, sizes=None) -> list:
+    """`bounds/out-of-bounds` for one run's inputs: the rule with the kernel's shape variables
+    and integer scalar parameters at the values this run gives them.  `tirkit check` reports
+    an access only when it leaves its buffer for every size; `Y[i, k * -3 + j]` over
+    `range(n)` does for n >= 2 only, and native code would write before `Y`."""
+    import dataclasses
+    from ..verify import RuleContext
+    from ..verify.bounds import check_bounds
+    values = dict(shape_values(func, sizes))
+    params = [p for p in func.params if func.buffer_of(p) is None and p.dtype != "handle"]
+    for p, v in zip(params, scalars):
+        if parse_dtype(p.dtype).is_int and id(p) not in values:
+            values[id(p)] = (p, int(v))
+    if not values:
+        return []
+    given = ", ".join(f"{v.name}={n}" for v, n in values.values())
+    return [dataclasses.replace(d, message=f"{d.message} (with {given})")
+            for d in check_bounds(func, RuleContext(sizes=values))
+            if d.severity == "error"]

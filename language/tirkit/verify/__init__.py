@@ -38,6 +38,7 @@ class RuleContext:
     lowering_errors: set = field(default_factory=set)   # id(PrimFunc) lowered with errors
     pragma: str = None                 # the file's `# tirkit: target=NAME`, read once
     intrinsics: tuple = ()             # folders of more tensor intrinsics (tensorize rule)
+    sizes: dict = None                 # id -> (variable, value): the values of one run
 
     def incomplete(self, func) -> bool:
         """Lowering reported an error inside func: statements may be missing, so rules that

@@ -75,13 +75,13 @@ def _check_bounds(func, ctx):
             own = {iv.var for iv in ivs}
             env = {v: b for v, b in fa.env.items() if v not in own}
             env.update(fa.lets)
-            an = analyzer_for(fa, a, env=env, from_loop=a.block_loops[x], from_block=x,
-                              iter_ranges=ivs)
+            an = _sized(analyzer_for(fa, a, env=env, from_loop=a.block_loops[x],
+                                     from_block=x, iter_ranges=ivs), ctx)
             conds = [c for c, d in a.conds if d > x]
         else:
             env = dict(fa.env)
             env.update(fa.lets)
-            an = analyzer_for(fa, a, env=env)
+            an = _sized(analyzer_for(fa, a, env=env), ctx)
             conds = [c for c, _ in a.conds]
         cond_vars = set()
         for c in conds:
@@ -109,7 +109,7 @@ def _check_bounds(func, ctx):
             if full is None:
                 fenv = dict(fa.env)
                 fenv.update(fa.lets)
-                full = (analyzer_for(fa, a, env=fenv), fenv)
+                full = (_sized(analyzer_for(fa, a, env=fenv), ctx), fenv)
             fan, fenv = full
             if _outside(fan, index_range(fan, idx, fenv), dim) is None:
                 continue
@@ -201,6 +201,14 @@ def _vars_of(e, env=None, depth=0):
         if env is not None and x in env and depth < 8:
             out.update(_vars_of(env[x], env, depth + 1))
     return out
+
+
+def _sized(an, ctx):
+    """The analyzer with the values a run gives the kernel's shape variables and scalar
+    parameters (`ctx.sizes`: id -> (variable, value)), when it checks one run's inputs."""
+    for v, n in (ctx.sizes or {}).values():
+        an.bind(v, n, n)
+    return an
 
 
 def _readable_cond(c, an, env):

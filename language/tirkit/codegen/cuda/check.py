@@ -26,11 +26,15 @@ def run_on_gpu(func, module, rng, sizes=None, check=True, blocks=2, reference=No
     thread interpreter (`blocks` per blockIdx dimension), or with `reference(*inputs) ->
     (expected output, its index)` when given (numpy, for kernels too large to interpret)."""
     from ..cli import compare
-    from ..inputs import make_inputs, make_scalars
+    from ..inputs import make_inputs, make_scalars, run_bounds
     from .runtime import build_cuda
     from .threads import run_threads
     arrays = make_inputs(func, rng, sizes)
     scalars = make_scalars(func, rng, sizes)
+    found = run_bounds(func, scalars, sizes)
+    if found:                   # a GPU write outside its buffer: stop before it runs
+        from ...diagnostics import TirkitError
+        raise TirkitError(found)
     inputs = [a.copy() for a in arrays]
     kernel = build_cuda(func, module)
     kernel(*arrays, scalars=scalars)
