@@ -359,3 +359,21 @@ def pool(A: T.Buffer((16,), "float32")):
     arrays = make_inputs(func, np.random.default_rng(2))
     run_reference(func, arrays, module=module)
     assert list(arrays[0][[1, 5, 9]]) == [7, 7, 7]
+
+
+def test_an_extern_call_binds_to_a_c_function_of_the_process_or_is_refused():
+    src = '''@T.prim_func
+def ext(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        B[i] = T.call_pure_extern("float32", "expf", A[i])
+'''
+    module, func = _func(src)
+    A, B = make_inputs(func, np.random.default_rng(4))
+    build(func, module)(A, B)
+    np.testing.assert_allclose(B, np.exp(A), rtol=1e-6)
+    # a name the process does not export: the JIT would call a null address
+    module, func = _func(src.replace('"expf"', '"no_such_kernel"'))
+    with pytest.raises(tirkit.TirkitError) as e:
+        build(func, module)
+    (d,) = e.value.diagnostics
+    assert d.code == "codegen/unsupported" and "'no_such_kernel'" in d.message

@@ -4,6 +4,8 @@ vectors), bit operations, `reinterpret`, LLVM intrinsics and extern functions by
 dtype limits.  Mixed into the expression generator (exprs.py), whose helpers it uses."""
 from __future__ import annotations
 
+import functools
+
 import llvmlite.ir as ir
 import numpy as np
 
@@ -137,6 +139,11 @@ class CallMixin:
         if e.op.startswith("call_llvm") and rest and isinstance(rest[0], E.IntImm) and \
                 rest[0].value == len(rest) - 1 and parse_dtype(rest[0].dtype).kind == "uint":
             rest = rest[1:]                             # TVM's signature-count argument
+        if e.op in ("call_extern", "call_pure_extern") and not _in_process(name) and \
+                self.module.globals.get(name) is None:
+            # the JIT would bind the call to a null address: the run would crash
+            fail(UNSUPPORTED, f"T.{e.op} of '{name}': this process has no C function of "
+                 "that name (the CPU backend calls the C library's, such as expf)", e)
         vals = [self.expr(a) for a in rest]
         ret = T.value_type(e.dtype) if e.dtype not in ("void", "handle") else T.VOID
         return self.call_named(name, ret, vals)
@@ -173,3 +180,14 @@ class CallMixin:
         phi.add_incoming(a, a_end)
         phi.add_incoming(b, b_end)
         return phi
+
+
+@functools.lru_cache(maxsize=1024)
+def _in_process(name: str) -> bool:
+    """Whether the running process (Python, its C library and math library) exports a
+    function of this name: what the JIT can bind an external call to."""
+    import ctypes
+    try:
+        return hasattr(ctypes.CDLL(None), name)
+    except OSError:
+        return True              # cannot tell: leave the call to the JIT, as before
