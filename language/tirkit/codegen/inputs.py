@@ -83,20 +83,26 @@ def shape_values(func, sizes=None) -> dict:
 
 def _dim(b, s, values) -> int:
     """A shape dimension's value with the variables' values (`n * 32` is 512 for n = 16)."""
-    if isinstance(s, E.IntImm):
-        return s.value
-    if isinstance(s, E.Var) and id(s) in values:
-        return values[id(s)][1]
     from ..arith import Analyzer
-    from ..ir.visit import substitute
-    aff = Analyzer().to_aff(substitute(s, {k: E.IntImm(v.dtype, n)
-                                           for k, (v, n) in values.items()}))
-    if aff is None or not aff.is_const() or aff.const < 0:
+    n = _constant(s, {k: E.IntImm(v.dtype, x) for k, (v, x) in values.items()}, Analyzer())
+    if n is None or n < 0:
         from .errors import ARGUMENT, fail
-        what = "has no value" if aff is None or not aff.is_const() else f"is {aff.const}"
+        what = "has no value" if n is None else f"is {n}"
         fail(ARGUMENT, f"a dimension of buffer '{b.name}' {what} with the sizes given "
              "(set its variables with --size NAME=N)", b)
-    return aff.const
+    return n
+
+
+def _constant(x, values, an):
+    """The value of integer expression `x` with the variables of `values` (id -> IntImm)
+    put in, or None when that leaves it symbolic."""
+    if isinstance(x, E.IntImm):
+        return x.value
+    if not values:
+        return None
+    from ..ir.visit import substitute
+    aff = an.to_aff(substitute(x, values))
+    return aff.const if aff is not None and aff.is_const() else None
 
 
 def _check_memory(buffers, symbolic=False, allocated=()):
@@ -105,7 +111,7 @@ def _check_memory(buffers, symbolic=False, allocated=()):
     process would be killed while filling them.  Counted: each input and a copy of it (the
     reference run, the device copy), the float64 draws that fill the largest one, and each
     allocation once."""
-    from .runtime import available_memory
+    from .runtime import available_memory, gib
     sized = []
     for b, shape in buffers:
         n = int(np.prod(shape, dtype=object)) if shape else 1
@@ -120,8 +126,8 @@ def _check_memory(buffers, symbolic=False, allocated=()):
         size, name, big = max([(x, b.name, b) for x, _, b in sized] + list(allocated),
                               key=lambda t: t[0])
         hint = " (give its symbolic shapes smaller sizes with --size)" if symbolic else ""
-        fail(ARGUMENT, f"running this kernel needs about {_gib(need)} of memory for its "
-             f"buffers ('{name}' alone is {_gib(size)}), and {_gib(have)} is available"
+        fail(ARGUMENT, f"running this kernel needs about {gib(need)} of memory for its "
+             f"buffers ('{name}' alone is {gib(size)}), and {gib(have)} is available"
              + hint, big)
 
 
@@ -136,7 +142,7 @@ def allocations(func, sizes=None, threads=None) -> list:
     kernel fills them."""
     from ..arith import Analyzer
     from ..ir import stmt as S
-    from ..ir.visit import substitute, walk
+    from ..ir.visit import walk
     from .runtime import cpu_count
     threads = threads or cpu_count()
     values = {k: E.IntImm("int64", int(v)) for k, v in (sizes or {}).items()}
@@ -147,10 +153,7 @@ def allocations(func, sizes=None, threads=None) -> list:
     copies = {}                      # id(node) -> concurrent copies, inside parallel loops
 
     def size(x):
-        if isinstance(x, E.IntImm):
-            return x.value
-        aff = an.to_aff(substitute(x, values)) if values else None
-        return aff.const if aff is not None and aff.is_const() else None
+        return _constant(x, values, an)
 
     def add(dtype, dims, name, node):
         n = [size(x) for x in dims]
@@ -195,10 +198,6 @@ def _storage(x) -> list:
         b = x.buffer
         return [(b.dtype, b.shape, b.name, b, b.data)]
     return []
-
-
-def _gib(n) -> str:
-    return f"{n / 2 ** 30:.1f} GiB"
 
 
 def make_scalars(func, rng, sizes=None):

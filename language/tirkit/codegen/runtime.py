@@ -34,6 +34,11 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def gib(n) -> str:
+    """Bytes as GiB, for messages."""
+    return f"{n / 2 ** 30:.1f} GiB"
+
+
 def require_memory(data_var, nbytes, copies=None):
     """A `codegen/argument` error, not a MemoryError, when an allocation the interpreters
     are about to make (`copies`: one per thread they run at once) exceeds the memory
@@ -42,8 +47,8 @@ def require_memory(data_var, nbytes, copies=None):
     if have is not None and nbytes > have:
         from .errors import ARGUMENT, fail
         each = f" ({copies} copies, one per thread run at once)" if copies else ""
-        fail(ARGUMENT, f"running this kernel allocates about {nbytes / 2 ** 30:.1f} GiB for "
-             f"'{data_var.name}'{each}, and {have / 2 ** 30:.1f} GiB is available", data_var)
+        fail(ARGUMENT, f"running this kernel allocates about {gib(nbytes)} for "
+             f"'{data_var.name}'{each}, and {gib(have)} is available", data_var)
 
 
 def available_memory() -> int | None:

@@ -70,6 +70,7 @@ class FuncMixin:
         self.sym_vars = []
         self.func_attrs = []
         self.func_attr_spans = {}
+        self.stepped_names = {}
         self.buffer_map = []
         self.sparse_axes = []
         self.func_level = True

@@ -168,6 +168,6 @@ def _scaled(var, stepped):
     """`var * step + start`: what the loop's name stands for in its body."""
     start, _, step, _ = stepped
     scaled = E.Mul(var, step, var.dtype, var.span)
-    if isinstance(start, E.IntImm) and start.value == 0:
+    if E.is_const_int(start, 0):
         return scaled
     return E.Add(scaled, start, var.dtype, var.span)

@@ -22,6 +22,7 @@ from ...syntax import cst as C
 from .stmts import Wrap
 
 _NESTED = ("body", "orelse")
+_AT_ZERO = (E.IntImm("int32", 0),)       # the one element of a local scalar
 
 
 class LocalScalar:
@@ -32,7 +33,7 @@ class LocalScalar:
         self.buffer = buffer
 
     def load(self, span=None):
-        return E.BufferLoad(self.buffer, (E.IntImm("int32", 0),), self.buffer.dtype, span)
+        return E.BufferLoad(self.buffer, _AT_ZERO, self.buffer.dtype, span)
 
 
 def assigned_name(s) -> str | None:
@@ -92,7 +93,7 @@ class ScalarMixin:
         current = self.lookup(target.id)
         if isinstance(current, LocalScalar):
             value = self.store_value(current.buffer, raw, value_node)
-            return S.BufferStore(current.buffer, value, (E.IntImm("int32", 0),), self.span(s))
+            return S.BufferStore(current.buffer, value, _AT_ZERO, self.span(s))
         if id(s) not in self.rebound:
             return None
         if dtype is None:
@@ -103,7 +104,7 @@ class ScalarMixin:
         value = self.store_value(buf, raw, value_node)
         self.define(target.id, LocalScalar(buf), target, check=False)
         span = self.span(s)
-        first = S.BufferStore(buf, value, (E.IntImm("int32", 0),), span)
+        first = S.BufferStore(buf, value, _AT_ZERO, span)
 
         def make(rest):
             body = first if _is_nothing(rest) else S.SeqStmt(
@@ -136,5 +137,4 @@ def _dtype_of(v):
 
 def _is_nothing(stmt) -> bool:
     """The placeholder body of a statement list that ended (no statement of its own)."""
-    return type(stmt) is S.Evaluate and stmt.span is None and \
-        isinstance(stmt.value, E.IntImm) and stmt.value.value == 0
+    return type(stmt) is S.Evaluate and stmt.span is None and E.is_const_int(stmt.value, 0)

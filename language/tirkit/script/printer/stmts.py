@@ -331,7 +331,7 @@ def _local_scalar(d: S.DeclBuffer):
     a local scalar, not a LetStmt), used only as that element; None otherwise."""
     b, body = d.buffer, d.body
     if d.spelling != "local_scalar" or b.scope != "local" or b.strides or \
-            b.elem_offset is not None or len(b.shape) != 1 or not _is_one(b.shape[0]) or \
+            b.elem_offset is not None or len(b.shape) != 1 or not E.is_const_int(b.shape[0], 1) or \
             type(body) is not S.SeqStmt or len(body.seq) < 2:
         return None
     first = body.seq[0]
@@ -355,12 +355,8 @@ def _local_scalar(d: S.DeclBuffer):
     return (first, rest) if stores and not other else None
 
 
-def _is_one(e) -> bool:
-    return isinstance(e, E.IntImm) and e.value == 1
-
-
 def _at_zero(indices) -> bool:
-    return len(indices) == 1 and isinstance(indices[0], E.IntImm) and indices[0].value == 0
+    return len(indices) == 1 and E.is_const_int(indices[0], 0)
 
 
 def _stepped(f: S.For):
