@@ -63,38 +63,45 @@ def _write_cache(key, obj):
         pass
 
 
-def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None, pipeline=None) -> str:
+def emit_llvm(func: S.PrimFunc, module: S.IRModule | None = None, pipeline=None,
+              checked: bool = False) -> str:
     """The (unoptimized) LLVM IR text of func, with the loop hints of `pipeline` (default:
-    the one llvm/pipeline.py chooses)."""
+    the one llvm/pipeline.py chooses), bounds-checked when `checked`."""
     from .llvm.function import build_module
     from .llvm.pipeline import choose
     from .passes import lower
     from .llvm.pipeline import loop_metadata
     p = pipeline or choose(func)
-    mod, _ = build_module(lower(func, module), unroll_count=p.unroll_count)
+    mod, _ = build_module(lower(func, module), unroll_count=p.unroll_count, checked=checked)
     return loop_metadata(str(mod))
 
 
 def compile_native(func: S.PrimFunc, module: S.IRModule | None = None, pipeline=None,
-                   keep_ir: bool = False):
+                   keep_ir: bool = False, checked: bool = False):
     """func -> (object code for the host CPU, entry symbol, optimized IR text or None), with
-    `pipeline` or the one llvm/pipeline.py chooses; no cache."""
+    `pipeline` or the one llvm/pipeline.py chooses, bounds-checked when `checked`
+    (llvm/checks.py); no cache."""
     from .llvm import engine
     from .llvm.function import build_module
     from .llvm.pipeline import choose
     from .llvm.pipeline import loop_metadata
     from .passes import lower
     p = pipeline or choose(func)
-    mod, entry_name = build_module(lower(func, module), unroll_count=p.unroll_count)
+    mod, entry_name = build_module(lower(func, module), unroll_count=p.unroll_count,
+                                   checked=checked)
     obj, ir_text = engine.compile_ir(loop_metadata(str(mod)), p, keep_ir)
     return obj, entry_name, ir_text
 
 
 def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True,
-          keep_ir: bool = False, pipeline=None):
+          keep_ir: bool = False, pipeline=None, checked: bool = False):
     """Compile func for the host CPU; a second build of the same structure is not recompiled
     (in memory, and across processes through the on-disk cache).  The LLVM pipeline is the one
-    llvm/pipeline.py chooses (and measures the choice of) unless `pipeline` is given."""
+    llvm/pipeline.py chooses (and measures the choice of) unless `pipeline` is given.
+
+    `checked`: each load and store tests its index against its storage first, and a call
+    that reaches one outside ends with a `bounds/out-of-bounds` error at that access instead
+    of making it (llvm/checks.py)."""
     from .llvm import engine
     from .passes import check_cpu, signature
     from .passes.control import check_control_flow, return_dtype
@@ -103,7 +110,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     check_control_flow(func)
     cpu, features = engine.host_cpu()
     key = structural_hash(func, module.constants if module is not None else None,
-                          f"{version()}|{cpu}|{features}|{pipeline}")
+                          f"{version()}|{cpu}|{features}|{pipeline}|{checked}")
     buffers, scalars, sources = signature(func)
     entry_name = f"tirkit_{func.name}"
     t0 = time.perf_counter()
@@ -112,14 +119,14 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
         obj = _MEMORY.get(key) or _read_cache(key)
         cached = obj is not None
     if obj is None:
-        obj, entry_name, ir_text = compile_native(func, module, pipeline, keep_ir)
+        obj, entry_name, ir_text = compile_native(func, module, pipeline, keep_ir, checked)
         if cache:
             _write_cache(key, obj)
     _MEMORY.put(key, obj)
     loaded = engine.Loaded(obj)
     seconds = time.perf_counter() - t0
     return Kernel(func.name, buffers, scalars, sources, loaded, entry_name, seconds, cached,
-                  key, ir_text if keep_ir else None, return_dtype(func))
+                  key, ir_text if keep_ir else None, return_dtype(func), checked)
 
 
 __all__ = ["build", "compile_native", "emit_llvm", "structural_hash", "ARGUMENT", "THREAD_BINDING",

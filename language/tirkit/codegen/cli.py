@@ -3,6 +3,11 @@
 Inputs (buffers and scalar parameters) are random (seeded) and never zero; `--check` compares
 every buffer with the reference interpreter (exact for integers, relative error under 1e-5 for
 float32).  A kernel that returns a value (`T.ret`) prints it, and `--check` compares it too.
+
+`run` compiles each kernel with bounds-checked accesses (llvm/checks.py): an access outside
+its buffer ends the run with `bounds/out-of-bounds` at that access, where unchecked code
+would corrupt memory or crash.  `bench` times the unchecked code, after one checked run on
+the same inputs.
 """
 from __future__ import annotations
 
@@ -113,7 +118,7 @@ def cmd_run(args) -> int:
             continue
         try:
             func, arrays, scalars = kernel_inputs(func, rng, parse_sizes(args.size))
-            kernel = build(func, module)
+            kernel = build(func, module, checked=True)
             ref = [a.copy() for a in arrays]
             if args.check:      # the reference first: it stops on out-of-bounds accesses
                 ref_value = run_reference(func, ref, scalars, module=module)
@@ -204,6 +209,8 @@ def cmd_bench(args) -> int:
             continue
         try:
             func, arrays, scalars = kernel_inputs(func, rng, parse_sizes(args.size))
+            build(func, module, checked=True)(*[a.copy() for a in arrays], scalars=scalars,
+                                              threads=threads)
             kernel = build(func, module)
             sec = kernel.time(*arrays, scalars=scalars, threads=threads,
                               repeat=args.repeat)

@@ -19,7 +19,12 @@ import numpy as np
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float
-from .errors import ARGUMENT, fail
+from .errors import ARGUMENT, OUT_OF_BOUNDS, fail
+
+# The report area a call passes (unsigned 64-bit words; llvm/checks.py writes it): T.ret's
+# value and flag, then for checked code the first access found outside its storage (its
+# number + 1, its index, its storage's elements), then each parameter array's bytes.
+RET_WORDS, BAD_ACCESS, BAD_INDEX, BAD_COUNT, FIRST_SIZE_WORD = 0, 2, 3, 4, 5
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.c_void_p)
@@ -121,6 +126,14 @@ if hasattr(os, "register_at_fork"):     # a child starts with no workers: new po
     os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
+def report_area(arrays):
+    """A call's report area for these parameter arrays (see FIRST_SIZE_WORD)."""
+    area = (ctypes.c_uint64 * (FIRST_SIZE_WORD + len(arrays)))()
+    for i, a in enumerate(arrays):
+        area[FIRST_SIZE_WORD + i] = a.nbytes
+    return area
+
+
 def returned_value(slot, dtype):
     """The value a T.ret left in the result slot (see llvm/function.py), or None."""
     raw = bytes(slot)
@@ -139,8 +152,9 @@ class Kernel:
     """
 
     def __init__(self, name, buffers, scalars, sources, loaded, entry_name, compile_seconds,
-                 cached, key, llvm_ir=None, ret_dtype=None):
+                 cached, key, llvm_ir=None, ret_dtype=None, checked=False):
         self.name = name
+        self.checked = checked          # each access tests its index (llvm/checks.py)
         self.ret_dtype = ret_dtype
         self.buffers, self.scalars, self.sources = buffers, scalars, sources
         self.loaded = loaded
@@ -203,8 +217,9 @@ class Kernel:
     def __call__(self, *arrays, scalars=(), threads=None):
         ptrs, svals = self.pack(arrays, scalars)
         p = pool(threads or self.threads)
-        slot = (ctypes.c_uint64 * 2)()
+        slot = report_area(arrays)
         self.entry(ptrs, svals, p.launch, ctypes.addressof(slot))
+        self.stop_if_out_of_bounds(slot)
         if self.ret_dtype is None:
             return arrays
         return returned_value(slot, self.ret_dtype)
@@ -218,9 +233,10 @@ class Kernel:
         ptrs, svals = self.pack(arrays, scalars)
         p = pool(threads or self.threads)
         cb = p.launch
-        slot = (ctypes.c_uint64 * 2)()
+        slot = report_area(arrays)
         res = ctypes.addressof(slot)
         self.entry(ptrs, svals, cb, res)                  # warm up
+        self.stop_if_out_of_bounds(slot)
         t0 = now()
         self.entry(ptrs, svals, cb, res)
         one = max(now() - t0, 1e-7)
@@ -233,3 +249,18 @@ class Kernel:
             times.append((now() - t0) / number)
         times.sort()
         return times[len(times) // 2]
+
+    def stop_if_out_of_bounds(self, slot):
+        """A `bounds/out-of-bounds` error at the first access a checked call refused."""
+        k = slot[BAD_ACCESS]
+        if not k:
+            return
+        from ..diagnostics import Diagnostic, Span, TirkitError
+        from .llvm.checks import TABLE_SYMBOL, read_table
+        name, verb, *where = read_table(ctypes.string_at(
+            self.loaded.data_address(TABLE_SYMBOL)))[k - 1]
+        index = ctypes.c_int64(slot[BAD_INDEX]).value
+        raise TirkitError([Diagnostic(
+            OUT_OF_BOUNDS, "error", f"{verb} '{name}' out of bounds: element {index}, but its "
+            f"storage holds {slot[BAD_COUNT]} (the checked run made no access outside it)",
+            Span(*where))])

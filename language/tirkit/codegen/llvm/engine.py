@@ -106,3 +106,7 @@ class Loaded:
 
     def address(self, name: str) -> int:
         return self.engine.get_function_address(name)
+
+    def data_address(self, name: str) -> int:
+        """The address of a global variable of the object code."""
+        return self.engine.get_global_value_address(name)

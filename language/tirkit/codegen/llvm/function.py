@@ -17,8 +17,11 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import expr as E
+from ...ir.dtype import bytes_of
 from ..passes import LoweredFunc
 from . import types as T
+from ..runtime import FIRST_SIZE_WORD
+from .checks import CheckMixin, add_table
 from .exprs import ExprMixin
 from .stmts import StmtMixin
 
@@ -63,6 +66,7 @@ class _FnPtr:
 class ModuleState:
     def __init__(self, lowered: LoweredFunc, triple="", layout="", unroll_count=0):
         self.lowered = lowered
+        self.accesses = []                    # the checked accesses' table (checks.py)
         self.unroll_count = unroll_count      # hint for innermost rolled loops (0: none)
         self.module = ir.Module(name=lowered.name)
         self.module.triple = triple
@@ -90,8 +94,8 @@ class ModuleState:
         return g
 
 
-class FuncEmitter(ExprMixin, StmtMixin):
-    def __init__(self, shared: ModuleState, fn: ir.Function, launch, result=None):
+class FuncEmitter(CheckMixin, ExprMixin, StmtMixin):
+    def __init__(self, shared: ModuleState, fn: ir.Function, launch, result=None, report=None):
         self.shared = shared
         self.module = shared.module
         self.fn = fn
@@ -103,6 +107,10 @@ class FuncEmitter(ExprMixin, StmtMixin):
         self.b = ir.IRBuilder(body)
         self.launch = launch
         self.result = result          # where T.ret stores the value (None: a parallel body)
+        self.report = report          # the report area of checked code (None: unchecked)
+        self.sizes = {}               # id(storage var) -> its bytes (i64), in checked code
+        self.static_sizes = {}        # id(storage var) -> its bytes where known (checked code)
+        self.ranges = {}              # id(int var) -> (lo, hi) known bounds (checked code)
         self.loop_targets = []        # (continue block, break block, heap depth), innermost last
         self.heap = []                # heap allocations live at this point, innermost last
         self.vars, self.ptrs = {}, {}
@@ -121,7 +129,10 @@ class FuncEmitter(ExprMixin, StmtMixin):
         scope = [("v", k, v) for k, v in self.vars.items()
                  if k in used and not isinstance(v.type, ir.VectorType)]
         scope += [("p", k, v) for k, v in self.ptrs.items() if k in used]
+        scope += [("z", k, v) for k, v in self.sizes.items() if k in used]
         scope.append(("l", 0, self.launch))
+        if self.report is not None:
+            scope.append(("r", 0, self.report))
         name = self.shared.fresh(f"{self.fn.name}_par")
         # body function: (begin, end, values...) with noalias pointers
         body_ty = ir.FunctionType(T.VOID, [T.I64, T.I64] + [v.type for _, _, v in scope])
@@ -130,12 +141,19 @@ class FuncEmitter(ExprMixin, StmtMixin):
         for (kind, _, _), arg in zip(scope, body_fn.args[2:]):
             if kind == "p":
                 arg.add_attribute("noalias")
-        child = FuncEmitter(self.shared, body_fn, body_fn.args[-1])
+        child = FuncEmitter(self.shared, body_fn, None)
         for (kind, key, _), arg in zip(scope, body_fn.args[2:]):
             if kind == "v":
                 child.vars[key] = arg
             elif kind == "p":
                 child.ptrs[key] = arg
+            elif kind == "z":
+                child.sizes[key] = arg
+            elif kind == "l":
+                child.launch = arg
+            else:
+                child.report = arg
+        child.static_sizes, child.ranges = dict(self.static_sizes), dict(self.ranges)
         t = T.value_type(s.loop_var.dtype)
         if t == T.I32:                   # counted in 64 bits (StmtMixin.loop)
             t = T.I64
@@ -167,11 +185,19 @@ class FuncEmitter(ExprMixin, StmtMixin):
         self.b.call(_FnPtr(self.launch), [tramp, clo, n])
 
 
-def build_module(lowered: LoweredFunc, triple="", layout="",
-                 unroll_count=0) -> tuple[ir.Module, str]:
+def _static_bytes(b):
+    """The bytes of a parameter buffer's array where its shape is constant (the runtime
+    refuses an array of another shape), else None."""
+    if not all(isinstance(d, E.IntImm) for d in b.shape):
+        return None
+    return int(np.prod([d.value for d in b.shape], dtype=np.int64)) * max(1, bytes_of(b.dtype))
+
+
+def build_module(lowered: LoweredFunc, triple="", layout="", unroll_count=0,
+                 checked=False) -> tuple[ir.Module, str]:
     """The LLVM module of a lowered function and the name of its entry symbol; with
     `unroll_count`, each innermost rolled loop carries that unroll count as a hint (see
-    pipeline.py)."""
+    pipeline.py); `checked`: each access tests its index first (checks.py)."""
     st = ModuleState(lowered, triple, layout, unroll_count)
     entry_name = f"tirkit_{lowered.name}"
     arg_types = [T.PTR] * len(lowered.buffers) + [T.value_type(v.dtype) for v in lowered.scalars]
@@ -180,13 +206,20 @@ def build_module(lowered: LoweredFunc, triple="", layout="",
     impl.linkage = "internal"
     for a in impl.args[:len(lowered.buffers)]:
         a.add_attribute("noalias")
-    em = FuncEmitter(st, impl, impl.args[-2], impl.args[-1])
-    for b, a in zip(lowered.buffers, impl.args):
+    report = impl.args[-1] if checked else None
+    em = FuncEmitter(st, impl, impl.args[-2], impl.args[-1], report)
+    for i, (b, a) in enumerate(zip(lowered.buffers, impl.args)):
         em.ptrs[id(b.data)] = a
+        if checked:
+            word = em.entry_builder.gep(report, [T.I64(FIRST_SIZE_WORD + i)],
+                                        source_etype=T.I64)
+            em.storage_size(b.data, em.entry_builder.load(word, typ=T.I64), _static_bytes(b))
     for v, a in zip(lowered.scalars, impl.args[len(lowered.buffers):]):
         em.vars[id(v)] = a
     em.stmt(lowered.body)
     em.b.ret_void()
+    if checked:
+        add_table(st.module, st.accesses)
     # entry: unpack arrays of pointers and scalars
     entry = ir.Function(st.module, ir.FunctionType(T.VOID, [T.PTR, T.PTR, T.PTR, T.PTR]),
                         name=entry_name)

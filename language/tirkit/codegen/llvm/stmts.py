@@ -81,6 +81,9 @@ class StmtMixin:
         return bool(ids) and contains(e, lambda x: id(x) in ids, E.Var)
 
     def load(self, e: E.BufferLoad):
+        return self.checked_access(e.buffer, e.indices[0], e, lambda: self._load(e), False)
+
+    def _load(self, e: E.BufferLoad):
         buf = e.buffer
         mt = T.memory_type(buf.dtype)
         align = max(1, bytes_of(parse_dtype(buf.dtype).element()))
@@ -105,10 +108,13 @@ class StmtMixin:
         return self.from_memory(v, buf.dtype)
 
     def store(self, s: S.BufferStore):
+        value = self.to_memory(self.expr(s.value), s.buffer.dtype)
+        self.checked_access(s.buffer, s.indices[0], s, lambda: self._store(s, value), True)
+
+    def _store(self, s: S.BufferStore, value):
         buf = s.buffer
         mt = T.memory_type(buf.dtype)
         align = max(1, bytes_of(parse_dtype(buf.dtype).element()))
-        value = self.to_memory(self.expr(s.value), buf.dtype)
         kind, p, *rest = self._access(buf, s.indices[0])
         if kind == "scalar":
             if isinstance(value.type, ir.VectorType) and not isinstance(mt, ir.VectorType):
@@ -251,6 +257,7 @@ class StmtMixin:
 
     def _s_AllocateConst(self, s):
         self.ptrs[id(s.buffer_var)] = self.shared.constant_global(s.const_name)
+        self.storage_size(s.buffer_var, int(self.shared.lowered.constants[s.const_name].nbytes))
         self.stmt(s.body)
 
     def _s_Allocate(self, s):
@@ -269,11 +276,13 @@ class StmtMixin:
             p.align = 64
             p.type = T.PTR                       # opaque: indexed by element type
             self.ptrs[id(s.buffer_var)] = p
+            self.storage_size(s.buffer_var, n * elem)
             self.stmt(s.body)
             return
         size = T.I64(elem)
         for d in s.extents:
             size = self.b.mul(size, self.index(d))
+        self.storage_size(s.buffer_var, size, None if n is None else n * elem)
         size = self.b.and_(self.b.add(size, T.I64(63 + 64)), T.I64(~63))
         p = self.call_named("aligned_alloc", T.PTR, [T.I64(64), size])
         self.ptrs[id(s.buffer_var)] = p

@@ -1,0 +1,234 @@
+"""Bounds-checked native code (`build(..., checked=True)`, what `tirkit run` runs): an access
+outside its storage is not made and the call ends with `bounds/out-of-bounds` at it; every
+access inside runs as the unchecked code does."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tirkit
+
+from codegen_helpers import EXAMPLES  # (and a private kernel cache)
+from tirkit.codegen import build, emit_llvm
+from tirkit.codegen.cli import compare, kernel_inputs, make_inputs
+from tirkit.diagnostics import TirkitError
+
+HEAD = "from tvm.script import tir as T\n\n\n"
+
+# a guard over two loop variables: the bounds rule reads one-variable guards only
+TWO_VAR_GUARD = '''@T.prim_func
+def guarded(A: T.Buffer((16,), "float32"), B: T.Buffer((64,), "float32")):
+    for i_0, i_1 in T.grid(4, 4):
+        if i_0 * 4 + i_1 < 14:
+            B[i_0 * 100 + i_1] = A[i_0 * 4 + i_1]
+'''
+
+
+def _func(src):
+    module = tirkit.parse(HEAD + src).module
+    return module, module.prim_funcs()[0][1]
+
+
+def _refusal(kernel, *arrays, **kw):
+    with pytest.raises(TirkitError) as err:
+        kernel(*arrays, **kw)
+    (d,) = err.value.diagnostics
+    assert d.code == "bounds/out-of-bounds" and d.severity == "error"
+    return d
+
+
+def _inside(big, n):
+    """The first n elements of big, as the array a kernel gets: what lies after them shows
+    whether a write went past the buffer."""
+    view = big[:n]
+    assert view.flags.c_contiguous
+    return view
+
+
+def test_a_write_outside_the_array_is_not_made_and_is_reported_at_its_line():
+    module, func = _func(TWO_VAR_GUARD)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(16).astype("float32")
+    big = rng.standard_normal(400).astype("float32")
+    before = big.copy()
+    d = _refusal(build(func, module, checked=True), a, _inside(big, 64))
+    assert (d.span.line, d.span.column) == (8, 13)          # B[i_0 * 100 + i_1] = ...
+    assert d.message.startswith("writes 'B' out of bounds: element 100, but its storage holds 64")
+    # the accesses inside were made, those after the buffer were not
+    assert np.array_equal(big[:4], a[:4]) and np.array_equal(big[4:64], before[4:64])
+    assert np.array_equal(big[64:], before[64:])
+    # the unchecked code writes there: the memory the checked run kept
+    build(func, module)(a, _inside(big, 64))
+    assert big[100] == a[4] and big[301] == a[13] and big[302] == before[302]
+
+
+def test_a_read_outside_gives_its_line_and_no_value_from_past_the_array():
+    src = '''@T.prim_func
+def shifted(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"), n: T.int32):
+    for i in range(32):
+        B[i] = A[i + n]
+'''
+    module, func = _func(src)
+    kernel = build(func, module, checked=True)
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal(32).astype("float32"), rng.standard_normal(32).astype("float32")
+    d = _refusal(kernel, a, b, scalars=(5,))
+    assert d.span.line == 7
+    assert d.message.startswith("reads 'A' out of bounds: element 32, but its storage holds 32")
+    assert np.array_equal(b[:27], a[5:]) and np.all(b[27:] == 0)   # refused loads give zero
+    kernel(a, b, scalars=(0,))                                      # in bounds: no error
+    assert np.array_equal(b, a)
+
+
+def test_a_vector_access_reports_its_first_lane_outside_and_a_masked_lane_is_not_an_access():
+    src = '''@T.prim_func
+def gathered(A: T.Buffer((64,), "float32"), I: T.Buffer((64,), "int32"),
+             B: T.Buffer((60,), "float32")):
+    for i in range(8):
+        for j in T.vectorized(8):
+            if i * 8 + j < 60:
+                B[i * 8 + j] = A[I[i * 8 + j]]
+'''
+    module, func = _func(src)
+    kernel = build(func, module, checked=True)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(64).astype("float32")
+    idx = rng.permutation(64).astype("int32")
+    b = rng.standard_normal(60).astype("float32")
+    kernel(a, idx, b)                       # lanes 60..63 are masked off: nothing refused
+    assert np.array_equal(b, a[idx[:60]])
+    bad = idx.copy()
+    bad[19] = 64 + 7                        # lane 3 of the third vector gathers past A
+    bad[21] = -2
+    d = _refusal(kernel, a, bad, b)
+    assert d.message.startswith("reads 'A' out of bounds: element 71, but its storage holds 64")
+    assert d.span.line == 10
+
+
+def test_parallel_loops_heap_and_stack_allocations_are_checked():
+    src = '''@T.prim_func
+def staged(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), n: T.int32,
+           m: T.int32, g: T.int32):
+    H = T.decl_buffer((n,), "float32")
+    for j in range(n):
+        H[j] = A[1, j]
+    for i in T.parallel(64):
+        S = T.decl_buffer((64,), "float32")
+        for j in range(64):
+            S[j] = A[i, j] * T.float32(2)
+        for j in range(64):
+            B[i, j + g] = H[j % m] + S[(j + m) % 65]
+'''
+    module, func = _func(src)
+    kernel = build(func, module, checked=True)
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((64, 64)).astype("float32")
+    b = rng.standard_normal((64, 64)).astype("float32")
+    kernel(a, b, scalars=(64, 65, 0))
+    assert np.array_equal(b, a[1][None, :] + 2 * a)
+    # H: on the heap, outside the parallel loop; S: on the stack of its body; B: a parameter
+    cases = {(16, 65, 0): "reads 'H' out of bounds: element 16, but its storage holds 16",
+             (64, 1, 0): "reads 'S' out of bounds: element 64, but its storage holds 64",
+             (64, 65, 1): "writes 'B' out of bounds: element 4096, but its storage holds 4096"}
+    for scalars, message in cases.items():
+        assert _refusal(kernel, a, b, scalars=scalars).message.startswith(message), scalars
+
+
+def _example_kernels(folder):
+    for path in sorted((EXAMPLES / folder).glob("*.py")):
+        module = tirkit.parse(path.read_text()).module
+        for name, func in module.prim_funcs():
+            try:
+                func, arrays, scalars = kernel_inputs(func, np.random.default_rng(7), {})
+                plain = build(func, module)
+            except TirkitError:
+                continue                         # GPU-only kernels and the like
+            yield path, module, func, plain, arrays, scalars
+
+
+def test_checked_and_unchecked_code_agree_on_every_valid_example():
+    checked = 0
+    for path, module, func, plain, arrays, scalars in _example_kernels("valid"):
+        mine = [a.copy() for a in arrays]
+        ret = build(func, module, checked=True)(*mine, scalars=scalars)
+        want = plain(*arrays, scalars=scalars)
+        if plain.ret_dtype is not None:
+            assert ret == want, func.name
+        for b, x, y in zip(plain.buffers, mine, arrays):
+            assert compare(x, y, b.dtype)[0], (path.name, func.name, b.name)
+        checked += 1
+    assert checked >= 9                  # the CPU kernels of the valid examples
+
+
+def test_an_invalid_example_that_reads_past_its_array_is_refused_at_its_expect_line():
+    refused = {}
+    for path, module, func, plain, arrays, scalars in _example_kernels("invalid"):
+        try:
+            build(func, module, checked=True)(*arrays, scalars=scalars)
+        except TirkitError as e:
+            refused[path.name] = e.diagnostics[0]
+    assert refused["out_of_bounds.py"].span.line == 9            # B[vi] = A[vi + 1]
+    assert refused["out_of_bounds.py"].message.startswith(
+        "reads 'A' out of bounds: element 128, but its storage holds 128")
+    lines = (EXAMPLES / "invalid" / "out_of_bounds.py").read_text().splitlines()
+    assert "expect: bounds/out-of-bounds" in lines[8]
+
+
+def test_a_kernel_from_the_cache_still_names_its_access(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIRKIT_CACHE_DIR", str(tmp_path))
+    module, func = _func(TWO_VAR_GUARD.replace("B: T.Buffer((64,)", "B: T.Buffer((60,)"))
+    rng = np.random.default_rng(8)
+    arrays = make_inputs(func, rng)
+    first = _refusal(build(func, module, checked=True), *arrays)
+    from tirkit.codegen import _MEMORY
+    _MEMORY.clear()
+    again = build(func, module, checked=True)
+    assert again.from_cache
+    assert _refusal(again, *arrays) == first
+    assert first.message.startswith("writes 'B' out of bounds: element 100, but its storage "
+                                    "holds 60")
+
+
+def test_tirkit_run_stops_at_the_access_instead_of_crashing(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + TWO_VAR_GUARD)
+    out = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", str(path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"{path}:8:13: error: writes 'B' out of bounds: element 100" in out.stderr
+    assert "[bounds/out-of-bounds]" in out.stderr and "Traceback" not in out.stderr
+    bench = subprocess.run([sys.executable, "-m", "tirkit.cli", "bench", str(path), "--repeat", "1"],
+                           capture_output=True, text=True, timeout=300)
+    assert bench.returncode == 1 and "out of bounds: element 100" in bench.stderr
+    assert "median" not in bench.stdout
+
+
+def test_no_test_is_made_where_the_loops_keep_the_index_inside():
+    src = '''@T.prim_func
+def tiles(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+          C: T.Buffer((64,), "float32"), g: T.int32):
+    for i_0 in T.parallel(8):
+        for i_1, j in T.grid(8, 64):
+            B[i_0 * 8 + i_1, j] = A[j, i_0 * 8 + i_1] + C[j + g]
+'''
+    module, func = _func(src)
+    # A and B: indices inside their constant shapes over the loops; C: an offset not known
+    assert emit_llvm(func, module, checked=True).count("\naccess.out:") == 1
+    kernel = build(func, module, checked=True)
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((64, 64)).astype("float32"), np.ones((64, 64), "float32")
+    c = rng.standard_normal(64).astype("float32")
+    kernel(a, b, c, scalars=(0,))
+    assert np.array_equal(b, a.T + c[None, :])
+    d = _refusal(kernel, a, b, c, scalars=(24,))
+    assert d.message.startswith("reads 'C' out of bounds: element 64, but its storage holds 64")
+    # a cast to a narrower integer, which the interval looks through, keeps its test: the
+    # exact value is j, inside C, but the int8 wraps
+    narrow = src.replace("C[j + g]", "C[T.Cast(\"int32\", T.Cast(\"int8\", j + 200)) - 200]").replace(
+        ", g: T.int32", "")
+    module, func = _func(narrow)
+    assert emit_llvm(func, module, checked=True).count("\naccess.out:") == 1
+    kernel = build(func, module, checked=True)
+    d = _refusal(kernel, a, b, c)
+    assert d.message.startswith("reads 'C' out of bounds: element -256, but its storage holds 64")
