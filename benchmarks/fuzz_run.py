@@ -11,9 +11,10 @@ diagnostic is, by the rule `tirkit run` follows, a kernel it compiles and runs, 
 the checker misses (a float loop bound, a launch of no threads, a literal its dtype cannot
 hold) shows here as a crash.  Mutations are those of tests/fuzz_mutators.py, 70% of them
 number replacements (what turns a sound kernel into an unsound one that still parses).  Each
-mutant runs in a fresh process (`tirkit run FILE`, native code, no `--check`) under a
-virtual-memory limit and a 90 s timeout.  Counted as a failure: a signal (segfault,
-abort, kill), an exit status other than 0, 1 or 2, a traceback or an `internal error` line.
+mutant runs in a fresh process (`tirkit run FILE`: bounds-checked native code, no
+`--check`) under a virtual-memory limit and a 90 s timeout.  Counted as a failure: a signal
+(segfault, abort, kill), an exit status other than 0, 1 or 2, a traceback or an `internal
+error` line.
 Failing mutants are written to `--save` (default /tmp/tirkit-fuzz-run).
 """
 from __future__ import annotations

@@ -232,3 +232,45 @@ def tiles(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
     kernel = build(func, module, checked=True)
     d = _refusal(kernel, a, b, c)
     assert d.message.startswith("reads 'C' out of bounds: element -256, but its storage holds 64")
+
+
+def test_an_integer_division_by_zero_stops_the_checked_run_at_the_division():
+    src = '''@T.prim_func
+def ratios(A: T.Buffer((64,), "int32"), D: T.Buffer((64,), "int32"),
+           B: T.Buffer((64,), "int32"), n: T.int32):
+    for i in range(8):
+        for j in T.vectorized(8):
+            B[i * 8 + j] = T.if_then_else(D[i * 8 + j] != 0, A[i * 8 + j] // D[i * 8 + j],
+                                          A[i * 8 + j] % n)
+'''
+    module, func = _func(src)
+    kernel = build(func, module, checked=True)
+    rng = np.random.default_rng(10)
+    a = rng.integers(-1000, 1000, 64).astype("int32")
+    d = rng.integers(-9, 10, 64).astype("int32")
+    d[::5] = 0                              # lanes whose quotient is masked off
+    b = rng.integers(-5, 5, 64).astype("int32")
+    kernel(a, d, b, scalars=(7,))
+    safe = np.where(d != 0, d, 1)
+    assert np.array_equal(b, np.where(d != 0, a // safe, a % 7))
+    with pytest.raises(TirkitError) as e:
+        kernel(a, d, b, scalars=(0,))        # the remainder's lanes run with n = 0
+    (diag,) = e.value.diagnostics
+    assert diag.code == "arith/division-by-zero" and diag.span.line == 10
+    assert diag.message.startswith("divides by zero: `n` is 0 here")
+    kernel(a, np.where(d != 0, d, 3).astype("int32"), b, scalars=(0,))   # no lane takes n
+
+
+def test_an_index_from_a_float_out_of_the_int_range_is_refused_not_run():
+    # unchecked, the cast of 1e20 is poison to LLVM, and a test of it could be dropped
+    src = '''@T.prim_func
+def far(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = A[T.Cast("int32", T.floor(A[i] * T.float32(1e20)))]
+'''
+    module, func = _func(src)
+    a = np.random.default_rng(11).uniform(0.5, 1.5, 16).astype("float32")
+    d = _refusal(build(func, module, checked=True), a, np.ones(16, "float32"))
+    assert d.span.line == 7
+    assert d.message.startswith(f"reads 'A' out of bounds: element {2 ** 31 - 1}, but its "
+                                "storage holds 16")

@@ -101,7 +101,8 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
 
     `checked`: each load and store tests its index against its storage first, and a call
     that reaches one outside ends with a `bounds/out-of-bounds` error at that access instead
-    of making it (llvm/checks.py)."""
+    of making it; an integer division by 0 ends it with `arith/division-by-zero`
+    (llvm/checks.py)."""
     from .llvm import engine
     from .passes import check_cpu, signature
     from .passes.control import check_control_flow, return_dtype

@@ -6,7 +6,8 @@ from ..diagnostics import Diagnostic, Span, TirkitError
 THREAD_BINDING = "codegen/thread-binding"   # a GPU thread binding reached the CPU backend
 UNSUPPORTED = "codegen/unsupported"         # a construct the CPU backend does not lower
 ARGUMENT = "codegen/argument"               # an argument that does not fit the kernel
-OUT_OF_BOUNDS = "bounds/out-of-bounds"      # the interpreter met an access outside a buffer
+OUT_OF_BOUNDS = "bounds/out-of-bounds"      # a run met an access outside a buffer
+DIVISION_BY_ZERO = "arith/division-by-zero"  # a checked run met an integer division by 0
 
 
 def _span(node) -> Span:

@@ -19,7 +19,7 @@ import numpy as np
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float
-from .errors import ARGUMENT, OUT_OF_BOUNDS, fail
+from .errors import ARGUMENT, DIVISION_BY_ZERO, OUT_OF_BOUNDS, fail
 
 # The report area a call passes (unsigned 64-bit words; llvm/checks.py writes it): T.ret's
 # value and flag, then for checked code the first access found outside its storage (its
@@ -251,16 +251,22 @@ class Kernel:
         return times[len(times) // 2]
 
     def stop_if_out_of_bounds(self, slot):
-        """A `bounds/out-of-bounds` error at the first access a checked call refused."""
+        """The error at the first check a checked call failed (llvm/checks.py):
+        `bounds/out-of-bounds` at an access it refused, `arith/division-by-zero` at a
+        division by 0."""
         k = slot[BAD_ACCESS]
         if not k:
             return
         from ..diagnostics import Diagnostic, Span, TirkitError
         from .llvm.checks import TABLE_SYMBOL, read_table
-        name, verb, *where = read_table(ctypes.string_at(
+        what, subject, *where = read_table(ctypes.string_at(
             self.loaded.data_address(TABLE_SYMBOL)))[k - 1]
-        index = ctypes.c_int64(slot[BAD_INDEX]).value
-        raise TirkitError([Diagnostic(
-            OUT_OF_BOUNDS, "error", f"{verb} '{name}' out of bounds: element {index}, but its "
-            f"storage holds {slot[BAD_COUNT]} (the checked run made no access outside it)",
-            Span(*where))])
+        if what == "divides":
+            code, message = DIVISION_BY_ZERO, f"divides by zero: `{subject}` is 0 here (the " \
+                "checked run stops at the first division by 0)"
+        else:
+            index = ctypes.c_int64(slot[BAD_INDEX]).value
+            code, message = OUT_OF_BOUNDS, f"{what} '{subject}' out of bounds: element " \
+                f"{index}, but its storage holds {slot[BAD_COUNT]} (the checked run made no " \
+                "access outside it)"
+        raise TirkitError([Diagnostic(code, "error", message, Span(*where))])

@@ -1,13 +1,16 @@
-"""Bounds-checked memory access: the code `build(..., checked=True)` makes (`tirkit run`).
+"""Checked native code: what `build(..., checked=True)` makes and `tirkit run` runs.
 
 Before each load and store, the element index (each active lane of a vector access) is
 tested against the size of the storage the access addresses: a parameter's array, an
 allocation, a constant.  An access outside it is not made (a load gives zero) and the first
 one found is recorded in the report area the runtime passes; the runtime then ends the run
 with a `bounds/out-of-bounds` diagnostic at that access, where unchecked code would write over
-other memory or crash the process.  The test is on the flat storage, so it stops what can
-corrupt memory; an index outside one dimension that stays inside the storage is what the
-reference interpreter (`tirkit run --check`) reports.
+other memory or crash the process.  In the same way an integer division or remainder by a
+divisor that is 0 (in an active lane) divides by 1 instead and ends the run with
+`arith/division-by-zero`: unchecked, it is undefined (LLVM may drop the operation or the
+processor trap).  The access test is on the flat storage, so it stops what can corrupt
+memory; an index outside one dimension that stays inside the storage is what the reference
+interpreter (`tirkit run --check`) reports.
 
 No test is made where it cannot fail: the storage's size is known when compiling (a
 parameter of constant shape, whose array the runtime checks; a constant-size allocation) and
@@ -19,13 +22,14 @@ through, is always tested.
 The report area (unsigned 64-bit words; `runtime.report_area` makes it):
 
     0, 1     T.ret's value and flag (function.py)
-    2        0, or 1 + the number of the first access found out of bounds
-    3, 4     that access's element index, and the elements its storage holds
+    2        0, or 1 + the number of the first check that failed
+    3, 4     for an access, its element index and the elements its storage holds
     5 + i    the bytes of parameter buffer i's array, written by the runtime before the call
 
-The accesses, in the order they are numbered, are a JSON list of [buffer, "reads" or
-"writes", line, column, end line, end column] in the object code (`TABLE_SYMBOL`), so a kernel
-loaded from the cache still names its accesses.
+The checks, in the order they are numbered, are a JSON list of [what, subject, line, column,
+end line, end column] in the object code (`TABLE_SYMBOL`): what is "reads" or "writes" with
+the buffer's name, or "divides" with the divisor's text.  A kernel loaded from the cache
+still names them.
 """
 from __future__ import annotations
 
@@ -36,11 +40,12 @@ import llvmlite.ir as ir
 from ...arith.interval import interval
 from ...ir import expr as E
 from ...ir.dtype import bytes_of, parse_dtype
+from ...ir.text import expr_text
 from ...ir.visit import contains
 from ..runtime import BAD_ACCESS, BAD_COUNT, BAD_INDEX
 from . import types as T
 
-TABLE_SYMBOL = "__tirkit_access_table"
+TABLE_SYMBOL = "__tirkit_check_table"
 
 
 class CheckMixin:
@@ -62,7 +67,8 @@ class CheckMixin:
         done = b.append_basic_block("access.done")
         b.cbranch(ok, good, bad).set_weights([1 << 20, 1])
         b.position_at_end(bad)
-        self._record(buf, node, writes, index(), count)
+        self._record(_entry("writes" if writes else "reads", buf.name, node, buf), index(),
+                     count)
         bad_end = b.block
         b.branch(done)
         b.position_at_end(good)
@@ -137,12 +143,32 @@ class CheckMixin:
             return mask
         return self.b.icmp_unsigned("!=", self.b.bitcast(mask, ir.IntType(n)), ir.IntType(n)(0))
 
-    def _record(self, buf, node, writes, index, count):
-        table = self.shared.accesses
-        table.append(_entry(buf, node, writes))
+    def nonzero_divisor(self, node, b):
+        """The integer divisor `b` of `node`, with 1 where it is 0; a 0 in an active lane
+        is recorded."""
+        ks = T.int_values(b)
+        if ks is not None and all(ks):
+            return b
+        bl = self.b
+        n = T.lanes(b.type)
+        zero = bl.icmp_unsigned("==", b, T.const(b.type, 0))
+        hit = self._any(zero)
+        if self.mask is not None:
+            lanes = self.mask_for(n)
+            hit = self._any(bl.and_(zero, lanes)) if T.lanes(lanes.type) == n else \
+                bl.and_(hit, self._any(lanes))
+        with bl.if_then(hit, likely=False):
+            self._record(_entry("divides", expr_text(node.b), node, None))
+        return bl.select(zero, T.const(b.type, 1), b)
+
+    def _record(self, entry, index=None, count=None):
+        table = self.shared.checks
+        table.append(entry)
         b = self.b
         first = self._word(BAD_ACCESS)
         pair = b.cmpxchg(first, T.I64(0), T.I64(len(table)), "monotonic", "monotonic")
+        if index is None:
+            return
         with b.if_then(b.extract_value(pair, 1)):
             b.store(index, self._word(BAD_INDEX))
             b.store(count, self._word(BAD_COUNT))
@@ -166,15 +192,15 @@ def _narrowing(cast) -> bool:
     return a is None or b is None or a.is_float or a.bits > b.bits or a.kind != b.kind
 
 
-def _entry(buf, node, writes):
-    s = getattr(node, "span", None) or getattr(buf, "span", None)
+def _entry(what, subject, node, fallback):
+    s = getattr(node, "span", None) or getattr(fallback, "span", None)
     where = [s.line, s.column, s.end_line, s.end_column] if s is not None else [1, 1, 1, 2]
-    return [buf.name, "writes" if writes else "reads"] + where
+    return [what, subject] + where
 
 
-def add_table(module: ir.Module, accesses: list) -> None:
-    """The access table as a global of the module (see the module's docstring)."""
-    data = bytearray(json.dumps(accesses).encode() + b"\0")
+def add_table(module: ir.Module, checks: list) -> None:
+    """The check table as a global of the module (see the module's docstring)."""
+    data = bytearray(json.dumps(checks).encode() + b"\0")
     ty = ir.ArrayType(T.I8, len(data))
     g = ir.GlobalVariable(module, ty, name=TABLE_SYMBOL)
     g.initializer = ir.Constant(ty, data)

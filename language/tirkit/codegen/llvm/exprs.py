@@ -15,6 +15,7 @@ from .calls import CallMixin
 # int32 kinds computed in 64 bits inside a memory index (`ExprMixin.wide`)
 _WIDE_OPS = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
 _ICMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
+_DIVIDES = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
 _FCMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 
 
@@ -240,6 +241,10 @@ class ExprMixin(CallMixin):
         if ds.is_int and dd.is_float:
             return b.sitofp(v, tt) if ds.kind == "int" else b.uitofp(v, tt)
         if ds.is_float and dd.is_int:
+            if self.report is not None:      # checked code: a defined value, not poison
+                op = "fptosi" if dd.kind == "int" else "fptoui"
+                return self.call_named(f"llvm.{op}.sat.{T.mangle(tt)}.{T.mangle(v.type)}", tt,
+                                       [v])
             return b.fptosi(v, tt) if dd.kind == "int" else b.fptoui(v, tt)
         if ds.is_float and dd.is_float:
             return b.fpext(v, tt) if dd.bits > ds.bits else b.fptrunc(v, tt)
@@ -274,6 +279,8 @@ class ExprMixin(CallMixin):
         dtype = e.dtype
         a, dt = self.to_f32ish(a, dtype)
         b, _ = self.to_f32ish(b, dtype)
+        if t in _DIVIDES and self.report is not None and not parse_dtype(dt).is_float:
+            b = self.nonzero_divisor(e, b)
         return self.from_f32ish(self.arith(t, a, b, dt), dtype)
 
     def arith(self, t, a, b, dtype):

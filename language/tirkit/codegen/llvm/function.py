@@ -66,7 +66,7 @@ class _FnPtr:
 class ModuleState:
     def __init__(self, lowered: LoweredFunc, triple="", layout="", unroll_count=0):
         self.lowered = lowered
-        self.accesses = []                    # the checked accesses' table (checks.py)
+        self.checks = []                      # what checked code tests, in order (checks.py)
         self.unroll_count = unroll_count      # hint for innermost rolled loops (0: none)
         self.module = ir.Module(name=lowered.name)
         self.module.triple = triple
@@ -197,7 +197,8 @@ def build_module(lowered: LoweredFunc, triple="", layout="", unroll_count=0,
                  checked=False) -> tuple[ir.Module, str]:
     """The LLVM module of a lowered function and the name of its entry symbol; with
     `unroll_count`, each innermost rolled loop carries that unroll count as a hint (see
-    pipeline.py); `checked`: each access tests its index first (checks.py)."""
+    pipeline.py); `checked`: each access tests its index first, each integer division its
+    divisor (checks.py)."""
     st = ModuleState(lowered, triple, layout, unroll_count)
     entry_name = f"tirkit_{lowered.name}"
     arg_types = [T.PTR] * len(lowered.buffers) + [T.value_type(v.dtype) for v in lowered.scalars]
@@ -219,7 +220,7 @@ def build_module(lowered: LoweredFunc, triple="", layout="", unroll_count=0,
     em.stmt(lowered.body)
     em.b.ret_void()
     if checked:
-        add_table(st.module, st.accesses)
+        add_table(st.module, st.checks)
     # entry: unpack arrays of pointers and scalars
     entry = ir.Function(st.module, ir.FunctionType(T.VOID, [T.PTR, T.PTR, T.PTR, T.PTR]),
                         name=entry_name)
