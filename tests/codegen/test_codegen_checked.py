@@ -274,3 +274,31 @@ def far(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     assert d.span.line == 7
     assert d.message.startswith(f"reads 'A' out of bounds: element {2 ** 31 - 1}, but its "
                                 "storage holds 16")
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_the_least_integer_divided_by_minus_one_wraps_instead_of_trapping(checked):
+    src = '''@T.prim_func
+def quotients(A: T.Buffer((16,), "int32"), D: T.Buffer((16,), "int32"),
+              Q: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32"),
+              S: T.Buffer((16,), "int32"), M: T.Buffer((16,), "int32")):
+    for i in range(16):
+        Q[i] = A[i] // D[i]
+        R[i] = A[i] % D[i]
+        S[i] = T.truncdiv(A[i], D[i])
+        M[i] = T.truncmod(A[i], D[i])
+'''
+    module, func = _func(src)
+    rng = np.random.default_rng(12)
+    a = rng.integers(-1000, 1000, 16).astype("int32")
+    d = rng.choice([-7, -3, -1, 2, 5], 16).astype("int32")
+    a[:3], d[:3] = -2 ** 31, -1                  # the processor's idiv traps on these
+    outs = [np.zeros(16, "int32") for _ in range(4)]
+    build(func, module, checked=checked)(a, d, *outs)
+    least = np.int32(-2 ** 31)
+    big, small = a.astype(np.int64), d.astype(np.int64)
+    want_q = np.where(a == least, least, big // small)
+    want_s = np.where(a == least, least, np.trunc(big / small).astype(np.int64))
+    assert np.array_equal(outs[0], want_q) and np.array_equal(outs[2], want_s)
+    assert np.array_equal(outs[1], big - (big // small) * small)
+    assert np.array_equal(outs[3], big - np.trunc(big / small).astype(np.int64) * small)

@@ -8,7 +8,8 @@ with a `bounds/out-of-bounds` diagnostic at that access, where unchecked code wo
 other memory or crash the process.  In the same way an integer division or remainder by a
 divisor that is 0 (in an active lane) divides by 1 instead and ends the run with
 `arith/division-by-zero`: unchecked, it is undefined (LLVM may drop the operation or the
-processor trap).  The access test is on the flat storage, so it stops what can corrupt
+processor trap).  The signed division of the least value by -1 wraps, as TIR's integers do,
+instead of trapping, in unchecked code too.  The access test is on the flat storage, so it stops what can corrupt
 memory; an index outside one dimension that stays inside the storage is what the reference
 interpreter (`tirkit run --check`) reports.
 
@@ -143,14 +144,24 @@ class CheckMixin:
             return mask
         return self.b.icmp_unsigned("!=", self.b.bitcast(mask, ir.IntType(n)), ir.IntType(n)(0))
 
-    def nonzero_divisor(self, node, b):
-        """The integer divisor `b` of `node`, with 1 where it is 0; a 0 in an active lane
-        is recorded."""
+    def safe_divisor(self, node, a, b, signed):
+        """The integer divisor `b` of `a` in `node`: signed, 1 where `a` is the type's least
+        value and `b` is -1, so that the quotient wraps to `a` and the remainder is 0 where
+        the processor would trap (checked or not); in checked code also 1 where it is 0, a 0
+        in an active lane being recorded."""
         ks = T.int_values(b)
-        if ks is not None and all(ks):
+        if ks is not None and all(ks) and not (signed and -1 in ks):
             return b
         bl = self.b
         n = T.lanes(b.type)
+        one = T.const(b.type, 1)
+        if signed:
+            least = T.const(a.type, -(1 << (T.element(a.type).width - 1)))
+            wraps = bl.and_(bl.icmp_signed("==", b, T.const(b.type, -1)),
+                            bl.icmp_signed("==", a, least))
+            b = bl.select(wraps, one, b)
+        if (ks is not None and all(ks)) or self.report is None:
+            return b
         zero = bl.icmp_unsigned("==", b, T.const(b.type, 0))
         hit = self._any(zero)
         if self.mask is not None:
@@ -159,7 +170,7 @@ class CheckMixin:
                 bl.and_(hit, self._any(lanes))
         with bl.if_then(hit, likely=False):
             self._record(_entry("divides", expr_text(node.b), node, None))
-        return bl.select(zero, T.const(b.type, 1), b)
+        return bl.select(zero, one, b)
 
     def _record(self, entry, index=None, count=None):
         table = self.shared.checks

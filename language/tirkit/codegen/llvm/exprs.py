@@ -279,8 +279,8 @@ class ExprMixin(CallMixin):
         dtype = e.dtype
         a, dt = self.to_f32ish(a, dtype)
         b, _ = self.to_f32ish(b, dtype)
-        if t in _DIVIDES and self.report is not None and not parse_dtype(dt).is_float:
-            b = self.nonzero_divisor(e, b)
+        if t in _DIVIDES and not parse_dtype(dt).is_float:
+            b = self.safe_divisor(e, a, b, parse_dtype(dt).kind == "int")
         return self.from_f32ish(self.arith(t, a, b, dt), dtype)
 
     def arith(self, t, a, b, dtype):
