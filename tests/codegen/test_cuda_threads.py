@@ -226,6 +226,25 @@ def test_wmma_int8_with_a_column_major_b():
     np.testing.assert_array_equal(arrays[2], A @ B.T)       # B read column-major
 
 
+
+@pytest.mark.parametrize("old, new, message", [
+    ("tvm_store_matrix_sync(C_frag.data, 16, 16, 16", "tvm_store_matrix_sync(C_frag.data, 0, 16, 16",
+     "T.tvm_store_matrix_sync with m, n, k = 0, 16, 16: wmma fragments are m16n16k16"),
+    ("tvm_fill_fragment(C_frag.data, 16, 16, 16", "tvm_fill_fragment(C_frag.data, 32, 8, 16",
+     "T.tvm_store_matrix_sync uses 'C_frag' as an m16n16k16 fragment, another call as m32n8k16"),
+])
+def test_a_fragment_shape_wmma_does_not_have_is_refused(old, new, message):
+    """A fuzzed kernel (m = 0 in a store) reached numpy's broadcasting as an internal error."""
+    assert old in INT8_WMMA
+    r = parse(INT8_WMMA.replace(old, new), "i8.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as e:
+        run_threads(f, make_inputs(f, np.random.default_rng(4)), module=r.module)
+    (d,) = e.value.diagnostics
+    assert d.code == "codegen/unsupported" and d.message.startswith(message)
+    assert d.span.line == 15                       # the store
+
+
 PTX_MMA = '''from tvm.script import tir as T
 
 

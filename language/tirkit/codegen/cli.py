@@ -112,11 +112,11 @@ def cmd_run(args) -> int:
     from .cuda.cli import run_on_cpu_threads
     for name, func in funcs:
         rng = np.random.default_rng(args.seed)
-        gpu = run_on_cpu_threads(args, name, func, module, text, rng)
-        if gpu is not None:         # a thread-bound kernel: no CPU build
-            status = max(status, gpu)
-            continue
         try:
+            gpu = run_on_cpu_threads(args, name, func, module, text, rng)
+            if gpu is not None:         # a thread-bound kernel: no CPU build
+                status = max(status, gpu)
+                continue
             func, arrays, scalars = kernel_inputs(func, rng, parse_sizes(args.size))
             kernel = build(func, module, checked=True)
             ref = [a.copy() for a in arrays]

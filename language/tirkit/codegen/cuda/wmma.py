@@ -37,8 +37,15 @@ def is_fragment(var) -> bool:
     return scope_of(var).startswith("wmma.")
 
 
+# (m, n, k) of the fragments `nvcuda::wmma` has: 16-bit floats and 8-bit integers, tf32,
+# double, 4-bit integers, bits
+SHAPES = ((16, 16, 16), (32, 8, 16), (8, 32, 16), (16, 16, 8), (8, 8, 4), (8, 8, 32),
+          (8, 8, 128))
+
+
 def fragment_shapes(body) -> dict:
-    """id(fragment data var) -> (m, n, k, layout or None) from the calls on it."""
+    """id(fragment data var) -> (m, n, k, layout or None) from the calls on it; a shape
+    wmma does not have, or two shapes for one fragment, is `codegen/unsupported`."""
     out = {}
 
     def fn(x):
@@ -46,10 +53,17 @@ def fragment_shapes(body) -> dict:
             var, m, n, k = x.args[:4]
             if not all(isinstance(v, E.IntImm) for v in (m, n, k)):
                 fail(UNSUPPORTED, f"T.{x.op} needs constant m, n, k", x)
+            shape = (m.value, n.value, k.value)
+            if shape not in SHAPES:
+                fail(UNSUPPORTED, f"T.{x.op} with m, n, k = {', '.join(map(str, shape))}: wmma "
+                     "fragments are " + ", ".join("m{}n{}k{}".format(*s) for s in SHAPES), x)
             layout = x.args[7].value if x.op == LOAD and isinstance(x.args[7], E.StringImm) \
                 else None
             prev = out.get(id(var))
-            out[id(var)] = (m.value, n.value, k.value, layout or (prev[3] if prev else None))
+            if prev is not None and prev[:3] != shape:
+                fail(UNSUPPORTED, f"T.{x.op} uses '{var.name}' as an m{shape[0]}n{shape[1]}"
+                     f"k{shape[2]} fragment, another call as m{prev[0]}n{prev[1]}k{prev[2]}", x)
+            out[id(var)] = shape + (layout or (prev[3] if prev else None),)
     walk(body, fn)
     return out
 
