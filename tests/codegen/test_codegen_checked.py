@@ -302,3 +302,24 @@ def quotients(A: T.Buffer((16,), "int32"), D: T.Buffer((16,), "int32"),
     assert np.array_equal(outs[0], want_q) and np.array_equal(outs[2], want_s)
     assert np.array_equal(outs[1], big - (big // small) * small)
     assert np.array_equal(outs[3], big - np.trunc(big / small).astype(np.int64) * small)
+
+
+def test_a_uniform_read_under_a_vector_mask_counts_only_where_some_lane_runs():
+    src = '''@T.prim_func
+def masked(A: T.Buffer((32,), "float32"), C: T.Buffer((4,), "float32"),
+           B: T.Buffer((32,), "float32"), n: T.int32):
+    for i in range(4):
+        for j in T.vectorized(8):
+            if i * 8 + j < n:
+                B[i * 8 + j] = A[i * 8 + j] + C[i * 3]
+'''
+    module, func = _func(src)
+    kernel = build(func, module, checked=True)
+    rng = np.random.default_rng(13)
+    a, c = rng.standard_normal(32).astype("float32"), rng.standard_normal(4).astype("float32")
+    b = rng.standard_normal(32).astype("float32")
+    before = b.copy()
+    kernel(a, c, b, scalars=(4,))       # C[6] and C[9] are read only under masks all off
+    assert np.array_equal(b[:4], a[:4] + c[0]) and np.array_equal(b[4:], before[4:])
+    d = _refusal(kernel, a, c, b, scalars=(20,))      # i = 2 runs lanes 16..19
+    assert d.message.startswith("reads 'C' out of bounds: element 6, but its storage holds 4")

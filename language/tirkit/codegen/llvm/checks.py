@@ -61,15 +61,19 @@ class CheckMixin:
         size = self.sizes.get(id(buf.data)) if self.report is not None else None
         if size is None or self._always_inside(buf, idx):
             return emit()
-        ok, index, count = self._in_bounds(buf, idx, size)
+        ok, index, count, made = self._in_bounds(buf, idx, size)
         b = self.b
         good = b.append_basic_block("access.ok")
         bad = b.append_basic_block("access.out")
         done = b.append_basic_block("access.done")
         b.cbranch(ok, good, bad).set_weights([1 << 20, 1])
         b.position_at_end(bad)
-        self._record(_entry("writes" if writes else "reads", buf.name, node, buf), index(),
-                     count)
+        entry = _entry("writes" if writes else "reads", buf.name, node, buf)
+        if made is None:
+            self._record(entry, index(), count)
+        else:                        # a uniform access under a vector mask: an error if made
+            with b.if_then(made):
+                self._record(entry, index(), count)
         bad_end = b.block
         b.branch(done)
         b.position_at_end(good)
@@ -112,7 +116,8 @@ class CheckMixin:
     def _in_bounds(self, buf, idx, size):
         """(an i1 that is true when every active lane is inside the storage, a function
         giving, in the block of the refusal, the first index outside, the storage's
-        elements)."""
+        elements, and for a uniform access under a vector mask an i1 that is true when the
+        access would be made: some lane is on; else None)."""
         b = self.b
         v = self.index(idx)
         n = T.lanes(v.type)
@@ -122,9 +127,7 @@ class CheckMixin:
                         b.icmp_signed("<", v, self.splat(count, n)))
         mask = self.mask
         if n == 1:
-            if mask is not None:     # a uniform access under a vector mask is made if any lane is
-                inside = b.or_(inside, b.not_(self._any(mask)))
-            return inside, lambda: v, count
+            return inside, lambda: v, count, None if mask is None else self._any(mask)
         if mask is not None:
             lanes = self.mask_for(n)
             inside = b.or_(inside, b.not_(lanes)) if T.lanes(lanes.type) == n else \
@@ -136,7 +139,7 @@ class CheckMixin:
             outside = b.bitcast(b.not_(inside), ir.IntType(n))
             lane = self.call_named(f"llvm.cttz.i{n}", ir.IntType(n), [outside, T.I1(0)])
             return b.extract_element(v, lane)
-        return all_in, first_outside, count
+        return all_in, first_outside, count, None
 
     def _any(self, mask):
         n = T.lanes(mask.type)
