@@ -7,6 +7,8 @@ reference interpreter first (it stops on out-of-bounds accesses, so invalid prog
 run compiled), and the two results compared.  Writes benchmarks/results/codegen_corpus.md.
 
     python benchmarks/corpus_codegen.py --corpus /work/corpus/classic
+    python benchmarks/corpus_codegen.py --checked    # the bounds-checked code `tirkit run`
+                                                     # runs: codegen_corpus_checked.md
 """
 from __future__ import annotations
 
@@ -47,6 +49,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=int, default=20,
                     help="seconds of interpreter per kernel, in this process's CPU time (a busy "
                     "machine does not change which kernels pass it)")
+    ap.add_argument("--checked", action="store_true",
+                    help="compile bounds-checked code (codegen/llvm/checks.py), as tirkit run does")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGVTALRM, _alarm)
     files = sorted(glob.glob(os.path.join(args.corpus, "*.py")))
@@ -67,7 +71,7 @@ def main(argv=None) -> int:
         for name, func in result.module.prim_funcs():
             stats["kernels"] += 1
             try:
-                kernel = build(func, result.module)
+                kernel = build(func, result.module, checked=args.checked)
             except TirkitError as e:
                 codes[e.diagnostics[0].code] += 1
                 continue
@@ -105,7 +109,7 @@ def main(argv=None) -> int:
             if not ok:
                 mismatches.append(f"{os.path.basename(path)}:{name}")
     write(args.corpus, len(files), stats, codes, mismatches, too_slow, time.time() - t0,
-          args.timeout)
+          args.timeout, args.checked)
     return 0
 
 
@@ -133,8 +137,9 @@ def _why_different(m):
     return "**not reviewed**"
 
 
-def write(corpus, nfiles, stats, codes, mismatches, too_slow, seconds, timeout):
-    out = ["# Code generator over the TVM test-suite corpus", "",
+def write(corpus, nfiles, stats, codes, mismatches, too_slow, seconds, timeout, checked):
+    what = ", bounds-checked code" if checked else ""
+    out = [f"# Code generator over the TVM test-suite corpus{what}", "",
            *host.header({"the reference interpreter": "tirkit's own, in-process, one thread"}),
            f"{nfiles} programs, {seconds:.0f} s.", "", "| outcome | count |", "|---|---|"]
     for k, v in stats.most_common():
@@ -151,7 +156,8 @@ def write(corpus, nfiles, stats, codes, mismatches, too_slow, seconds, timeout):
         out += ["", f"Kernels the interpreter did not finish in {timeout} s of CPU time (compiled, "
                 "not compared):", ""]
         out += [f"- `{m}`" for m in too_slow]
-    dest = ROOT / "benchmarks" / "results" / "codegen_corpus.md"
+    dest = ROOT / "benchmarks" / "results" / \
+        ("codegen_corpus_checked.md" if checked else "codegen_corpus.md")
     dest.write_text("\n".join(out) + "\n")
     print("\n".join(out))
 

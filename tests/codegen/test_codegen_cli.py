@@ -183,6 +183,35 @@ def huge(A: T.Buffer((1099511627776,), "float32"), B: T.Buffer((16,), "float32")
         assert "Traceback" not in res.stderr
 
 
+def test_the_memory_guard_counts_the_address_space_limit(tmp_path):
+    """Under `ulimit -v` (4 GiB here) the inputs' 8 GiB do not fit even where the machine has
+    them: an error on the buffer, not a MemoryError while filling it."""
+    import resource
+    src = tmp_path / "big.py"
+    src.write_text('''from tvm.script import tir as T
+
+
+@T.prim_func
+def big(A: T.Buffer((268435456,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = A[i]
+''')
+    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'language'}{os.pathsep}{ROOT / 'server'}",
+               TIRKIT_CACHE_DIR=str(tmp_path / "cache"))
+    limit = 4 << 30
+    res = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", str(src)], env=env,
+                         capture_output=True, text=True, timeout=300,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
+                                                               (limit, limit)))
+    assert res.returncode == 1 and res.stdout == "", res.stdout + res.stderr
+    m = re.search(r"big\.py:5:9: error: running this kernel needs about ([\d.]+) GiB of memory "
+                  r"for its buffers \('A' alone is 1\.0 GiB\), and ([\d.]+) GiB is available "
+                  r"\[codegen/argument\]", res.stderr)
+    assert m, res.stderr
+    assert float(m.group(2)) < 4.0 < float(m.group(1))
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr
+
+
 def test_run_refuses_allocations_that_do_not_fit_in_memory(tmp_path):
     """4 TiB allocated inside the kernel, in each of the forms that take storage: the system
     grants it and the process would be killed while the kernel fills it."""

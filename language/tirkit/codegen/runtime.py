@@ -57,14 +57,48 @@ def require_memory(data_var, nbytes, copies=None):
 
 
 def available_memory() -> int | None:
-    """Bytes of memory this machine can give a process now without swapping (Linux's
-    MemAvailable), or None where it is not known."""
+    """Bytes of memory this process can still take without swapping or being stopped, or None
+    where it is not known: the least of Linux's MemAvailable, what the process's cgroup
+    (v2) allows beyond its use, and what its address-space limit (`ulimit -v`) leaves."""
+    have = [_meminfo_available(), _cgroup_left(), _address_space_left()]
+    have = [x for x in have if x is not None]
+    return max(0, min(have)) if have else None
+
+
+def _meminfo_available():
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_left():
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit == "max":
+            return None
+        with open("/sys/fs/cgroup/memory.current") as fh:
+            return int(limit) - int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _address_space_left():
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return soft - int(line.split()[1]) * 1024
+    except (ImportError, OSError, ValueError, IndexError):
         pass
     return None
 
