@@ -21,10 +21,11 @@ from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float
 from .errors import ARGUMENT, DIVISION_BY_ZERO, OUT_OF_BOUNDS, fail
 
-# The report area a call passes (unsigned 64-bit words; llvm/checks.py writes it): T.ret's
-# value and flag, then for checked code the first access found outside its storage (its
-# number + 1, its index, its storage's elements), then each parameter array's bytes.
-RET_WORDS, BAD_ACCESS, BAD_INDEX, BAD_COUNT, FIRST_SIZE_WORD = 0, 2, 3, 4, 5
+# The report area a call passes (unsigned 64-bit words): T.ret's value and flag in words 0
+# and 1 (llvm/function.py), then for checked code (llvm/checks.py) the number + 1 of the first
+# check that failed, an access's index and its storage's elements, then each parameter
+# array's bytes.
+FAILED_CHECK, BAD_INDEX, BAD_COUNT, FIRST_SIZE_WORD = 2, 3, 4, 5
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.c_void_p)
@@ -253,7 +254,7 @@ class Kernel:
         p = pool(threads or self.threads)
         slot = report_area(arrays)
         self.entry(ptrs, svals, p.launch, ctypes.addressof(slot))
-        self.stop_if_out_of_bounds(slot)
+        self.raise_failed_check(slot)
         if self.ret_dtype is None:
             return arrays
         return returned_value(slot, self.ret_dtype)
@@ -270,7 +271,7 @@ class Kernel:
         slot = report_area(arrays)
         res = ctypes.addressof(slot)
         self.entry(ptrs, svals, cb, res)                  # warm up
-        self.stop_if_out_of_bounds(slot)
+        self.raise_failed_check(slot)
         t0 = now()
         self.entry(ptrs, svals, cb, res)
         one = max(now() - t0, 1e-7)
@@ -284,11 +285,11 @@ class Kernel:
         times.sort()
         return times[len(times) // 2]
 
-    def stop_if_out_of_bounds(self, slot):
+    def raise_failed_check(self, slot):
         """The error at the first check a checked call failed (llvm/checks.py):
         `bounds/out-of-bounds` at an access it refused, `arith/division-by-zero` at a
         division by 0."""
-        k = slot[BAD_ACCESS]
+        k = slot[FAILED_CHECK]
         if not k:
             return
         from ..diagnostics import Diagnostic, Span, TirkitError

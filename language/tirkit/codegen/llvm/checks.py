@@ -43,7 +43,7 @@ from ...ir import expr as E
 from ...ir.dtype import bytes_of, parse_dtype
 from ...ir.text import expr_text
 from ...ir.visit import contains
-from ..runtime import BAD_ACCESS, BAD_COUNT, BAD_INDEX
+from ..runtime import FAILED_CHECK, BAD_COUNT, BAD_INDEX
 from . import types as T
 
 TABLE_SYMBOL = "__tirkit_check_table"
@@ -179,7 +179,7 @@ class CheckMixin:
         table = self.shared.checks
         table.append(entry)
         b = self.b
-        first = self._word(BAD_ACCESS)
+        first = self._word(FAILED_CHECK)
         pair = b.cmpxchg(first, T.I64(0), T.I64(len(table)), "monotonic", "monotonic")
         if index is None:
             return
