@@ -377,3 +377,19 @@ def ext(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         build(func, module)
     (d,) = e.value.diagnostics
     assert d.code == "codegen/unsupported" and "'no_such_kernel'" in d.message
+
+
+def test_a_scalable_vector_is_refused_at_its_expression():
+    """TVM's vectorize test module: a broadcast to `T.vscale() * 4` lanes had crashed the
+    code generator (found by `benchmarks/corpus_codegen.py`)."""
+    src = '''@T.prim_func
+def main(A: T.Buffer((25,), "float32xvscalex4")):
+    for j in T.vectorized(4):
+        A[j] = T.Broadcast(T.float32(1), T.vscale() * 4)
+'''
+    module, func = _func(src)
+    with pytest.raises(tirkit.TirkitError) as err:
+        build(func, module)
+    (d,) = err.value.diagnostics
+    assert d.code == "codegen/unsupported" and d.span.line == 7
+    assert d.message.startswith("a scalable vector (its lanes depend on T.vscale())")

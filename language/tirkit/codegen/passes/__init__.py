@@ -45,7 +45,8 @@ class LoweredFunc:
 
 
 def check_cpu(func: S.PrimFunc):
-    """GPU-only constructs get a diagnostic naming the loop, never a crash later."""
+    """GPU-only constructs and scalable vectors get a diagnostic naming them, never a crash
+    later."""
     def fn(x):
         if isinstance(x, S.For) and x.kind == "thread_binding":
             fail(THREAD_BINDING, f"loop '{x.loop_var.name}' is bound to GPU thread "
@@ -53,6 +54,9 @@ def check_cpu(func: S.PrimFunc):
                  "or replace the binding with a serial or parallel loop)", x)
         if isinstance(x, S.AttrStmt) and x.attr_key in ("thread_extent", "virtual_thread"):
             fail(THREAD_BINDING, "a GPU thread extent cannot run on the CPU backend", x)
+        if isinstance(x, (E.Ramp, E.Broadcast)) and not isinstance(x.lanes, int):
+            fail(UNSUPPORTED, "a scalable vector (its lanes depend on T.vscale()): the CPU "
+                 "backend makes vectors of a fixed width", x)
         if isinstance(x, S.IterVar) and x.thread_tag:
             fail(THREAD_BINDING, f"iterator bound to GPU thread '{x.thread_tag}': the CPU "
                  "backend cannot run it", x)
