@@ -198,8 +198,8 @@ def test_tirkit_run_stops_at_the_access_instead_of_crashing(tmp_path):
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"{path}:8:13: error: writes 'B' out of bounds: element 100" in out.stderr
     assert "[bounds/out-of-bounds]" in out.stderr and "Traceback" not in out.stderr
-    bench = subprocess.run([sys.executable, "-m", "tirkit.cli", "bench", str(path), "--repeat", "1"],
-                           capture_output=True, text=True, timeout=300)
+    bench = subprocess.run([sys.executable, "-m", "tirkit.cli", "bench", str(path),
+                            "--repeat", "1"], capture_output=True, text=True, timeout=300)
     assert bench.returncode == 1 and "out of bounds: element 100" in bench.stderr
     assert "median" not in bench.stdout
 
@@ -225,8 +225,8 @@ def tiles(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
     assert d.message.startswith("reads 'C' out of bounds: element 64, but its storage holds 64")
     # a cast to a narrower integer, which the interval looks through, keeps its test: the
     # exact value is j, inside C, but the int8 wraps
-    narrow = src.replace("C[j + g]", "C[T.Cast(\"int32\", T.Cast(\"int8\", j + 200)) - 200]").replace(
-        ", g: T.int32", "")
+    narrow = src.replace("C[j + g]", 'C[T.Cast("int32", T.Cast("int8", j + 200)) - 200]') \
+        .replace(", g: T.int32", "")
     module, func = _func(narrow)
     assert emit_llvm(func, module, checked=True).count("\naccess.out:") == 1
     kernel = build(func, module, checked=True)

@@ -13,11 +13,13 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
 
-def _tirkit(*args, cache):
+def _tirkit(*args, cache, **run):
+    """`tirkit ARGS` in a fresh process with this kernel cache (`run`: more arguments of
+    subprocess.run)."""
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'language'}{os.pathsep}{ROOT / 'server'}",
                TIRKIT_CACHE_DIR=str(cache))
     return subprocess.run([sys.executable, "-m", "tirkit.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, **run)
 
 
 def test_run_check_compares_and_second_run_is_cached(tmp_path):
@@ -196,13 +198,9 @@ def big(A: T.Buffer((268435456,), "float32"), B: T.Buffer((16,), "float32")):
     for i in range(16):
         B[i] = A[i]
 ''')
-    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'language'}{os.pathsep}{ROOT / 'server'}",
-               TIRKIT_CACHE_DIR=str(tmp_path / "cache"))
     limit = 4 << 30
-    res = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", str(src)], env=env,
-                         capture_output=True, text=True, timeout=300,
-                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
-                                                               (limit, limit)))
+    res = _tirkit("run", str(src), cache=tmp_path / "cache",
+                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
     assert res.returncode == 1 and res.stdout == "", res.stdout + res.stderr
     m = re.search(r"big\.py:5:9: error: running this kernel needs about ([\d.]+) GiB of memory "
                   r"for its buffers \('A' alone is 1\.0 GiB\), and ([\d.]+) GiB is available "

@@ -53,13 +53,13 @@ ALU = {
     E.GE: lambda a, b, i: a >= b,
 }
 
-_DIVIDES = (E.FloorDiv, E.FloorMod, E.Div, E.Mod)
+DIVIDES = (E.FloorDiv, E.FloorMod, E.Div, E.Mod)     # the operators a 0 divisor leaves undefined
 
 
 def fold(cls, a: int, b: int):
     """The integer value of `a OP b` for the operator node class `cls`; None where the table
     has no row or for a division by zero.  Comparisons give 0 or 1."""
     fn = ALU.get(cls)
-    if fn is None or (b == 0 and cls in _DIVIDES):
+    if fn is None or (b == 0 and cls in DIVIDES):
         return None
     return int(fn(a, b, True))

@@ -127,7 +127,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     loaded = engine.Loaded(obj)
     seconds = time.perf_counter() - t0
     return Kernel(func.name, buffers, scalars, sources, loaded, entry_name, seconds, cached,
-                  key, ir_text if keep_ir else None, return_dtype(func), checked)
+                  key, ir_text if keep_ir else None, return_dtype(func))
 
 
 __all__ = ["build", "compile_native", "emit_llvm", "structural_hash", "ARGUMENT", "THREAD_BINDING",

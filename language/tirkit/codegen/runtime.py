@@ -187,9 +187,8 @@ class Kernel:
     """
 
     def __init__(self, name, buffers, scalars, sources, loaded, entry_name, compile_seconds,
-                 cached, key, llvm_ir=None, ret_dtype=None, checked=False):
+                 cached, key, llvm_ir=None, ret_dtype=None):
         self.name = name
-        self.checked = checked          # each access tests its index (llvm/checks.py)
         self.ret_dtype = ret_dtype
         self.buffers, self.scalars, self.sources = buffers, scalars, sources
         self.loaded = loaded

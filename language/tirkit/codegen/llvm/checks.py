@@ -9,9 +9,11 @@ other memory or crash the process.  In the same way an integer division or remai
 divisor that is 0 (in an active lane) divides by 1 instead and ends the run with
 `arith/division-by-zero`: unchecked, it is undefined (LLVM may drop the operation or the
 processor trap).  The signed division of the least value by -1 wraps, as TIR's integers do,
-instead of trapping, in unchecked code too.  The access test is on the flat storage, so it stops what can corrupt
-memory; an index outside one dimension that stays inside the storage is what the reference
-interpreter (`tirkit run --check`) reports.
+instead of trapping, in unchecked code too.
+
+The access test is on the flat storage, so it stops what can corrupt memory; an index
+outside one dimension that stays inside the storage is what the reference interpreter
+(`tirkit run --check`) reports.
 
 No test is made where it cannot fail: the storage's size is known when compiling (a
 parameter of constant shape, whose array the runtime checks; a constant-size allocation) and

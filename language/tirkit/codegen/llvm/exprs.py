@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...arith.alu import DIVIDES
 from ...ir import expr as E
 from ...ir.dtype import is_float, parse_dtype
 from ..errors import UNSUPPORTED, fail
@@ -15,7 +16,6 @@ from .calls import CallMixin
 # int32 kinds computed in 64 bits inside a memory index (`ExprMixin.wide`)
 _WIDE_OPS = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
 _ICMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
-_DIVIDES = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
 _FCMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 
 
@@ -279,7 +279,7 @@ class ExprMixin(CallMixin):
         dtype = e.dtype
         a, dt = self.to_f32ish(a, dtype)
         b, _ = self.to_f32ish(b, dtype)
-        if t in _DIVIDES and not parse_dtype(dt).is_float:
+        if t in DIVIDES and not parse_dtype(dt).is_float:
             b = self.safe_divisor(e, a, b, parse_dtype(dt).kind == "int")
         return self.from_f32ish(self.arith(t, a, b, dt), dtype)
 
