@@ -12,6 +12,7 @@ import tirkit
 from codegen_helpers import EXAMPLES  # (and a private kernel cache)
 from tirkit.codegen import build, emit_llvm
 from tirkit.codegen.cli import compare, kernel_inputs, make_inputs
+from tirkit.codegen.interp import run_reference
 from tirkit.diagnostics import TirkitError
 
 HEAD = "from tvm.script import tir as T\n\n\n"
@@ -234,7 +235,19 @@ def tiles(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
     assert d.message.startswith("reads 'C' out of bounds: element -256, but its storage holds 64")
 
 
-def test_an_integer_division_by_zero_stops_the_checked_run_at_the_division():
+def _checked(func, module):
+    return build(func, module, checked=True)
+
+
+def _interpreted(func, module):
+    """The reference interpreter as a kernel: it stops where the checked code does."""
+    def call(*arrays, scalars=()):
+        run_reference(func, list(arrays), list(scalars), module=module)
+    return call
+
+
+@pytest.mark.parametrize("make", [_checked, _interpreted])
+def test_an_integer_division_by_zero_stops_the_run_at_the_division(make):
     src = '''@T.prim_func
 def ratios(A: T.Buffer((64,), "int32"), D: T.Buffer((64,), "int32"),
            B: T.Buffer((64,), "int32"), n: T.int32):
@@ -244,7 +257,7 @@ def ratios(A: T.Buffer((64,), "int32"), D: T.Buffer((64,), "int32"),
                                           A[i * 8 + j] % n)
 '''
     module, func = _func(src)
-    kernel = build(func, module, checked=True)
+    kernel = make(func, module)
     rng = np.random.default_rng(10)
     a = rng.integers(-1000, 1000, 64).astype("int32")
     d = rng.integers(-9, 10, 64).astype("int32")
@@ -276,8 +289,8 @@ def far(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
                                 "storage holds 16")
 
 
-@pytest.mark.parametrize("checked", [False, True])
-def test_the_least_integer_divided_by_minus_one_wraps_instead_of_trapping(checked):
+@pytest.mark.parametrize("make", [_checked, _interpreted, build])
+def test_the_least_integer_divided_by_minus_one_wraps_instead_of_trapping(make):
     src = '''@T.prim_func
 def quotients(A: T.Buffer((16,), "int32"), D: T.Buffer((16,), "int32"),
               Q: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32"),
@@ -294,7 +307,7 @@ def quotients(A: T.Buffer((16,), "int32"), D: T.Buffer((16,), "int32"),
     d = rng.choice([-7, -3, -1, 2, 5], 16).astype("int32")
     a[:3], d[:3] = -2 ** 31, -1                  # the processor's idiv traps on these
     outs = [np.zeros(16, "int32") for _ in range(4)]
-    build(func, module, checked=checked)(a, d, *outs)
+    make(func, module)(a, d, *outs)
     least = np.int32(-2 ** 31)
     big, small = a.astype(np.int64), d.astype(np.int64)
     want_q = np.where(a == least, least, big // small)

@@ -298,3 +298,34 @@ def test_a_launch_without_threads_is_refused_by_the_thread_interpreter():
     (d,) = e.value.diagnostics
     assert (d.code, d.message) == ("thread/launch-limit", "threadIdx.x extent 0: a launch "
                                    "needs at least one thread in each dimension")
+
+
+def test_a_division_by_zero_in_a_thread_stops_at_the_division(tmp_path):
+    """The thread interpreter stops at an integer division by 0 with the compiled code's
+    diagnostic, instead of running on with numpy's 0."""
+    src = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def shares(A: T.Buffer((64,), "int32"), D: T.Buffer((64,), "int32"),
+           B: T.Buffer((64,), "int32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(64, bx * 32 + tx)
+                B[vi] = A[vi] // D[vi]
+'''
+    module = parse(src).module
+    ((_, f),) = module.prim_funcs()
+    rng = np.random.default_rng(5)
+    a = rng.integers(-100, 100, 64).astype("int32")
+    d = rng.choice([-9, -4, -1, 1, 3, 7], 64).astype("int32")
+    b = np.full(64, 7, "int32")
+    run_threads(f, [a, d, b], module=module)
+    assert np.array_equal(b, a // d)
+    d[37] = 0                                   # one thread of the second block divides by 0
+    with pytest.raises(TirkitError) as e:
+        run_threads(f, [a, d, b], module=module)
+    (diag,) = e.value.diagnostics
+    assert diag.code == "arith/division-by-zero" and diag.span.line == 11
+    assert diag.message.startswith("divides by zero: `D[")

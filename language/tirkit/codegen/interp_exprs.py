@@ -7,11 +7,12 @@ import math
 
 import numpy as np
 
-from ..arith.alu import ALU
+from ..arith.alu import ALU, DIVIDES
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, parse_dtype
-from .errors import OUT_OF_BOUNDS, UNSUPPORTED, fail
+from ..ir.text import expr_text
+from .errors import DIVISION_BY_ZERO, OUT_OF_BOUNDS, UNSUPPORTED, fail
 
 LANES = "lanes"         # env key: number of lanes (None when running one iteration)
 
@@ -44,6 +45,14 @@ def cast_to(x, dtype):
     if isinstance(x, np.generic) and x.dtype == nd:
         return x
     return np.asarray(x).astype(nd)[()]
+
+
+def _divisor(node, operand, value, dtype):
+    """Stop at an integer division of `node` whose divisor `operand` is 0 in a lane that
+    runs (the compiled code's checks, llvm/checks.py, report the same)."""
+    if is_int(dtype) and np.any(value == 0):
+        fail(DIVISION_BY_ZERO, f"divides by zero: `{expr_text(operand)}` is 0 here (the "
+             "interpreter stops at the first division by 0)", node)
 
 
 _MATH = {
@@ -207,6 +216,8 @@ class ExprEval:
         fn = ALU.get(t)
         if fn is None:
             fail(UNSUPPORTED, f"the interpreter cannot evaluate {t.__name__}", e)
+        if t in DIVIDES:
+            _divisor(e, e.b, b, dt)
         with np.errstate(all="ignore"):
             r = fn(a, b, is_int(dt))
         return cast_to(r, dt)
@@ -231,6 +242,7 @@ class ExprEval:
             if op == "ceildiv":
                 dt = e.args[0].dtype
                 a, b = cast_to(args[0], dt), cast_to(args[1], dt)
+                _divisor(e, e.args[1], b, dt)
                 return cast_to(-np.floor_divide(-a, b), dt)
             elif op in _MATH:
                 r = _MATH[op](args[0])
