@@ -628,3 +628,53 @@ def test_a_meta_var_outside_an_assignment_is_an_error():
     (d,) = tirkit.parse(INLINE_META_VAR).diagnostics
     assert (d.code, d.span.line, d.span.column) == ("type/mismatch", 7, 23)
     assert "x = T.meta_var(value)" in d.message
+
+
+# one statement per line from line 10 on, each with one wrong use of vector lanes; lines 7-9
+# are sound vector code
+VECTOR_LANES = CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"),
+      C: T.Buffer((4, 16), "float32"), M: T.Buffer((16,), "bool")):
+    B[T.Ramp(0, 1, 4)] = A[T.Ramp(0, 1, 4)] + T.Broadcast(T.float32(1), 4)
+    B[T.Ramp(0, 1, 4)] = T.Select(A[T.Ramp(0, 1, 4)] < T.Broadcast(T.float32(0), 4), A[T.Ramp(0, 1, 4)], A[T.Ramp(4, 1, 4)])
+    C[1, T.Ramp(0, 1, 4)] = T.Select(A[1] < T.float32(0), A[T.Ramp(0, 1, 4)], A[T.Ramp(4, 1, 4)])
+    B[T.Ramp(0, 1, 4)] = A[T.Ramp(0, 1, 4)] + T.Broadcast(T.float32(1), 8)
+    M[T.Ramp(0, 1, 4)] = T.bitwise_and(A[T.Ramp(0, 1, 4)] < T.Broadcast(T.float32(0), 4), T.Broadcast(T.bool(True), 8))
+    B[T.Ramp(0, 1, 4)] = T.Select(A[T.Ramp(0, 1, 8)] < T.Broadcast(T.float32(0), 8), A[T.Ramp(0, 1, 4)], A[T.Ramp(4, 1, 4)])
+    C[T.Ramp(0, 1, 4), 1] = A[T.Ramp(0, 1, 4)]
+    B[T.Ramp(0, 1, 4)] = C[T.Ramp(0, 1, 4), 1]
+    B[T.Ramp(0, 1, 4)] = T.if_then_else(A[T.Ramp(0, 1, 8)] < T.Broadcast(T.float32(0), 8), A[T.Ramp(0, 1, 4)], A[T.Ramp(4, 1, 4)])
+    B[0] = A[0] + T.Broadcast(T.float32(1), 70000)[0]
+    B[0:4] = A[0:70000]
+'''
+
+
+def test_vector_lanes_are_checked():
+    # each of these reached the code generator, which failed with an internal error, or built
+    # a vector of 2**31 lanes; TVM refuses lines 10-14, and keeps lanes in 16 bits
+    r = tirkit.parse(VECTOR_LANES)
+    got = [(d.span.line, d.span.column, d.code, d.message) for d in r.diagnostics]
+    mismatch = "type/mismatch"
+    assert got == [
+        (10, 26, mismatch, "cannot combine float32x4 and float32x8: vector operands need one "
+                           "number of lanes"),
+        (11, 26, mismatch, "cannot combine boolx4 and boolx8: vector operands need one number "
+                           "of lanes"),
+        (12, 35, mismatch, "the condition of T.Select is boolx8, but its values are float32x4: "
+                           "a vector condition needs their number of lanes"),
+        (13, 7, mismatch, "only the last index of an access may be a vector (a slice of more "
+                          "than one element, or a T.Ramp)"),
+        (14, 28, mismatch, "only the last index of an access may be a vector (a slice of more "
+                           "than one element, or a T.Ramp)"),
+        (15, 41, mismatch, "the condition of T.if_then_else is boolx8, but its values are "
+                           "float32x4: a vector condition needs their number of lanes"),
+        (16, 19, mismatch, "70000 lanes: a vector has at most 65535 (TVM keeps the number in "
+                           "16 bits)"),
+        (17, 16, mismatch, "a slice of 70000 elements: a vector access has at most 65535 lanes "
+                           "(TVM keeps the number in 16 bits)")]
+    bad = tirkit.parse(CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((16,), "float32x70000"), B: T.Buffer((16,), "float32x0")):
+    T.evaluate(0)
+''')
+    assert [(d.span.line, d.message) for d in bad.diagnostics] == [
+        (5, "'float32x70000' is not a dtype"), (5, "'float32x0' is not a dtype")]

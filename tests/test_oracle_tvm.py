@@ -121,6 +121,21 @@ def test_tvm_refuses_each_statement_we_report_as_an_error(tvm_parse):
             parse(to_tirx(keeping(line)))
 
 
+def test_tvm_refuses_each_wrong_use_of_vector_lanes_we_report(tvm_parse):
+    from test_core_constructs import VECTOR_LANES
+    parse, _ = tvm_parse
+    lines = VECTOR_LANES.splitlines()
+    refused = range(10, 15)             # TVM 0.27 keeps line 15 and wraps 70000 to 4464 lanes
+
+    def keeping(line):
+        return "\n".join(t for i, t in enumerate(lines, 1) if i < 10 or i == line)
+
+    parse(to_tirx(keeping(None)))       # the sound vector code is TVM's too
+    for line in refused:
+        with pytest.raises(Exception):  # noqa: B017 - TVM raises its own error types
+            parse(to_tirx(keeping(line)))
+
+
 def test_tvm_reads_a_top_level_constant_where_the_kernel_stands(tvm_parse, tmp_path, monkeypatch):
     # imported as a module, as a user runs the file: the decorator runs where the kernel
     # stands, so `f` has the N above it and a name assigned only below is undefined

@@ -62,6 +62,9 @@ def str_of(d: DType) -> str:
     return base
 
 
+MAX_LANES = 65535       # TVM keeps a dtype's lanes in 16 bits
+
+
 @lru_cache(maxsize=None)
 def parse_dtype(s: str) -> DType | None:
     """The DType of a TVM dtype string, or None when the string is not a dtype."""
@@ -72,6 +75,8 @@ def parse_dtype(s: str) -> DType | None:
         return None
     kind, bits, scalable, lanes = m.group(1), m.group(2), m.group(3), m.group(4)
     lanes = int(lanes) if lanes else 1
+    if not 1 <= lanes <= MAX_LANES:
+        return None
     if kind in ("bool",):
         if bits:
             return None

@@ -71,7 +71,7 @@ class AccessMixin:
             self.check_sparse_access(buf, indices, n)
         return True
 
-    def vector_indices(self, raw, store):
+    def vector_indices(self, raw, store, node):
         """(indices, lanes) of a load or store: a slice is a Ramp of ceil(extent / step) lanes,
         or its start when that is one lane (as in TVM); an index that is itself a vector
         (`A[T.Ramp(0, 1, 4)]`) gives its lanes."""
@@ -95,13 +95,21 @@ class AccessMixin:
             if n == 1:
                 indices.append(r.lo)
                 continue
+            if n > D.MAX_LANES:
+                self.fail("type/mismatch", f"a slice of {n} elements: a vector access has at "
+                          f"most {D.MAX_LANES} lanes (TVM keeps the number in 16 bits)", r.node)
             lanes = n
             indices.append(E.Ramp(r.lo, stride, n, D.parse_dtype(r.lo.dtype).with_lanes(n)))
+        for r, x in zip(raw[:-1], indices[:-1]):
+            if x.dtype != ERROR_DTYPE and D.lanes_of(x.dtype) > 1:
+                self.diag("type/mismatch", "only the last index of an access may be a vector "
+                          "(a slice of more than one element, or a T.Ramp)",
+                          r.node if isinstance(r, _SliceVal) else x.span or node)
         return indices, lanes
 
     def buffer_load(self, buf: Buffer, n):
         raw = self.buffer_indices(buf, n, load=True)
         self.check_index_count(buf, raw, n)
-        indices, lanes = self.vector_indices(raw, store=False)
+        indices, lanes = self.vector_indices(raw, store=False, node=n)
         dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
         return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))

@@ -106,9 +106,17 @@ class CallMixin:
         self.boolean_operand(what, c, cond_node or n)
         a, b = self.match_types(self._as_expr(a_value, n), self._as_expr(b_value, n),
                                 _is_literal(a_value), _is_literal(b_value), n, arith=True)
+        self.condition_lanes(what, c, a, cond_node or n)
         if type(c) is E.IntImm and c.dtype == "bool":
             return a if c.value else b
         return E.Call(a.dtype, "if_then_else", (c, a, b), (), self.span(n))
+
+    def condition_lanes(self, what, c, value, n):
+        """A vector condition picks lane by lane: it needs the values' number of lanes."""
+        if ERROR_DTYPE not in (c.dtype, value.dtype) and \
+                D.lanes_of(c.dtype) not in (1, D.lanes_of(value.dtype)):
+            self.diag("type/mismatch", f"{what} is {c.dtype}, but its values are "
+                      f"{value.dtype}: a vector condition needs their number of lanes", n)
 
     # ---- argument helpers -------------------------------------------------------------
     def _args(self, n):
@@ -185,6 +193,7 @@ class CallMixin:
                 self.diag("type/mismatch", f"T.Select takes two values of one dtype, got "
                           f"{a.dtype} and {b.dtype} (T.if_then_else converts them)", n)
             a, b = self.match_types(a, b, _is_literal(args[1]), _is_literal(args[2]), n)
+            self.condition_lanes("the condition of T.Select", c, a, n.args[0] if n.args else n)
             return E.Select(c, a, b, a.dtype, span)
         if name in ("max", "min"):
             a, b = self.match_types(self._as_expr(args[0], n), self._as_expr(args[1], n),
@@ -300,6 +309,9 @@ class CallMixin:
         if isinstance(lanes, int):
             if lanes < 1:
                 self.fail("type/mismatch", "the number of lanes must be positive", n)
+            if lanes > D.MAX_LANES:
+                self.fail("type/mismatch", f"{lanes} lanes: a vector has at most "
+                          f"{D.MAX_LANES} (TVM keeps the number in 16 bits)", n)
             return lanes, D.parse_dtype(elem_dtype).with_lanes(lanes)
         factor = None
         if isinstance(lanes, E.Mul):

@@ -250,6 +250,10 @@ class ExprMixin:
         if pa is None or pb is None or pa.is_handle or pb.is_handle:
             return a, b
         if pa.lanes != pb.lanes:
+            if pa.lanes != 1 and pb.lanes != 1:
+                self.diag("type/mismatch", f"cannot combine {da} and {db}: vector operands "
+                          "need one number of lanes", n)
+                return a, b
             if pa.lanes == 1:
                 a = E.Broadcast(a, pb.lanes, pa.with_lanes(pb.lanes))
                 pa = D.parse_dtype(a.dtype)

@@ -365,7 +365,7 @@ class StmtMixin:
             self.fail("type/mismatch", "only buffer elements can be stored to", target.value)
         raw = self.buffer_indices(buf, target)
         ok = self.check_index_count(buf, raw, target)
-        indices, lanes = self.vector_indices(raw, store=True)
+        indices, lanes = self.vector_indices(raw, store=True, node=target)
         value = self.store_value(buf, self.value(value_node), value_node, lanes, ok)
         return S.BufferStore(buf, value, tuple(indices), self.span(s))
 
