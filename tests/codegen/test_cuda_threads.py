@@ -245,6 +245,26 @@ def test_a_fragment_shape_wmma_does_not_have_is_refused(old, new, message):
     assert d.span.line == 15                       # the store
 
 
+@pytest.mark.parametrize("old, new, message", [
+    ("tvm_load_matrix_sync(A_frag.data, 16, 16, 16, 0,", "tvm_load_matrix_sync(A_frag.data, 16, "
+     "16, 16, 1,", "T.tvm_load_matrix_sync reaches outside fragment 'A_frag': element 511, but its "
+     "storage holds 256"),
+    ("T.type_annotation(\"int8\"), A.data, 0, 256, 1)", "T.type_annotation(\"int8\"), A.data, "
+     "16, 256, 1)", "T.tvm_load_matrix_sync reaches outside 'A': element 271, but its storage "
+     "holds 256"),
+])
+def test_a_wmma_tile_outside_its_storage_is_out_of_bounds(old, new, message):
+    """A fuzzed kernel (a fragment index past its tiles) reached numpy's indexing as an
+    internal error."""
+    assert old in INT8_WMMA
+    r = parse(INT8_WMMA.replace(old, new), "i8.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as e:
+        run_threads(f, make_inputs(f, np.random.default_rng(4)), module=r.module)
+    (d,) = e.value.diagnostics
+    assert (d.code, d.message, d.span.line) == ("bounds/out-of-bounds", message, 12)
+
+
 PTX_MMA = '''from tvm.script import tir as T
 
 

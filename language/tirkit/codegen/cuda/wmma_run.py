@@ -9,7 +9,7 @@ import types
 
 import numpy as np
 
-from ..errors import UNSUPPORTED, fail
+from ..errors import OUT_OF_BOUNDS, UNSUPPORTED, fail
 from ..interp_exprs import LANES
 from . import mma, wmma
 
@@ -51,6 +51,7 @@ class _Call:
         shape = _shapes(self.it).get(id(var))
         rows, cols = wmma.tile(var, shape)
         flat = self.ints(index)[:, None] * (rows * cols) + np.arange(rows * cols)
+        self.inside(st, flat, f"fragment '{var.name}'")
         sel = None if st.lane_key is None else \
             np.broadcast_to(np.asarray(self.env[st.lane_key]), (self.n,))
         return st, sel, flat, (rows, cols)
@@ -76,7 +77,17 @@ class _Call:
         s = self.ints(stride)[:, None]
         rel = (r.reshape(-1) * s + c.reshape(-1)) if layout == "row_major" else \
             (c.reshape(-1) * s + r.reshape(-1))
-        return data, st, self.ints(offset)[:, None] + rel
+        flat = self.ints(offset)[:, None] + rel
+        self.inside(st, flat, f"'{data.name}'")
+        return data, st, flat
+
+    def inside(self, st, flat, what):
+        """Stop at a tile that reaches outside its storage, as an access would."""
+        size = st.array.shape[-1]
+        if flat.size and (flat.min() < 0 or flat.max() >= size):
+            bad = int(flat.min()) if flat.min() < 0 else int(flat.max())
+            fail(OUT_OF_BOUNDS, f"T.{self.stmt.value.op} reaches outside {what}: element {bad}, "
+                 f"but its storage holds {size}", self.stmt)
 
     def load(self, ptr, stride, layout, tile):
         data, st, flat = self.memory(ptr, stride, layout, tile)
