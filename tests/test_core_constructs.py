@@ -678,3 +678,27 @@ def f(A: T.Buffer((16,), "float32x70000"), B: T.Buffer((16,), "float32x0")):
 ''')
     assert [(d.span.line, d.message) for d in bad.diagnostics] == [
         (5, "'float32x70000' is not a dtype"), (5, "'float32x0' is not a dtype")]
+
+
+def test_slice_bounds_are_integers_and_tensor_core_builtins_take_their_arguments():
+    # a float region start made a float element offset, and a wmma load of 6 arguments read
+    # past its arguments, both in the code generator
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((64, 64), "float16"), B: T.Buffer((64,), "float16")):
+    for i in range(4):
+        with T.block("b"):
+            vi = T.axis.spatial(4, i)
+            AA = T.match_buffer(A[vi * 1e9 : vi * 16 + 16, 0:16], (16, 16), "float16")
+            B[0 : 4.0] = A[0, 0:4]
+            B[0:4] = A[0, 0 : 8 : 2.0]
+    F = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_a")
+    T.evaluate(T.tvm_load_matrix_sync(F.data, 16, 16, 16, 0, T.tvm_access_ptr(T.type_annotation("float16"), A.data, 0, 256, 1, dtype="handle")))
+    T.evaluate(T.tvm_fill_fragment(F.data, 16, 16, 16, 0))
+"""
+    got = [(d.span.line, d.span.column, d.message) for d in tirkit.parse(text).diagnostics]
+    assert got == [
+        (9, 35, "a slice bound is an integer, not float32"),
+        (10, 19, "a slice bound is an integer, not float32"),
+        (11, 35, "a slice bound is an integer, not float32"),
+        (13, 16, "T.tvm_load_matrix_sync takes 8 arguments, got 6"),
+        (14, 16, "T.tvm_fill_fragment takes 6 arguments, got 5")]

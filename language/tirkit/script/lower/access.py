@@ -5,7 +5,7 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
-from .context import ERROR_DTYPE
+from .context import ERROR_DTYPE, LowerError
 from .values import _SliceVal, _Starred
 from .fold import slice_extent
 
@@ -40,10 +40,7 @@ class AccessMixin:
                     out.extend(self._as_expr(x, idx) for x in v)
                     continue
                 x = self._as_expr(v, idx)
-                d = D.parse_dtype(x.dtype)
-                if d is not None and not (d.is_int or d.is_bool) and x.dtype != ERROR_DTYPE:
-                    # TVM's parser keeps a float index and fails only when it lowers it
-                    self.diag("type/mismatch", f"an index is an integer, not {x.dtype}", idx)
+                self.integer_index(x, idx)
                 out.append(x)
         return out
 
@@ -51,7 +48,14 @@ class AccessMixin:
         lo = self.expr(idx.lower) if idx.lower is not None else E.IntImm("int32", 0)
         hi = self.expr(idx.upper) if idx.upper is not None else None
         step = self.expr(idx.step) if idx.step is not None else None
+        for x, node in ((lo, idx.lower), (hi, idx.upper), (step, idx.step)):
+            self.integer_index(x, node or idx, "a slice bound")
         return _SliceVal(lo, hi, step, idx)
+
+    def integer_index(self, x, node, what="an index"):
+        if not _integer(x):
+            # TVM's parser keeps a float index and fails only when it lowers it
+            self.diag("type/mismatch", f"{what} is an integer, not {x.dtype}", node)
 
     def check_index_count(self, buf, indices, n):
         if len(indices) != len(buf.shape) and buf.shape:
@@ -81,6 +85,8 @@ class AccessMixin:
                 indices.append(r)
                 lanes = max(lanes, D.lanes_of(r.dtype) if r.dtype != ERROR_DTYPE else 1)
                 continue
+            if not all(_integer(x) for x in (r.lo, r.hi, r.step)):
+                raise LowerError("a slice bound is not an integer")     # reported by its range
             ext = slice_extent(r.lo, r.hi) if r.hi is not None else None
             if store and (not isinstance(ext, E.IntImm) or ext.value < 1):
                 self.fail("type/mismatch", "a vector store needs constant bounds", r.node)
@@ -113,3 +119,9 @@ class AccessMixin:
         indices, lanes = self.vector_indices(raw, store=False, node=n)
         dtype = buf.dtype if lanes == 1 else D.parse_dtype(buf.dtype).with_lanes(lanes)
         return E.BufferLoad(buf, tuple(indices), dtype, self.span(n))
+
+
+def _integer(x) -> bool:
+    """Whether x (an expression, or None) may stand as an index: not a float."""
+    d = D.parse_dtype(x.dtype) if x is not None else None
+    return d is None or d.is_int or d.is_bool or x.dtype == ERROR_DTYPE

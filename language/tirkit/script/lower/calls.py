@@ -45,6 +45,10 @@ DTYPE_FORWARD = {"reinterpret", "call_extern", "call_intrin", "call_llvm_intrin"
 ARITY = {"if_then_else": 3, "Select": 3, "max": 2, "min": 2, "floordiv": 2, "floormod": 2,
          "truncdiv": 2, "truncmod": 2, "ceildiv": 2, "Cast": 2, "cast": 2, "Ramp": 3,
          "Broadcast": 2, "Let": 3}
+# TVM's tensor-core builtins (their `dtype=` keyword is not an argument)
+BUILTIN_ARITY = {"tvm_fill_fragment": 6, "tvm_load_matrix_sync": 8, "tvm_store_matrix_sync": 8,
+                 "tvm_mma_sync": 8, "tvm_bmma_sync": 8, "tvm_access_ptr": 5}
+ARITY.update(BUILTIN_ARITY)
 ARITY.update({n: 1 for n in UNARY_MATH})
 ARITY.update({n: 2 for n in BINARY_MATH - {"ldexp"}})
 
@@ -166,7 +170,8 @@ class CallMixin:
             self.fail("type/mismatch", "T.meta_var names a value: `x = T.meta_var(value)`", n)
         if name == "Let" and "where" in kwargs and len(args) == 1:
             return self._let_where(args[0], kwargs["where"], n)
-        self._arity(name, n, len(args) + len(kwargs))
+        self._arity(name, n, len(args) + len(kwargs) - (name in BUILTIN_ARITY and
+                                                        "dtype" in kwargs))
         positional = {"Cast": 2, "if_then_else": 3, "Select": 3, "max": 2, "min": 2}
         if name in positional and len(args) != positional[name]:
             extra = [k for k in kwargs if k != "dtype"]
