@@ -45,7 +45,7 @@ DTYPE_FORWARD = {"reinterpret", "call_extern", "call_intrin", "call_llvm_intrin"
 ARITY = {"if_then_else": 3, "Select": 3, "max": 2, "min": 2, "floordiv": 2, "floormod": 2,
          "truncdiv": 2, "truncmod": 2, "ceildiv": 2, "Cast": 2, "cast": 2, "Ramp": 3,
          "Broadcast": 2, "Let": 3}
-# TVM's tensor-core builtins (their `dtype=` keyword is not an argument)
+# TVM's tensor-core builtins
 BUILTIN_ARITY = {"tvm_fill_fragment": 6, "tvm_load_matrix_sync": 8, "tvm_store_matrix_sync": 8,
                  "tvm_mma_sync": 8, "tvm_bmma_sync": 8, "tvm_access_ptr": 5}
 ARITY.update(BUILTIN_ARITY)
@@ -170,8 +170,10 @@ class CallMixin:
             self.fail("type/mismatch", "T.meta_var names a value: `x = T.meta_var(value)`", n)
         if name == "Let" and "where" in kwargs and len(args) == 1:
             return self._let_where(args[0], kwargs["where"], n)
-        self._arity(name, n, len(args) + len(kwargs) - (name in BUILTIN_ARITY and
-                                                        "dtype" in kwargs))
+        given = len(args) + len(kwargs)
+        if name in BUILTIN_ARITY and "dtype" in kwargs:
+            given -= 1                  # the result's dtype, not an argument
+        self._arity(name, n, given)
         positional = {"Cast": 2, "if_then_else": 3, "Select": 3, "max": 2, "min": 2}
         if name in positional and len(args) != positional[name]:
             extra = [k for k in kwargs if k != "dtype"]
