@@ -672,6 +672,13 @@ def test_vector_lanes_are_checked():
                            "16 bits)"),
         (17, 16, mismatch, "a slice of 70000 elements: a vector access has at most 65535 lanes "
                            "(TVM keeps the number in 16 bits)")]
+    # a load with a slice is a region in TVM's classic parser, as T.realize's argument
+    region = tirkit.parse(CLASSIC + '''@T.prim_func
+def f(A: T.Buffer((1, 8, 4), "float32")):
+    T.realize(A[0:1, 0:8, 0:4], "")
+''')
+    assert region.diagnostics == []
+    assert tirkit.to_script(region.module).endswith('T.realize(A[0, 0:8, 0:4], "")\n')
     bad = tirkit.parse(CLASSIC + '''@T.prim_func
 def f(A: T.Buffer((16,), "float32x70000"), B: T.Buffer((16,), "float32x0")):
     T.evaluate(0)

@@ -105,12 +105,15 @@ class AccessMixin:
                 self.fail("type/mismatch", f"a slice of {n} elements: a vector access has at "
                           f"most {D.MAX_LANES} lanes (TVM keeps the number in 16 bits)", r.node)
             lanes = n
-            indices.append(E.Ramp(r.lo, stride, n, D.parse_dtype(r.lo.dtype).with_lanes(n)))
-        for r, x in zip(raw[:-1], indices[:-1]):
-            if x.dtype != ERROR_DTYPE and D.lanes_of(x.dtype) > 1:
-                self.diag("type/mismatch", "only the last index of an access may be a vector "
-                          "(a slice of more than one element, or a T.Ramp)",
-                          r.node if isinstance(r, _SliceVal) else x.span or node)
+            indices.append(E.Ramp(r.lo, stride, n, D.parse_dtype(r.lo.dtype).with_lanes(n),
+                                  self.span(r.node)))
+        if store or not any(isinstance(r, _SliceVal) and r.step is None for r in raw):
+            # a load with a slice is a region in TVM's classic parser (`T.realize(A[0:8, 0:4])`)
+            for r, x in zip(raw[:-1], indices[:-1]):
+                if x.dtype != ERROR_DTYPE and D.lanes_of(x.dtype) > 1:
+                    self.diag("type/mismatch", "only the last index of an access may be a "
+                              "vector (a slice of more than one element, or a T.Ramp)",
+                              r.node if isinstance(r, _SliceVal) else x.span or node)
         return indices, lanes
 
     def buffer_load(self, buf: Buffer, n):
