@@ -393,3 +393,32 @@ def main(A: T.Buffer((25,), "float32xvscalex4")):
     (d,) = err.value.diagnostics
     assert d.code == "codegen/unsupported" and d.span.line == 7
     assert d.message.startswith("a scalable vector (its lanes depend on T.vscale())")
+
+
+def test_a_load_of_a_region_is_refused_and_one_vector_index_runs():
+    """`A[0:4, 0:2]` as a value (TVM's classic parser reads it as a region) had crashed the
+    code generator with vectors of 4 and 2 lanes added; one vector index, even before the
+    last, runs in both engines."""
+    src = '''@T.prim_func
+def region(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    B[0:2] = A[0:4, 0:2]
+
+
+@T.prim_func
+def column(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    B[0:4] = A[2:6, 3]
+'''
+    r = tirkit.parse(HEAD + src)
+    assert r.diagnostics == []
+    (_, region), (_, column) = r.module.prim_funcs()
+    a = np.random.default_rng(3).uniform(0.5, 1.5, (8, 8)).astype("float32")
+    for run in (lambda f, *x: build(f, r.module)(*x),
+                lambda f, *x: run_reference(f, list(x), module=r.module)):
+        with pytest.raises(tirkit.TirkitError) as err:
+            run(region, a, np.ones(8, "float32"))
+        (d,) = err.value.diagnostics
+        assert d.code == "codegen/unsupported" and d.span.line == 6
+        assert d.message.startswith("an access with vector indices in two dimensions")
+        b = np.ones(8, "float32")
+        run(column, a, b)
+        assert np.array_equal(b, np.concatenate([a[2:6, 3], np.ones(4, "float32")]))

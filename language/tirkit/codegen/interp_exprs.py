@@ -13,8 +13,14 @@ from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, parse_dtype
 from ..ir.text import expr_text
 from .errors import DIVISION_BY_ZERO, OUT_OF_BOUNDS, UNSUPPORTED, fail
+from .passes import REGION_MESSAGE, region_access
 
 LANES = "lanes"         # env key: number of lanes (None when running one iteration)
+# the reference interpreter runs vectors one iteration at a time, and the thread
+# interpreter runs the threads of a block as lanes
+LANES_HAVE_NO_VECTORS = "the thread interpreter runs a block's threads as lanes, each " \
+    "of them scalar: it has no vectors (a slice, T.Ramp, T.Broadcast) inside a thread " \
+    "(`tirkit run --target cuda` runs it on a GPU)"
 
 
 @functools.lru_cache(maxsize=256)
@@ -84,6 +90,10 @@ class ExprEval:
         st = self.storage.get(id(buf.data))
         if st is None:
             fail(UNSUPPORTED, f"buffer '{buf.name}' has no storage", node)
+        if region_access(indices):
+            fail(UNSUPPORTED, REGION_MESSAGE, node)
+        if env[LANES] is not None and any(parse_dtype(i.dtype).lanes > 1 for i in indices):
+            fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, node)
         strides = self._strides.get(id(buf))
         if strides is None:
             if buf.strides:
@@ -188,15 +198,19 @@ class ExprEval:
 
     def _vector_load(self, e, env):
         if env[LANES] is not None:
-            fail(UNSUPPORTED, "vector loads run one iteration at a time", e)
+            fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, e)
         st, flat = self._address(e.buffer, e.indices, env, e)
         return st.array[flat]
 
     def _e_Ramp(self, e, env):
+        if env[LANES] is not None:
+            fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, e)
         base, stride = self.eval(e.base, env), self.eval(e.stride, env)
         return (np.arange(e.lanes) * stride + base).astype(_np_dtype(e.base.dtype))
 
     def _e_Broadcast(self, e, env):
+        if env[LANES] is not None:
+            fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, e)
         return np.full(e.lanes, self.eval(e.value, env))
 
     def _e_Let(self, e, env):

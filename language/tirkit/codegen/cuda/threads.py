@@ -118,6 +118,11 @@ class ThreadInterpreter(Interpreter):
                 self.exec(s.body, e2)
                 self.block_axes.pop()
             return
+        if not self.block_axes and not self.thread_axes:     # a launch of one block
+            self.blocks_run += 1
+            self.kernel_first_block = self.blocks_run
+            self.epoch += 1
+            self.block_coords[self.blocks_run] = ()
         e2 = self._widen(env, s.loop_var, lo, ext)
         old = env.get(_TID)
         n = e2[LANES]

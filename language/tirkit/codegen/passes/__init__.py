@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...ir.dtype import parse_dtype
 from ...ir.visit import walk
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from .blocks import blocks_to_loops, predicates_to_conditions
@@ -44,6 +45,16 @@ class LoweredFunc:
     ret_dtype: str | None = None  # what T.ret returns (None: the function returns nothing)
 
 
+REGION_MESSAGE = "an access with vector indices in two dimensions (a region, as " \
+    "`A[0:4, 0:2]`): a vector runs along one index; write a loop over the other"
+
+
+def region_access(indices) -> bool:
+    """Whether the indices of a load or store are vectors in two or more dimensions."""
+    return sum(parse_dtype(i.dtype).lanes > 1 for i in indices
+               if parse_dtype(i.dtype) is not None) > 1
+
+
 def check_cpu(func: S.PrimFunc):
     """GPU-only constructs and scalable vectors get a diagnostic naming them, never a crash
     later."""
@@ -57,6 +68,8 @@ def check_cpu(func: S.PrimFunc):
         if isinstance(x, (E.Ramp, E.Broadcast)) and not isinstance(x.lanes, int):
             fail(UNSUPPORTED, "a scalable vector (its lanes depend on T.vscale()): the CPU "
                  "backend makes vectors of a fixed width", x)
+        if isinstance(x, (E.BufferLoad, S.BufferStore)) and region_access(x.indices):
+            fail(UNSUPPORTED, REGION_MESSAGE, x)
         if isinstance(x, S.IterVar) and x.thread_tag:
             fail(THREAD_BINDING, f"iterator bound to GPU thread '{x.thread_tag}': the CPU "
                  "backend cannot run it", x)
