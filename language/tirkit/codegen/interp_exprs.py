@@ -10,7 +10,7 @@ import numpy as np
 from ..arith.alu import ALU, DIVIDES
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
-from ..ir.dtype import is_float, is_int, parse_dtype
+from ..ir.dtype import is_float, is_int, lanes_of, parse_dtype
 from ..ir.text import expr_text
 from .errors import DIVISION_BY_ZERO, OUT_OF_BOUNDS, UNSUPPORTED, fail
 from .passes import REGION_MESSAGE, region_access
@@ -92,7 +92,7 @@ class ExprEval:
             fail(UNSUPPORTED, f"buffer '{buf.name}' has no storage", node)
         if region_access(indices):
             fail(UNSUPPORTED, REGION_MESSAGE, node)
-        if env[LANES] is not None and any(parse_dtype(i.dtype).lanes > 1 for i in indices):
+        if env[LANES] is not None and any(lanes_of(i.dtype) > 1 for i in indices):
             fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, node)
         strides = self._strides.get(id(buf))
         if strides is None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.dtype import parse_dtype
+from ...ir.dtype import lanes_of
 from ...ir.visit import walk
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
 from .blocks import blocks_to_loops, predicates_to_conditions
@@ -51,8 +51,7 @@ REGION_MESSAGE = "an access with vector indices in two dimensions (a region, as 
 
 def region_access(indices) -> bool:
     """Whether the indices of a load or store are vectors in two or more dimensions."""
-    return sum(parse_dtype(i.dtype).lanes > 1 for i in indices
-               if parse_dtype(i.dtype) is not None) > 1
+    return sum(lanes_of(i.dtype) > 1 for i in indices) > 1
 
 
 def check_cpu(func: S.PrimFunc):
