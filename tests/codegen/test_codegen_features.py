@@ -422,3 +422,35 @@ def column(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
         b = np.ones(8, "float32")
         run(column, a, b)
         assert np.array_equal(b, np.concatenate([a[2:6, 3], np.ones(4, "float32")]))
+
+
+def test_a_vector_condition_selects_lanes_in_the_interpreter_as_in_native_code():
+    """The reference interpreter runs a vector T.if_then_else's branches on the lanes their
+    condition selects (it had refused vectors there): the masked lanes neither divide nor
+    count, as in the compiled code."""
+    src = '''@T.prim_func
+def quot(A: T.Buffer((8,), "int32"), D: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    B[0:8] = T.if_then_else(D[0:8] != T.Broadcast(0, 8), A[0:8] // D[0:8], A[0:8] + T.Broadcast(1, 8))
+
+
+@T.prim_func
+def halves(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    B[0:4] = T.if_then_else(A[0:4] > T.Broadcast(T.float32(1), 4), A[T.Ramp(1, 2, 4)], A[4:8] * T.Broadcast(T.float32(2), 4))
+'''
+    r = tirkit.parse(HEAD + src)
+    assert r.diagnostics == []
+    (_, quot), (_, halves) = r.module.prim_funcs()
+    rng = np.random.default_rng(8)
+    a = rng.integers(-50, 50, 8).astype("int32")
+    d = np.array([3, 0, -2, 0, 5, 7, 0, -1], "int32")
+    x = rng.uniform(0.5, 1.5, 8).astype("float32")
+    want_q = np.where(d != 0, a // np.where(d != 0, d, 1), a + 1)
+    want_h = np.concatenate([np.where(x[:4] > 1, x[1::2], x[4:] * 2), np.zeros(4)])
+    for run in (lambda f, *v: build(f, r.module, checked=True)(*v),
+                lambda f, *v: run_reference(f, list(v), module=r.module)):
+        b = np.full(8, 9, "int32")
+        run(quot, a, d, b)
+        assert np.array_equal(b, want_q)
+        h = np.zeros(8, "float32")
+        run(halves, x, h)
+        np.testing.assert_allclose(h, want_h, rtol=1e-6)

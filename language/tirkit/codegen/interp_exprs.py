@@ -16,11 +16,9 @@ from .errors import DIVISION_BY_ZERO, OUT_OF_BOUNDS, UNSUPPORTED, fail
 from .passes import REGION_MESSAGE, region_access
 
 LANES = "lanes"         # env key: number of lanes (None when running one iteration)
-# the reference interpreter runs vectors one iteration at a time, and the thread
-# interpreter runs the threads of a block as lanes
-LANES_HAVE_NO_VECTORS = "the thread interpreter runs a block's threads as lanes, each " \
-    "of them scalar: it has no vectors (a slice, T.Ramp, T.Broadcast) inside a thread " \
-    "(`tirkit run --target cuda` runs it on a GPU)"
+# env key: where the lanes are the lanes of a vector that a vector condition selected (one
+# iteration), the numbers of those vector lanes; its vectors give those lanes only
+VECTOR_LANES = "vector lanes"
 
 
 @functools.lru_cache(maxsize=256)
@@ -86,14 +84,19 @@ _BIN = {
 class ExprEval:
     """Mixin of `Interpreter`: addresses and expressions."""
 
+    # lanes run side by side hold scalars: a vector is evaluated one iteration at a time
+    no_vectors_in_lanes = "the interpreter has no vectors (a slice, T.Ramp, T.Broadcast) " \
+        "under a vector condition of T.if_then_else"
+
     def _address(self, buf, indices, env, node):
         st = self.storage.get(id(buf.data))
         if st is None:
             fail(UNSUPPORTED, f"buffer '{buf.name}' has no storage", node)
         if region_access(indices):
             fail(UNSUPPORTED, REGION_MESSAGE, node)
-        if env[LANES] is not None and any(lanes_of(i.dtype) > 1 for i in indices):
-            fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, node)
+        if env[LANES] is not None and VECTOR_LANES not in env and \
+                any(lanes_of(i.dtype) > 1 for i in indices):
+            fail(UNSUPPORTED, self.no_vectors_in_lanes, node)
         strides = self._strides.get(id(buf))
         if strides is None:
             if buf.strides:
@@ -197,21 +200,24 @@ class ExprEval:
         return st.array[flat]
 
     def _vector_load(self, e, env):
-        if env[LANES] is not None:
-            fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, e)
+        self._vector_here(e, env)
         st, flat = self._address(e.buffer, e.indices, env, e)
         return st.array[flat]
 
+    def _vector_here(self, e, env):
+        if env[LANES] is not None and VECTOR_LANES not in env:
+            fail(UNSUPPORTED, self.no_vectors_in_lanes, e)
+
     def _e_Ramp(self, e, env):
-        if env[LANES] is not None:
-            fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, e)
+        self._vector_here(e, env)
         base, stride = self.eval(e.base, env), self.eval(e.stride, env)
-        return (np.arange(e.lanes) * stride + base).astype(_np_dtype(e.base.dtype))
+        lanes = env.get(VECTOR_LANES, np.arange(e.lanes))
+        return (lanes * stride + base).astype(_np_dtype(e.base.dtype))
 
     def _e_Broadcast(self, e, env):
-        if env[LANES] is not None:
-            fail(UNSUPPORTED, LANES_HAVE_NO_VECTORS, e)
-        return np.full(e.lanes, self.eval(e.value, env))
+        self._vector_here(e, env)
+        v = self.eval(e.value, env)
+        return np.full(len(env[VECTOR_LANES]) if VECTOR_LANES in env else e.lanes, v)
 
     def _e_Let(self, e, env):
         e2 = dict(env)
@@ -272,8 +278,13 @@ class ExprEval:
             return cast_to(self.eval(e.args[1] if bool(c) else e.args[2], env), e.dtype)
         c = c.astype(bool)
         out = np.empty(c.shape, dtype=_np_dtype(e.dtype))
+        vector = env[LANES] is None           # a vector condition: its lanes, one iteration
         for mask, arg in ((c, e.args[1]), (~c, e.args[2])):
             sub = self._compress(env, mask)
             if sub is not None:
+                if vector and sub is env:
+                    sub = dict(env, **{LANES: len(mask)})
+                if vector:
+                    sub[VECTOR_LANES] = np.flatnonzero(mask)
                 out[mask] = cast_to(self.eval(arg, sub), e.dtype)
         return out

@@ -64,6 +64,10 @@ class ThreadInterpreter(Interpreter):
     """`ThreadInterpreter(func, module).run(arrays, scalars)`; `blocks` limits how many thread
     blocks run (None: all)."""
 
+    no_vectors_in_lanes = "the thread interpreter runs a block's threads as lanes, each of " \
+        "them scalar: it has no vectors (a slice, T.Ramp, T.Broadcast) inside a thread " \
+        "(`tirkit run --target cuda` runs it on a GPU)"
+
     def __init__(self, func, module=None, blocks=None, skip=()):
         lowered = lower_gpu(func, module, skip=skip)
         super().__init__(dataclasses.replace(func, body=lowered.body), module)
