@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ...arith.alu import ALU, fold
+from ...arith.linear import linear_form
 from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.equality import identical
@@ -58,6 +59,9 @@ def slice_extent(lo, hi) -> E.PrimExpr:
         return hi
     if isinstance(hi, E.Add) and isinstance(hi.b, E.IntImm) and identical(hi.a, lo):
         return hi.b
+    diff = linear_form(E.Sub(hi, lo, hi.dtype))       # `i * 4 + 1 : i * 4 + 5` too
+    if diff.is_const() and D.is_int(hi.dtype) and D.is_int(lo.dtype):
+        return E.IntImm(hi.dtype, diff.const)
     return E.Sub(hi, lo, hi.dtype)
 
 
