@@ -258,3 +258,25 @@ def test_ptx_mma_inline_asm_on_aligned_registers():
     with pytest.raises(TirkitError) as exc:
         emit_cuda(f, r.module)
     assert exc.value.diagnostics[0].code == "codegen/unsupported"
+
+
+def test_vector_arithmetic_and_a_misaligned_vector_access():
+    """CUDA's float4 has no operators (nvcc refused `float4 * float4`): the prelude defines
+    them lane by lane; a vector access whose base is not a multiple of its lanes goes lane
+    by lane, as a float4 access of a misaligned address faults."""
+    r = parse('''from tvm.script import tir as T
+
+
+@T.prim_func
+def shifted(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    for tx in T.thread_binding(31, thread="threadIdx.x"):
+        B[T.Ramp(tx * 4 + 1, 1, 4)] = A[tx * 4:tx * 4 + 4] * T.Broadcast(A[tx], 4) - A[T.Ramp(tx + 1, 1, 4)]
+''')
+    ((_, f),) = r.module.prim_funcs()
+    code = emit_cuda(f, r.module).code
+    assert "float4 operator*(float4 a, float4 b) { return make_float4(a.x * b.x, a.y * b.y, " \
+        "a.z * b.z, a.w * b.w); }" in PRELUDE
+    assert "((*(float4*)(A + (tx * 4))) * make_float4(A[tx], A[tx], A[tx], A[tx]))" in code
+    assert "make_float4(A[(tx + 1) + 0], A[(tx + 1) + 1], A[(tx + 1) + 2], A[(tx + 1) + 3])" \
+        in code
+    assert "{ float4 v = " in code and "B[((tx * 4) + 1) + 3] = v.w; }" in code

@@ -391,6 +391,7 @@ class Interpreter(ExprEval):
             self.storage[id(data_var)] = _Storage(np.full((L, n), fill, dtype=nd), key)
 
     def _s_BufferStore(self, s, env):
+        env = self._vector_store_lanes(s, env)
         st, flat = self._address(s.buffer, s.indices, env, s)
         val = cast_to(self.eval(s.value, env), s.buffer.dtype)
         if st.lane_key is not None:

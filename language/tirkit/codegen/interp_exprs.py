@@ -19,6 +19,7 @@ LANES = "lanes"         # env key: number of lanes (None when running one iterat
 # env key: where the lanes are the lanes of a vector that a vector condition selected (one
 # iteration), the numbers of those vector lanes; its vectors give those lanes only
 VECTOR_LANES = "vector lanes"
+VECTOR_WIDTH = "vector width"   # env key: that vector's number of lanes
 
 
 @functools.lru_cache(maxsize=256)
@@ -199,6 +200,19 @@ class ExprEval:
             return st.array[env[st.lane_key], flat]
         return st.array[flat]
 
+    def _vector_store_lanes(self, s, env):
+        """The env a vector store of `s` runs in where lanes run side by side: each lane
+        widened to the store's vector lanes, so that each vector lane is a lane."""
+        w = lanes_of(s.value.dtype)
+        L = env[LANES]
+        if w == 1 or L is None or VECTOR_LANES in env:
+            return env
+        out = {k: np.repeat(v, w) if isinstance(v, np.ndarray) else v for k, v in env.items()}
+        out[LANES] = L * w
+        out[VECTOR_LANES] = np.tile(np.arange(w), L)
+        out[VECTOR_WIDTH] = w
+        return out
+
     def _vector_load(self, e, env):
         self._vector_here(e, env)
         st, flat = self._address(e.buffer, e.indices, env, e)
@@ -207,6 +221,11 @@ class ExprEval:
     def _vector_here(self, e, env):
         if env[LANES] is not None and VECTOR_LANES not in env:
             fail(UNSUPPORTED, self.no_vectors_in_lanes, e)
+        w = env.get(VECTOR_WIDTH)
+        lanes = getattr(e, "lanes", None) or lanes_of(e.dtype)
+        if w is not None and lanes != w:
+            fail(UNSUPPORTED, f"a vector of {lanes} lanes where the interpreter runs the "
+                 f"{w} lanes of the vector around it", e)
 
     def _e_Ramp(self, e, env):
         self._vector_here(e, env)
@@ -217,7 +236,8 @@ class ExprEval:
     def _e_Broadcast(self, e, env):
         self._vector_here(e, env)
         v = self.eval(e.value, env)
-        return np.full(len(env[VECTOR_LANES]) if VECTOR_LANES in env else e.lanes, v)
+        n = len(env[VECTOR_LANES]) if VECTOR_LANES in env else e.lanes
+        return np.array(np.broadcast_to(v, (n,)))
 
     def _e_Let(self, e, env):
         e2 = dict(env)
@@ -286,5 +306,6 @@ class ExprEval:
                     sub = dict(env, **{LANES: len(mask)})
                 if vector:
                     sub[VECTOR_LANES] = np.flatnonzero(mask)
+                    sub[VECTOR_WIDTH] = len(mask)
                 out[mask] = cast_to(self.eval(arg, sub), e.dtype)
         return out

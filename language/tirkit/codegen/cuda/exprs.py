@@ -10,6 +10,7 @@ from ...ir import expr as E
 from ...ir.dtype import parse_dtype
 from ..errors import UNSUPPORTED, fail
 from . import mma, wmma
+from .vector import multiple_of
 
 _SCALAR = {
     ("int", 8): "signed char", ("int", 16): "short", ("int", 32): "int",
@@ -33,6 +34,22 @@ _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
 _BINOP = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.EQ: "==", E.NE: "!=", E.LT: "<",
           E.LE: "<=", E.GT: ">", E.GE: ">=", E.And: "&&", E.Or: "||"}
 
+_VECTOR_OPS = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/"}
+
+
+def _vector_operators() -> str:
+    """CUDA's vector types (float4, int2, ...) have no arithmetic: lane by lane."""
+    out = []
+    for base in sorted(set(_VECTOR.values())):
+        for n in (2, 4):
+            t = f"{base}{n}"
+            for op in _VECTOR_OPS.values():
+                lanes = ", ".join(f"a.{c} {op} b.{c}" for c in "xyzw"[:n])
+                out.append(f"__device__ __forceinline__ {t} operator{op}({t} a, {t} b) "
+                           f"{{ return make_{t}({lanes}); }}")
+    return "\n".join(out) + "\n"
+
+
 PRELUDE = """#include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <mma.h>
@@ -44,7 +61,7 @@ __device__ __forceinline__ long long tirkit_floordiv(long long a, long long b) {
 __device__ __forceinline__ long long tirkit_floormod(long long a, long long b) {
   long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-"""
+""" + _vector_operators()
 
 
 def ctype(dtype: str) -> str:
@@ -139,6 +156,8 @@ class ExprPrinter:
     def _binary(self, e):
         a, b, t = self(e.a), self(e.b), type(e)
         d = parse_dtype(e.a.dtype)
+        if d.lanes > 1:
+            return self._vector_binary(e, a, b, t)
         if t in _BINOP:
             return f"({a} {_BINOP[t]} {b})"
         if t is E.Div:
@@ -160,11 +179,23 @@ class ExprPrinter:
             return f"(({a}) > ({b}) ? ({a}) : ({b}))"
         fail(UNSUPPORTED, f"no CUDA C for {t.__name__}", e)
 
+    def _vector_binary(self, e, a, b, t):
+        """Arithmetic of CUDA vector types, through the PRELUDE's lane-by-lane operators."""
+        op = _VECTOR_OPS.get(t)
+        if op is None:
+            fail(UNSUPPORTED, f"no CUDA C for {t.__name__} of {e.a.dtype} values", e)
+        ctype(e.dtype)                      # a vector type CUDA has
+        return f"({a} {op} {b})"
+
     def _BufferLoad(self, e):
         data = self(e.buffer.data)
         (ix,) = e.indices
         if isinstance(ix, E.Ramp):
-            return f"(*({ctype(e.dtype)}*)({data} + {self._dense(ix)}))"
+            base = self._dense(ix)
+            if multiple_of(ix.base, ix.lanes):     # else lane by lane: it would fault
+                return f"(*({ctype(e.dtype)}*)({data} + {base}))"
+            return f"make_{ctype(e.dtype)}(" + ", ".join(
+                f"{data}[{base} + {k}]" for k in range(ix.lanes)) + ")"
         return f"{data}[{self(ix)}]"
 
     def _dense(self, ramp):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ..passes import PIPELINE, LoweredFunc, signature
+from ..passes import PIPELINE, LoweredFunc, check_regions, signature
 from ..passes.constants import collect_constants
 from ..passes.rewrite import transform
 from ..errors import UNSUPPORTED, fail
@@ -86,6 +86,7 @@ def lower_gpu(func, module=None, trace=None, skip=()) -> LoweredFunc:
     """func through CUDA_PIPELINE (steps named in `skip` left out: a test plants a missing
     barrier with skip=("insert_syncs",))."""
     check_control_flow(func)
+    check_regions(func)
     refuse_cross_thread_reduction(func.body)
     buffers, scalars, sources = signature(func)
     body = func.body

@@ -17,6 +17,7 @@ from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
 from .exprs import PRELUDE, ExprPrinter, ctype
 from .sync import SYNC_OP, is_warp_barrier
+from .vector import LANE_NAMES, multiple_of
 from . import mma, wmma
 
 DIMS = ("x", "y", "z")
@@ -245,7 +246,13 @@ class _Kernel:
         (ix,) = s.indices
         if isinstance(ix, E.Ramp):
             vt = ctype(s.value.dtype)
-            self.out(d, f"*({vt}*)({data} + {e._dense(ix)}) = {e(s.value)};")
+            base = e._dense(ix)
+            if multiple_of(ix.base, ix.lanes):     # else lane by lane: it would fault
+                self.out(d, f"*({vt}*)({data} + {base}) = {e(s.value)};")
+            else:
+                lanes = " ".join(f"{data}[{base} + {k}] = v.{LANE_NAMES[k]};"
+                                 for k in range(ix.lanes))
+                self.out(d, f"{{ {vt} v = {e(s.value)}; {lanes} }}")
         else:
             self.out(d, f"{data}[{e(ix)}] = {e(s.value)};")
 

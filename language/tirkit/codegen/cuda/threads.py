@@ -27,7 +27,7 @@ from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
 from ...ir.visit import find_first, walk
 from ..interp import Interpreter
-from ..interp_exprs import LANES, cast_to
+from ..interp_exprs import LANES, VECTOR_LANES, cast_to
 from .lower import lower_gpu
 from .sync import SYNC_OP, is_warp_barrier
 from . import mma, wmma
@@ -195,7 +195,7 @@ class ThreadInterpreter(Interpreter):
     # ---- accesses -----------------------------------------------------------------
     def _e_BufferLoad(self, e, env):
         if _TID not in env or id(e.buffer.data) not in self.stored or \
-                parse_dtype(e.dtype).lanes != 1:
+                (parse_dtype(e.dtype).lanes != 1 and VECTOR_LANES not in env):
             return super()._e_BufferLoad(e, env)     # read-only data cannot race
         st, flat = self._address(e.buffer, e.indices, env, e)
         if st.lane_key is not None:
@@ -204,6 +204,7 @@ class ThreadInterpreter(Interpreter):
         return st.array[flat]
 
     def _s_BufferStore(self, s, env):
+        env = self._vector_store_lanes(s, env)
         st, flat = self._address(s.buffer, s.indices, env, s)
         if st.lane_key is None and _TID in env:
             val = cast_to(self.eval(s.value, env), s.buffer.dtype)

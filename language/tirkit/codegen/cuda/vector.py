@@ -17,12 +17,18 @@ _VEC = {("float", 32): "float", ("int", 32): "int"}
 LANE_NAMES = "xyzw"
 
 
+def multiple_of(index, n, but=None) -> bool:
+    """Whether `index` is a multiple of n whatever its variables (but the term of `but`): its
+    constant and coefficients are (parameters and `__shared__` arrays being 16-byte aligned,
+    a vector access of n lanes there is aligned)."""
+    form = linear_form(index)
+    return form.const % n == 0 and all(c % n == 0 for k, c in form.terms.items()
+                                       if k is not but)
+
+
 def _aligned(index, var, n) -> bool:
     """index == var + (terms with coefficients and constant divisible by n)."""
-    form = linear_form(index)
-    if form.terms.get(var) != 1 or form.const % n:
-        return False
-    return all(c % n == 0 for k, c in form.terms.items() if k is not var)
+    return linear_form(index).terms.get(var) == 1 and multiple_of(index, n, but=var)
 
 
 def vector_type(buf, n):

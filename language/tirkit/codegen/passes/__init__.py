@@ -67,11 +67,19 @@ def check_cpu(func: S.PrimFunc):
         if isinstance(x, (E.Ramp, E.Broadcast)) and not isinstance(x.lanes, int):
             fail(UNSUPPORTED, "a scalable vector (its lanes depend on T.vscale()): the CPU "
                  "backend makes vectors of a fixed width", x)
-        if isinstance(x, (E.BufferLoad, S.BufferStore)) and region_access(x.indices):
-            fail(UNSUPPORTED, REGION_MESSAGE, x)
         if isinstance(x, S.IterVar) and x.thread_tag:
             fail(THREAD_BINDING, f"iterator bound to GPU thread '{x.thread_tag}': the CPU "
                  "backend cannot run it", x)
+    walk(func.body, fn)
+    check_regions(func)
+
+
+def check_regions(func: S.PrimFunc):
+    """A load with vector indices in two dimensions gets a diagnostic at it, before
+    flattening adds their vectors of different lanes."""
+    def fn(x):
+        if isinstance(x, (E.BufferLoad, S.BufferStore)) and region_access(x.indices):
+            fail(UNSUPPORTED, REGION_MESSAGE, x)
     walk(func.body, fn)
 
 
