@@ -709,3 +709,19 @@ def f(A: T.Buffer((64, 64), "float16"), B: T.Buffer((64,), "float16")):
         (11, 35, "a slice bound is an integer, not float32"),
         (13, 16, "T.tvm_load_matrix_sync takes 8 arguments, got 6"),
         (14, 16, "T.tvm_fill_fragment takes 6 arguments, got 5")]
+
+
+def test_a_slice_extent_folds_through_the_linear_form():
+    from tirkit.ir import stmt as S
+    from tirkit.ir.visit import walk
+    r = tirkit.parse(CLASSIC + """@T.prim_func
+def f(A: T.Buffer((64,), "float32")):
+    for i in range(8):
+        A[i * 4 + 1:(i + 1) * 4 + 1] = A[i * 8 - 3 + 4:i * 8 + 5] + T.Broadcast(T.float32(1), 4)
+""")
+    assert r.diagnostics == []
+    stores = []
+    walk(r.module.prim_funcs()[0][1], lambda x: stores.append(x)
+         if isinstance(x, S.BufferStore) else None)
+    (store,) = stores
+    assert store.indices[0].lanes == 4 and store.value.dtype == "float32x4"
