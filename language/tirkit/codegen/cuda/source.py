@@ -18,7 +18,7 @@ from ..errors import UNSUPPORTED, fail
 from .exprs import PRELUDE, ExprPrinter, ctype
 from .sync import SYNC_OP, is_warp_barrier
 from .vector import LANE_NAMES, multiple_of
-from . import mma, wmma
+from . import wmma
 
 DIMS = ("x", "y", "z")
 
@@ -95,9 +95,6 @@ class _Kernel:
         self.shared = []
         self.lines = []
         self.fragments = wmma.fragment_shapes(nest)
-        self.registers = set()          # local buffers whose address a ptx_mma call takes
-        walk(nest, lambda x: self.registers.update(id(v) for v in x.args[6:12:2])
-             if isinstance(x, E.Call) and x.op == mma.OP else None)
 
     def emit(self):
         body = []
@@ -221,8 +218,8 @@ class _Kernel:
                  "(register shuffles) is not generated; use shared or local",
                  s.body.buffer if s.body.buffer.span is not None else s)
         elif scope.startswith("local"):
-            align = "__align__(16) " if id(s.buffer_var) in self.registers else ""
-            self.out(d, f"{align}{ctype(s.dtype)} {v}[{n}];")
+            # aligned as parameters and shared arrays are: vector accesses assume it
+            self.out(d, f"__align__(16) {ctype(s.dtype)} {v}[{n}];")
         elif scope.startswith("wmma."):
             self.out(d, wmma.declare(s.buffer_var, s.dtype, n,
                                      self.fragments.get(id(s.buffer_var)), name))

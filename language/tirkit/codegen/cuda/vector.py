@@ -1,7 +1,7 @@
 """CUDA C of a `T.vectorized` loop of 2 or 4 lanes over one store: 32-bit elements moved as
 `float4`/`int4` (`float2`/`int2`) where the index is the loop variable plus a multiple of the
-lane count (so the address is aligned: parameters and `__shared__` arrays are 16-byte
-aligned), each lane's value computed from the vector's components.  A loop that only copies
+lane count (so the address is aligned: parameters, `__shared__` and local arrays are
+16-byte aligned), each lane's value computed from the vector's components.  A loop that only copies
 (the store's value is a load of the same dtype, both aligned) 4, 8 or 16 bytes of 8- or
 16-bit elements moves them as one `unsigned`/`uint2`/`uint4` (8 halves, 16 int8).  Anything else runs as
 an unrolled scalar loop."""
@@ -19,8 +19,8 @@ LANE_NAMES = "xyzw"
 
 def multiple_of(index, n, but=None) -> bool:
     """Whether `index` is a multiple of n whatever its variables (but the term of `but`): its
-    constant and coefficients are (parameters and `__shared__` arrays being 16-byte aligned,
-    a vector access of n lanes there is aligned)."""
+    constant and coefficients are (parameters, `__shared__` and local arrays being 16-byte
+    aligned, a vector access of n lanes there is aligned)."""
     form = linear_form(index)
     return form.const % n == 0 and all(c % n == 0 for k, c in form.terms.items()
                                        if k is not but)
