@@ -11,6 +11,7 @@ import pytest
 from codegen_helpers import EXAMPLES
 from tirkit.codegen.cuda import emit_cuda, is_thread_bound
 from tirkit.codegen.cuda.exprs import PRELUDE
+from tirkit.diagnostics import TirkitError
 from tirkit.script.parse import parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -280,3 +281,29 @@ def shifted(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
     assert "make_float4(A[(tx + 1) + 0], A[(tx + 1) + 1], A[(tx + 1) + 2], A[(tx + 1) + 3])" \
         in code
     assert "{ float4 v = " in code and "B[((tx * 4) + 1) + 3] = v.w; }" in code
+
+
+@pytest.mark.parametrize("value, what", [
+    ('T.Cast("int32x4", A[tx * 4:tx * 4 + 4])', "a cast of int32x4"),
+    ("T.exp(A[tx * 4:tx * 4 + 4])", "T.exp of float32x4"),
+    ("T.max(A[tx * 4:tx * 4 + 4], T.Broadcast(T.float32(0), 4))", "Max of float32x4"),
+    ("T.Select(A[tx * 4:tx * 4 + 4] > T.Broadcast(T.float32(1), 4), A[tx * 4:tx * 4 + 4], "
+     "T.Broadcast(T.float32(0), 4))", "a vector condition of boolx4"),
+])
+def test_vector_operations_cuda_has_no_c_for_are_refused(value, what):
+    """nvcc refused the C these made (`(int4)(float4)`, `expf(float4)`)."""
+    dtype = "int32" if "int32x4" in what else "float32"
+    r = parse(f'''from tvm.script import tir as T
+
+
+@T.prim_func
+def v(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "{dtype}")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        B[tx * 4:tx * 4 + 4] = {value}
+''')
+    ((_, f),) = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as e:
+        emit_cuda(f, r.module)
+    (d,) = e.value.diagnostics
+    assert d.code == "codegen/unsupported" and d.span.line == 7
+    assert d.message.startswith(f"no CUDA C for {what} values (a vector type has + - * / only")

@@ -79,6 +79,13 @@ def ctype(dtype: str) -> str:
     return t
 
 
+def _scalar(e, what):
+    """CUDA's vector types have the PRELUDE's arithmetic only: refuse `what` on a vector."""
+    if parse_dtype(e.dtype) is not None and parse_dtype(e.dtype).lanes > 1:
+        fail(UNSUPPORTED, f"no CUDA C for {what} of {e.dtype} values (a vector type has "
+             "+ - * / only; write the lanes as a loop)", e)
+
+
 def _float_lit(v: float, dtype: str) -> str:
     if math.isnan(v):
         s = "__int_as_float(0x7fc00000)"
@@ -137,6 +144,7 @@ class ExprPrinter:
     _SizeVar = _Var
 
     def _Cast(self, e):
+        _scalar(e, "a cast")
         src, dst = ctype(e.value.dtype), ctype(e.dtype)
         x = self(e.value)
         if src == dst:
@@ -151,6 +159,7 @@ class ExprPrinter:
         return f"(!{self(e.a)})"
 
     def _Select(self, e):
+        _scalar(e.condition, "a vector condition")
         return f"({self(e.condition)} ? {self(e.true_value)} : {self(e.false_value)})"
 
     def _binary(self, e):
@@ -183,7 +192,8 @@ class ExprPrinter:
         """Arithmetic of CUDA vector types, through the PRELUDE's lane-by-lane operators."""
         op = _VECTOR_OPS.get(t)
         if op is None:
-            fail(UNSUPPORTED, f"no CUDA C for {t.__name__} of {e.a.dtype} values", e)
+            fail(UNSUPPORTED, f"no CUDA C for {t.__name__} of {e.a.dtype} values (a vector "
+                 "type has + - * / only; write the lanes as a loop)", e)
         ctype(e.dtype)                      # a vector type CUDA has
         return f"({a} {op} {b})"
 
@@ -219,9 +229,11 @@ class ExprPrinter:
         if op == wmma.ACCESS_PTR:
             return wmma.access_ptr_c(e, self, ctype)
         if op in ("if_then_else",):
+            _scalar(args[0], "a vector condition")
             return f"({self(args[0])} ? {self(args[1])} : {self(args[2])})"
         if op == "likely":
             return self(args[0])
+        _scalar(e, f"T.{op}")
         if op in _BITWISE:
             return f"({self(args[0])} {_BITWISE[op]} {self(args[1])})"
         if op == "bitwise_not":
