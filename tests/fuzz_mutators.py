@@ -31,7 +31,7 @@ def _one_token(rng, data: bytes):
 
 # ---- the first kinds: truncation, deletions, swaps, noise ---------------------------------
 def truncate(rng, data, other=b""):
-    return data[:rng.randrange(len(data))]
+    return data[:rng.randrange(len(data))] if data else data
 
 
 def delete_lines(rng, data, other=b""):
@@ -64,13 +64,13 @@ def delete_token(rng, data, other=b""):
 
 
 def random_bytes(rng, data, other=b""):
-    i = rng.randrange(len(data))
+    i = rng.randrange(len(data)) if data else 0
     junk = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
     return data[:i] + junk + data[i:]
 
 
 def non_utf8(rng, data, other=b""):
-    i = rng.randrange(len(data))
+    i = rng.randrange(len(data)) if data else 0
     return data[:i] + rng.choice([b"\xff", b"\xc3", b"\xe2\x82", b"\x80\x80", b"\xfe\xff"]) + \
         data[i:]
 

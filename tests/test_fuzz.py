@@ -81,3 +81,13 @@ def test_mutated_kernels_through_the_cli(tmp_path):
     assert "Traceback" not in r.stdout + r.stderr
     assert "20 files checked" in r.stderr
     assert re.search(r"mutant\d+\.py:\d+:\d+: error: .* \[syntax\]", r.stdout)
+
+
+def test_every_mutator_takes_an_empty_program():
+    """A truncation to nothing followed by another mutation had stopped fuzz_run.py."""
+    import random
+    from fuzz_mutators import MUTATORS
+    rng = random.Random(3)
+    for m in MUTATORS:
+        for _ in range(10):
+            assert isinstance(m(rng, b"", b"x = 1\n"), bytes), m.__name__
