@@ -12,6 +12,7 @@ import pytest
 from codegen_helpers import EXAMPLES
 from test_cuda_codegen import thread_bound_kernels
 from tirkit.codegen.cli import make_inputs
+from tirkit.codegen.cuda import emit_cuda
 from tirkit.codegen.cuda.threads import RACE, Race, run_threads
 from tirkit.diagnostics import TirkitError
 from tirkit.script.parse import parse
@@ -391,3 +392,34 @@ def overlapping(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
     assert out.returncode == 0, out.stderr
     assert "quads: no GPU here: ran in the thread interpreter on the CPU (1 of 1 block(s) " \
         "of 32 thread(s)" in out.stdout
+
+
+def test_a_tag_bound_again_inside_its_loop_is_the_same_thread():
+    """TVM's lowering of auto-copy blocks binds `threadIdx.y` again inside a block under the
+    loop that binds it: one index, as CUDA has one `threadIdx.y` (the generated C reads it
+    twice).  The thread interpreter made the inner loop a second dimension of threads: 8
+    threads added to each element, a race."""
+    src = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def staged(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    for ty in T.thread_binding(8, thread="threadIdx.y"):
+        with T.block("copy"):
+            T.reads(A[0:256], B[0:256])
+            T.writes(B[0:256])
+            for ty_1 in T.thread_binding(8, thread="threadIdx.y"):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    B[ty_1 * 32 + tx] = B[ty_1 * 32 + tx] + A[255 - ty_1 * 32 - tx] * T.float32(3)
+'''
+    r = parse(src)
+    assert [d for d in r.diagnostics if d.severity == "error"] == []
+    ((_, f),) = r.module.prim_funcs()
+    a = np.random.default_rng(9).uniform(0.5, 1.5, 256).astype("float32")
+    b = np.random.default_rng(10).uniform(0.5, 1.5, 256).astype("float32")
+    want = b + a[::-1] * 3
+    it = run_threads(f, [a, b], module=r.module)
+    np.testing.assert_allclose(b, want, rtol=1e-6)
+    assert it.thread_extents == {"threadIdx.y": 8, "threadIdx.x": 32}
+    code = emit_cuda(f, r.module).code
+    assert code.count("(int)threadIdx.y") == 2 and "__launch_bounds__(256)" in code

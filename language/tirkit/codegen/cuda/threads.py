@@ -87,6 +87,7 @@ class ThreadInterpreter(Interpreter):
         self.param_data = {id(func.buffer_of(p).data) for p in func.params
                            if func.buffer_of(p) is not None}
         self.thread_extents: dict = {}   # threadIdx tag -> extent (the block's shape)
+        self.thread_index: dict = {}     # tag -> (id(loop var), min) of the loop binding it
         self.barriers = 0
         self.stored = set()             # id(data) of every buffer some statement writes
         walk(self.func.body, lambda x: self.stored.add(id(x.buffer.data))
@@ -122,6 +123,8 @@ class ThreadInterpreter(Interpreter):
                 self.exec(s.body, e2)
                 self.block_axes.pop()
             return
+        if tag in self.thread_index:
+            return self._same_thread(s, env, lo, ext)
         if not self.block_axes and not self.thread_axes:     # a launch of one block
             self.blocks_run += 1
             self.kernel_first_block = self.blocks_run
@@ -136,10 +139,26 @@ class ThreadInterpreter(Interpreter):
         e2[_TID] = tid
         self.thread_axes.append((tag, ext))
         self.thread_extents[tag] = ext
+        self.thread_index[tag] = (id(s.loop_var), lo)
         try:
             self.exec(s.body, e2)
         finally:
             self.thread_axes.pop()
+            del self.thread_index[tag]
+
+    def _same_thread(self, s, env, lo, ext):
+        """A loop bound to a tag a loop around it binds (TVM's lowering of auto-copy blocks
+        makes them): the thread's one index again, as TVM unifies the two and CUDA has one
+        `threadIdx.x`; threads past this loop's extent skip its body."""
+        var, outer_lo = self.thread_index[s.thread_tag]
+        t = np.asarray(env[var], dtype=np.int64) - outer_lo
+        e2 = self._compress(env, t < ext)
+        if e2 is None:
+            return
+        e2 = dict(e2)
+        e2[id(s.loop_var)] = cast_to(np.asarray(e2[var], dtype=np.int64) - outer_lo + lo,
+                                     s.loop_var.dtype)
+        self.exec(s.body, e2)
 
     def _block_sample(self, ext):
         if self.max_blocks is None or ext <= self.max_blocks:
@@ -179,6 +198,11 @@ class ThreadInterpreter(Interpreter):
         def shared_alloc(x):
             return isinstance(x, S.Allocate) and self._scope_of(x.buffer_var).startswith("shared")
         if find_first(loop.body, shared_alloc) is not None:
+            return False
+        # a loop around the threads of a launch: its iterations are not threads, and as
+        # lanes they would multiply the lanes of every thread
+        if find_first(loop.body, lambda x: isinstance(x, S.For) and x.kind == "thread_binding"
+                      and not (x.thread_tag or "").startswith("vthread")) is not None:
             return False
         return super()._lane_safe(loop)
 
