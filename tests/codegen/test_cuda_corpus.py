@@ -178,6 +178,27 @@ def _sink(loop, s):
     return dataclasses.replace(loop, body=s)
 
 
+def _unify_threads(body):
+    """A loop bound to a tag a loop around it binds is that loop's index (TVM unifies the
+    two; CUDA has one `threadIdx.y`)."""
+    def fn(x):
+        if not (isinstance(x, S.For) and x.kind == "thread_binding"):
+            return None
+
+        def inner(y):
+            if isinstance(y, S.For) and y.kind == "thread_binding" and \
+                    y.thread_tag == x.thread_tag:
+                assert isinstance(y.min, E.IntImm) and isinstance(y.extent, E.IntImm)
+                at = E.Add(x.loop_var, E.IntImm(x.loop_var.dtype, y.min.value - x.min.value),
+                           x.loop_var.dtype)
+                body = substitute(y.body, {id(y.loop_var): at})
+                return S.IfThenElse(E.LT(at, E.Add(y.min, y.extent, y.min.dtype), "bool"),
+                                    body, None)
+            return None
+        return dataclasses.replace(x, body=transform(x.body, inner))
+    return transform(body, fn)
+
+
 def _lockstep(func, sampled=False):
     """func with its thread loops as ordinary loops, each statement run for every thread of
     a block before the next (blocks one after another; `sampled`: only the first and last
@@ -195,7 +216,7 @@ def _lockstep(func, sampled=False):
                              substitute(x.body, {id(x.loop_var): at}), span=x.span)
             return S.For(x.loop_var, x.min, x.extent, "serial", x.body, span=x.span)
         return None
-    body = ptx_arith_to_stores(launch_threads_to_loops(func.body))
+    body = _unify_threads(ptx_arith_to_stores(launch_threads_to_loops(func.body)))
     return dataclasses.replace(func, body=transform(body, fn))
 
 
