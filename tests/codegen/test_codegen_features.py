@@ -455,3 +455,29 @@ def halves(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         h = np.zeros(8, "float32")
         run(halves, x, h)
         np.testing.assert_allclose(h, want_h, rtol=1e-6)
+
+
+def test_a_buffer_with_strides_allocates_what_they_span():
+    """`T.alloc_buffer((16, 16), strides=[17, 1])` (padded rows, as TVM's auto-copy makes
+    shared buffers) had 256 elements of storage: the interpreter stopped at element 270, and
+    the compiled code wrote past it.  It has 16 rows of 17, as TVM flattens it."""
+    src = '''@T.prim_func
+def padded(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    S = T.alloc_buffer((16, 16), "float32", strides=[17, 1])
+    for i, j in T.grid(16, 16):
+        with T.block("S"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            S[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = S[vj, vi]
+'''
+    module, func = _func(src)
+    a = np.random.default_rng(12).uniform(0.5, 1.5, (16, 16)).astype("float32")
+    for run in (lambda *x: build(func, module, checked=True)(*x),
+                lambda *x: run_reference(func, list(x), module=module)):
+        b = np.zeros((16, 16), "float32")
+        run(a, b)
+        np.testing.assert_array_equal(b, (a * 2).T)
+    assert "alloca [272 x float]" in emit_llvm(func, module)

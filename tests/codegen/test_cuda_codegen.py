@@ -307,3 +307,25 @@ def v(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "{dtype}")):
     (d,) = e.value.diagnostics
     assert d.code == "codegen/unsupported" and d.span.line == 7
     assert d.message.startswith(f"no CUDA C for {what} values (a vector type has + - * / only")
+
+
+def test_a_shared_buffer_with_strides_is_declared_with_what_they_span():
+    """Padded shared rows (`strides=[33, 1]`, as TVM's auto-copy lays them out) were declared
+    with the shape's 1024 elements, and the last rows written past the array."""
+    r = parse('''from tvm.script import tir as T
+
+
+@T.prim_func
+def transpose(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32")):
+    for ty in T.thread_binding(32, thread="threadIdx.y"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("t"):
+                vy, vx = T.axis.remap("SS", [ty, tx])
+                T.reads(A[0:32, 0:32])
+                T.writes(B[0:32, 0:32])
+                S = T.alloc_buffer((32, 32), "float32", strides=[33, 1], scope="shared")
+                S[vy, vx] = A[vy, vx]
+                B[vx, vy] = S[vy, vx]
+''')
+    ((_, f),) = r.module.prim_funcs()
+    assert "__shared__ __align__(16) float S[1056];" in emit_cuda(f, r.module).code

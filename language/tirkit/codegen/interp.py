@@ -31,6 +31,7 @@ from ..arith.linear import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
 from .runtime import require_memory
 from .passes.control import BREAK, RET, check_control_flow, control_op, return_dtype
+from .passes.flatten import storage_extents
 from .passes.simplify import is_region_declaration
 from .interp_exprs import _BIN, LANES, _MATH, ExprEval, cast_to, _const, _np_dtype
 
@@ -356,7 +357,7 @@ class Interpreter(ExprEval):
         owned = self._decl_owned
         if id(s.buffer.data) not in self.storage or id(s.buffer.data) in owned:
             owned.add(id(s.buffer.data))
-            self._alloc(s.buffer.data, s.buffer.dtype, s.buffer.shape, env)
+            self._alloc(s.buffer.data, s.buffer.dtype, storage_extents(s.buffer), env)
         self.exec(s.body, env)
 
     def _s_Allocate(self, s, env):
@@ -419,7 +420,7 @@ class Interpreter(ExprEval):
         for iv, v in zip(b.iter_vars, vals):
             e2[id(iv.var)] = cast_to(v, iv.var.dtype)
         for buf in b.alloc_buffers:
-            self._alloc(buf.data, buf.dtype, buf.shape, e2)
+            self._alloc(buf.data, buf.dtype, storage_extents(buf), e2)
         if b.init is not None:
             first = True
             for iv in b.iter_vars:

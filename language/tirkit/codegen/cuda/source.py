@@ -15,6 +15,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
+from ..passes.flatten import storage_extents
 from .exprs import PRELUDE, ExprPrinter, ctype
 from .sync import SYNC_OP, is_warp_barrier
 from .vector import LANE_NAMES, multiple_of
@@ -196,8 +197,8 @@ class _Kernel:
             if not (b.scope or "global").startswith(("shared", "local", "warp", "wmma.")):
                 fail(UNSUPPORTED, f"buffer '{b.name}' has no storage in the kernel", s)
             # `T.decl_buffer` in a kernel allocates its own storage
-            self._Allocate(S.Allocate(b.data, b.dtype, b.shape, E.IntImm("bool", 1), s,
-                                      span=s.span), d)
+            self._Allocate(S.Allocate(b.data, b.dtype, storage_extents(b), E.IntImm("bool", 1),
+                                      s, span=s.span), d)
             return
         self.stmt(s.body, d)
 

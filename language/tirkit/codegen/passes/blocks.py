@@ -11,7 +11,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ..errors import UNSUPPORTED, fail
-from .flatten import add_index, strides_of
+from .flatten import add_index, storage_extents, strides_of
 from .rewrite import substitute, transform
 
 TRUE = E.IntImm("bool", 1)
@@ -25,7 +25,7 @@ def _and(conds):
 
 
 def allocate(buf: S.Buffer, body: S.Stmt, span=None) -> S.Stmt:
-    return S.Allocate(buf.data, buf.dtype, tuple(buf.shape), TRUE, S.DeclBuffer(buf, body),
+    return S.Allocate(buf.data, buf.dtype, storage_extents(buf), TRUE, S.DeclBuffer(buf, body),
                       span=span)
 
 

@@ -33,6 +33,18 @@ def strides_of(buf: S.Buffer):
     return out
 
 
+def storage_extents(buf: S.Buffer) -> tuple:
+    """The extents of the storage a buffer allocates: its shape, or where it has strides,
+    what they span (`strides[0] * shape[0]` elements, as TVM flattens it: a (16, 16) buffer
+    with strides [17, 1] has rows of 17)."""
+    if not (buf.strides and buf.shape):
+        return tuple(buf.shape)
+    stride, rows = buf.strides[0], buf.shape[0]
+    if isinstance(stride, E.IntImm) and isinstance(rows, E.IntImm):
+        return (E.IntImm(stride.dtype, stride.value * rows.value),)
+    return (_mul(stride, _cast(rows, stride.dtype)),)
+
+
 def size_of(buf: S.Buffer):
     acc = None
     for d in buf.shape:
