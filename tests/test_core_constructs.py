@@ -725,3 +725,18 @@ def f(A: T.Buffer((64,), "float32")):
          if isinstance(x, S.BufferStore) else None)
     (store,) = stores
     assert store.indices[0].lanes == 4 and store.value.dtype == "float32x4"
+
+
+def test_a_string_is_not_a_stored_number():
+    # `Accum[i] = T.float32` (a fuzzed kernel: the call's parentheses cut) reached numpy as
+    # a float conversion of 'float32'
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((4,), "float32"), H: T.Buffer((4,), "handle")):
+    A[0] = T.float32
+    A[1] = "two"
+    H[0] = T.address_of(A[0])
+"""
+    got = [(d.span.line, d.severity, d.message) for d in tirkit.parse(text).diagnostics]
+    assert got == [
+        (6, "error", "`float32` names a dtype and is not a value of float32 buffer 'A'"),
+        (7, "error", "the string 'two' is not a value of float32 buffer 'A'")]

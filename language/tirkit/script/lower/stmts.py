@@ -336,7 +336,12 @@ class StmtMixin:
             unknown = isinstance(value, E.Call) and value.dtype == "handle"   # untyped intrinsic
             if value.dtype != want and value.dtype != ERROR_DTYPE and ok and not unknown:
                 vd, bd = D.parse_dtype(value.dtype), D.parse_dtype(want)
-                if vd is not None and bd is not None and vd.lanes == 1 and bd.lanes > 1:
+                if isinstance(value, E.StringImm):
+                    what = f"`{value.value}` names a dtype and" if D.is_dtype(value.value) \
+                        else f"the string {value.value!r}"      # `T.float32` uncalled
+                    self.diag("type/mismatch", f"{what} is not a value of {buf.dtype} buffer "
+                              f"'{buf.name}'", value_node)
+                elif vd is not None and bd is not None and vd.lanes == 1 and bd.lanes > 1:
                     value = E.Broadcast(value, bd.lanes, want)
                 elif vd is not None and bd is not None and vd.lanes == bd.lanes:
                     # TVM converts the value to the buffer's type; a float stored into an
