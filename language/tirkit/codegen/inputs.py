@@ -190,13 +190,14 @@ def _storage(x) -> list:
     the storage the statement or block `x` makes: a block's `alloc_buffer`s, `T.allocate`,
     `T.decl_buffer`."""
     from ..ir import stmt as S
+    from .passes.flatten import storage_extents
     if isinstance(x, S.Block):
-        return [(b.dtype, b.shape, b.name, b, None) for b in x.alloc_buffers]
+        return [(b.dtype, storage_extents(b), b.name, b, None) for b in x.alloc_buffers]
     if isinstance(x, S.Allocate):
         return [(x.dtype, x.extents, x.buffer_var.name, x, x.buffer_var)]
     if isinstance(x, S.DeclBuffer):
         b = x.buffer
-        return [(b.dtype, b.shape, b.name, b, b.data)]
+        return [(b.dtype, storage_extents(b), b.name, b, b.data)]
     return []
 
 

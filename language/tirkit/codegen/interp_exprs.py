@@ -222,7 +222,7 @@ class ExprEval:
         if env[LANES] is not None and VECTOR_LANES not in env:
             fail(UNSUPPORTED, self.no_vectors_in_lanes, e)
         w = env.get(VECTOR_WIDTH)
-        lanes = getattr(e, "lanes", None) or lanes_of(e.dtype)
+        lanes = lanes_of(e.dtype)
         if w is not None and lanes != w:
             fail(UNSUPPORTED, f"a vector of {lanes} lanes where the interpreter runs the "
                  f"{w} lanes of the vector around it", e)

@@ -7,7 +7,7 @@ import math
 
 from ...arith.interval import interval
 from ...ir import expr as E
-from ...ir.dtype import parse_dtype
+from ...ir.dtype import lanes_of, parse_dtype
 from ..errors import UNSUPPORTED, fail
 from . import mma, wmma
 from .vector import multiple_of
@@ -81,7 +81,7 @@ def ctype(dtype: str) -> str:
 
 def _scalar(e, what):
     """CUDA's vector types have the PRELUDE's arithmetic only: refuse `what` on a vector."""
-    if parse_dtype(e.dtype) is not None and parse_dtype(e.dtype).lanes > 1:
+    if lanes_of(e.dtype) > 1:
         fail(UNSUPPORTED, f"no CUDA C for {what} of {e.dtype} values (a vector type has "
              "+ - * / only; write the lanes as a loop)", e)
 

@@ -17,18 +17,20 @@ _VEC = {("float", 32): "float", ("int", 32): "int"}
 LANE_NAMES = "xyzw"
 
 
-def multiple_of(index, n, but=None) -> bool:
+def multiple_of(index, n, but=None, form=None) -> bool:
     """Whether `index` is a multiple of n whatever its variables (but the term of `but`): its
     constant and coefficients are (parameters, `__shared__` and local arrays being 16-byte
-    aligned, a vector access of n lanes there is aligned)."""
-    form = linear_form(index)
+    aligned, a vector access of n lanes there is aligned).  `form`: its linear form, where
+    the caller has it."""
+    form = form or linear_form(index)
     return form.const % n == 0 and all(c % n == 0 for k, c in form.terms.items()
                                        if k is not but)
 
 
 def _aligned(index, var, n) -> bool:
     """index == var + (terms with coefficients and constant divisible by n)."""
-    return linear_form(index).terms.get(var) == 1 and multiple_of(index, n, but=var)
+    form = linear_form(index)
+    return form.terms.get(var) == 1 and multiple_of(index, n, but=var, form=form)
 
 
 def vector_type(buf, n):
