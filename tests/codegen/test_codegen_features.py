@@ -481,3 +481,5 @@ def padded(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
         run(a, b)
         np.testing.assert_array_equal(b, (a * 2).T)
     assert "alloca [272 x float]" in emit_llvm(func, module)
+    from tirkit.codegen.inputs import allocations
+    assert [(n, name) for n, name, _ in allocations(func)] == [(272 * 4, "S")]   # the guard

@@ -227,6 +227,16 @@ def test_wmma_int8_with_a_column_major_b():
     np.testing.assert_array_equal(arrays[2], A @ B.T)       # B read column-major
 
 
+def _wmma_refusal(old, new):
+    """The one diagnostic the thread interpreter stops with on INT8_WMMA changed at `old`."""
+    assert old in INT8_WMMA
+    r = parse(INT8_WMMA.replace(old, new), "i8.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as e:
+        run_threads(f, make_inputs(f, np.random.default_rng(4)), module=r.module)
+    (d,) = e.value.diagnostics
+    return d
+
 
 @pytest.mark.parametrize("old, new, message", [
     ("tvm_store_matrix_sync(C_frag.data, 16, 16, 16", "tvm_store_matrix_sync(C_frag.data, 0, 16, 16",
@@ -236,12 +246,7 @@ def test_wmma_int8_with_a_column_major_b():
 ])
 def test_a_fragment_shape_wmma_does_not_have_is_refused(old, new, message):
     """A fuzzed kernel (m = 0 in a store) reached numpy's broadcasting as an internal error."""
-    assert old in INT8_WMMA
-    r = parse(INT8_WMMA.replace(old, new), "i8.py")
-    (_, f), = r.module.prim_funcs()
-    with pytest.raises(TirkitError) as e:
-        run_threads(f, make_inputs(f, np.random.default_rng(4)), module=r.module)
-    (d,) = e.value.diagnostics
+    d = _wmma_refusal(old, new)
     assert d.code == "codegen/unsupported" and d.message.startswith(message)
     assert d.span.line == 15                       # the store
 
@@ -257,12 +262,7 @@ def test_a_fragment_shape_wmma_does_not_have_is_refused(old, new, message):
 def test_a_wmma_tile_outside_its_storage_is_out_of_bounds(old, new, message):
     """A fuzzed kernel (a fragment index past its tiles) reached numpy's indexing as an
     internal error."""
-    assert old in INT8_WMMA
-    r = parse(INT8_WMMA.replace(old, new), "i8.py")
-    (_, f), = r.module.prim_funcs()
-    with pytest.raises(TirkitError) as e:
-        run_threads(f, make_inputs(f, np.random.default_rng(4)), module=r.module)
-    (d,) = e.value.diagnostics
+    d = _wmma_refusal(old, new)
     assert (d.code, d.message, d.span.line) == ("bounds/out-of-bounds", message, 12)
 
 
