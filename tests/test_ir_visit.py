@@ -5,7 +5,7 @@ import tirkit
 from tirkit.ir import expr as E
 from tirkit.ir import stmt as S
 from tirkit.ir.text import expr_text
-from tirkit.ir.visit import const_int, contains, find_all, find_first, uses_var, vars_in
+from tirkit.ir.visit import const_int, contains, find_all, find_first, lane_of, uses_var, vars_in
 
 SRC = '''\
 from tvm.script import tir as T
@@ -63,3 +63,24 @@ def test_expr_text():
     assert expr_text(E.Cast("float32", i)) == 'T.Cast("float32", i)'
     assert expr_text(E.FloorMod(i, E.IntImm("int32", 3), "int32")) == "i % 3"
     assert expr_text(E.LT(i, n, "bool")) == "i < n"
+
+
+def test_lane_of_writes_one_lane_of_a_vector_expression():
+    res = tirkit.parse('''from tvm.script import tir as T
+
+
+@T.prim_func
+def v(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"), n: T.int32):
+    for i in range(4):
+        B[T.Ramp(i * 4, 1, 4)] = T.if_then_else(T.Ramp(i * 4, 1, 4) < T.Broadcast(n, 4), A[T.Ramp(i * 4 + 1, 2, 4)] + T.Broadcast(T.float32(1), 4), T.Broadcast(T.float32(0), 4))
+        B[0:4] = T.Shuffle([A[0:4]], [3, 2, 1, 0])
+''')
+    assert not res.diagnostics
+    store, shuffle = find_all(res.module.functions[0][1].body, lambda x: True, S.BufferStore)
+    lane = E.Var("lane", "int32")
+    one = lane_of(store.value, lane)
+    assert one.dtype == "float32"
+    assert expr_text(one) == ("T.if_then_else(i * 4 + 1 * lane < n, "
+                              "A[i * 4 + 1 + 2 * lane] + T.float32(1.0), T.float32(0.0))")
+    assert expr_text(lane_of(store.indices[0], E.IntImm("int32", 3))) == "i * 4 + 1 * 3"
+    assert lane_of(shuffle.value, lane) is None          # a shuffle's lane is another's

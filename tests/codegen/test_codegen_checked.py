@@ -336,3 +336,57 @@ def masked(A: T.Buffer((32,), "float32"), C: T.Buffer((4,), "float32"),
     assert np.array_equal(b[:4], a[:4] + c[0]) and np.array_equal(b[4:], before[4:])
     d = _refusal(kernel, a, c, b, scalars=(20,))      # i = 2 runs lanes 16..19
     assert d.message.startswith("reads 'C' out of bounds: element 6, but its storage holds 4")
+
+
+VECTOR_MASKS = '''@T.prim_func
+def tail(A: T.Buffer((6,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(2):
+        B[T.Ramp(i * 4, 1, 4)] = T.if_then_else(T.Ramp(i * 4, 1, 4) < T.Broadcast(6, 4), A[T.Ramp(i * 4, 1, 4)], T.Broadcast(T.float32(0), 4))
+
+
+@T.prim_func
+def masked(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    B[0:4] = T.if_then_else(T.Ramp(0, 1, 4) < T.Broadcast(3, 4), A[T.Ramp(1, 1, 4)], T.Broadcast(T.float32(0), 4))
+
+
+@T.prim_func
+def else_lanes(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    B[0:4] = T.if_then_else(T.Ramp(0, 1, 4) >= T.Broadcast(1, 4), T.Broadcast(T.float32(0), 4), A[T.Ramp(3, 1, 4)])
+
+
+@T.prim_func
+def unmasked(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    B[0:4] = T.if_then_else(T.Ramp(0, 1, 4) < T.Broadcast(4, 4), A[T.Ramp(1, 1, 4)], T.Broadcast(T.float32(0), 4))
+
+
+@T.prim_func
+def scalar(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    B[0:4] = T.if_then_else(T.Ramp(0, 1, 4) < T.Broadcast(2, 4), T.Broadcast(A[5], 4), T.Broadcast(T.float32(0), 4))
+'''
+
+
+def test_the_bounds_rule_reads_a_vector_condition_lane_by_lane_as_the_checked_code_runs_it():
+    """A vector load under a vector condition (a vectorized loop's masked tail) reads only in
+    the lanes its condition selects: the rule had reported `A[T.Ramp(i * 4, 1, 4)]` of a
+    6-element A though lanes 6 and 7 are masked.  Where a lane that holds does leave the
+    buffer, the rule and the checked code both report it."""
+    r = tirkit.parse(HEAD + VECTOR_MASKS)
+    funcs = dict(r.module.prim_funcs())
+    got = [(d.span.line, d.span.column, d.code) for d in tirkit.check(HEAD + VECTOR_MASKS)]
+    assert got == [(22, 66, "bounds/out-of-bounds"), (27, 78, "bounds/out-of-bounds")]
+    rng = np.random.default_rng(11)
+    a = rng.uniform(1, 2, 6).astype("float32")
+    wants = {"tail": np.where(np.arange(8) < 6, np.pad(a, (0, 2)), 0),
+             "masked": np.array([a[1], a[2], a[3], 0]),
+             "else_lanes": np.array([a[3], 0, 0, 0])}
+    for name, want in wants.items():
+        n = 6 if name == "tail" else 4
+        for run in (lambda f, *v: build(f, r.module, checked=True)(*v),
+                    lambda f, *v: run_reference(f, list(v), module=r.module)):
+            b = np.full(len(want), 9, "float32")
+            run(funcs[name], a[:n].copy(), b)
+            np.testing.assert_array_equal(b, want.astype("float32"))
+    for name, line in (("unmasked", 22), ("scalar", 27)):
+        kernel = build(funcs[name], r.module, checked=True)
+        d = _refusal(kernel, a[:4].copy(), np.zeros(4, "float32"))
+        assert d.span.line == line and "reads 'A' out of bounds: element" in d.message

@@ -236,7 +236,7 @@ class _Walker:
                     self.conds.append((x.args[0], len(self.blocks)))
                     self.expr(x.args[1])
                     self.conds.pop()
-                    self.conds.append((E.Not(x.args[0]), len(self.blocks)))
+                    self.conds.append((E.Not(x.args[0], x.args[0].dtype), len(self.blocks)))
                     self.expr(x.args[2])
                     self.conds.pop()
                 else:
@@ -262,7 +262,7 @@ class _Walker:
                 self.conds.append((x.condition, len(self.blocks)))
                 self.expr(x.true_value)
                 self.conds.pop()
-                self.conds.append((E.Not(x.condition), len(self.blocks)))
+                self.conds.append((E.Not(x.condition, x.condition.dtype), len(self.blocks)))
                 self.expr(x.false_value)
                 self.conds.pop()
                 self.selects -= 1

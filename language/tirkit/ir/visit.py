@@ -1,6 +1,7 @@
 """Generic traversal of IR nodes: pre-order walk and its common questions (the first node
 that satisfies a test, every such node, whether any exists), rebuild and substitution, the
-free variables of a statement, and the constant integer an expression is, if any."""
+free variables of a statement, the constant integer an expression is, if any, and the scalar
+expression one lane of a vector expression computes."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,6 +10,7 @@ import functools
 from . import expr as E
 from . import sparse as SP
 from . import stmt as S
+from .dtype import element_of, lanes_of
 
 _SKIP = frozenset({"span", "comments", "trailing", "spelling", "header_span", "name_span",
                    "dtype"})
@@ -174,6 +176,43 @@ def substitute(node, vmap: dict):
             return vmap.get(id(old))
         return None
     return rebuild(node, fn)
+
+
+class _NotLanewise(Exception):
+    pass
+
+
+_LANEWISE_CALLS = frozenset({"if_then_else", "likely"})
+
+
+def lane_of(e, lane):
+    """The scalar expression lane `lane` (an integer expression) of vector expression `e`
+    computes: `T.Ramp(b, s, n)` is `b + s * lane`, `T.Broadcast(x, n)` is `x`, and an
+    operator, a load, a cast, a select or an `if_then_else` of vectors is the same on their
+    lanes.  None where one lane cannot be written alone (a vector variable or `let`, a
+    nested vector, a shuffle or another call on vectors)."""
+    def fn(new, old):
+        t = type(new)
+        if t is E.Ramp or t is E.Broadcast:
+            inner = new.base if t is E.Ramp else new.value
+            if lanes_of(inner.dtype) != 1:
+                raise _NotLanewise
+            if t is E.Broadcast:
+                return inner
+            return E.Add(inner, E.Mul(new.stride, lane, inner.dtype), inner.dtype)
+        dtype = getattr(new, "dtype", None)
+        vector = isinstance(dtype, str) and lanes_of(dtype) > 1
+        if t is E.Call and new.op not in _LANEWISE_CALLS and (vector or new is not old):
+            raise _NotLanewise             # (an operand changed: it was a vector)
+        if not vector:
+            return None
+        if isinstance(new, (E.Var, E.Let)):
+            raise _NotLanewise
+        return _replace(new, {"dtype": element_of(dtype)})
+    try:
+        return rebuild(e, fn)
+    except _NotLanewise:
+        return None
 
 
 def free_variables(s) -> list:

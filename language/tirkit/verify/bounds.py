@@ -7,6 +7,10 @@ the loops inside the innermost of them, under the guards that enclose it (`T.whe
 ranges must fall outside the dimension, and no guard the analysis cannot read may mention
 the index's variables.
 
+A vector access under a vector condition (`T.if_then_else(T.Ramp(b, 1, 4) < T.Broadcast(n, 4),
+A[T.Ramp(b, 1, 4)], ...)`, as TVM masks a vectorized tail) is read lane by lane: each lane
+accesses only where its own lane of the condition holds.
+
 A buffer declared over storage it does not own (`T.decl_buffer(..., data=X.data)`, as TVM's
 merged shared-memory pools and flattened views write it) is checked against that storage:
 a 1-d view may use every element the owner's bytes hold; a multi-d view is not checked.  A
@@ -15,13 +19,16 @@ a nominal shape such as `(1,)` there, so it is not checked either.
 """
 from __future__ import annotations
 
+import dataclasses
+
+from ..analysis.accesses import Loop
 from ..analysis.regions import analyzer_for, index_range
 from ..arith.affine import Atom
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.dtype import bytes_of
-from ..ir.visit import vars_in, walk
+from ..ir.dtype import bytes_of, lanes_of
+from ..ir.visit import lane_of, vars_in, walk
 from . import register
 from ._common import func_accesses, loose_vars, text
 
@@ -66,6 +73,10 @@ def _check_bounds(func, ctx):
         shape = views[id(buf)]
         if shape is None:
             continue
+        lanes = _per_lane(a)
+        if lanes is None:
+            continue
+        written, a = a, lanes
         x = len(a.blocks) - 1
         while x > 0 and not a.blocks[x].block.iter_vars:
             x -= 1
@@ -90,7 +101,7 @@ def _check_bounds(func, ctx):
         full = None
         loose = None
         for d, idx in enumerate(a.indices):
-            if _row_major_vector(a.indices, d, shape):
+            if _row_major_vector(written.indices, d, shape):
                 continue
             base = idx.base if isinstance(idx, E.Ramp) else idx
             aff = an.to_aff(base, env)
@@ -117,7 +128,8 @@ def _check_bounds(func, ctx):
             if key in seen:
                 continue
             seen.add(key)
-            if a in matched:
+            idx = written.indices[d]
+            if written in matched:
                 what = f"`T.match_buffer` views `{buf.name}` out of bounds: the region's " \
                        f"dimension {d}"
             else:
@@ -129,6 +141,28 @@ def _check_bounds(func, ctx):
                 f"{'' if shape is buf.shape else ' (elements of its storage)'}",
                 a.span))
     return out
+
+
+def _per_lane(a):
+    """`a` itself, or, under a vector condition, one lane of it: its vector indices and
+    conditions written for a lane variable that a vectorized loop over the lanes binds.  A
+    scalar access under a vector condition is made when some lane holds, so the lane
+    variable is free in its conditions (and a guard that mentions it is not readable).
+    None where the lanes cannot be read alone."""
+    vector = [c for c, _ in a.conds if lanes_of(c.dtype) > 1]
+    if not vector:
+        return a
+    n = lanes_of(vector[0].dtype)
+    if any(lanes_of(c.dtype) != n for c in vector) or \
+            any(lanes_of(i.dtype) not in (1, n) for i in a.indices):
+        return None
+    lane = E.Var("lane", "int32")
+    conds = tuple((lane_of(c, lane), d) for c, d in a.conds)
+    indices = tuple(lane_of(i, lane) for i in a.indices)
+    if any(c is None for c, _ in conds) or any(i is None for i in indices):
+        return None
+    loop = Loop(lane, E.IntImm("int32", 0), E.IntImm("int32", n), "vectorized")
+    return dataclasses.replace(a, indices=indices, conds=conds, loops=a.loops + (loop,))
 
 
 def full_env(fa):
