@@ -687,6 +687,33 @@ def f(A: T.Buffer((16,), "float32x70000"), B: T.Buffer((16,), "float32x0")):
         (5, "'float32x70000' is not a dtype"), (5, "'float32x0' is not a dtype")]
 
 
+def test_a_parameter_whose_declaration_fails_is_reported_once():
+    # each use of the parameter had a second error ("'A' is not a buffer and cannot be stored
+    # to", "'A' is a handle, not a buffer"): one root cause, one diagnostic
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((4,), "flaot32"), B: T.Buffer((4,), "float32"), n: T.int33):
+    for i in range(4):
+        A[i] = B[i] + A[i]
+        B[i] = A[i] + T.float32(n)
+    with T.block("x"):
+        C = T.match_buffer(A[0:4], (4,))
+        B[0] = C[0]
+
+
+@T.prim_func
+def g(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        B[i] = A[i] + A[3 - i]
+"""
+    r = tirkit.parse(text)
+    assert [(d.span.line, d.span.column, d.code) for d in r.diagnostics] == [
+        (5, 10, "type/mismatch"), (5, 72, "name/undefined")]
+    assert [d.code for d in tirkit.check(text)] == ["type/mismatch", "name/undefined"]
+    (_, f), (_, g) = r.module.prim_funcs()
+    assert [p.name for p in f.params] == ["A", "B_handle", "n"]
+    assert tirkit.to_script(g) == CLASSIC + text[text.index("@T.prim_func\ndef g"):]
+
+
 def test_slice_bounds_are_integers_and_tensor_core_builtins_take_their_arguments():
     # a float region start made a float element offset, and a wmma load of 6 arguments read
     # past its arguments, both in the code generator

@@ -8,7 +8,7 @@ from ...ir import stmt as S
 from ...ir.constants import Constant, ConstantTable, numpy_dtype
 from ...syntax import cst as C
 from ...syntax.chunks import kernel_kind
-from .context import BlockFrame, LowerError
+from .context import FAILED, BlockFrame, LowerError
 from .scalars import reassigned
 from .values import ParamRef, _Namespace, _Subscripted
 
@@ -88,10 +88,9 @@ class FuncMixin:
             seen[p.name] = self.span(p)
             try:
                 params.append(self.param(p))
-            except LowerError:
-                var = E.Var(p.name, "handle", None, self.span(p))
-                self.define(p.name, var, p, check=False)
-                params.append(var)
+            except LowerError:          # said why; its uses say nothing more
+                params.append(E.Var(p.name, "handle", None, self.span(p)))
+                self.define(p.name, FAILED, p, check=False)
         ret_type = None
         if f.returns is not None:
             try:
