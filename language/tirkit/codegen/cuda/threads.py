@@ -88,6 +88,7 @@ class ThreadInterpreter(Interpreter):
                            if func.buffer_of(p) is not None}
         self.thread_extents: dict = {}   # threadIdx tag -> extent (the block's shape)
         self.thread_index: dict = {}     # tag -> (id(loop var), min) of the loop binding it
+                                         # (blockIdx tags too)
         self.barriers = 0
         self.stored = set()             # id(data) of every buffer some statement writes
         walk(self.func.body, lambda x: self.stored.add(id(x.buffer.data))
@@ -108,6 +109,8 @@ class ThreadInterpreter(Interpreter):
                 f"{tag} extent {ext}: a launch needs at least one "
                 f"{'block' if tag.startswith('blockIdx') else 'thread'} in each dimension",
                 s.span)])
+        if tag in self.thread_index:
+            return self._same_thread(s, env, lo, ext)
         if tag.startswith("blockIdx"):
             if not self.block_axes:                  # a new kernel launch
                 self.kernel_first_block = self.blocks_run + 1
@@ -120,11 +123,13 @@ class ThreadInterpreter(Interpreter):
                     self.blocks_run += 1
                     self.epoch += 1               # a new block: nothing shared with the last
                     self.block_coords[self.blocks_run] = tuple(self.block_axes)
-                self.exec(s.body, e2)
-                self.block_axes.pop()
+                self.thread_index[tag] = (id(s.loop_var), lo)
+                try:
+                    self.exec(s.body, e2)
+                finally:
+                    self.block_axes.pop()
+                    del self.thread_index[tag]
             return
-        if tag in self.thread_index:
-            return self._same_thread(s, env, lo, ext)
         if not self.block_axes and not self.thread_axes:     # a launch of one block
             self.blocks_run += 1
             self.kernel_first_block = self.blocks_run
@@ -148,8 +153,8 @@ class ThreadInterpreter(Interpreter):
 
     def _same_thread(self, s, env, lo, ext):
         """A loop bound to a tag a loop around it binds (TVM's lowering of auto-copy blocks
-        makes them): the thread's one index again, as TVM unifies the two and CUDA has one
-        `threadIdx.x`; threads past this loop's extent skip its body."""
+        makes them): the thread's (or block's) one index again, as TVM unifies the two and
+        CUDA has one `threadIdx.x`; threads past this loop's extent skip its body."""
         var, outer_lo = self.thread_index[s.thread_tag]
         t = np.asarray(env[var], dtype=np.int64) - outer_lo
         e2 = self._compress(env, t < ext)
