@@ -423,3 +423,69 @@ def staged(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     assert it.thread_extents == {"threadIdx.y": 8, "threadIdx.x": 32}
     code = emit_cuda(f, r.module).code
     assert code.count("(int)threadIdx.y") == 2 and "__launch_bounds__(256)" in code
+
+
+def test_a_block_tag_launched_and_bound_again_is_the_same_block():
+    """`T.launch_thread(i, 64)` for blockIdx.x, then a loop bound to blockIdx.x inside it
+    (TVMScript's `T.env_thread` test kernel): one block index, as CUDA has one `blockIdx.x`.
+    The thread interpreter ran a grid of 64 x 64 blocks, each writing every row once per
+    outer block: a race between blocks, and a second pass over B's rows."""
+    src = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def rows(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "float32"), C: T.Buffer((64, 8), "float32")):
+    i = T.env_thread("blockIdx.x")
+    j = T.env_thread("threadIdx.x")
+    T.launch_thread(i, 64)
+    T.launch_thread(j, 8)
+    for bx in T.thread_binding(0, 48, "blockIdx.x"):
+        for tx in T.thread_binding(0, 8, "threadIdx.x"):
+            B[bx, tx] = A[bx, tx] * T.float32(2)
+            C[bx, tx] = B[bx, tx] + T.float32(1)
+'''
+    r = parse(src)
+    assert [d for d in r.diagnostics if d.severity == "error"] == []
+    ((_, f),) = r.module.prim_funcs()
+    rng = np.random.default_rng(12)
+    a, b, c = (rng.uniform(0.5, 1.5, (64, 8)).astype("float32") for _ in range(3))
+    want_b, want_c = b.copy(), c.copy()
+    want_b[:48] = a[:48] * 2              # blocks 48 to 63 skip the inner loop's body
+    want_c[:48] = want_b[:48] + 1
+    it = run_threads(f, [a, b, c], module=r.module)
+    np.testing.assert_allclose(b, want_b, rtol=1e-6)
+    np.testing.assert_allclose(c, want_c, rtol=1e-6)
+    assert it.blocks_run == 64 and it.thread_extents == {"threadIdx.x": 8}
+    code = emit_cuda(f, r.module).code
+    assert "if (blockIdx.x < 48)" in code.replace("(int)", "")
+
+
+def test_a_local_buffer_declared_above_the_thread_launches_is_one_per_thread():
+    """`T.decl_buffer(..., scope="local")` between the blockIdx and threadIdx launches (as
+    TVM's older lowered kernels declare their register tiles): each thread has its own, as
+    CUDA declares it inside the kernel.  The thread interpreter gave the block one copy,
+    and reported the threads' writes to it as a race."""
+    src = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def staged(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
+    bx = T.env_thread("blockIdx.x")
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(bx, 4)
+    acc = T.decl_buffer((2,), "float32", scope="local")
+    T.launch_thread(tx, 32)
+    acc[0] = A[bx, tx] * T.float32(2)
+    acc[1] = acc[0] + A[bx, 31 - tx]
+    B[bx, tx] = acc[1]
+'''
+    r = parse(src)
+    assert [d for d in r.diagnostics if d.severity == "error"] == []
+    ((_, f),) = r.module.prim_funcs()
+    rng = np.random.default_rng(13)
+    a = rng.uniform(0.5, 1.5, (4, 32)).astype("float32")
+    b = np.zeros((4, 32), "float32")
+    run_threads(f, [a, b], module=r.module)
+    np.testing.assert_allclose(b, a * 2 + a[:, ::-1], rtol=1e-6)
+    code = emit_cuda(f, r.module).code
+    assert code.index("float acc[2];") > code.index("threadIdx.x;")

@@ -24,7 +24,11 @@ from ...analysis.regions import single_trip
 from ...ir.visit import rebuild, walk
 from ..passes.blocks import allocate
 from ..passes.compact import accesses, compact_buffer, with_single_trip
+from ..passes.flatten import storage_extents
 from ..passes.rewrite import transform
+
+
+SCOPED = ("shared", "local", "warp", "wmma.")     # scopes a GPU allocates in the kernel
 
 
 def _uses(stmt, data) -> bool:
@@ -145,8 +149,35 @@ def _enclosing_bindings(body):
     return out
 
 
+def _allocate_declared(body: S.Stmt) -> S.Stmt:
+    """A `T.decl_buffer` of a scoped buffer that no `Allocate` gives storage allocates it
+    (the first declaration of its data; later ones are views): written as the Allocate +
+    DeclBuffer of the other allocations, it is placed as they are, so a local one declared
+    above the thread launches is still one per thread."""
+    allocated, first = set(), {}
+
+    def scan(x):
+        if isinstance(x, (S.Allocate, S.AllocateConst)):
+            allocated.add(id(x.buffer_var))
+        elif isinstance(x, S.DeclBuffer):
+            first.setdefault(id(x.buffer.data), id(x))
+        return True
+    walk(body, scan)
+
+    def fn(x, old):
+        if not isinstance(x, S.DeclBuffer) or id(x.buffer.data) in allocated or \
+                first.get(id(x.buffer.data)) != id(old) or \
+                not (x.buffer.scope or "global").startswith(SCOPED):
+            return None
+        b = x.buffer
+        return S.Allocate(b.data, b.dtype, storage_extents(b), E.IntImm("bool", 1), x,
+                          span=x.span)
+    return rebuild(body, fn)
+
+
 def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
     """Move each shared/local allocation inside the thread bindings (see the module doc)."""
+    body = _allocate_declared(body)
     enclosing = _enclosing_bindings(body)
 
     def fn(x, old):
@@ -154,7 +185,7 @@ def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
             return None
         buf = x.body.buffer
         scope = buf.scope or "global"
-        if not scope.startswith(("shared", "local", "warp", "wmma.")) or buf.strides or \
+        if not scope.startswith(SCOPED) or buf.strides or \
                 buf.elem_offset is not None:
             return None
         shared = scope.startswith("shared")

@@ -17,6 +17,7 @@ from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
 from ..passes.flatten import storage_extents
 from .exprs import PRELUDE, ExprPrinter, ctype
+from .scopes import SCOPED
 from .sync import SYNC_OP, is_warp_barrier
 from .vector import LANE_NAMES, multiple_of
 from . import wmma
@@ -194,7 +195,7 @@ class _Kernel:
     def _DeclBuffer(self, s, d):
         b = s.buffer
         if id(b.data) not in self.names:
-            if not (b.scope or "global").startswith(("shared", "local", "warp", "wmma.")):
+            if not (b.scope or "global").startswith(SCOPED):
                 fail(UNSUPPORTED, f"buffer '{b.name}' has no storage in the kernel", s)
             # `T.decl_buffer` in a kernel allocates its own storage
             self._Allocate(S.Allocate(b.data, b.dtype, storage_extents(b), E.IntImm("bool", 1),
