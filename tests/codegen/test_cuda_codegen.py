@@ -76,8 +76,13 @@ def test_local_tile_vthread_and_dtypes():
     src = emit_cuda(f, m)
     assert (src.kernels[0].grid, src.kernels[0].block) == ((2, 2, 1), (8, 8, 1))
     code = src.code
-    assert "float C_local[8];" in code                   # 2x4 registers per thread
-    assert "for (int vy = 0; vy < 2; ++vy)" in code      # a virtual thread loops in a thread
+    assert "float C_local[16];" in code                  # 2x4 registers per virtual thread
+    # virtual threads interleave the statements that depend on them, as TVM injects them:
+    # the copies to shared memory run once per thread, the accumulation once per vy
+    k_loop = code[code.index("for (int k_0"):code.index("for (int i_2")]
+    assert "vy" not in k_loop[:k_loop.index("for (int k_1")]
+    assert "for (int vy_1 = 0; vy_1 < 2; ++vy_1) {\n" \
+        "                    C_local[(((i_1 * 4) + j_1) + (vy_1 * 8))] = " in k_loop
     assert re.search(r"__shared__ .*float A_shared\[256\];", code)
     f16 = emit_cuda(*_kernel(path, "gpu_matmul_f16")).code
     assert "half* __restrict__ A" in f16 and "__half2float(A[" in f16

@@ -489,3 +489,36 @@ def staged(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
     np.testing.assert_allclose(b, a * 2 + a[:, ::-1], rtol=1e-6)
     code = emit_cuda(f, r.module).code
     assert code.index("float acc[2];") > code.index("threadIdx.x;")
+
+
+def test_virtual_threads_interleave_the_statements_that_depend_on_them():
+    """A vthread binding runs each statement that depends on it once per virtual thread, in
+    place, as TVM's InjectVirtualThread does; it is not a loop around its body.  Here every
+    thread copies the whole shared tile out after the virtual threads fill it (an auto-copy
+    block before its lowering): as a loop, the copy ran after each virtual thread's row,
+    the first time with row 1 not yet written, and the threads' differing writes of C were
+    reported as a race."""
+    src = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def tile(A: T.Buffer((2, 8), "float32"), C: T.Buffer((2, 8), "float32")):
+    S = T.alloc_buffer((2, 8), "float32", scope="shared")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for v in T.thread_binding(2, thread="vthread.x"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                S[v, tx] = A[v, tx] * T.float32(2)
+                for i, j in T.grid(2, 8):
+                    C[i, j] = S[i, j] + T.float32(1)
+'''
+    r = parse(src)
+    assert [d for d in r.diagnostics if d.severity == "error"] == []
+    ((_, f),) = r.module.prim_funcs()
+    a = np.random.default_rng(14).uniform(0.5, 1.5, (2, 8)).astype("float32")
+    c = np.zeros((2, 8), "float32")
+    run_threads(f, [a, c], module=r.module)
+    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+    code = emit_cuda(f, r.module).code
+    fill = code.index("for (int v = 0; v < 2; ++v) {\n        S[((v * 8) + tx)] = ")
+    assert fill < code.index("__syncthreads();") < code.index("for (int i = 0;")
+    assert "for (int v_1 = 0; v_1 < 2; ++v_1) {\n            C[((i * 8) + j)] = " in code

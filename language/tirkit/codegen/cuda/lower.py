@@ -1,6 +1,6 @@
-"""The lowering pipeline for CUDA: the shared pipeline (passes/__init__.py) with three GPU
-steps: `launch_threads_to_loops` first, `place_scoped_buffers` before region compaction and
-`insert_syncs` at the end."""
+"""The lowering pipeline for CUDA: the shared pipeline (passes/__init__.py) with four GPU
+steps: `launch_threads_to_loops` first, `place_scoped_buffers` before region compaction,
+`inject_virtual_threads` after flattening, and `insert_syncs` at the end."""
 from __future__ import annotations
 
 from ...ir import expr as E
@@ -13,6 +13,7 @@ from ...ir.visit import find_first, walk
 from ..passes.control import check_control_flow, return_dtype
 from .scopes import place_scoped_buffers
 from .sync import insert_syncs
+from .vthreads import inject_virtual_threads
 
 
 def launch_threads_to_loops(body):
@@ -51,6 +52,8 @@ def _gpu_pipeline():
         if name == "compact_regions":
             out.append(("place_scoped_buffers", place_scoped_buffers))
         out.append((name, step))
+        if name == "flatten_buffers":
+            out.append(("inject_virtual_threads", inject_virtual_threads))
     out.append(("insert_syncs", insert_syncs))
     return tuple(out)
 

@@ -1,8 +1,8 @@
 """CUDA C of a lowered function: one `__global__` kernel per thread-bound loop nest.
 
 A nest's blockIdx/threadIdx bindings give the launch: grid and block extents per dimension
-(a tag bound more than once takes its largest extent; a smaller binding is guarded).  A
-`vthread` binding runs as a loop in each thread.  `shared` buffers become `__shared__` arrays
+(a tag bound more than once takes its largest extent; a smaller binding is guarded).
+Virtual threads are serial loops in each thread by now (vthreads.py).  `shared` buffers become `__shared__` arrays
 at the top of the kernel, `local` buffers per-thread arrays where they are allocated (`warp`
 buffers are refused); `T.tvm_storage_sync("shared")` (inserted by sync.py) is `__syncthreads()`.
 """

@@ -4,8 +4,8 @@
 Blocks run one after another (all of them, or an evenly spread sample); the threads of a
 block run in lockstep, one lane per thread (threadIdx bindings widen the lanes), so between
 two barriers every statement runs for all threads, in thread order, before the next one.  A
-`vthread` binding is a loop inside each thread; `shared` buffers have one copy per block,
-`local` ones one per thread.
+`vthread` binding runs in each thread as the lowering interleaves it (vthreads.py); `shared`
+buffers have one copy per block, `local` ones one per thread.
 
 The race detector keeps, per element of every shared and global buffer, the last writer and
 the last reader (thread, statement) since the block's last barrier.  Two different threads
