@@ -88,9 +88,13 @@ class FuncMixin:
             seen[p.name] = self.span(p)
             try:
                 params.append(self.param(p))
-            except LowerError:          # said why; its uses say nothing more
-                params.append(E.Var(p.name, "handle", None, self.span(p)))
-                self.define(p.name, FAILED, p, check=False)
+            except LowerError:
+                var = E.Var(p.name, "handle", None, self.span(p))
+                params.append(var)
+                # (said why) a failed buffer's uses add nothing more; any other parameter
+                # stays a handle, so a `T.match_buffer` of it still declares its buffer
+                self.define(p.name, FAILED if self._annotation_kind(p) in BUFFER_KINDS
+                            else var, p, check=False)
         ret_type = None
         if f.returns is not None:
             try:
@@ -116,10 +120,8 @@ class FuncMixin:
             self.fail("type/mismatch", f"parameter '{p.name}' needs a type annotation "
                       "(T.Buffer, T.handle or a dtype)", p)
         ann = C.unparen(p.annotation)
-        tn = self.t_name(ann.func) if isinstance(ann, C.Call) else self.t_name(ann)
-        if isinstance(ann, C.Subscript):
-            tn = self.t_name(ann.value)
-        if tn in ("Buffer", "Tensor", "buffer"):      # `T.buffer(...)` annotates a parameter too
+        tn = self._annotation_kind(p)
+        if tn in BUFFER_KINDS:
             if isinstance(ann, C.Call):
                 args, kwargs = self._args(ann), self._kwargs(ann)
             elif isinstance(ann, C.Subscript):
@@ -152,6 +154,15 @@ class FuncMixin:
                 self.fail("type/mismatch", f"parameter '{p.name}' has an unknown type", ann)
         self.define(p.name, var, p)
         return var
+
+    def _annotation_kind(self, p):
+        """The `T.` name a parameter's annotation calls or is (`Buffer`, `handle`, ...)."""
+        if p.annotation is None:
+            return None
+        ann = C.unparen(p.annotation)
+        if isinstance(ann, C.Subscript):
+            return self.t_name(ann.value)
+        return self.t_name(ann.func) if isinstance(ann, C.Call) else self.t_name(ann)
 
     def pointer_type(self, ann):
         """`T.handle("float32", "shared")` / `T.handle(dtype=..., storage_scope=...)`."""
@@ -191,6 +202,9 @@ class FuncMixin:
             return []
         text = "\n".join(source_lines[item.line - 1:item.end_line])
         return [("", S.ForeignFunc("", text, self.span(item)))]
+
+
+BUFFER_KINDS = ("Buffer", "Tensor", "buffer")      # `T.buffer(...)` annotates a parameter too
 
 
 def _is_root(body, root) -> bool:
