@@ -458,6 +458,21 @@ def rows(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "float32"), C: T.
     assert it.blocks_run == 64 and it.thread_extents == {"threadIdx.x": 8}
     code = emit_cuda(f, r.module).code
     assert "if (blockIdx.x < 48)" in code.replace("(int)", "")
+    # bound twice by loops, one directly in the other: each block counted once
+    nested = parse('''from tvm.script import tir as T
+
+
+@T.prim_func
+def rows(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for bx2 in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                B[bx2, tx] = A[bx2, 7 - tx] * T.float32(2)
+''')
+    ((_, g),) = nested.module.prim_funcs()
+    a, b = rng.uniform(0.5, 1.5, (4, 8)).astype("float32"), np.zeros((4, 8), "float32")
+    assert run_threads(g, [a, b], module=nested.module).blocks_run == 4
+    np.testing.assert_allclose(b, a[:, ::-1] * 2, rtol=1e-6)
 
 
 def test_a_local_buffer_declared_above_the_thread_launches_is_one_per_thread():

@@ -118,8 +118,10 @@ class ThreadInterpreter(Interpreter):
                 e2 = dict(env)
                 e2[id(s.loop_var)] = cast_to(lo + i, s.loop_var.dtype)
                 self.block_axes.append((tag, lo + i))
-                if not any(isinstance(x, S.For) and x.kind == "thread_binding" and
-                           (x.thread_tag or "").startswith("blockIdx") for x in [s.body]):
+                inner = s.body        # a block is counted by its innermost blockIdx loop
+                if not (isinstance(inner, S.For) and inner.kind == "thread_binding" and
+                        (inner.thread_tag or "").startswith("blockIdx") and
+                        inner.thread_tag != tag and inner.thread_tag not in self.thread_index):
                     self.blocks_run += 1
                     self.epoch += 1               # a new block: nothing shared with the last
                     self.block_coords[self.blocks_run] = tuple(self.block_axes)
