@@ -712,15 +712,21 @@ def g(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     (_, f), (_, g) = r.module.prim_funcs()
     assert [p.name for p in f.params] == ["A", "B_handle", "n"]
     assert tirkit.to_script(g) == CLASSIC + text[text.index("@T.prim_func\ndef g"):]
-    # any other parameter stays a handle: a `T.match_buffer` of it declares its buffer, and
-    # the body is checked
-    handle = CLASSIC + """@T.prim_func
+    # any other parameter is a variable of unknown type: a `T.match_buffer` of it declares
+    # its buffer, the body is checked, and its uses raise no type question again
+    other = CLASSIC + """@T.prim_func
 def h(a: T.handel):
     A = T.match_buffer(a, (4,))
     A[4] = T.float32(1)
+
+
+@T.prim_func
+def s(A: T.Buffer((4,), "float32"), n: T.int33):
+    for i in range(n):
+        A[i + n] = T.float32(1)
 """
-    assert [(d.span.line, d.code) for d in tirkit.check(handle)] == [
-        (5, "name/undefined"), (7, "bounds/out-of-bounds")]
+    assert [(d.span.line, d.code) for d in tirkit.check(other)] == [
+        (5, "name/undefined"), (7, "bounds/out-of-bounds"), (11, "name/undefined")]
 
 
 def test_slice_bounds_are_integers_and_tensor_core_builtins_take_their_arguments():

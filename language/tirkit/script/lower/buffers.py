@@ -6,6 +6,7 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
+from .context import ERROR_DTYPE
 from .stmts import Wrap
 
 BUFFER_ARGS = ("shape", "dtype", "data", "strides", "elem_offset", "scope", "align",
@@ -135,7 +136,7 @@ class BufferMixin:
             kwargs["dtype"] = region.buffer.dtype
         buf = self.make_buffer(name, rest, kwargs, call, target)
         frame = self.frame
-        if isinstance(first, E.Var) and first.dtype == "handle":
+        if isinstance(first, E.Var) and first.dtype in ("handle", ERROR_DTYPE):
             if not self.func_level:
                 self.fail("type/mismatch", "T.match_buffer of a parameter belongs at the top of "
                           "the function", call)

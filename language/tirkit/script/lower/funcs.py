@@ -8,7 +8,7 @@ from ...ir import stmt as S
 from ...ir.constants import Constant, ConstantTable, numpy_dtype
 from ...syntax import cst as C
 from ...syntax.chunks import kernel_kind
-from .context import FAILED, BlockFrame, LowerError
+from .context import ERROR_DTYPE, FAILED, BlockFrame, LowerError
 from .scalars import reassigned
 from .values import ParamRef, _Namespace, _Subscripted
 
@@ -89,12 +89,13 @@ class FuncMixin:
             try:
                 params.append(self.param(p))
             except LowerError:
-                var = E.Var(p.name, "handle", None, self.span(p))
+                # (said why) a failed buffer's uses add nothing more; any other parameter is
+                # a variable of unknown type, which a `T.match_buffer` still declares a buffer
+                # over and no type check questions again
+                buffer = self._annotation_kind(p) in BUFFER_KINDS
+                var = E.Var(p.name, "handle" if buffer else ERROR_DTYPE, None, self.span(p))
                 params.append(var)
-                # (said why) a failed buffer's uses add nothing more; any other parameter
-                # stays a handle, so a `T.match_buffer` of it still declares its buffer
-                self.define(p.name, FAILED if self._annotation_kind(p) in BUFFER_KINDS
-                            else var, p, check=False)
+                self.define(p.name, FAILED if buffer else var, p, check=False)
         ret_type = None
         if f.returns is not None:
             try:
