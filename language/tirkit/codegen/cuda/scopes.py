@@ -24,11 +24,17 @@ from ...analysis.regions import single_trip
 from ...ir.visit import rebuild, walk
 from ..passes.blocks import allocate
 from ..passes.compact import accesses, compact_buffer, with_single_trip
-from ..passes.flatten import storage_extents
 from ..passes.rewrite import transform
 
 
-SCOPED = ("shared", "local", "warp", "wmma.")     # scopes a GPU allocates in the kernel
+_SCOPED = ("shared", "local", "warp", "wmma.")     # scopes a GPU allocates in the kernel
+
+
+def allocation_scope(alloc: S.Allocate) -> str:
+    """The storage scope of what an Allocate makes: its buffer's, else its pointer's."""
+    if isinstance(alloc.body, S.DeclBuffer):
+        return alloc.body.buffer.scope or "global"
+    return getattr(alloc.buffer_var.type_annotation, "scope", None) or "global"
 
 
 def _uses(stmt, data) -> bool:
@@ -167,11 +173,9 @@ def _allocate_declared(body: S.Stmt) -> S.Stmt:
     def fn(x, old):
         if not isinstance(x, S.DeclBuffer) or id(x.buffer.data) in allocated or \
                 first.get(id(x.buffer.data)) != id(old) or \
-                not (x.buffer.scope or "global").startswith(SCOPED):
+                not (x.buffer.scope or "global").startswith(_SCOPED):
             return None
-        b = x.buffer
-        return S.Allocate(b.data, b.dtype, storage_extents(b), E.IntImm("bool", 1), x,
-                          span=x.span)
+        return allocate(x.buffer, x.body, x.span)
     return rebuild(body, fn)
 
 
@@ -185,7 +189,7 @@ def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
             return None
         buf = x.body.buffer
         scope = buf.scope or "global"
-        if not scope.startswith(SCOPED) or buf.strides or \
+        if not scope.startswith(_SCOPED) or buf.strides or \
                 buf.elem_offset is not None:
             return None
         shared = scope.startswith("shared")

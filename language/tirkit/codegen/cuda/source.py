@@ -1,9 +1,9 @@
 """CUDA C of a lowered function: one `__global__` kernel per thread-bound loop nest.
 
 A nest's blockIdx/threadIdx bindings give the launch: grid and block extents per dimension
-(a tag bound more than once takes its largest extent; a smaller binding is guarded).
-Virtual threads are serial loops in each thread by now (vthreads.py).  `shared` buffers become `__shared__` arrays
-at the top of the kernel, `local` buffers per-thread arrays where they are allocated (`warp`
+(a tag bound more than once takes its largest extent; a smaller binding is guarded);
+virtual threads are serial loops in each thread by now (vthreads.py).  `shared` buffers
+become `__shared__` arrays at the top of the kernel, `local` buffers per-thread arrays where they are allocated (`warp`
 buffers are refused); `T.tvm_storage_sync("shared")` (inserted by sync.py) is `__syncthreads()`.
 """
 from __future__ import annotations
@@ -15,9 +15,8 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
-from ..passes.flatten import storage_extents
 from .exprs import PRELUDE, ExprPrinter, ctype
-from .scopes import SCOPED
+from .scopes import allocation_scope
 from .sync import SYNC_OP, is_warp_barrier
 from .vector import LANE_NAMES, multiple_of
 from . import wmma
@@ -193,14 +192,9 @@ class _Kernel:
         self.stmt(s.body, d)
 
     def _DeclBuffer(self, s, d):
-        b = s.buffer
-        if id(b.data) not in self.names:
-            if not (b.scope or "global").startswith(SCOPED):
-                fail(UNSUPPORTED, f"buffer '{b.name}' has no storage in the kernel", s)
-            # `T.decl_buffer` in a kernel allocates its own storage
-            self._Allocate(S.Allocate(b.data, b.dtype, storage_extents(b), E.IntImm("bool", 1),
-                                      s, span=s.span), d)
-            return
+        # (a shared or local `T.decl_buffer` that allocates is an Allocate by now: scopes.py)
+        if id(s.buffer.data) not in self.names:
+            fail(UNSUPPORTED, f"buffer '{s.buffer.name}' has no storage in the kernel", s)
         self.stmt(s.body, d)
 
     def _Allocate(self, s, d):
@@ -209,8 +203,7 @@ class _Kernel:
             if not isinstance(x, E.IntImm):
                 fail(UNSUPPORTED, "a GPU allocation needs a constant size", s)
             n *= x.value
-        scope = s.body.buffer.scope if isinstance(s.body, S.DeclBuffer) else \
-            getattr(s.buffer_var.type_annotation, "scope", None) or "global"
+        scope = allocation_scope(s)
         name = s.body.buffer.name if isinstance(s.body, S.DeclBuffer) else s.buffer_var.name
         v = self.names.add(s.buffer_var, name)
         if scope.startswith("shared"):
@@ -256,19 +249,6 @@ class _Kernel:
             self.out(d, f"{data}[{e(ix)}] = {e(s.value)};")
 
 
-def _strip_vthreads(body):
-    """A vthread binding runs its iterations as a serial loop inside each thread."""
-    from ..passes.rewrite import transform
-    import dataclasses
-
-    def fn(x):
-        if isinstance(x, S.For) and x.kind == "thread_binding" and \
-                (x.thread_tag or "").startswith("vthread"):
-            return dataclasses.replace(x, kind="serial", thread_tag=None)
-        return None
-    return transform(body, fn)
-
-
 def _nests(body):
     """The kernel roots of body: a single nest, or a sequence of them."""
     if _is_kernel_root(body):
@@ -285,7 +265,7 @@ def _nests(body):
 
 def emit_source(lowered) -> CudaSource:
     """CUDA C of a LoweredFunc (see lower.py)."""
-    body = _strip_vthreads(lowered.body)
+    body = lowered.body
     params = []                    # (var, C name, C declaration)
     taken = _Names()
     for b in lowered.buffers:

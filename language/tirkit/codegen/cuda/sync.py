@@ -161,7 +161,7 @@ def insert_syncs(body: S.Stmt) -> S.Stmt:
     """Barriers in every kernel's per-thread program (below its outermost threadIdx binding)."""
     def visit(s):
         if isinstance(s, S.For) and s.kind == "thread_binding" and \
-                (s.thread_tag or "").startswith(("threadIdx", "vthread")):
+                (s.thread_tag or "").startswith("threadIdx"):
             return dataclasses.replace(s, body=_scan(s.body, _State()))
         if isinstance(s, S.For):
             return dataclasses.replace(s, body=visit(s.body))

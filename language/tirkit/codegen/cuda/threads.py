@@ -18,6 +18,7 @@ race too (nothing orders blocks); a function's separate kernels are ordered.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import numpy as np
@@ -97,10 +98,7 @@ class ThreadInterpreter(Interpreter):
     # ---- threads ------------------------------------------------------------------
     def _s_For(self, s, env):
         tag = s.thread_tag or ""
-        if s.kind != "thread_binding" or tag.startswith("vthread"):
-            if s.kind == "thread_binding":
-                s = dataclasses.replace(s, kind="serial", thread_tag=None)
-                self._keep.append(s)
+        if s.kind != "thread_binding":      # (vthread bindings are serial loops: vthreads.py)
             return super()._s_For(s, env)
         lo, ext = int(self.eval(s.min, env)), int(self.eval(s.extent, env))
         if ext < 1:     # CUDA refuses the launch (`invalid configuration argument`)
@@ -125,12 +123,9 @@ class ThreadInterpreter(Interpreter):
                     self.blocks_run += 1
                     self.epoch += 1               # a new block: nothing shared with the last
                     self.block_coords[self.blocks_run] = tuple(self.block_axes)
-                self.thread_index[tag] = (id(s.loop_var), lo)
-                try:
+                with self._bound(s, lo):
                     self.exec(s.body, e2)
-                finally:
-                    self.block_axes.pop()
-                    del self.thread_index[tag]
+                self.block_axes.pop()
             return
         if not self.block_axes and not self.thread_axes:     # a launch of one block
             self.blocks_run += 1
@@ -146,12 +141,21 @@ class ThreadInterpreter(Interpreter):
         e2[_TID] = tid
         self.thread_axes.append((tag, ext))
         self.thread_extents[tag] = ext
-        self.thread_index[tag] = (id(s.loop_var), lo)
         try:
-            self.exec(s.body, e2)
+            with self._bound(s, lo):
+                self.exec(s.body, e2)
         finally:
             self.thread_axes.pop()
-            del self.thread_index[tag]
+
+    @contextlib.contextmanager
+    def _bound(self, s, lo):
+        """s's tag names s's index while its body runs (a loop there that binds the tag
+        again reads it: _same_thread)."""
+        self.thread_index[s.thread_tag] = (id(s.loop_var), lo)
+        try:
+            yield
+        finally:
+            del self.thread_index[s.thread_tag]
 
     def _same_thread(self, s, env, lo, ext):
         """A loop bound to a tag a loop around it binds (TVM's lowering of auto-copy blocks
@@ -208,8 +212,8 @@ class ThreadInterpreter(Interpreter):
             return False
         # a loop around the threads of a launch: its iterations are not threads, and as
         # lanes they would multiply the lanes of every thread
-        if find_first(loop.body, lambda x: isinstance(x, S.For) and x.kind == "thread_binding"
-                      and not (x.thread_tag or "").startswith("vthread")) is not None:
+        if find_first(loop.body, lambda x: isinstance(x, S.For) and
+                      x.kind == "thread_binding") is not None:
             return False
         return super()._lane_safe(loop)
 

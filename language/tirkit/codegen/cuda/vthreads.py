@@ -24,6 +24,7 @@ import dataclasses
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.visit import rebuild, walk
+from .scopes import allocation_scope
 
 
 def _is_vthread(s) -> bool:
@@ -101,7 +102,8 @@ def _inject(loop: S.For, touched: set, allocated: set) -> S.Stmt:
             if hit(s.value if t is S.LetStmt else (s.condition, s.message)):
                 return around(s)
             return dataclasses.replace(s, body=push(s.body))
-        if t is S.Allocate and id(s.buffer_var) in touched and not _scope(s).startswith("shared"):
+        if t is S.Allocate and id(s.buffer_var) in touched and \
+                not allocation_scope(s).startswith("shared"):
             wide = _widen(s, loop)                 # one copy per virtual thread
             if wide is None:
                 return around(s)
@@ -117,12 +119,6 @@ def _inject(loop: S.For, touched: set, allocated: set) -> S.Stmt:
             return dataclasses.replace(s, body=push(s.body))
         return around(s) if hit(s) else s
     return push(loop.body)
-
-
-def _scope(alloc) -> str:
-    if isinstance(alloc.body, S.DeclBuffer):
-        return alloc.body.buffer.scope or "global"
-    return getattr(alloc.buffer_var.type_annotation, "scope", None) or "global"
 
 
 def _widen(alloc, loop):
