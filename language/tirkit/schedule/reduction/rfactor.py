@@ -14,40 +14,11 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...analysis import reducers
 from .. import _common as common
 from .. import _ir
 from ..analysis import regions_of
 from ..registry import primitive
-
-_OPS = (E.Add, E.Mul, E.Min, E.Max)
-
-
-def _identity(op, init, dtype) -> bool:
-    if isinstance(init, E.Call) and init.op in ("min_value", "max_value"):
-        return (op is E.Max) == (init.op == "min_value") and op in (E.Max, E.Min)
-    if isinstance(init, E.Cast):
-        init = init.value
-    if not isinstance(init, (E.IntImm, E.FloatImm)):
-        return False
-    v = init.value
-    if op is E.Add:
-        return v == 0
-    if op is E.Mul:
-        return v == 1
-    if dtype.startswith(("float", "bfloat")):
-        import numpy as np
-        from ...ir.constants import numpy_dtype
-        fi = np.finfo(numpy_dtype(dtype))
-        lo, hi = float(fi.min), float(fi.max)
-    else:
-        bits = int("".join(c for c in dtype if c.isdigit()) or 32)
-        lo, hi = (0, 2 ** bits - 1) if dtype.startswith("uint") else \
-            (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-    if op is E.Max:
-        return v <= lo
-    if op is E.Min:
-        return v >= hi
-    return False
 
 
 def reducer_of(sch, blk):
@@ -56,14 +27,9 @@ def reducer_of(sch, blk):
     if not isinstance(body, S.BufferStore) or not isinstance(init, S.BufferStore):
         raise sch.error("rfactor/no-reducer", f"block '{blk.name_hint}' is not a single "
                         "reduction update with an init", blk)
-    v = body.value
-    if type(v) in _OPS:
-        for lhs, rhs in ((v.a, v.b), (v.b, v.a)):
-            if isinstance(lhs, E.BufferLoad) and lhs.buffer is body.buffer and \
-                    all(x is y for x, y in zip(lhs.indices, body.indices)) and \
-                    not any(ld.buffer is body.buffer for ld in _ir.buffer_loads(rhs)):
-                if _identity(type(v), init.value, body.buffer.dtype):
-                    return type(v), body.buffer, body.indices, rhs
+    m = reducers.match_update(body)
+    if m is not None and reducers.is_identity(m[0], init.value, body.buffer.dtype):
+        return m[0], body.buffer, body.indices, m[1]
     raise sch.error("rfactor/no-reducer", f"block '{blk.name_hint}' has no recognised "
                     "reducer (+, *, min or max with its identity as init)", blk)
 
@@ -136,7 +102,7 @@ def rfactor(sch, loop, factor_axis):
     rf_idx = tuple(rf_idx)
     rf_rhs = _ir.substitute(rhs, rmap)
     load = E.BufferLoad(rf_buf, rf_idx, buf.dtype)
-    update = S.BufferStore(rf_buf, _combine(op, load, rf_rhs, buf.dtype), rf_idx,
+    update = S.BufferStore(rf_buf, op(load, rf_rhs, buf.dtype), rf_idx,
                            span=blk.body.span)
     rf_init = S.BufferStore(rf_buf, blk.init.value, rf_idx)
     point = tuple(E.Range(x, common.int32(1)) for x in rf_idx)
@@ -171,7 +137,7 @@ def rfactor(sch, loop, factor_axis):
     w_rf_idx = list(w_idx)
     w_rf_idx.insert(factor_axis, w_rf)
     w_rf_idx = tuple(w_rf_idx)
-    w_body = S.BufferStore(buf, _combine(op, E.BufferLoad(buf, w_idx, buf.dtype),
+    w_body = S.BufferStore(buf, op(E.BufferLoad(buf, w_idx, buf.dtype),
                                          E.BufferLoad(rf_buf, w_rf_idx, buf.dtype), buf.dtype),
                            w_idx)
     w_init = S.BufferStore(buf, blk.init.value, w_idx)
@@ -186,7 +152,3 @@ def rfactor(sch, loop, factor_axis):
     new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + (rf_buf,))
     sch.replace(loop.func, scope, new_scope)
     return sch.block_of(loop.func, rf_block.name_hint)
-
-
-def _combine(op, a, b, dtype):
-    return op(a, b, dtype)
