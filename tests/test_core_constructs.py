@@ -68,7 +68,7 @@ def f(A: T.Buffer((4,), "int32")):
     A[1] = A[2] * (2 * 3) + T.Cast("int32", -T.int64(2147483648))
 ''', ["A[1] >> 2 << 1", 'A[2] * 6 + T.Cast("int32", T.int64(-2147483648))']),
     "comm_reducer_lambda": (CLASSIC + '''@T.prim_func
-def f(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+def reduce_roundtrip(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
     red = T.allocate([1], "float32", "local")
     tx = T.launch_thread("threadIdx.x", 32)
     with T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope", T.reinterpret("handle", T.uint64(0))):

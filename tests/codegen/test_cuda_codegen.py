@@ -225,19 +225,22 @@ def test_launch_limit_from_the_device_or_the_target_table():
     assert d.code == "thread/launch-limit" and "limit of 512" in d.message
 
 
-def test_cross_thread_reduction_is_refused_at_the_block():
+def test_a_reduction_across_blockidx_is_refused_at_the_block():
+    """Threads of two blocks share no memory a reduction could combine through: refused,
+    with the binding as a related location (a reduction over threadIdx alone is generated:
+    test_cuda_allreduce.py)."""
     text = '''from tvm.script import tir as T
 
 
 @T.prim_func
-def row_sum(A: T.Buffer((8, 128), "float32"), S: T.Buffer((8,), "float32")):
-    for i in T.thread_binding(8, thread="blockIdx.x"):
+def grid_sum(A: T.Buffer((8, 128), "float32"), S: T.Buffer((1,), "float32")):
+    for b in T.thread_binding(8, thread="blockIdx.x"):
         for k in T.thread_binding(128, thread="threadIdx.x"):
             with T.block("S"):
-                vi, vk = T.axis.remap("SR", [i, k])
+                vb, vk = T.axis.remap("RR", [b, k])
                 with T.init():
-                    S[vi] = T.float32(0)
-                S[vi] = S[vi] + A[vi, vk]
+                    S[0] = T.float32(0)
+                S[0] = S[0] + A[vb, vk]
 '''
     from tirkit.diagnostics import TirkitError
     r = parse(text, "r.py")
@@ -246,7 +249,7 @@ def row_sum(A: T.Buffer((8, 128), "float32"), S: T.Buffer((8,), "float32")):
         emit_cuda(f, r.module)
     (d,) = exc.value.diagnostics
     assert d.code == "codegen/unsupported" and d.span.line == 8
-    assert d.related[0][0].line == 7 and "threadIdx.x" in d.message
+    assert d.related[0][0].line == 6 and "blockIdx.x" in d.message
 
 
 def test_ptx_mma_inline_asm_on_aligned_registers():

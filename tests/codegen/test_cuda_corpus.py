@@ -68,32 +68,17 @@ EXCLUDED = {
                                           "refuses with a diagnostic (that test)",
     ("test_cuda_codegen.py", "two_kernels"): "planted: a global intermediate between two "
                                              "kernels, refused with a diagnostic (that test)",
-}
-
-
-def _cross_thread_reduction(func):
-    """A block whose reduction iterator is bound to a threadIdx loop (TVM lowers it to
-    tvm_thread_allreduce), or a tvm_thread_allreduce call."""
-    threads = set()
-
-    def fn(x):
-        if isinstance(x, S.For) and (x.thread_tag or "").startswith("threadIdx"):
-            threads.add(id(x.loop_var))
-        if isinstance(x, S.BlockRealize):
-            for iv, v in zip(x.block.iter_vars, x.iter_values):
-                if iv.kind == "R" and find_first(v, lambda y: id(y) in threads):
-                    return True
-        return isinstance(x, E.Call) and x.op == "tvm_thread_allreduce" or None
-    return find_first(func.body, fn) is not None
-
-
-# a feature -> (its detector, why a kernel with it is not run)
-EXCLUDED_FEATURES = {
-    "cross-thread reduction": (
-        _cross_thread_reduction,
-        "a reduction across the threads of a block: TVM lowers it to tvm_thread_allreduce "
-        "(shuffles and shared memory), which the CUDA generator does not produce; run as "
-        "written, the threads race on the accumulator (the thread interpreter reports it)"),
+    ("test_cuda_allreduce.py", "reduce_not_innermost"): "planted: a cross-thread reduction "
+        "the lowering refuses with a diagnostic (that test)",
+    ("test_cuda_allreduce.py", "reduce_beside_threadidx_y"): "planted: a cross-thread "
+        "reduction the lowering refuses with a diagnostic (that test)",
+    ("test_cuda_allreduce.py", "reduce_init_elsewhere"): "planted: a cross-thread "
+        "reduction the lowering refuses with a diagnostic (that test)",
+    ("test_core_constructs.py", "reduce_roundtrip"): "a printing round trip whose "
+        "T.tvm_thread_allreduce writes through a pointer and whose allocation sits above the "
+        "thread launch: the CUDA generator refuses both with a diagnostic",
+    ("test_verify_rules.py", "one_trip"): "a coverage test with a serial loop above its thread "
+        "bindings, which the CUDA generator refuses with a diagnostic",
 }
 
 
@@ -109,8 +94,6 @@ def _classify():
             left.append((k, errs))
         elif (k.path.name, k.name) in EXCLUDED:
             left.append((k, None))
-        elif any(detect(k.func) for detect, _ in EXCLUDED_FEATURES.values()):
-            left.append((k, ()))
         else:
             run.append(k)
     return run, left
@@ -130,13 +113,11 @@ def test_the_collection_finds_kernels_of_every_source():
 def test_every_left_out_kernel_has_a_listed_reason():
     used = set()
     for k, errs in LEFT_OUT:
-        if errs == ():
-            used.update(f for f, (detect, _) in EXCLUDED_FEATURES.items() if detect(k.func))
-        elif errs is None:
+        if errs is None:
             used.add((k.path.name, k.name))
         else:
             assert set(errs) <= set(EXCLUDED_CODES), (k.id, errs)
-    assert used == set(EXCLUDED) | set(EXCLUDED_FEATURES)     # no stale entry
+    assert used == set(EXCLUDED)     # no stale entry
     assert {c for _, errs in LEFT_OUT if errs for c in errs} == set(EXCLUDED_CODES)
 
 
@@ -293,16 +274,6 @@ def test_every_kernel_compiles_with_nvcc(arch):
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
 
 
-def test_cross_thread_reductions_are_refused_with_a_diagnostic():
-    from tirkit.diagnostics import TirkitError
-    found = [k for k, errs in LEFT_OUT if errs == () and _cross_thread_reduction(k.func)]
-    assert len(found) >= 2
-    for k in found:
-        with pytest.raises(TirkitError) as exc:
-            emit_cuda(k.func, k.module)
-        assert [d.code for d in exc.value.diagnostics] == ["codegen/unsupported"]
-
-
 def test_gpu_check_script_dry_run(tmp_path):
     """benchmarks/gpu_check.py without a GPU: every kernel validated and generated, the
     planted ones listed as not run, the over-limit launch flagged with the table's limits."""
@@ -318,8 +289,8 @@ def test_gpu_check_script_dry_run(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("| ") and "(dry run)" in line]
     # and the clean kernels left out of the CPU test: the benchmark sizes, the wrong layout,
     # the overlapping vector stores
-    extra = [k for k, errs in LEFT_OUT if errs is None and k.name != "warp_buf" and
-             k.name != "two_kernels"]
+    extra = [k for k, errs in LEFT_OUT if errs is None and
+             "refuse" not in EXCLUDED[(k.path.name, k.name)]]
     assert len(rows) == len(RUN) + len(extra) and len(extra) == 4
     assert "| wmma_gemm.py:gpu_wmma_gemm_4096 | (dry run)" in text
     assert "flagged thread/launch-limit (line 7)" in text

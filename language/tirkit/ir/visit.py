@@ -96,6 +96,28 @@ def find_all(node, pred, cls=None, nested=True) -> list:
     return out
 
 
+def statement_paths(node, pred, nested=False) -> list:
+    """[(stmt, ancestors)] for every statement under `node` that satisfies `pred`
+    (pre-order), ancestors being the statements from `node` down to its parent; the search
+    never enters expressions, and with nested=False not a match either."""
+    out = []
+    stack = [(node, ())]
+    while stack:
+        x, path = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend((y, path) for y in reversed(x))
+            continue
+        if not isinstance(x, S.Stmt):
+            continue
+        if pred(x):
+            out.append((x, path))
+            if not nested:
+                continue
+        below = path + (x,)
+        stack.extend((getattr(x, f), below) for f in reversed(child_fields(type(x))))
+    return out
+
+
 def contains(node, pred, cls=None) -> bool:
     """Whether some node under `node` is an instance of `cls` (when given) satisfying `pred`."""
     return find_first(node, pred, cls) is not None

@@ -1,5 +1,6 @@
-"""The lowering pipeline for CUDA: the shared pipeline (passes/__init__.py) with four GPU
-steps: `launch_threads_to_loops` first, `place_scoped_buffers` before region compaction,
+"""The lowering pipeline for CUDA: the shared pipeline (passes/__init__.py) with the GPU
+steps: `launch_threads_to_loops` first, then the lowering of cross-thread reductions
+(crossthread.py, allreduce.py), `place_scoped_buffers` before region compaction,
 `inject_virtual_threads` after flattening, and `insert_syncs` at the end."""
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from ...ir import stmt as S
 from ..passes import PIPELINE, LoweredFunc, check_regions, signature
 from ..passes.constants import collect_constants
 from ..passes.rewrite import transform
-from ..errors import UNSUPPORTED, fail
-from ...ir.visit import find_first, walk
 from ..passes.control import check_control_flow, return_dtype
+from .allreduce import lower_thread_allreduce
+from .crossthread import lower_cross_thread_reductions
 from .scopes import place_scoped_buffers
 from .sync import insert_syncs
 from .vthreads import inject_virtual_threads
@@ -47,7 +48,9 @@ def ptx_arith_to_stores(body):
 
 def _gpu_pipeline():
     out = [("launch_threads_to_loops", launch_threads_to_loops),
-           ("ptx_arith_to_stores", ptx_arith_to_stores)]
+           ("ptx_arith_to_stores", ptx_arith_to_stores),
+           ("lower_cross_thread_reductions", lower_cross_thread_reductions),
+           ("lower_thread_allreduce", lower_thread_allreduce)]
     for name, step in PIPELINE:
         if name == "compact_regions":
             out.append(("place_scoped_buffers", place_scoped_buffers))
@@ -61,36 +64,11 @@ def _gpu_pipeline():
 CUDA_PIPELINE = _gpu_pipeline()
 
 
-def refuse_cross_thread_reduction(body):
-    """A block whose reduction iterator is bound to a threadIdx loop needs a cross-thread
-    reduction (TVM's tvm_thread_allreduce: shuffles and shared memory), which is not
-    generated: run as written, the threads would race on the accumulator."""
-    threads = {}
-
-    def fn(x):
-        if isinstance(x, S.For) and (x.thread_tag or "").startswith("threadIdx"):
-            threads[id(x.loop_var)] = x
-        if isinstance(x, S.BlockRealize):
-            for iv, v in zip(x.block.iter_vars, x.iter_values):
-                loop = find_first(v, lambda y: id(y) in threads)
-                if iv.kind == "R" and loop is not None:
-                    t = threads[id(loop)]
-                    fail(UNSUPPORTED, f"block '{x.block.name_hint}' reduces over "
-                         f"{t.thread_tag} (iterator '{iv.var.name}'): a cross-thread reduction "
-                         "is not generated; bind the reduction loop serially or reduce "
-                         "through shared memory", x.block,
-                         [(t.span, f"{t.thread_tag} bound here")] if t.span else ())
-        if isinstance(x, E.Call) and x.op == "tvm_thread_allreduce":
-            fail(UNSUPPORTED, "T.tvm_thread_allreduce is not generated", x)
-    walk(body, fn)
-
-
 def lower_gpu(func, module=None, trace=None, skip=()) -> LoweredFunc:
     """func through CUDA_PIPELINE (steps named in `skip` left out: a test plants a missing
     barrier with skip=("insert_syncs",))."""
     check_control_flow(func)
     check_regions(func)
-    refuse_cross_thread_reduction(func.body)
     buffers, scalars, sources = signature(func)
     body = func.body
     for name, step in CUDA_PIPELINE:

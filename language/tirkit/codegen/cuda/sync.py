@@ -2,7 +2,7 @@
 block exchange data through shared memory.
 
 The rule is the one of TVM's storage-sync pass, on the statements of the per-thread program
-between the threadIdx bindings and the accesses:
+(below a kernel's blockIdx bindings, sibling threadIdx loops one after another):
 
 * before a statement that reads a shared buffer written since the last barrier at another
   index (so possibly by another thread): read after write;
@@ -12,8 +12,10 @@ between the threadIdx bindings and the accesses:
 A loop is scanned as its body running again after itself (what the end of one iteration left
 unsynchronized meets the start of the next), so the barrier that guards a loop-carried
 exchange lands inside the loop.  Accesses at the very same index expression are one thread's
-own (TVM's assumption).  Barriers go only between the statements of a sequence or loop body,
-never under a condition, so every thread reaches every barrier.
+own (TVM's assumption) when the index uses every thread dimension of the kernel (TVM asks
+for the innermost); `s[0]`, written by thread 0 and read by all, is an exchange.  Barriers
+go only between the statements of a sequence or loop body, never under a condition, so
+every thread reaches every barrier.
 """
 from __future__ import annotations
 
@@ -50,33 +52,44 @@ def _shared(buf) -> bool:
     return (buf.scope or "").startswith("shared")
 
 
-def _summary(stmt):
-    """(reads, writes): {id(data): set of index keys} of the shared accesses under stmt."""
+def _summary(stmt, threads):
+    """(reads, writes): {id(data): set of (index key, per-thread)} of the shared accesses
+    under stmt; per-thread: the index uses an index of each thread dimension of the kernel
+    (`threads`: one set of variable ids per threadIdx tag), so two threads never meet at it
+    (TVM's storage-sync pass asks the same of the innermost thread index)."""
     reads, writes = {}, {}
+
+    def key(indices):
+        used = set()
+        for i in indices:
+            walk(i, lambda y: used.add(id(y)) if isinstance(y, E.Var) else None)
+        return (tuple(structural_key(i) for i in indices),
+                all(used & ids for ids in threads))
 
     def fn(x):
         if isinstance(x, E.BufferLoad) and _shared(x.buffer):
-            reads.setdefault(id(x.buffer.data), set()).add(tuple(structural_key(i) for i in x.indices))
+            reads.setdefault(id(x.buffer.data), set()).add(key(x.indices))
         elif isinstance(x, S.BufferStore) and _shared(x.buffer):
-            writes.setdefault(id(x.buffer.data), set()).add(tuple(structural_key(i) for i in x.indices))
+            writes.setdefault(id(x.buffer.data), set()).add(key(x.indices))
         elif isinstance(x, E.Call) and x.op == "tvm_access_ptr" and \
                 (getattr(x.args[1].type_annotation, "scope", None) or "").startswith("shared"):
             # a pointer into shared memory (a wmma load or store): its whole extent
-            key = ("ptr", structural_key(x.args[2]), structural_key(x.args[3]))
+            k = (("ptr", structural_key(x.args[2]), structural_key(x.args[3])), False)
             mask = x.args[4].value if isinstance(x.args[4], E.IntImm) else 3
             if mask & 1:
-                reads.setdefault(id(x.args[1]), set()).add(key)
+                reads.setdefault(id(x.args[1]), set()).add(k)
             if mask & 2:
-                writes.setdefault(id(x.args[1]), set()).add(key)
+                writes.setdefault(id(x.args[1]), set()).add(k)
     walk(stmt, fn)
     return reads, writes
 
 
 def _conflict(a, b) -> bool:
-    """Accesses a and b ({data: index keys}) may touch one element from two threads."""
+    """Accesses a and b ({data: index keys}) may touch one element from two threads: they
+    use two index expressions, or one that is not per-thread."""
     for d, ka in a.items():
         kb = b.get(d)
-        if kb and (len(ka | kb) > 1):
+        if kb and (len(ka | kb) > 1 or not all(per_thread for _, per_thread in ka | kb)):
             return True
     return False
 
@@ -87,11 +100,12 @@ def _merge(into, more):
 
 
 class _State:
-    def __init__(self):
+    def __init__(self, threads=()):
         self.reads, self.writes = {}, {}
+        self.threads = threads          # per threadIdx tag of the kernel: its variables
 
     def copy(self):
-        s = _State()
+        s = _State(self.threads)
         s.reads = {k: set(v) for k, v in self.reads.items()}
         s.writes = {k: set(v) for k, v in self.writes.items()}
         return s
@@ -124,7 +138,7 @@ def _scan_item(s, state):
         state.reads, state.writes = {}, {}
         return [s]
     if isinstance(s, (S.For, S.SeqStmt, S.Allocate, S.DeclBuffer, S.LetStmt, S.AttrStmt)):
-        reads, writes = _summary(s)
+        reads, writes = _summary(s, state.threads)
         if not reads and not writes:
             return [s]
         out = []
@@ -146,7 +160,7 @@ def _scan_item(s, state):
         if isinstance(s, S.SeqStmt):
             return out + [_scan(s, state)]
         return out + [dataclasses.replace(s, body=_scan(s.body, state))]
-    reads, writes = _summary(s)
+    reads, writes = _summary(s, state.threads)
     out = []
     if _needs(state, reads, writes):
         out.append(barrier(getattr(s, "span", None)))
@@ -157,12 +171,23 @@ def _scan_item(s, state):
     return out
 
 
+def _thread_vars(kernel) -> tuple:
+    """One set of variable ids per threadIdx tag bound in kernel."""
+    tags = {}
+    walk(kernel, lambda x: tags.setdefault(x.thread_tag, set()).add(id(x.loop_var))
+         if isinstance(x, S.For) and x.kind == "thread_binding" and
+         (x.thread_tag or "").startswith("threadIdx") else None)
+    return tuple(tags.values())
+
+
 def insert_syncs(body: S.Stmt) -> S.Stmt:
-    """Barriers in every kernel's per-thread program (below its outermost threadIdx binding)."""
+    """Barriers in every kernel's per-thread program: below its outermost blockIdx binding
+    (every thread of the block runs all of it, sibling threadIdx loops one after another), or
+    below its threadIdx binding in a kernel of one block."""
     def visit(s):
         if isinstance(s, S.For) and s.kind == "thread_binding" and \
-                (s.thread_tag or "").startswith("threadIdx"):
-            return dataclasses.replace(s, body=_scan(s.body, _State()))
+                (s.thread_tag or "").startswith(("threadIdx", "blockIdx")):
+            return dataclasses.replace(s, body=_scan(s.body, _State(_thread_vars(s))))
         if isinstance(s, S.For):
             return dataclasses.replace(s, body=visit(s.body))
         if isinstance(s, S.SeqStmt):

@@ -24,6 +24,7 @@ import dataclasses
 import numpy as np
 
 from ...diagnostics import Diagnostic, Span, TirkitError
+from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
 from ...ir.visit import find_first, walk
@@ -78,6 +79,7 @@ class ThreadInterpreter(Interpreter):
         self.warp_sync = np.zeros(1024 // 32, np.int64)   # earlier ones: clock at the last
         self.warp_synced = False        # whether any warp barrier ran (else no warp is asked)
         self.tracks: dict = {}
+        self.per_thread_keys: set = set()   # lane keys of per-thread storage (_s_Allocate)
         self.nodes: list = []
         self.node_ids: dict = {}
         self.thread_axes: list = []     # (tag, extent) in the order lanes were widened
@@ -139,6 +141,8 @@ class ThreadInterpreter(Interpreter):
         if old is not None:
             tid = np.repeat(np.asarray(old, dtype=np.int64), ext) * ext + tid
         e2[_TID] = tid
+        for k in self.per_thread_keys.intersection(e2):
+            e2[k] = tid
         self.thread_axes.append((tag, ext))
         self.thread_extents[tag] = ext
         try:
@@ -176,6 +180,38 @@ class ThreadInterpreter(Interpreter):
             return range(ext)
         k = max(1, self.max_blocks)
         return sorted({round(i * (ext - 1) / max(1, k - 1)) for i in range(k)})
+
+    def _s_Allocate(self, s, env):
+        """A local buffer allocated above the thread bindings of a block (used by two sibling
+        threadIdx loops) is one per thread, as CUDA keeps it in each thread's registers:
+        rows indexed by the thread number, row 0 outside the bindings."""
+        n = 1
+        if _TID not in env and env[LANES] is None and \
+                self._scope_of(s.buffer_var).startswith("local"):
+            n = self._threads_under(s)
+        if n <= 1:
+            return super()._s_Allocate(s, env)
+        e2 = dict(env)
+        e2[LANES] = n
+        super()._alloc(s.buffer_var, s.dtype, s.extents, e2)
+        key = self.storage[id(s.buffer_var)].lane_key
+        self.per_thread_keys.add(key)
+        e2 = dict(env)
+        e2[key] = np.int64(0)
+        self.exec(s.body, e2)
+
+    def _threads_under(self, s) -> int:
+        """The threads of a block that runs s: the product of the largest extent of each
+        threadIdx tag bound below it."""
+        most = {}
+
+        def fn(x):
+            if isinstance(x, S.For) and x.kind == "thread_binding" and \
+                    (x.thread_tag or "").startswith("threadIdx") and \
+                    isinstance(x.extent, E.IntImm):
+                most[x.thread_tag] = max(most.get(x.thread_tag, 1), x.extent.value)
+        walk(s.body, fn)
+        return int(np.prod(list(most.values()), dtype=np.int64)) if most else 1
 
     def _s_Evaluate(self, s, env):
         v = s.value
@@ -244,6 +280,8 @@ class ThreadInterpreter(Interpreter):
         if st.lane_key is None and _TID in env:
             val = cast_to(self.eval(s.value, env), s.buffer.dtype)
             self._check(s, st, flat, env[_TID], val)
+            if np.ndim(flat) < np.ndim(val):    # threads storing to one element: the last
+                flat = np.broadcast_to(flat, np.shape(val))     # thread's value stays
             st.array[flat] = val
             return
         super()._s_BufferStore(s, env)

@@ -1,0 +1,226 @@
+"""GPU pass: `T.tvm_thread_allreduce` as a reduction tree in shared memory (TVM's
+LowerThreadAllreduce, without its warp-shuffle path).
+
+`T.tvm_thread_allreduce(n, v_0 .. v_n-1, cond, d_0 .. d_n-1, t ...)`, under
+`T.attr(T.comm_reducer(combiner, identities), "reduce_scope", 0)`, combines the values of
+the threads that differ only in the indices `t` (threadIdx variables; a thread whose `cond`
+is false gives the identities) and leaves the result in every such thread's `d_i`.
+
+Lowered: each thread stores its value in a shared buffer with one slot per thread of the
+block, `group * n + lane` (lane numbers the reducing threads, group the others); halving
+steps `if lane < s: red[slot] = combine(red[slot], red[slot + s])` follow (a first step
+folds a count that is not a power of two onto the largest power of two below it), and every
+thread reads its group's slot 0.  insert_syncs puts a barrier between the steps, as each
+reads what another thread wrote.  `thread_allreduce` builds this for the lowering of
+cross-thread reduction blocks too (crossthread.py)."""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.visit import find_all, rebuild, statement_paths, substitute
+from ..errors import UNSUPPORTED, fail
+from ..passes.blocks import allocate
+
+OP = "tvm_thread_allreduce"
+TRUE = E.IntImm("bool", 1)
+
+
+def _int(v):
+    return E.IntImm("int32", v)
+
+
+def _is_thread(x) -> bool:
+    return isinstance(x, S.For) and x.kind == "thread_binding" and \
+        (x.thread_tag or "").startswith("threadIdx")
+
+
+def _flat(loops):
+    """(index, count) numbering the threads of loops (the last one fastest)."""
+    index, count = None, 1
+    for lp in reversed(loops):
+        v = lp.loop_var if lp.loop_var.dtype == "int32" else E.Cast("int32", lp.loop_var)
+        if not E.is_const_int(lp.min, 0):
+            v = E.Sub(v, lp.min, "int32")
+        term = v if count == 1 else E.Mul(v, _int(count), "int32")
+        index = term if index is None else E.Add(index, term, "int32")
+        count *= lp.extent.value
+    return (index if index is not None else _int(0)), count
+
+
+def _plus(a, b: int):
+    return a if b == 0 else E.Add(a, _int(b), "int32")
+
+
+def kernel_threads(path, at) -> list:
+    """The threadIdx loops among path (the statements around a reduction, outermost first),
+    checked to be the only thread dimensions of the kernel: a thread of another dimension
+    would run the reduction too, and the threads of two of its indices would share slots.
+    `at` is the node a refusal names."""
+    threads = [x for x in path if _is_thread(x)]
+    tags = [t.thread_tag for t in threads]
+    if len(set(tags)) != len(tags):
+        fail(UNSUPPORTED, f"a cross-thread reduction inside two bindings of "
+             f"{next(t for t in tags if tags.count(t) > 1)} is not generated", at)
+    for t in threads:
+        if not isinstance(t.extent, E.IntImm):
+            fail(UNSUPPORTED, f"a cross-thread reduction over {t.thread_tag} needs a constant "
+                 f"thread count, not '{t.extent}'", at,
+                 [(t.span, "bound here")] if t.span else ())
+    root = next((x for x in path if isinstance(x, S.For) and x.kind == "thread_binding"), None)
+    if root is not None:
+        for other in find_all(root, _is_thread, S.For):
+            if other.thread_tag not in tags:
+                fail(UNSUPPORTED, f"the kernel binds {other.thread_tag} elsewhere, so those "
+                     "threads run this cross-thread reduction too: a reduction outside "
+                     f"the {other.thread_tag} binding is not generated", at,
+                     [(other.span, f"{other.thread_tag} bound here")] if other.span else ())
+    return threads
+
+
+def thread_allreduce(combine, identities, values, cond, dsts, reduce_vars, threads, at):
+    """The statement computing `tvm_thread_allreduce`: combine(xs, ys) -> [expr] combines two
+    partial results (one expr per value); dsts are the BufferLoads the result goes to;
+    threads are the threadIdx loops around (kernel_threads), reduce_vars the variables of
+    those reduced over; the statements made take `at`'s span."""
+    span = at.span
+    by_var = {id(t.loop_var): t for t in threads}
+    reducing = []
+    for v in reduce_vars:
+        t = by_var.get(id(v))
+        if t is None:
+            fail(UNSUPPORTED, f"a cross-thread reduction over '{v}', which is not a "
+                 "threadIdx binding around it, is not generated", at)
+        reducing.append(t)
+    lane, n = _flat(reducing)
+    group, _ = _flat([t for t in threads if all(t is not r for r in reducing)])
+    size = 1
+    for t in threads:
+        size *= t.extent.value
+    base = group if n == 1 else E.Mul(group, _int(n), "int32")
+    slot = E.Add(base, lane, "int32")
+    bufs = []
+    for i, v in enumerate(values):
+        data = E.Var(f"red_buf{i}", "handle", E.PointerType(v.dtype, "shared"))
+        bufs.append(S.Buffer(f"red_buf{i}", (_int(size),), v.dtype, data, scope="shared"))
+    out = []
+    for b, v, ident in zip(bufs, values, identities):
+        if not E.is_const_int(cond, 1):
+            v = E.Select(cond, v, ident, v.dtype)
+        out.append(S.BufferStore(b, v, (slot,), span=span))
+
+    def step(active, offset):
+        xs = [E.BufferLoad(b, (slot,), b.dtype) for b in bufs]
+        ys = [E.BufferLoad(b, (_plus(slot, offset),), b.dtype) for b in bufs]
+        news = combine(xs, ys)
+        if len(bufs) == 1:
+            body = S.BufferStore(bufs[0], news[0], (slot,), span=span)
+        else:           # every partial result read before any is stored
+            temps = [E.Var(f"{b.name}_next", b.dtype) for b in bufs]
+            body = S.SeqStmt(tuple(S.BufferStore(b, t, (slot,), span=span)
+                                   for b, t in zip(bufs, temps)))
+            for t, e in reversed(list(zip(temps, news))):
+                body = S.LetStmt(t, e, body)
+        return S.IfThenElse(E.LT(lane, _int(active), "bool"), body, None, span=span)
+
+    p = 1 << (n.bit_length() - 1)
+    if p < n:
+        out.append(step(n - p, p))
+    s = p // 2
+    while s >= 1:
+        out.append(step(s, s))
+        s //= 2
+    for b, d in zip(bufs, dsts):
+        out.append(S.BufferStore(d.buffer, E.BufferLoad(b, (base,), b.dtype), d.indices,
+                                 span=span))
+    stmt = S.SeqStmt(tuple(out))
+    for b in reversed(bufs):
+        stmt = allocate(b, stmt, span)
+    return stmt
+
+
+def _reducer(node, at):
+    """(combine, identities) of a `T.comm_reducer(lambda x..., y...: ..., [identities])`."""
+    if not (isinstance(node, E.Call) and node.op == "comm_reducer" and len(node.args) == 2
+            and isinstance(node.args[0], E.Lambda) and
+            isinstance(node.args[1], E.ArrayExpr)):
+        fail(UNSUPPORTED, "a reduce_scope whose node is not a T.comm_reducer(lambda ..., "
+             "[identities]) is not generated", at)
+    fn, ids = node.args
+    ids = list(ids.elements)
+    k = len(ids)
+    body = fn.body if isinstance(fn.body, tuple) else (fn.body,)
+    if len(fn.params) != 2 * k or len(body) != k:
+        fail(UNSUPPORTED, f"a T.comm_reducer of {len(fn.params)} parameters, {len(body)} "
+             f"results and {k} identities is not one reducer", at)
+
+    def combine(xs, ys):
+        vmap = {id(p): e for p, e in zip(fn.params, list(xs) + list(ys))}
+        return [substitute(b, vmap) for b in body]
+    return combine, ids
+
+
+def _lower_one(attr, path):
+    calls = find_all(attr.body, lambda x: isinstance(x.value, E.Call) and x.value.op == OP,
+                     S.Evaluate)
+    if len(calls) != 1:
+        fail(UNSUPPORTED, f"a reduce_scope holding {len(calls)} T.tvm_thread_allreduce calls "
+             "is not generated", attr)
+    ev = calls[0]
+    args = ev.value.args
+    combine, ids = _reducer(attr.node, ev)
+    k = len(ids)
+    if len(args) < 2 + 2 * k or not E.is_const_int(args[0], k):
+        fail(UNSUPPORTED, f"T.tvm_thread_allreduce of {len(args)} arguments does not fit a "
+             f"reducer of {k} value(s)", ev)
+    values, cond, dsts = args[1:1 + k], args[1 + k], args[2 + k:2 + 2 * k]
+    for d in dsts:
+        if not isinstance(d, E.BufferLoad):
+            fail(UNSUPPORTED, "T.tvm_thread_allreduce writing through a pointer (not "
+                 "`buf[0]`) is not generated", ev)
+    reduce_vars = args[2 + 2 * k:]
+    if not all(isinstance(v, E.Var) for v in reduce_vars):
+        fail(UNSUPPORTED, "T.tvm_thread_allreduce reduces over thread variables", ev)
+    threads = kernel_threads(path + (attr,), ev)
+    lowered = thread_allreduce(combine, ids, values, cond, dsts, reduce_vars, threads, ev)
+    return rebuild(attr.body, lambda new, old: lowered if old is ev else None)
+
+
+def _is_reduce_scope_call(x) -> bool:
+    return isinstance(x, S.Evaluate) and isinstance(x.value, E.Call) and \
+        x.value.op == "attr" and len(x.value.args) == 3 and \
+        isinstance(x.value.args[1], E.StringImm) and x.value.args[1].value == "reduce_scope"
+
+
+def _attr_statements(body):
+    """The classic spelling's `T.attr(node, "reduce_scope", v)` statement (an Evaluate of the
+    call) as the attribute over the rest of its sequence, as TVM reads it."""
+    def fn(new, old):
+        if not isinstance(new, S.SeqStmt):
+            return None
+        seq = list(new.seq)
+        for i in range(len(seq) - 2, -1, -1):
+            if _is_reduce_scope_call(seq[i]):
+                node, key, value = seq[i].value.args
+                rest = seq[i + 1:]
+                inner = rest[0] if len(rest) == 1 else S.SeqStmt(tuple(rest))
+                seq[i:] = [S.AttrStmt(node, key.value, value, inner, span=seq[i].span)]
+        return None if len(seq) == len(new.seq) else \
+            (seq[0] if len(seq) == 1 else dataclasses.replace(new, seq=tuple(seq)))
+    return rebuild(body, fn)
+
+
+def lower_thread_allreduce(body):
+    """Each `reduce_scope` attribute with its `T.tvm_thread_allreduce`, lowered (module doc)."""
+    body = _attr_statements(body)
+    found = statement_paths(body, lambda x: isinstance(x, S.AttrStmt) and
+                            x.attr_key == "reduce_scope")
+    done = {id(attr): _lower_one(attr, path) for attr, path in found}
+    if done:
+        body = rebuild(body, lambda new, old: done.get(id(old)))
+    left = find_all(body, lambda x: x.op == OP, E.Call)
+    if left:
+        fail(UNSUPPORTED, "T.tvm_thread_allreduce outside a `T.attr(T.comm_reducer(...), "
+             "\"reduce_scope\", ...)` is not generated", left[0])
+    return body
