@@ -284,3 +284,92 @@ def test_what_the_lowering_refuses_is_a_diagnostic_at_the_block(text, line, word
     (d,) = exc.value.diagnostics
     assert d.code == "codegen/unsupported" and d.span.line == line, d
     assert words in d.message
+
+
+MATMUL = HEAD + '''@T.prim_func
+def mm(A: T.Buffer((8, 64), "float32"), B: T.Buffer((64, 4), "float32"),
+       C: T.Buffer((8, 4), "float32")):
+    for i, j, k in T.grid(8, 4, 64):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+def test_a_reduction_loop_bound_to_threadidx_by_the_schedule_runs():
+    """What `sch.bind(k1, "threadIdx.x")` on a split reduction loop makes runs as a
+    cross-thread reduction and checks clean."""
+    import tirkit
+    from tirkit.schedule import Schedule
+    sch = Schedule(parse(MATMUL, "mm.py").module)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    k0, k1 = sch.split(k, [None, 16])
+    sch.bind(i, "blockIdx.x")
+    sch.bind(k1, "threadIdx.x")
+    text = tirkit.to_script(sch.mod)
+    assert not [d for d in tirkit.check(text, "mm.py", target="cuda-sm90")
+                if d.severity == "error"]
+    rng = np.random.default_rng(9)
+    A = rng.standard_normal((8, 64)).astype(np.float32)
+    B = rng.standard_normal((64, 4)).astype(np.float32)
+    C = rng.standard_normal((8, 4)).astype(np.float32)
+    _run(text, [A, B, C])
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
+
+
+UNDER_CONDITION = HEAD + '''@T.prim_func
+def reduce_under_thread_condition(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
+    for ty in T.thread_binding(4, thread="threadIdx.y"):
+        if ty < 3:
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [ty, tx])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+def test_a_reduction_under_a_condition_on_the_thread_index_is_refused():
+    """Its barriers would be reached by some threads of the block only."""
+    f, m = _func(UNDER_CONDITION)
+    with pytest.raises(TirkitError) as exc:
+        emit_cuda(f, m)
+    (d,) = exc.value.diagnostics
+    assert d.code == "codegen/unsupported" and d.span.line == 9
+    assert "every thread of the block must reach its barriers" in d.message
+    assert d.related[0][0].line == 7
+
+
+# a local result every thread holds, read by a statement outside the thread loops (every
+# thread runs it on a GPU) into another local buffer, which the next loop's threads read
+LOCAL_BETWEEN = HEAD + '''@T.prim_func
+def local_between_loops(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
+    total = T.alloc_buffer((4,), "float32", scope="local")
+    shifted = T.alloc_buffer((1,), "float32", scope="local")
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("total"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    total[vi] = T.float32(0)
+                total[vi] = total[vi] + A[vi, vk]
+        with T.block("shift"):
+            vi = T.axis.spatial(4, i)
+            shifted[0] = total[vi] + T.float32(1)
+        for j in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * shifted[0]
+'''
+
+
+def test_local_buffers_above_the_thread_loops_are_one_per_thread():
+    rng = np.random.default_rng(10)
+    A = rng.standard_normal((4, 32)).astype(np.float32)
+    B = rng.standard_normal((4, 32)).astype(np.float32)
+    _run(LOCAL_BETWEEN, [A, B])
+    want = A.astype(np.float64) * (A.astype(np.float64).sum(1, keepdims=True) + 1)
+    np.testing.assert_allclose(B, want, rtol=1e-5, atol=1e-5)

@@ -68,6 +68,14 @@ def kernel_threads(path, at) -> list:
             fail(UNSUPPORTED, f"a cross-thread reduction over {t.thread_tag} needs a constant "
                  f"thread count, not '{t.extent}'", at,
                  [(t.span, "bound here")] if t.span else ())
+    ids = {id(t.loop_var) for t in threads}
+    for x in path:
+        cond = x.condition if isinstance(x, S.IfThenElse) else \
+            x.predicate if isinstance(x, S.BlockRealize) else None
+        if cond is not None and find_all(cond, lambda v: id(v) in ids, E.Var):
+            fail(UNSUPPORTED, "a cross-thread reduction under a condition on the thread "
+                 "index is not generated: every thread of the block must reach its barriers",
+                 at, [(x.span, "the condition")] if x.span else ())
     root = next((x for x in path if isinstance(x, S.For) and x.kind == "thread_binding"), None)
     if root is not None:
         for other in find_all(root, _is_thread, S.For):

@@ -72,8 +72,9 @@ def _check(realize, path, loops):
     for lp in loops:
         tag = _thread_tag(lp)
         if tag and not tag.startswith("threadIdx"):
+            what = "thread blocks" if tag.startswith("blockIdx") else "virtual threads"
             fail(UNSUPPORTED, f"block '{b.name_hint}' reduces over {tag} (loop "
-                 f"'{lp.loop_var.name}'): a reduction across thread blocks is not generated",
+                 f"'{lp.loop_var.name}'): a reduction across {what} is not generated",
                  b, [(lp.span, f"{tag} bound here")] if lp.span else ())
     inner = [x for x in reversed(path) if not isinstance(x, S.SeqStmt)][:len(loops)]
     if {id(x) for x in inner} != {id(lp) for lp in loops}:

@@ -184,25 +184,21 @@ class ThreadInterpreter(Interpreter):
     def _s_Allocate(self, s, env):
         """A local buffer allocated above the thread bindings of a block (used by two sibling
         threadIdx loops) is one per thread, as CUDA keeps it in each thread's registers:
-        rows indexed by the thread number, row 0 outside the bindings."""
+        rows by thread number; outside the bindings a statement runs once, as thread 0, and
+        what it stores reaches every row (on a GPU every thread runs it)."""
         n = 1
         if _TID not in env and env[LANES] is None and \
                 self._scope_of(s.buffer_var).startswith("local"):
             n = self._threads_under(s)
         if n <= 1:
             return super()._s_Allocate(s, env)
-        e2 = dict(env)
-        e2[LANES] = n
-        super()._alloc(s.buffer_var, s.dtype, s.extents, e2)
+        super()._alloc(s.buffer_var, s.dtype, s.extents, {**env, LANES: n})
         key = self.storage[id(s.buffer_var)].lane_key
         self.per_thread_keys.add(key)
-        e2 = dict(env)
-        e2[key] = np.int64(0)
-        self.exec(s.body, e2)
+        self.exec(s.body, {**env, key: np.int64(0)})
 
     def _threads_under(self, s) -> int:
-        """The threads of a block that runs s: the product of the largest extent of each
-        threadIdx tag bound below it."""
+        """Threads of a block running s: the largest extent of each threadIdx tag, multiplied."""
         most = {}
 
         def fn(x):
@@ -285,6 +281,8 @@ class ThreadInterpreter(Interpreter):
             st.array[flat] = val
             return
         super()._s_BufferStore(s, env)
+        if st.lane_key in self.per_thread_keys and _TID not in env:
+            st.array[:, flat] = st.array[0, flat]
 
     def _node(self, node):
         k = id(node)
