@@ -373,3 +373,59 @@ def test_local_buffers_above_the_thread_loops_are_one_per_thread():
     _run(LOCAL_BETWEEN, [A, B])
     want = A.astype(np.float64) * (A.astype(np.float64).sum(1, keepdims=True) + 1)
     np.testing.assert_allclose(B, want, rtol=1e-5, atol=1e-5)
+
+
+# the warp path: 32 reducing threads on threadIdx.x, here bound outside threadIdx.y (the
+# lanes of a warp still run along threadIdx.x), and a reducer of two values
+ARGMAX_WARP = HEAD + '''@T.prim_func
+def allreduce_argmax_warp(A: T.Buffer((4, 2, 32), "float32"), Idx: T.Buffer((4, 2), "int32"),
+                          Val: T.Buffer((4, 2), "float32")):
+    red_idx = T.alloc_buffer((1,), "int32", scope="local")
+    red_val = T.alloc_buffer((1,), "float32", scope="local")
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k in T.thread_binding(32, thread="threadIdx.x"):
+            for j in T.thread_binding(2, thread="threadIdx.y"):
+                with T.block("argmax_cross_thread"):
+                    T.reads(A[i, j, k])
+                    T.writes(red_idx[0], red_val[0])
+                    T.attr(T.comm_reducer(lambda x0, x1, y0, y1: (T.Select(x1 >= y1, x0, y0),
+                                                                  T.Select(x1 >= y1, x1, y1)),
+                                          [-1, T.min_value("float32")]),
+                           "reduce_scope", T.reinterpret(T.uint64(0), dtype="handle"))
+                    T.evaluate(T.tvm_thread_allreduce(T.uint32(2), k, A[i, j, k], True,
+                                                      red_idx[0], red_val[0], k,
+                                                      dtype="handle"))
+                with T.block("argmax_write_back"):
+                    T.where(k == 0)
+                    T.reads(red_idx[0], red_val[0])
+                    T.writes(Idx[i, j], Val[i, j])
+                    Idx[i, j] = red_idx[0]
+                    Val[i, j] = red_val[0]
+'''
+
+
+def test_warp_shuffles_reduce_32_threads_of_threadidx_x():
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((4, 2, 32)).astype(np.float32)
+    Idx = np.full((4, 2), 99, np.int32)
+    Val = np.zeros((4, 2), np.float32) + 5
+    _run(ARGMAX_WARP, [A, Idx, Val])
+    np.testing.assert_array_equal(Idx, A.argmax(2))
+    np.testing.assert_array_equal(Val, A.max(2))
+    f, m = _func(ARGMAX_WARP)
+    code = emit_cuda(f, m).code
+    assert "red_buf" not in code and "__syncthreads();" not in code
+    for s in (16, 8, 4, 2, 1):
+        assert f"__shfl_down_sync(4294967295U, red_val0[0], {s}, 32)" in code, s
+        assert f"__shfl_down_sync(4294967295U, red_val1[0], {s}, 32)" in code, s
+    assert "__shfl_sync(4294967295U, red_val1[0], 0, 32)" in code
+
+
+def test_the_shared_tree_stays_where_a_warp_does_not_fit():
+    """16 reducing threads in a block of 16: not a whole warp, so shared memory (the
+    matmul of the schedule test); 96: not a power of two (ROW_SUM)."""
+    f, m = _func(ROW_SUM)
+    assert "__shfl" not in emit_cuda(f, m).code
+    f, m = _func(ROW_MAX)
+    code = emit_cuda(f, m).code
+    assert "__shfl_down_sync" in code and "red_buf" not in code

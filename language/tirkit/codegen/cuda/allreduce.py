@@ -1,18 +1,21 @@
-"""GPU pass: `T.tvm_thread_allreduce` as a reduction tree in shared memory (TVM's
-LowerThreadAllreduce, without its warp-shuffle path).
+"""GPU pass: `T.tvm_thread_allreduce` as warp shuffles or a reduction tree in shared memory
+(TVM's LowerThreadAllreduce).
 
 `T.tvm_thread_allreduce(n, v_0 .. v_n-1, cond, d_0 .. d_n-1, t ...)`, under
 `T.attr(T.comm_reducer(combiner, identities), "reduce_scope", 0)`, combines the values of
 the threads that differ only in the indices `t` (threadIdx variables; a thread whose `cond`
 is false gives the identities) and leaves the result in every such thread's `d_i`.
 
-Lowered: each thread stores its value in a shared buffer with one slot per thread of the
-block, `group * n + lane` (lane numbers the reducing threads, group the others); halving
-steps `if lane < s: red[slot] = combine(red[slot], red[slot + s])` follow (a first step
-folds a count that is not a power of two onto the largest power of two below it), and every
-thread reads its group's slot 0.  insert_syncs puts a barrier between the steps, as each
-reads what another thread wrote.  `thread_allreduce` builds this for the lowering of
-cross-thread reduction blocks too (crossthread.py)."""
+Where the reducing threads are threadIdx.x alone, a power of two up to 32 of them, in a block
+of whole warps, each group is a segment of consecutive lanes of one warp: halving steps
+`v = combine(v, shuffle_down(v, s))` in registers, then every lane takes its segment's lane 0
+(shuffle.py).  Elsewhere each thread stores its value in a shared buffer with one slot per
+thread of the block, `group * n + lane` (lane numbers the reducing threads, group the
+others); halving steps `if lane < s: red[slot] = combine(red[slot], red[slot + s])` follow (a
+first step folds a count that is not a power of two onto the largest power of two below
+it), and every thread reads its group's slot 0; insert_syncs puts a barrier between the
+steps, as each reads what another thread wrote.  `thread_allreduce` builds this for the
+lowering of cross-thread reduction blocks too (crossthread.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -106,6 +109,8 @@ def thread_allreduce(combine, identities, values, cond, dsts, reduce_vars, threa
     size = 1
     for t in threads:
         size *= t.extent.value
+    if _warp_fits(reducing, n, size, values):
+        return _warp_allreduce(combine, identities, values, cond, dsts, n, span)
     base = group if n == 1 else E.Mul(group, _int(n), "int32")
     slot = E.Add(base, lane, "int32")
     bufs = []
@@ -142,6 +147,61 @@ def thread_allreduce(combine, identities, values, cond, dsts, reduce_vars, threa
     for b, d in zip(bufs, dsts):
         out.append(S.BufferStore(d.buffer, E.BufferLoad(b, (base,), b.dtype), d.indices,
                                  span=span))
+    stmt = S.SeqStmt(tuple(out))
+    for b in reversed(bufs):
+        stmt = allocate(b, stmt, span)
+    return stmt
+
+
+WARP = 32
+SHUFFLE_DOWN, SHUFFLE = "tvm_warp_shuffle_down", "tvm_warp_shuffle"
+_SHUFFLED = {"float16", "float32", "float64", "int32", "uint32", "int64", "uint64"}
+
+
+def _warp_fits(reducing, n, size, values) -> bool:
+    """Whether the reducing threads are whole segments of warps: threadIdx.x alone, a power
+    of two up to 32 of them (so each group is n consecutive lanes of one warp), whole warps
+    in the block (every lane of the mask runs), and values __shfl_sync moves."""
+    return len(reducing) == 1 and reducing[0].thread_tag == "threadIdx.x" and \
+        E.is_const_int(reducing[0].min, 0) and n <= WARP and n & (n - 1) == 0 and \
+        size % WARP == 0 and all(v.dtype in _SHUFFLED for v in values)
+
+
+def _warp_allreduce(combine, identities, values, cond, dsts, n, span):
+    """The reduction in registers: halving steps `v = combine(v, shuffle_down(v, s))` within
+    each segment of n lanes, then every lane takes its segment's lane 0 (TVM's warp path)."""
+    mask = E.IntImm("uint32", 0xFFFFFFFF)
+    zero = (_int(0),)
+    bufs = []
+    for i, v in enumerate(values):
+        data = E.Var(f"red_val{i}", "handle", E.PointerType(v.dtype, "local"))
+        bufs.append(S.Buffer(f"red_val{i}", (_int(1),), v.dtype, data, scope="local"))
+    out = []
+    for b, v, ident in zip(bufs, values, identities):
+        if not E.is_const_int(cond, 1):
+            v = E.Select(cond, v, ident, v.dtype)
+        out.append(S.BufferStore(b, v, zero, span=span))
+
+    def shuffle(op, b, at):
+        return E.Call(b.dtype, op, (mask, E.BufferLoad(b, zero, b.dtype), _int(at), _int(n),
+                                    _int(WARP)))
+    s = n // 2
+    while s >= 1:
+        xs = [E.BufferLoad(b, zero, b.dtype) for b in bufs]
+        temps = [E.Var(f"{b.name}_other", b.dtype) for b in bufs]
+        news = combine(xs, temps)
+        nexts = [E.Var(f"{b.name}_next", b.dtype) for b in bufs] if len(bufs) > 1 else news
+        body = S.SeqStmt(tuple(S.BufferStore(b, e, zero, span=span)
+                               for b, e in zip(bufs, nexts)))
+        if len(bufs) > 1:        # every value combined before any is stored
+            for t, e in reversed(list(zip(nexts, news))):
+                body = S.LetStmt(t, e, body)
+        for t, b in reversed(list(zip(temps, bufs))):
+            body = S.LetStmt(t, shuffle(SHUFFLE_DOWN, b, s), body)
+        out.append(body)
+        s //= 2
+    for b, d in zip(bufs, dsts):
+        out.append(S.BufferStore(d.buffer, shuffle(SHUFFLE, b, 0), d.indices, span=span))
     stmt = S.SeqStmt(tuple(out))
     for b in reversed(bufs):
         stmt = allocate(b, stmt, span)

@@ -9,7 +9,7 @@ from ...arith.interval import interval
 from ...ir import expr as E
 from ...ir.dtype import lanes_of, parse_dtype
 from ..errors import UNSUPPORTED, fail
-from . import mma, wmma
+from . import mma, shuffle, wmma
 from .vector import multiple_of
 
 _SCALAR = {
@@ -228,6 +228,8 @@ class ExprPrinter:
             return mma.call_c(e, self)
         if op == wmma.ACCESS_PTR:
             return wmma.access_ptr_c(e, self, ctype)
+        if op in shuffle.OPS:
+            return shuffle.shuffle_c(e, self)
         if op in ("if_then_else",):
             _scalar(args[0], "a vector condition")
             return f"({self(args[0])} ? {self(args[1])} : {self(args[2])})"

@@ -27,12 +27,12 @@ from ...diagnostics import Diagnostic, Span, TirkitError
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
-from ...ir.visit import find_first, walk
+from ...ir.visit import find_all, find_first, walk
 from ..interp import Interpreter
 from ..interp_exprs import LANES, VECTOR_LANES, cast_to
 from .lower import lower_gpu
 from .sync import SYNC_OP, is_warp_barrier
-from . import mma, wmma
+from . import mma, shuffle, wmma
 from .wmma_run import run_ptx_mma, run_wmma
 
 RACE = "thread/race"
@@ -200,14 +200,10 @@ class ThreadInterpreter(Interpreter):
     def _threads_under(self, s) -> int:
         """Threads of a block running s: the largest extent of each threadIdx tag, multiplied."""
         most = {}
-
-        def fn(x):
-            if isinstance(x, S.For) and x.kind == "thread_binding" and \
-                    (x.thread_tag or "").startswith("threadIdx") and \
-                    isinstance(x.extent, E.IntImm):
-                most[x.thread_tag] = max(most.get(x.thread_tag, 1), x.extent.value)
-        walk(s.body, fn)
-        return int(np.prod(list(most.values()), dtype=np.int64)) if most else 1
+        for x in find_all(s.body, lambda x: x.kind == "thread_binding" and isinstance(
+                x.extent, E.IntImm) and (x.thread_tag or "").startswith("threadIdx"), S.For):
+            most[x.thread_tag] = max(most.get(x.thread_tag, 1), x.extent.value)
+        return int(np.prod(list(most.values()), dtype=np.int64))
 
     def _s_Evaluate(self, s, env):
         v = s.value
@@ -228,6 +224,11 @@ class ThreadInterpreter(Interpreter):
             run_ptx_mma(self, s, env)
             return
         super()._s_Evaluate(s, env)
+
+    def _e_Call(self, e, env):
+        if e.op in shuffle.OPS:
+            return shuffle.run_shuffle(self, e, env, _TID)
+        return super()._e_Call(e, env)
 
     def _scope_of(self, data_var) -> str:
         if not hasattr(self, "_scopes"):
