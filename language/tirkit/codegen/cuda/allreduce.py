@@ -25,6 +25,7 @@ from ...ir import stmt as S
 from ...ir.visit import find_all, rebuild, statement_paths, substitute
 from ..errors import UNSUPPORTED, fail
 from ..passes.blocks import allocate
+from .scopes import is_thread_binding
 
 OP = "tvm_thread_allreduce"
 TRUE = E.IntImm("bool", 1)
@@ -32,11 +33,6 @@ TRUE = E.IntImm("bool", 1)
 
 def _int(v):
     return E.IntImm("int32", v)
-
-
-def _is_thread(x) -> bool:
-    return isinstance(x, S.For) and x.kind == "thread_binding" and \
-        (x.thread_tag or "").startswith("threadIdx")
 
 
 def _flat(loops):
@@ -56,12 +52,47 @@ def _plus(a, b: int):
     return a if b == 0 else E.Add(a, _int(b), "int32")
 
 
+def scratch(name, dtype, size, scope) -> S.Buffer:
+    """A one-dimensional buffer of `size` elements the lowering adds."""
+    data = E.Var(name, "handle", E.PointerType(dtype, scope))
+    return S.Buffer(name, (_int(size),), dtype, data, scope=scope)
+
+
+def _first(bufs, values, identities, cond, index, span) -> list:
+    """Each thread's values stored at index (the identities where cond is false)."""
+    out = []
+    for b, v, ident in zip(bufs, values, identities):
+        if not E.is_const_int(cond, 1):
+            v = E.Select(cond, v, ident, v.dtype)
+        out.append(S.BufferStore(b, v, index, span=span))
+    return out
+
+
+def _update(bufs, news, index, span) -> S.Stmt:
+    """news stored at index, every one computed before any is stored (let-bound)."""
+    if len(bufs) == 1:
+        return S.BufferStore(bufs[0], news[0], index, span=span)
+    temps = [E.Var(f"{b.name}_next", b.dtype) for b in bufs]
+    body = S.SeqStmt(tuple(S.BufferStore(b, t, index, span=span)
+                           for b, t in zip(bufs, temps)))
+    for t, e in reversed(list(zip(temps, news))):
+        body = S.LetStmt(t, e, body)
+    return body
+
+
+def _allocated(bufs, stmts, span) -> S.Stmt:
+    stmt = S.SeqStmt(tuple(stmts))
+    for b in reversed(bufs):
+        stmt = allocate(b, stmt, span)
+    return stmt
+
+
 def kernel_threads(path, at) -> list:
     """The threadIdx loops among path (the statements around a reduction, outermost first),
     checked to be the only thread dimensions of the kernel: a thread of another dimension
     would run the reduction too, and the threads of two of its indices would share slots.
     `at` is the node a refusal names."""
-    threads = [x for x in path if _is_thread(x)]
+    threads = [x for x in path if is_thread_binding(x, "threadIdx")]
     tags = [t.thread_tag for t in threads]
     if len(set(tags)) != len(tags):
         fail(UNSUPPORTED, f"a cross-thread reduction inside two bindings of "
@@ -81,7 +112,7 @@ def kernel_threads(path, at) -> list:
                  at, [(x.span, "the condition")] if x.span else ())
     root = next((x for x in path if isinstance(x, S.For) and x.kind == "thread_binding"), None)
     if root is not None:
-        for other in find_all(root, _is_thread, S.For):
+        for other in find_all(root, lambda x: is_thread_binding(x, "threadIdx"), S.For):
             if other.thread_tag not in tags:
                 fail(UNSUPPORTED, f"the kernel binds {other.thread_tag} elsewhere, so those "
                      "threads run this cross-thread reduction too: a reduction outside "
@@ -113,29 +144,14 @@ def thread_allreduce(combine, identities, values, cond, dsts, reduce_vars, threa
         return _warp_allreduce(combine, identities, values, cond, dsts, n, span)
     base = group if n == 1 else E.Mul(group, _int(n), "int32")
     slot = E.Add(base, lane, "int32")
-    bufs = []
-    for i, v in enumerate(values):
-        data = E.Var(f"red_buf{i}", "handle", E.PointerType(v.dtype, "shared"))
-        bufs.append(S.Buffer(f"red_buf{i}", (_int(size),), v.dtype, data, scope="shared"))
-    out = []
-    for b, v, ident in zip(bufs, values, identities):
-        if not E.is_const_int(cond, 1):
-            v = E.Select(cond, v, ident, v.dtype)
-        out.append(S.BufferStore(b, v, (slot,), span=span))
+    bufs = [scratch(f"red_buf{i}", v.dtype, size, "shared") for i, v in enumerate(values)]
+    out = _first(bufs, values, identities, cond, (slot,), span)
 
     def step(active, offset):
         xs = [E.BufferLoad(b, (slot,), b.dtype) for b in bufs]
         ys = [E.BufferLoad(b, (_plus(slot, offset),), b.dtype) for b in bufs]
-        news = combine(xs, ys)
-        if len(bufs) == 1:
-            body = S.BufferStore(bufs[0], news[0], (slot,), span=span)
-        else:           # every partial result read before any is stored
-            temps = [E.Var(f"{b.name}_next", b.dtype) for b in bufs]
-            body = S.SeqStmt(tuple(S.BufferStore(b, t, (slot,), span=span)
-                                   for b, t in zip(bufs, temps)))
-            for t, e in reversed(list(zip(temps, news))):
-                body = S.LetStmt(t, e, body)
-        return S.IfThenElse(E.LT(lane, _int(active), "bool"), body, None, span=span)
+        return S.IfThenElse(E.LT(lane, _int(active), "bool"),
+                            _update(bufs, combine(xs, ys), (slot,), span), None, span=span)
 
     p = 1 << (n.bit_length() - 1)
     if p < n:
@@ -147,11 +163,7 @@ def thread_allreduce(combine, identities, values, cond, dsts, reduce_vars, threa
     for b, d in zip(bufs, dsts):
         out.append(S.BufferStore(d.buffer, E.BufferLoad(b, (base,), b.dtype), d.indices,
                                  span=span))
-    stmt = S.SeqStmt(tuple(out))
-    for b in reversed(bufs):
-        stmt = allocate(b, stmt, span)
-    return stmt
-
+    return _allocated(bufs, out, span)
 
 WARP = 32
 SHUFFLE_DOWN, SHUFFLE = "tvm_warp_shuffle_down", "tvm_warp_shuffle"
@@ -172,15 +184,8 @@ def _warp_allreduce(combine, identities, values, cond, dsts, n, span):
     each segment of n lanes, then every lane takes its segment's lane 0 (TVM's warp path)."""
     mask = E.IntImm("uint32", 0xFFFFFFFF)
     zero = (_int(0),)
-    bufs = []
-    for i, v in enumerate(values):
-        data = E.Var(f"red_val{i}", "handle", E.PointerType(v.dtype, "local"))
-        bufs.append(S.Buffer(f"red_val{i}", (_int(1),), v.dtype, data, scope="local"))
-    out = []
-    for b, v, ident in zip(bufs, values, identities):
-        if not E.is_const_int(cond, 1):
-            v = E.Select(cond, v, ident, v.dtype)
-        out.append(S.BufferStore(b, v, zero, span=span))
+    bufs = [scratch(f"red_val{i}", v.dtype, 1, "local") for i, v in enumerate(values)]
+    out = _first(bufs, values, identities, cond, zero, span)
 
     def shuffle(op, b, at):
         return E.Call(b.dtype, op, (mask, E.BufferLoad(b, zero, b.dtype), _int(at), _int(n),
@@ -188,25 +193,15 @@ def _warp_allreduce(combine, identities, values, cond, dsts, n, span):
     s = n // 2
     while s >= 1:
         xs = [E.BufferLoad(b, zero, b.dtype) for b in bufs]
-        temps = [E.Var(f"{b.name}_other", b.dtype) for b in bufs]
-        news = combine(xs, temps)
-        nexts = [E.Var(f"{b.name}_next", b.dtype) for b in bufs] if len(bufs) > 1 else news
-        body = S.SeqStmt(tuple(S.BufferStore(b, e, zero, span=span)
-                               for b, e in zip(bufs, nexts)))
-        if len(bufs) > 1:        # every value combined before any is stored
-            for t, e in reversed(list(zip(nexts, news))):
-                body = S.LetStmt(t, e, body)
-        for t, b in reversed(list(zip(temps, bufs))):
+        others = [E.Var(f"{b.name}_other", b.dtype) for b in bufs]
+        body = _update(bufs, combine(xs, others), zero, span)
+        for t, b in reversed(list(zip(others, bufs))):
             body = S.LetStmt(t, shuffle(SHUFFLE_DOWN, b, s), body)
         out.append(body)
         s //= 2
     for b, d in zip(bufs, dsts):
         out.append(S.BufferStore(d.buffer, shuffle(SHUFFLE, b, 0), d.indices, span=span))
-    stmt = S.SeqStmt(tuple(out))
-    for b in reversed(bufs):
-        stmt = allocate(b, stmt, span)
-    return stmt
-
+    return _allocated(bufs, out, span)
 
 def _reducer(node, at):
     """(combine, identities) of a `T.comm_reducer(lambda x..., y...: ..., [identities])`."""

@@ -34,7 +34,7 @@ from ...ir.hash import structural_key
 from ...ir.visit import find_all, rebuild, statement_paths, substitute, vars_in
 from ..errors import UNSUPPORTED, fail
 from ..passes.blocks import allocate
-from .allreduce import OP as ALLREDUCE, kernel_threads, thread_allreduce
+from .allreduce import OP as ALLREDUCE, kernel_threads, scratch, thread_allreduce
 
 TRUE = E.IntImm("bool", 1)
 
@@ -97,19 +97,14 @@ def _check(realize, path, loops):
     return m
 
 
-def _local(name, dtype):
-    data = E.Var(name, "handle", E.PointerType(dtype, "local"))
-    return S.Buffer(name, (E.IntImm("int32", 1),), dtype, data, scope="local")
-
-
 def _lower_one(realize, path, loops):
     op, rhs = _check(realize, path, loops)
     b = realize.block
     store = b.body
     buf, dt = store.buffer, store.buffer.dtype
     zero = (E.IntImm("int32", 0),)
-    acc = _local(f"{buf.name}_in_thread", dt)
-    res = _local(f"{buf.name}_cross_thread", dt)
+    acc = scratch(f"{buf.name}_in_thread", dt, 1, "local")
+    res = scratch(f"{buf.name}_cross_thread", dt, 1, "local")
     acc_load = E.BufferLoad(acc, zero, dt)
     threads_red = [lp for lp in loops if _thread_tag(lp)]
 

@@ -50,7 +50,8 @@ def _uses(stmt, data) -> bool:
     return bool(found)
 
 
-def _is_thread(s, prefix=("threadIdx", "vthread")):
+def is_thread_binding(s, prefix=("threadIdx", "vthread")) -> bool:
+    """Whether s is a loop bound to a thread tag that starts with prefix."""
     return isinstance(s, S.For) and s.kind == "thread_binding" and \
         (s.thread_tag or "").startswith(prefix)
 

@@ -23,8 +23,9 @@ import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.visit import walk
+from ...ir.visit import find_all, vars_in, walk
 from ...ir.hash import structural_key
+from .scopes import is_thread_binding
 
 SYNC_OP = "tvm_storage_sync"
 
@@ -60,9 +61,7 @@ def _summary(stmt, threads):
     reads, writes = {}, {}
 
     def key(indices):
-        used = set()
-        for i in indices:
-            walk(i, lambda y: used.add(id(y)) if isinstance(y, E.Var) else None)
+        used = {id(v) for v in vars_in(tuple(indices))}
         return (tuple(structural_key(i) for i in indices),
                 all(used & ids for ids in threads))
 
@@ -174,9 +173,8 @@ def _scan_item(s, state):
 def _thread_vars(kernel) -> tuple:
     """One set of variable ids per threadIdx tag bound in kernel."""
     tags = {}
-    walk(kernel, lambda x: tags.setdefault(x.thread_tag, set()).add(id(x.loop_var))
-         if isinstance(x, S.For) and x.kind == "thread_binding" and
-         (x.thread_tag or "").startswith("threadIdx") else None)
+    for x in find_all(kernel, lambda x: is_thread_binding(x, "threadIdx"), S.For):
+        tags.setdefault(x.thread_tag, set()).add(id(x.loop_var))
     return tuple(tags.values())
 
 

@@ -31,6 +31,7 @@ from ...ir.visit import find_all, find_first, walk
 from ..interp import Interpreter
 from ..interp_exprs import LANES, VECTOR_LANES, cast_to
 from .lower import lower_gpu
+from .scopes import is_thread_binding
 from .sync import SYNC_OP, is_warp_barrier
 from . import mma, shuffle, wmma
 from .wmma_run import run_ptx_mma, run_wmma
@@ -200,8 +201,8 @@ class ThreadInterpreter(Interpreter):
     def _threads_under(self, s) -> int:
         """Threads of a block running s: the largest extent of each threadIdx tag, multiplied."""
         most = {}
-        for x in find_all(s.body, lambda x: x.kind == "thread_binding" and isinstance(
-                x.extent, E.IntImm) and (x.thread_tag or "").startswith("threadIdx"), S.For):
+        for x in find_all(s.body, lambda x: is_thread_binding(x, "threadIdx") and
+                          isinstance(x.extent, E.IntImm), S.For):
             most[x.thread_tag] = max(most.get(x.thread_tag, 1), x.extent.value)
         return int(np.prod(list(most.values()), dtype=np.int64))
 
