@@ -141,15 +141,15 @@ def lowered_row_sum(A: T.Buffer((4, 96), "float32"), B: T.Buffer((4,), "float32"
 '''
 
 
-def _func(text):
+def func_of(text):
     r = parse(text, "k.py")
     assert not [d for d in r.diagnostics if d.severity == "error"], r.diagnostics
     (_, f), = r.module.prim_funcs()
     return f, r.module
 
 
-def _run(text, arrays):
-    f, m = _func(text)
+def run_in_threads(text, arrays):
+    f, m = func_of(text)
     run_threads(f, arrays, module=m)
     return arrays
 
@@ -158,7 +158,7 @@ def test_sum_over_96_threads_with_an_in_thread_tail():
     rng = np.random.default_rng(3)
     A = rng.standard_normal((16, 200)).astype(np.float32)
     S = rng.standard_normal(16).astype(np.float32)
-    _run(ROW_SUM, [A, S])
+    run_in_threads(ROW_SUM, [A, S])
     np.testing.assert_allclose(S, A.astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)
 
 
@@ -166,7 +166,7 @@ def test_max_on_threadidx_x_with_rows_on_threadidx_y():
     rng = np.random.default_rng(4)
     A = rng.standard_normal((8, 64)).astype(np.float32)
     M = np.full(8, 100, np.float32)
-    _run(ROW_MAX, [A, M])
+    run_in_threads(ROW_MAX, [A, M])
     np.testing.assert_array_equal(M, A.max(1))
 
 
@@ -175,7 +175,7 @@ def test_integer_min_over_two_thread_dimensions_with_an_init_that_is_not_the_ide
     A = rng.integers(-50, 50, (2, 4, 16)).astype(np.int32)
     A[1] = rng.integers(10, 50, (4, 16))          # every value above the init of 7
     M = np.full(2, 99, np.int32)
-    _run(INT_MIN, [A, M])
+    run_in_threads(INT_MIN, [A, M])
     np.testing.assert_array_equal(M, np.minimum(A.reshape(2, -1).min(1), 7))
     assert M[1] == 7
 
@@ -184,7 +184,7 @@ def test_softmax_with_a_shared_maximum_and_a_local_sum():
     rng = np.random.default_rng(6)
     A = (rng.standard_normal((4, 64)) * 3).astype(np.float32)
     Y = rng.standard_normal((4, 64)).astype(np.float32)
-    _run(SOFTMAX, [A, Y])
+    run_in_threads(SOFTMAX, [A, Y])
     e = np.exp(A.astype(np.float64) - A.max(1, keepdims=True))
     np.testing.assert_allclose(Y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
 
@@ -194,7 +194,7 @@ def test_tvm_thread_allreduce_of_a_two_value_reducer():
     A = rng.standard_normal((8, 48)).astype(np.float32)
     Idx = np.full(8, 99, np.int32)
     Val = np.zeros(8, np.float32) + 5
-    _run(ALLREDUCE_ARGMAX, [A, Idx, Val])
+    run_in_threads(ALLREDUCE_ARGMAX, [A, Idx, Val])
     np.testing.assert_array_equal(Idx, A.argmax(1))
     np.testing.assert_array_equal(Val, A.max(1))
 
@@ -203,12 +203,12 @@ def test_tvm_lowered_form_with_an_in_thread_part():
     rng = np.random.default_rng(8)
     A = rng.standard_normal((4, 96)).astype(np.float32)
     B = np.zeros(4, np.float32) + 3
-    _run(LOWERED_ROW_SUM, [A, B])
+    run_in_threads(LOWERED_ROW_SUM, [A, B])
     np.testing.assert_allclose(B, A.astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)
 
 
 def test_the_cuda_source_reduces_in_shared_memory_with_barriers():
-    f, m = _func(ROW_SUM)
+    f, m = func_of(ROW_SUM)
     code = emit_cuda(f, m).code
     assert "__shared__ __align__(16) float red_buf0[96];" in code
     # 96 = 64 + 32: a fold of the top 32, then halving from 32 down to 1
@@ -223,7 +223,7 @@ def test_a_barrier_separates_a_shared_result_from_the_next_thread_loop():
     """The maximum written by thread 0 after its reduction is read by every thread of the
     next threadIdx loop: a barrier between the two loops (the race detector would report
     the read otherwise)."""
-    f, m = _func(SOFTMAX)
+    f, m = func_of(SOFTMAX)
     code = emit_cuda(f, m).code
     first = code.index("mx[0] = ")
     nxt = code.index("for (int ko", first)
@@ -273,12 +273,12 @@ def reduce_init_elsewhere(A: T.Buffer((4, 4, 32), "float32"), B: T.Buffer((4, 4)
 
 
 @pytest.mark.parametrize("text, line, words", [
-    (INIT_ELSEWHERE, 9, "its init is not one store to the element its update writes"),
+    (INIT_ELSEWHERE, 9, "its init is not one store to each element its update writes"),
     (NOT_INNERMOST, 9, "which must be the innermost statements around it"),
     (OTHER_THREADS, 13, "binds threadIdx.y elsewhere"),
 ])
 def test_what_the_lowering_refuses_is_a_diagnostic_at_the_block(text, line, words):
-    f, m = _func(text)
+    f, m = func_of(text)
     with pytest.raises(TirkitError) as exc:
         emit_cuda(f, m)
     (d,) = exc.value.diagnostics
@@ -315,7 +315,7 @@ def test_a_reduction_loop_bound_to_threadidx_by_the_schedule_runs():
     A = rng.standard_normal((8, 64)).astype(np.float32)
     B = rng.standard_normal((64, 4)).astype(np.float32)
     C = rng.standard_normal((8, 4)).astype(np.float32)
-    _run(text, [A, B, C])
+    run_in_threads(text, [A, B, C])
     np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
 
 
@@ -334,7 +334,7 @@ def reduce_under_thread_condition(A: T.Buffer((4, 32), "float32"), B: T.Buffer((
 
 def test_a_reduction_under_a_condition_on_the_thread_index_is_refused():
     """Its barriers would be reached by some threads of the block only."""
-    f, m = _func(UNDER_CONDITION)
+    f, m = func_of(UNDER_CONDITION)
     with pytest.raises(TirkitError) as exc:
         emit_cuda(f, m)
     (d,) = exc.value.diagnostics
@@ -370,7 +370,7 @@ def test_local_buffers_above_the_thread_loops_are_one_per_thread():
     rng = np.random.default_rng(10)
     A = rng.standard_normal((4, 32)).astype(np.float32)
     B = rng.standard_normal((4, 32)).astype(np.float32)
-    _run(LOCAL_BETWEEN, [A, B])
+    run_in_threads(LOCAL_BETWEEN, [A, B])
     want = A.astype(np.float64) * (A.astype(np.float64).sum(1, keepdims=True) + 1)
     np.testing.assert_allclose(B, want, rtol=1e-5, atol=1e-5)
 
@@ -409,10 +409,10 @@ def test_warp_shuffles_reduce_32_threads_of_threadidx_x():
     A = rng.standard_normal((4, 2, 32)).astype(np.float32)
     Idx = np.full((4, 2), 99, np.int32)
     Val = np.zeros((4, 2), np.float32) + 5
-    _run(ARGMAX_WARP, [A, Idx, Val])
+    run_in_threads(ARGMAX_WARP, [A, Idx, Val])
     np.testing.assert_array_equal(Idx, A.argmax(2))
     np.testing.assert_array_equal(Val, A.max(2))
-    f, m = _func(ARGMAX_WARP)
+    f, m = func_of(ARGMAX_WARP)
     code = emit_cuda(f, m).code
     assert "red_buf" not in code and "__syncthreads();" not in code
     for s in (16, 8, 4, 2, 1):
@@ -424,8 +424,8 @@ def test_warp_shuffles_reduce_32_threads_of_threadidx_x():
 def test_the_shared_tree_stays_where_a_warp_does_not_fit():
     """16 reducing threads in a block of 16: not a whole warp, so shared memory (the
     matmul of the schedule test); 96: not a power of two (ROW_SUM)."""
-    f, m = _func(ROW_SUM)
+    f, m = func_of(ROW_SUM)
     assert "__shfl" not in emit_cuda(f, m).code
-    f, m = _func(ROW_MAX)
+    f, m = func_of(ROW_MAX)
     code = emit_cuda(f, m).code
     assert "__shfl_down_sync" in code and "red_buf" not in code

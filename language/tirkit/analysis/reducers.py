@@ -1,14 +1,22 @@
 """Commutative reducers: a reduction block's update `B[i] = B[i] op value` whose operator
 lets the reduction be split or spread over threads (+, *, min, max), the operator's
-identity, and whether an init is that identity.  One reading of reducers for rfactor
+identity, and whether an init is that identity; and the reducers of several values TVM's
+ReducerRegistry knows (a pair of sums, argmax and argmin, each with `>=` / `<=` or with
+strict comparisons and ties to the smaller index), read from a block's let-bound update of
+several buffers (`match_updates`).  One reading of reducers for rfactor
 (schedule/reduction/rfactor.py) and the CUDA lowering of cross-thread reductions
 (codegen/cuda/crossthread.py)."""
 from __future__ import annotations
 
+import dataclasses
+import itertools
+from typing import Callable
+
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.hash import structural_key
-from ..ir.visit import contains
+from ..ir.stmt import TRIVIA_FIELDS
+from ..ir.visit import contains, substitute
 
 OPS = (E.Add, E.Mul, E.Min, E.Max)
 
@@ -65,4 +73,165 @@ def match_update(store) -> tuple | None:
                 not contains(rhs, lambda x: isinstance(x, E.BufferLoad) and
                              x.buffer is store.buffer):
             return type(v), rhs
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Reducer:
+    """combine(xs, ys) -> one expression per value, the combination of two partial results;
+    identities(dtypes) -> the values a reduction starts from."""
+    name: str
+    arity: int
+    combine: Callable
+    identities: Callable
+
+
+def _one(op):
+    return Reducer(op.__name__.lower(), 1, lambda xs, ys: [op(xs[0], ys[0], xs[0].dtype)],
+                   lambda dts: [identity(op, dts[0])])
+
+
+def _arg(keep_x, strict, extreme):
+    """argmax / argmin over (index, value): x is kept where keep_x(x1, y1) holds, or, with
+    strict comparisons, where the values tie and x's index is the smaller."""
+    def combine(xs, ys):
+        (x0, x1), (y0, y1) = xs, ys
+        take = keep_x(x1, y1, "bool")
+        first = E.Or(take, E.And(E.EQ(x1, y1, "bool"), E.LT(x0, y0, "bool"), "bool"),
+                     "bool") if strict else take
+        return [E.Select(first, x0, y0, x0.dtype), E.Select(take, x1, y1, x1.dtype)]
+    return combine, lambda dts: [E.const(-1, dts[0]),
+                                 E.Call(dts[1], extreme, (E.StringImm(dts[1], "handle"),))]
+
+
+REDUCERS = tuple(_one(op) for op in OPS) + (
+    Reducer("sum of pairs", 2, lambda xs, ys: [E.Add(x, y, x.dtype) for x, y in zip(xs, ys)],
+            lambda dts: [E.const(0, d) for d in dts]),
+    Reducer("argmax", 2, *_arg(E.GE, False, "min_value")),
+    Reducer("argmax", 2, *_arg(E.GT, True, "min_value")),
+    Reducer("argmin", 2, *_arg(E.LE, False, "max_value")),
+    Reducer("argmin", 2, *_arg(E.LT, True, "max_value")),
+)
+
+_COMMUTING = (E.Add, E.Mul, E.Min, E.Max, E.EQ, E.NE, E.And, E.Or)
+_MIRROR = {E.GE: E.LE, E.LE: E.GE, E.GT: E.LT, E.LT: E.GT}
+
+
+def _unify(t, e, holes: dict, bound: dict) -> bool:
+    """Whether e is the template t with each hole (a Var of `holes`) standing for one
+    expression, the same wherever the hole recurs; binds them in `bound` (id -> key, expr).
+    Operands of commuting operators and mirrored comparisons match either way round."""
+    if isinstance(t, E.Var) and id(t) in holes:
+        key = structural_key(e)
+        got = bound.setdefault(id(t), (key, e))
+        return got[0] == key and t.dtype == e.dtype
+    if isinstance(t, E.BinaryOp) and isinstance(e, E.BinaryOp):
+        tries = []
+        if type(t) is type(e):
+            tries.append((e.a, e.b))
+            if type(t) in _COMMUTING:
+                tries.append((e.b, e.a))
+        elif _MIRROR.get(type(t)) is type(e):
+            tries.append((e.b, e.a))
+        for a, b in tries:
+            trial = dict(bound)
+            if t.dtype == e.dtype and _unify(t.a, a, holes, trial) and \
+                    _unify(t.b, b, holes, trial):
+                bound.update(trial)
+                return True
+        return False
+    if type(t) is not type(e):
+        return False
+    if not dataclasses.is_dataclass(t):
+        return structural_key(t) == structural_key(e)
+    for f in dataclasses.fields(t):
+        if f.name in TRIVIA_FIELDS:
+            continue
+        a, b = getattr(t, f.name), getattr(e, f.name)
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            if len(a) != len(b) or not all(_unify(x, y, holes, bound) for x, y in zip(a, b)):
+                return False
+        elif isinstance(a, E.PrimExpr) and isinstance(b, E.PrimExpr):
+            if not _unify(a, b, holes, bound):
+                return False
+        elif structural_key(a) != structural_key(b):
+            return False
+    return True
+
+
+def starts_at_identity(inits, identities) -> bool:
+    """Whether each init value is the reducer's identity beside it (identities from
+    Reducer.identities): the smallest / largest value of its dtype, or the same constant."""
+    for v, ident in zip(inits, identities):
+        if isinstance(ident, E.Call):
+            ok = is_identity(E.Max if ident.op == "min_value" else E.Min, v, ident.dtype)
+        else:
+            v = v.value if isinstance(v, E.Cast) else v
+            ok = isinstance(v, (E.IntImm, E.FloatImm)) and v.value == ident.value
+        if not ok:
+            return False
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class Update:
+    """A block's update read as `(B_0[i], ..) = combine((B_0[i], ..), values)`: the stores
+    in the reducer's order of values, and each iteration's values."""
+    reducer: Reducer
+    stores: tuple
+    values: tuple
+
+    def buffers(self) -> list:
+        return [s.buffer for s in self.stores]
+
+
+def _stores(body):
+    """The let-bound values (substituted) and the stores of `let ..; B_0[i] = ..; ..`, the
+    stores' values substituted; None where a store reads a buffer an earlier one wrote (the
+    stores would not be simultaneous) or the body has another shape."""
+    lets = {}
+    while isinstance(body, S.LetStmt):
+        lets[id(body.var)] = substitute(body.value, lets)
+        body = body.body
+    seq = body.seq if isinstance(body, S.SeqStmt) else (body,)
+    if not seq or not all(isinstance(x, S.BufferStore) for x in seq):
+        return None
+    out, written = [], set()
+    for st in seq:
+        if id(st.buffer) in written or contains(
+                st.value, lambda x: isinstance(x, E.BufferLoad) and id(x.buffer) in written):
+            return None
+        written.add(id(st.buffer))
+        out.append((st, substitute(st.value, lets)))
+    return out
+
+
+def match_updates(body) -> Update | None:
+    """The reducer whose combination a block's update is, with its stores and values: one
+    store `B[i] = B[i] op value`, or stores of several buffers at the same indices (after
+    let-bound values, as TVM prints argmax) matching one of REDUCERS, where no value reads a
+    buffer the update writes.  None for anything else."""
+    found = _stores(body)
+    if found is None or len(found) > max(r.arity for r in REDUCERS):
+        return None
+    key = structural_key(tuple(found[0][0].indices))
+    if any(structural_key(tuple(st.indices)) != key for st, _ in found):
+        return None
+    written = {id(st.buffer) for st, _ in found}
+    for r, order in itertools.product(REDUCERS, itertools.permutations(found)):
+        if r.arity != len(order):
+            continue
+        xs = [E.Var(f"x{i}", st.buffer.dtype) for i, (st, _) in enumerate(order)]
+        ys = [E.Var(f"y{i}", st.buffer.dtype) for i, (st, _) in enumerate(order)]
+        template = r.combine(xs, ys)
+        holes = {id(v): v for v in xs + ys}
+        bound = {id(x): (structural_key(E.BufferLoad(st.buffer, st.indices, st.buffer.dtype)),
+                         None) for x, (st, _) in zip(xs, order)}
+        if not all(_unify(t, v, holes, bound) for t, (_, v) in zip(template, order)):
+            continue
+        values = tuple(bound[id(y)][1] for y in ys if id(y) in bound)
+        if len(values) == len(ys) and not any(
+                contains(v, lambda x: isinstance(x, E.BufferLoad) and id(x.buffer) in written)
+                for v in values):
+            return Update(r, tuple(st for st, _ in order), values)
     return None

@@ -68,7 +68,7 @@ def _first(bufs, values, identities, cond, index, span) -> list:
     return out
 
 
-def _update(bufs, news, index, span) -> S.Stmt:
+def store_all(bufs, news, index, span) -> S.Stmt:
     """news stored at index, every one computed before any is stored (let-bound)."""
     if len(bufs) == 1:
         return S.BufferStore(bufs[0], news[0], index, span=span)
@@ -151,7 +151,7 @@ def thread_allreduce(combine, identities, values, cond, dsts, reduce_vars, threa
         xs = [E.BufferLoad(b, (slot,), b.dtype) for b in bufs]
         ys = [E.BufferLoad(b, (_plus(slot, offset),), b.dtype) for b in bufs]
         return S.IfThenElse(E.LT(lane, _int(active), "bool"),
-                            _update(bufs, combine(xs, ys), (slot,), span), None, span=span)
+                            store_all(bufs, combine(xs, ys), (slot,), span), None, span=span)
 
     p = 1 << (n.bit_length() - 1)
     if p < n:
@@ -194,7 +194,7 @@ def _warp_allreduce(combine, identities, values, cond, dsts, n, span):
     while s >= 1:
         xs = [E.BufferLoad(b, zero, b.dtype) for b in bufs]
         others = [E.Var(f"{b.name}_other", b.dtype) for b in bufs]
-        body = _update(bufs, combine(xs, others), zero, span)
+        body = store_all(bufs, combine(xs, others), zero, span)
         for t, b in reversed(list(zip(others, bufs))):
             body = S.LetStmt(t, shuffle(SHUFFLE_DOWN, b, s), body)
         out.append(body)

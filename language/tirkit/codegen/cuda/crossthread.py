@@ -19,10 +19,13 @@ each, as every thread holds the result).  With an init the write-back stores the
 result with what the buffer holds.
 
 As in TVM, the loops the block reduces over must be the innermost statements around it
-(sequences aside), with the block the last one under them; its update must be
-`B[i] = B[i] op value` with a commutative reducer (analysis/reducers.py).  A reduction
-into several buffers (argmax) is refused.  Consumers outside the reducing threads are not
-rewritten (TVM's thread broadcast): each thread runs them."""
+(sequences aside), with the block the last one under them; its update must be the
+combination of a commutative reducer (analysis/reducers.py): `B[i] = B[i] op value`, or the
+let-bound update of several buffers at one index (argmax and argmin of an index and a value,
+a pair of sums), each buffer with one accumulator and one write-back.  An argmax whose
+values tie may keep another of the tied indices than a serial run, as in TVM.  Consumers
+outside the reducing threads are not rewritten (TVM's thread broadcast): each thread runs
+them."""
 from __future__ import annotations
 
 import dataclasses
@@ -34,7 +37,7 @@ from ...ir.hash import structural_key
 from ...ir.visit import find_all, rebuild, statement_paths, substitute, vars_in
 from ..errors import UNSUPPORTED, fail
 from ..passes.blocks import allocate
-from .allreduce import OP as ALLREDUCE, kernel_threads, scratch, thread_allreduce
+from .allreduce import OP as ALLREDUCE, kernel_threads, scratch, store_all, thread_allreduce
 
 TRUE = E.IntImm("bool", 1)
 
@@ -89,29 +92,57 @@ def _check(realize, path, loops):
         if iv.kind != "R" and any(id(v) in ids for v in vars_in(x)):
             fail(UNSUPPORTED, f"block '{b.name_hint}': spatial iterator '{iv.var.name}' is "
                  f"fed by a loop it reduces over ({names})", b)
-    m = reducers.match_update(b.body)
+    m = reducers.match_updates(b.body)
     if m is None or b.match_buffers or b.alloc_buffers:
         fail(UNSUPPORTED, f"block '{b.name_hint}' reduces across threads, and only an "
-             "update `B[i] = B[i] op value` with op one of +, *, min, max is generated "
-             "(not a reduction into several buffers, as argmax)", b)
+             "update that combines with a commutative reducer is generated: "
+             "`B[i] = B[i] op value` with op one of +, *, min, max, or the let-bound update "
+             "of several buffers at one index as argmax, argmin or a pair of sums", b)
     return m
 
 
+def _inits(b, m) -> list | None:
+    """The init's value of each buffer of the update m (in m's order), checked to be one
+    store to the element the update writes; None without an init."""
+    if b.init is None:
+        return None
+    seq = b.init.seq if isinstance(b.init, S.SeqStmt) else (b.init,)
+    key = structural_key(tuple(m.stores[0].indices))
+    by_buf = {}
+    for st in seq:
+        if not isinstance(st, S.BufferStore) or id(st.buffer) in by_buf or \
+                structural_key(tuple(st.indices)) != key:
+            by_buf = None
+            break
+        by_buf[id(st.buffer)] = st.value
+    if by_buf is None or set(by_buf) != {id(x) for x in m.buffers()}:
+        fail(UNSUPPORTED, f"block '{b.name_hint}' reduces across threads, and its init is "
+             "not one store to each element its update writes", b)
+    return [by_buf[id(x)] for x in m.buffers()]
+
+
 def _lower_one(realize, path, loops):
-    op, rhs = _check(realize, path, loops)
+    m = _check(realize, path, loops)
     b = realize.block
-    store = b.body
-    buf, dt = store.buffer, store.buffer.dtype
+    span = m.stores[0].span
+    bufs = m.buffers()
+    local = {(x.scope or "global") == "local" for x in bufs}
+    if len(local) > 1:
+        fail(UNSUPPORTED, f"block '{b.name_hint}' reduces across threads into local and "
+             "non-local buffers at once, which is not generated: every thread writes a "
+             "local result back, the first thread a shared or global one", b)
+    dts = [x.dtype for x in bufs]
     zero = (E.IntImm("int32", 0),)
-    acc = scratch(f"{buf.name}_in_thread", dt, 1, "local")
-    res = scratch(f"{buf.name}_cross_thread", dt, 1, "local")
-    acc_load = E.BufferLoad(acc, zero, dt)
+    accs = [scratch(f"{x.name}_in_thread", x.dtype, 1, "local") for x in bufs]
+    ress = [scratch(f"{x.name}_cross_thread", x.dtype, 1, "local") for x in bufs]
+    acc_loads = [E.BufferLoad(a, zero, a.dtype) for a in accs]
     threads_red = [lp for lp in loops if _thread_tag(lp)]
+    identities = m.reducer.identities(dts)
 
     # 1-2: the in-thread reduction, the reducing thread loops taken out of the nest
     in_block = dataclasses.replace(
         b, name_hint=b.name_hint + "_in_thread", reads=None, writes=None, init=None,
-        body=S.BufferStore(acc, op(acc_load, rhs, dt), zero, span=store.span))
+        body=store_all(accs, m.reducer.combine(acc_loads, list(m.values)), zero, span))
     in_realize = dataclasses.replace(realize, block=in_block)
     dropped = {id(lp) for lp in threads_red}
 
@@ -122,46 +153,43 @@ def _lower_one(realize, path, loops):
             return new.body
         return None
     in_thread = rebuild(loops[0], fn)
-    init = S.BufferStore(acc, reducers.identity(op, dt), zero, span=store.span)
+    init = [S.BufferStore(a, v, zero, span=span) for a, v in zip(accs, identities)]
 
     # 3: across the threads
     threads = kernel_threads(path, b)
-    across = thread_allreduce(lambda xs, ys: [op(xs[0], ys[0], dt)],
-                              [reducers.identity(op, dt)], [acc_load], TRUE,
-                              [E.BufferLoad(res, zero, dt)],
+    across = thread_allreduce(m.reducer.combine, identities, acc_loads, TRUE,
+                              [E.BufferLoad(r, zero, r.dtype) for r in ress],
                               [lp.loop_var for lp in threads_red], threads, b)
 
     # 4: the write-back, a block over the spatial iterators
     red_ids = {id(lp.loop_var) for lp in loops}
-    vmap, ivs, values = {}, [], []
+    vmap, ivs, iter_values = {}, [], []
     for iv, x in zip(b.iter_vars, realize.iter_values):
         if iv.kind != "R":
             nv = E.Var(iv.var.name, iv.var.dtype)
             vmap[id(iv.var)] = nv
             ivs.append(dataclasses.replace(iv, var=nv))
-            values.append(x)
-    idx = tuple(substitute(i, vmap) for i in store.indices)
-    result = E.BufferLoad(res, zero, dt)
-    if b.init is None:
-        value = op(E.BufferLoad(buf, idx, dt), result, dt)
-    elif not (isinstance(b.init, S.BufferStore) and b.init.buffer is buf and
-              structural_key(tuple(b.init.indices)) == structural_key(tuple(store.indices))):
-        fail(UNSUPPORTED, f"block '{b.name_hint}' reduces across threads, and its init is "
-             "not one store to the element its update writes", b)
-    elif reducers.is_identity(op, b.init.value, dt):
-        value = result
+            iter_values.append(x)
+    idx = tuple(substitute(i, vmap) for i in m.stores[0].indices)
+    results = [E.BufferLoad(r, zero, r.dtype) for r in ress]
+    inits = _inits(b, m)
+    if inits is None:
+        values = m.reducer.combine([E.BufferLoad(x, idx, x.dtype) for x in bufs], results)
+    elif reducers.starts_at_identity(inits, identities):
+        values = results
     else:
-        value = op(substitute(b.init.value, vmap), result, dt)
+        values = m.reducer.combine([substitute(v, vmap) for v in inits], results)
     keep = [c for c in _conjuncts(realize.predicate)
             if not E.is_const_int(c, 1) and not any(id(v) in red_ids for v in vars_in(c))]
-    if (buf.scope or "global") != "local":
+    if local == {False}:
         keep += [E.EQ(lp.loop_var, lp.min, "bool") for lp in threads_red]
-    wb = S.BlockRealize(tuple(values), _and(keep), S.Block(
+    wb = S.BlockRealize(tuple(iter_values), _and(keep), S.Block(
         b.name_hint + "_write_back", tuple(ivs), None, None,
-        S.BufferStore(buf, value, idx, span=store.span), span=b.span))
+        store_all(bufs, values, idx, span), span=b.span))
 
-    body = allocate(acc, allocate(res, S.SeqStmt((init, in_thread, across, wb)), b.span),
-                    b.span)
+    body = S.SeqStmt((*init, in_thread, across, wb))
+    for x in reversed(accs + ress):
+        body = allocate(x, body, b.span)
     for lp in reversed(threads_red):
         body = dataclasses.replace(lp, body=body)
     return body
