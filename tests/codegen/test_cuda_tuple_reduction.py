@@ -200,3 +200,39 @@ def test_a_reduction_into_local_and_global_buffers_at_once_is_refused():
     (d,) = e.value.diagnostics
     assert d.code == "codegen/unsupported" and "local and non-local" in d.message
     assert d.span.line == 10, d
+
+
+PLAIN_ARGMAX = HEAD + '''@T.prim_func
+def plain_argmax(A: T.Buffer((8, 128), "float32"), Idx: T.Buffer((8,), "int32"),
+                 Val: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 128):
+        with T.block("argmax"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                Idx[vi] = -1
+                Val[vi] = T.min_value("float32")
+            v_idx: T.int32 = T.Select(Val[vi] >= A[vi, vk], Idx[vi], vk)
+            v_val: T.float32 = T.Select(Val[vi] >= A[vi, vk], Val[vi], A[vi, vk])
+            Idx[vi] = v_idx
+            Val[vi] = v_val
+'''
+
+
+def test_argmax_whose_reduction_loop_the_schedule_binds_to_threadidx_runs():
+    import tirkit
+    from tirkit.schedule import Schedule
+    sch = Schedule(func_of(PLAIN_ARGMAX)[1])
+    i, k = sch.get_loops(sch.get_block("argmax"))
+    k0, k1 = sch.split(k, [None, 64])
+    sch.bind(i, "blockIdx.x")
+    sch.bind(k1, "threadIdx.x")
+    text = tirkit.to_script(sch.mod)
+    assert not [d for d in tirkit.check(text, "a.py", target="cuda-sm90")
+                if d.severity == "error"]
+    rng = np.random.default_rng(24)
+    A = rng.standard_normal((8, 128)).astype(np.float32)
+    Idx = np.full(8, 77, np.int32)
+    Val = rng.standard_normal(8).astype(np.float32)
+    run_in_threads(text, [A, Idx, Val])
+    np.testing.assert_array_equal(Idx, A.argmax(1))
+    np.testing.assert_array_equal(Val, A.max(1))

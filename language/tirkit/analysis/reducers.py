@@ -235,3 +235,33 @@ def match_updates(body) -> Update | None:
                 for v in values):
             return Update(r, tuple(st for st, _ in order), values)
     return None
+
+
+def init_values(init, update: Update) -> list | None:
+    """The value an init stores to each buffer of update (in update's order): one store
+    to each, at the element the update writes; None for any other init."""
+    seq = init.seq if isinstance(init, S.SeqStmt) else (init,)
+    key = structural_key(tuple(update.stores[0].indices))
+    by_buf = {}
+    for st in seq:
+        if not isinstance(st, S.BufferStore) or id(st.buffer) in by_buf or \
+                structural_key(tuple(st.indices)) != key:
+            return None
+        by_buf[id(st.buffer)] = st.value
+    if set(by_buf) != {id(x) for x in update.buffers()}:
+        return None
+    return [by_buf[id(x)] for x in update.buffers()]
+
+
+def store_all(bufs, values, index, span=None) -> S.Stmt:
+    """values stored to bufs at index, every one computed before any is stored: a store,
+    or let-bound values `v_<buffer>` and their stores, as TVM prints a reducer of several
+    values."""
+    if len(bufs) == 1:
+        return S.BufferStore(bufs[0], values[0], index, span=span)
+    temps = [E.Var(f"v_{b.name}", b.dtype) for b in bufs]
+    body = S.SeqStmt(tuple(S.BufferStore(b, t, index, span=span)
+                           for b, t in zip(bufs, temps)))
+    for t, e in reversed(list(zip(temps, values))):
+        body = S.LetStmt(t, e, body)
+    return body

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...analysis.reducers import store_all
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.visit import find_all, rebuild, statement_paths, substitute
@@ -66,18 +67,6 @@ def _first(bufs, values, identities, cond, index, span) -> list:
             v = E.Select(cond, v, ident, v.dtype)
         out.append(S.BufferStore(b, v, index, span=span))
     return out
-
-
-def store_all(bufs, news, index, span) -> S.Stmt:
-    """news stored at index, every one computed before any is stored (let-bound)."""
-    if len(bufs) == 1:
-        return S.BufferStore(bufs[0], news[0], index, span=span)
-    temps = [E.Var(f"{b.name}_next", b.dtype) for b in bufs]
-    body = S.SeqStmt(tuple(S.BufferStore(b, t, index, span=span)
-                           for b, t in zip(bufs, temps)))
-    for t, e in reversed(list(zip(temps, news))):
-        body = S.LetStmt(t, e, body)
-    return body
 
 
 def _allocated(bufs, stmts, span) -> S.Stmt:

@@ -33,11 +33,10 @@ import dataclasses
 from ...analysis import reducers
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.hash import structural_key
 from ...ir.visit import find_all, rebuild, statement_paths, substitute, vars_in
 from ..errors import UNSUPPORTED, fail
 from ..passes.blocks import allocate
-from .allreduce import OP as ALLREDUCE, kernel_threads, scratch, store_all, thread_allreduce
+from .allreduce import OP as ALLREDUCE, kernel_threads, scratch, thread_allreduce
 
 TRUE = E.IntImm("bool", 1)
 
@@ -102,23 +101,15 @@ def _check(realize, path, loops):
 
 
 def _inits(b, m) -> list | None:
-    """The init's value of each buffer of the update m (in m's order), checked to be one
-    store to the element the update writes; None without an init."""
+    """The init's value of each buffer of the update m (in m's order); None without an
+    init."""
     if b.init is None:
         return None
-    seq = b.init.seq if isinstance(b.init, S.SeqStmt) else (b.init,)
-    key = structural_key(tuple(m.stores[0].indices))
-    by_buf = {}
-    for st in seq:
-        if not isinstance(st, S.BufferStore) or id(st.buffer) in by_buf or \
-                structural_key(tuple(st.indices)) != key:
-            by_buf = None
-            break
-        by_buf[id(st.buffer)] = st.value
-    if by_buf is None or set(by_buf) != {id(x) for x in m.buffers()}:
+    values = reducers.init_values(b.init, m)
+    if values is None:
         fail(UNSUPPORTED, f"block '{b.name_hint}' reduces across threads, and its init is "
              "not one store to each element its update writes", b)
-    return [by_buf[id(x)] for x in m.buffers()]
+    return values
 
 
 def _lower_one(realize, path, loops):
@@ -142,7 +133,7 @@ def _lower_one(realize, path, loops):
     # 1-2: the in-thread reduction, the reducing thread loops taken out of the nest
     in_block = dataclasses.replace(
         b, name_hint=b.name_hint + "_in_thread", reads=None, writes=None, init=None,
-        body=store_all(accs, m.reducer.combine(acc_loads, list(m.values)), zero, span))
+        body=reducers.store_all(accs, m.reducer.combine(acc_loads, list(m.values)), zero, span))
     in_realize = dataclasses.replace(realize, block=in_block)
     dropped = {id(lp) for lp in threads_red}
 
@@ -185,7 +176,7 @@ def _lower_one(realize, path, loops):
         keep += [E.EQ(lp.loop_var, lp.min, "bool") for lp in threads_red]
     wb = S.BlockRealize(tuple(iter_values), _and(keep), S.Block(
         b.name_hint + "_write_back", tuple(ivs), None, None,
-        store_all(bufs, values, idx, span), span=b.span))
+        reducers.store_all(bufs, values, idx, span), span=b.span))
 
     body = S.SeqStmt((*init, in_thread, across, wb))
     for x in reversed(accs + ress):

@@ -4,10 +4,13 @@
 
 The block becomes `<name>_rf`, which reduces into `<buffer>_rf` (the loop's extent inserted
 as dimension `factor_axis`) with the loop as a spatial iterator; a new nest after it
-reduces `<buffer>_rf` into the original buffer under the block's own name. Refused: a loop
-that feeds no reduction iterator or also a spatial one, a block without an init or whose
-update is not a recognised reducer (+, *, min, max with its identity as init), a nest with
-other statements in it, a factor axis out of range."""
+reduces `<buffer>_rf` into the original buffer under the block's own name.  A reduction of
+several values (argmax, argmin, a pair of sums: analysis/reducers.py) gets one rf buffer
+per buffer, each block a let-bound update of all of them, as TVM writes it.  Refused: a
+loop that feeds no reduction iterator or also a spatial one, a block without an init or
+whose update is not a recognised reducer (+, *, min, max, or a reducer of several values,
+with its identity as init), a nest with other statements in it, a factor axis out of
+range."""
 from __future__ import annotations
 
 import dataclasses
@@ -22,16 +25,25 @@ from ..registry import primitive
 
 
 def reducer_of(sch, blk):
-    """(op, buffer, indices, rhs) of `B[idx] = B[idx] op rhs`, or raise."""
-    body, init = blk.body, blk.init
-    if not isinstance(body, S.BufferStore) or not isinstance(init, S.BufferStore):
-        raise sch.error("rfactor/no-reducer", f"block '{blk.name_hint}' is not a single "
-                        "reduction update with an init", blk)
-    m = reducers.match_update(body)
-    if m is not None and reducers.is_identity(m[0], init.value, body.buffer.dtype):
-        return m[0], body.buffer, body.indices, m[1]
+    """(update, init values) of a block whose update is a reducer's combination
+    (reducers.Update) and whose init stores the reducer's identities, or raise."""
+    m = reducers.match_updates(blk.body)
+    inits = None if m is None else reducers.init_values(blk.init, m)
+    if inits is not None and reducers.starts_at_identity(
+            inits, m.reducer.identities([x.dtype for x in m.buffers()])):
+        return m, inits
     raise sch.error("rfactor/no-reducer", f"block '{blk.name_hint}' has no recognised "
-                    "reducer (+, *, min or max with its identity as init)", blk)
+                    "reducer (+, *, min, max, argmax, argmin or a pair of sums, with its "
+                    "identity as init)", blk)
+
+
+def _seq(stmts):
+    return stmts[0] if len(stmts) == 1 else S.SeqStmt(tuple(stmts))
+
+
+def _points(bufs, idx):
+    return tuple(S.BufferRegion(b, tuple(E.Range(x, common.int32(1)) for x in idx))
+                 for b in bufs)
 
 
 @primitive("rfactor")
@@ -56,7 +68,9 @@ def rfactor(sch, loop, factor_axis):
             len(spa) + len(red) != len(blk.iter_vars):
         raise sch.error("rfactor/spatial-loop", f"loop '{f.loop_var.name}' also feeds a "
                         f"spatial iterator of block '{blk.name_hint}'", f, [(blk, "block")])
-    op, buf, idx, rhs = reducer_of(sch, blk)
+    m, inits = reducer_of(sch, blk)
+    bufs, idx = m.buffers(), m.stores[0].indices
+    buf = bufs[0]
     loops = info.loops
     top = loops[0]
     for lp in loops:
@@ -74,13 +88,15 @@ def rfactor(sch, loop, factor_axis):
                         "non-constant extent", f)
     dt = f.loop_var.dtype
     scope = info.scope
-    # the rf buffer
-    rf_name = sch.fresh_block_name(loop.func, buf.name + "_rf")
-    shape = list(buf.shape)
-    shape.insert(factor_axis, f.extent)
-    rf_buf = S.Buffer(rf_name, tuple(shape), buf.dtype,
-                      E.Var(rf_name, "handle", E.PointerType(buf.dtype, buf.scope)),
-                      scope=buf.scope)
+    # the rf buffers
+    rf_bufs = []
+    for b in bufs:
+        rf_name = sch.fresh_block_name(loop.func, b.name + "_rf")
+        shape = list(b.shape)
+        shape.insert(factor_axis, f.extent)
+        rf_bufs.append(S.Buffer(rf_name, tuple(shape), b.dtype,
+                                E.Var(rf_name, "handle", E.PointerType(b.dtype, b.scope)),
+                                scope=b.scope))
     # the rf block: the rf loop as a spatial iterator, one reduce iterator per other loop
     # that feeds the reduction
     v_rf = E.Var("v" + f.loop_var.name, dt)
@@ -100,20 +116,21 @@ def rfactor(sch, loop, factor_axis):
     rf_idx = list(idx)
     rf_idx.insert(factor_axis, v_rf)
     rf_idx = tuple(rf_idx)
-    rf_rhs = _ir.substitute(rhs, rmap)
-    load = E.BufferLoad(rf_buf, rf_idx, buf.dtype)
-    update = S.BufferStore(rf_buf, op(load, rf_rhs, buf.dtype), rf_idx,
-                           span=blk.body.span)
-    rf_init = S.BufferStore(rf_buf, blk.init.value, rf_idx)
-    point = tuple(E.Range(x, common.int32(1)) for x in rf_idx)
+    rf_values = [_ir.substitute(v, rmap) for v in m.values]
+    loads = [E.BufferLoad(b, rf_idx, b.dtype) for b in rf_bufs]
+    span = m.stores[0].span
+    update = reducers.store_all(rf_bufs, m.reducer.combine(loads, rf_values), rf_idx, span)
+    rf_init = _seq([S.BufferStore(b, v, rf_idx) for b, v in zip(rf_bufs, inits)])
     reads = regions_of(blk)[0]
-    rf_reads = tuple(_ir.substitute(x, rmap) for x in reads if x.buffer is not buf)
+    rf_reads = tuple(_ir.substitute(x, rmap) for x in reads
+                     if all(x.buffer is not b for b in bufs))
     if not any(iv.kind == "R" for iv in new_ivs):
-        # nothing left to reduce in the rf block: a plain store (as TVM writes it)
-        update = S.BufferStore(rf_buf, rf_rhs, rf_idx, span=blk.body.span)
+        # nothing left to reduce in the rf block: plain stores (as TVM writes them)
+        update = _seq([S.BufferStore(b, v, rf_idx, span=span)
+                       for b, v in zip(rf_bufs, rf_values)])
         rf_init = None
     rf_block = S.Block(sch.fresh_block_name(loop.func, blk.name_hint + "_rf"), tuple(new_ivs),
-                       rf_reads, (S.BufferRegion(rf_buf, point),), update, rf_init,
+                       rf_reads, _points(rf_bufs, rf_idx), update, rf_init,
                        annotations=blk.annotations, span=blk.span, name_span=blk.name_span)
     rf_realize = S.BlockRealize(tuple(new_vals), r.predicate, rf_block)
     # the write-back nest: copies of the loops that feed spatial iterators, and the rf loop
@@ -137,18 +154,15 @@ def rfactor(sch, loop, factor_axis):
     w_rf_idx = list(w_idx)
     w_rf_idx.insert(factor_axis, w_rf)
     w_rf_idx = tuple(w_rf_idx)
-    w_body = S.BufferStore(buf, op(E.BufferLoad(buf, w_idx, buf.dtype),
-                                         E.BufferLoad(rf_buf, w_rf_idx, buf.dtype), buf.dtype),
-                           w_idx)
-    w_init = S.BufferStore(buf, blk.init.value, w_idx)
-    w_block = S.Block(blk.name_hint, tuple(w_ivs),
-                      (S.BufferRegion(rf_buf, tuple(E.Range(x, common.int32(1))
-                                                     for x in w_rf_idx)),),
-                      (S.BufferRegion(buf, tuple(E.Range(x, common.int32(1)) for x in w_idx)),),
-                      w_body, w_init)
+    w_body = reducers.store_all(
+        bufs, m.reducer.combine([E.BufferLoad(b, w_idx, b.dtype) for b in bufs],
+                                [E.BufferLoad(b, w_rf_idx, b.dtype) for b in rf_bufs]), w_idx)
+    w_init = _seq([S.BufferStore(b, v, w_idx) for b, v in zip(bufs, inits)])
+    w_block = S.Block(blk.name_hint, tuple(w_ivs), _points(rf_bufs, w_rf_idx),
+                      _points(bufs, w_idx), w_body, w_init)
     w_nest = common.nest(w_loops, S.BlockRealize(tuple(w_vals), common.TRUE, w_block))
     new_top = _ir.replace_nodes(top, {id(r): rf_realize})
     new_scope = _ir.replace_nodes(scope, {id(top): S.SeqStmt((new_top, w_nest))})
-    new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + (rf_buf,))
+    new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + tuple(rf_bufs))
     sch.replace(loop.func, scope, new_scope)
     return sch.block_of(loop.func, rf_block.name_hint)
