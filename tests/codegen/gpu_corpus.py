@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 from tirkit.codegen.cuda import is_thread_bound
+from tirkit.codegen.handles import with_param_buffers
 from tirkit.script.parse import parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,7 +121,8 @@ def _kernels_of(path, text, in_string):
     r = parse(text, str(path))
     if any(d.severity == "error" and d.code == "syntax" for d in r.diagnostics):
         return []
-    return [Kernel(path, name, f, r.module, text, in_string)
+    # as `tirkit run` reads them: a handle parameter one buffer views is that buffer's
+    return [Kernel(path, name, with_param_buffers(f), r.module, text, in_string)
             for name, f in r.module.prim_funcs() if is_thread_bound(f)]
 
 

@@ -97,7 +97,9 @@ def signature(func: S.PrimFunc):
             sources.append(None)
             seen.add(id(p))
         else:
-            fail(UNSUPPORTED, f"parameter '{p.name}' is a handle without a buffer", p)
+            fail(UNSUPPORTED, f"parameter '{p.name}' is a handle without a buffer: it is "
+                 f"not the data of one buffer alone (`T.decl_buffer(..., data={p.name})`, "
+                 "used nowhere else), so the shape and dtype of its array are unknown", p)
     for bi, b in enumerate(buffers):
         for d, s in enumerate(b.shape):
             if isinstance(s, E.Var) and id(s) not in seen:

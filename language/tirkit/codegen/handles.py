@@ -1,0 +1,54 @@
+"""Handle parameters viewed by one buffer: TVM's lowered functions take a pointer and declare
+the buffer over it in the body,
+
+    def kernel(A_data: T.handle("float32"), n: T.int32):
+        A = T.decl_buffer(16, dtype="float32", data=A_data)
+        ...
+
+(or, in the classic spelling, `A_1 = T.Buffer((16,), data=A)` used in place).  To run such a
+function, `with_param_buffers` reads the parameter as the buffer: the buffer becomes the
+parameter's (as a `T.Buffer` annotation would make it) and its declaration, a view that
+allocates nothing, goes.  Only where the parameter is used as that buffer's data and
+nowhere else, and no other buffer views it: a pointer passed on, or two views of other
+shapes or dtypes, leave the parameter as it is (codegen.passes.signature refuses it)."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.visit import find_all, rebuild, walk
+
+
+def _views(body) -> dict:
+    """id(data var) -> {id(buffer): buffer} of every buffer declared or accessed in body."""
+    out: dict = {}
+
+    def fn(x):
+        b = x.buffer if isinstance(x, (S.DeclBuffer, S.BufferStore, E.BufferLoad,
+                                       S.BufferRegion, E.BufferRef)) else None
+        if b is not None:
+            out.setdefault(id(b.data), {})[id(b)] = b
+    walk(body, fn)
+    return out
+
+
+def with_param_buffers(func: S.PrimFunc) -> S.PrimFunc:
+    """func with each handle parameter that one buffer views read as that buffer's parameter
+    (module doc); func itself when there is none."""
+    loose = [p for p in func.params if p.dtype == "handle" and func.buffer_of(p) is None]
+    if not loose:
+        return func
+    views = _views(func.body)
+    bound = {}
+    for p in loose:
+        bufs = list(views.get(id(p), {}).values())
+        if len(bufs) == 1 and not find_all(func.body, lambda v, p=p: v is p, E.Var):
+            bound[id(p)] = bufs[0]
+    if not bound:
+        return func
+    declared = {id(b) for b in bound.values()}
+    body = rebuild(func.body, lambda new, old: new.body if isinstance(old, S.DeclBuffer)
+                   and id(old.buffer) in declared else None)
+    extra = tuple((p, bound[id(p)]) for p in func.params if id(p) in bound)
+    return dataclasses.replace(func, buffer_map=func.buffer_map + extra, body=body)
