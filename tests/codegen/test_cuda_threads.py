@@ -39,6 +39,10 @@ REFERENCE = {
     "allreduce_argmax": (lambda A, Idx, Val: A.max(1), 2, 0),
     "lowered_row_sum": (lambda A, B: A.astype(np.float64).sum(1), 1, 1e-5),
     "allreduce_argmax_warp": (lambda A, Idx, Val: A.max(2), 2, 0),
+    # test_cuda_shuffle.py: warp shuffles, which the reference interpreter has not
+    "lowered_warp_sum": (lambda A, B: A.astype(np.float64).sum(1), 1, 1e-5),
+    "butterfly_max": (lambda A, B: np.repeat(A.reshape(4, 2, 16).max(2), 16, axis=1), 1, 0),
+    "warp_scan": (lambda A, B: np.cumsum(A, axis=1), 1, 0),
     # test_codegen_compact.py: a shared tile below the threadIdx binding, read across threads
     "shared_tile_guarded": (lambda A, C: A[:, None] * np.array([1, 2], np.float32), 1, 0),
     "gpu_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),

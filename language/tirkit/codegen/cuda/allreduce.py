@@ -216,6 +216,8 @@ def _reducer(node, at):
 def _lower_one(attr, path):
     calls = find_all(attr.body, lambda x: isinstance(x.value, E.Call) and x.value.op == OP,
                      S.Evaluate)
+    if not calls:          # TVM's lowered form keeps the attribute over what it made
+        return attr.body
     if len(calls) != 1:
         fail(UNSUPPORTED, f"a reduce_scope holding {len(calls)} T.tvm_thread_allreduce calls "
              "is not generated", attr)
@@ -264,7 +266,8 @@ def _attr_statements(body):
 
 
 def lower_thread_allreduce(body):
-    """Each `reduce_scope` attribute with its `T.tvm_thread_allreduce`, lowered (module doc)."""
+    """Each `reduce_scope` attribute with its `T.tvm_thread_allreduce`, lowered (module doc);
+    one holding none is TVM's output (the shuffles or tree it made), kept as it is."""
     body = _attr_statements(body)
     found = statement_paths(body, lambda x: isinstance(x, S.AttrStmt) and
                             x.attr_key == "reduce_scope")

@@ -1,12 +1,17 @@
-"""Warp shuffles (`T.tvm_warp_shuffle_down(mask, v, offset, width, warp_size)` and
-`T.tvm_warp_shuffle(mask, v, lane, width, warp_size)`) in the thread interpreter and as
-CUDA C (`__shfl_down_sync`, `__shfl_sync`).
+"""Warp shuffles (`T.tvm_warp_shuffle_down(mask, v, offset, width, warp_size)`,
+`T.tvm_warp_shuffle_up(...)`, `T.tvm_warp_shuffle_xor(mask, v, lane_mask, ...)` and
+`T.tvm_warp_shuffle(mask, v, lane, width, warp_size)`) and the mask of a warp's active
+lanes (`T.tvm_warp_activemask()`) in the thread interpreter and as CUDA C
+(`__shfl_down_sync`, `__shfl_up_sync`, `__shfl_xor_sync`, `__shfl_sync`, `__activemask`).
 
 A warp's lanes are divided into segments of `width` lanes along threadIdx.x (the lowering
 makes a shuffle only where threadIdx.x alone is reduced and `width` divides 32, so a segment
 is a run of consecutive threadIdx.x).  `shuffle_down` gives each lane the value of the lane
-`offset` above it in its segment, or its own where that lane is past the segment's end;
-`shuffle` gives every lane the value of lane `lane` of its segment."""
+`offset` above it in its segment, or its own where that lane is past the segment's end
+(`shuffle_up` the lane `offset` below, or its own before the segment's start); `shuffle_xor`
+the lane whose index in the segment is its own xor `lane_mask`; `shuffle` gives every lane
+the value of lane `lane` of its segment.  Every thread of a block runs each statement, so
+the interpreter's active mask is the whole warp."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,11 +19,16 @@ import numpy as np
 from ..errors import UNSUPPORTED, fail
 
 DOWN, IDX = "tvm_warp_shuffle_down", "tvm_warp_shuffle"
-OPS = (DOWN, IDX)
+UP, XOR, ACTIVEMASK = "tvm_warp_shuffle_up", "tvm_warp_shuffle_xor", "tvm_warp_activemask"
+_C = {DOWN: "__shfl_down_sync", UP: "__shfl_up_sync", XOR: "__shfl_xor_sync",
+      IDX: "__shfl_sync"}
+OPS = tuple(_C) + (ACTIVEMASK,)
 
 
 def shuffle_c(e, emit) -> str:
-    fn = "__shfl_down_sync" if e.op == DOWN else "__shfl_sync"
+    if e.op == ACTIVEMASK:
+        return "__activemask()"
+    fn = _C[e.op]
     mask, v, at, width = (emit(a) for a in e.args[:4])
     return f"{fn}({mask}, {v}, {at}, {width})"
 
@@ -26,6 +36,8 @@ def shuffle_c(e, emit) -> str:
 def run_shuffle(interp, e, env, tid_key):
     """The shuffled value of every lane: lanes are threads, numbered by `env[tid_key]`
     (mixed radix over the thread bindings, in the order `interp.thread_axes` lists them)."""
+    if e.op == ACTIVEMASK:
+        return np.uint32(0xFFFFFFFF)
     x_at = next((i for i, (tag, _) in enumerate(interp.thread_axes) if tag == "threadIdx.x"),
                 None)
     if x_at is None or tid_key not in env:
@@ -38,6 +50,10 @@ def run_shuffle(interp, e, env, tid_key):
     x = (tid // stride) % ext_x
     if e.op == DOWN:
         src_x = np.where(x % width + at < width, x + at, x)
+    elif e.op == UP:
+        src_x = np.where(x % width >= at, x - at, x)
+    elif e.op == XOR:
+        src_x = x - x % width + (x % width ^ at) % width
     else:
         src_x = x - x % width + at
     src = tid + (src_x - x) * stride
