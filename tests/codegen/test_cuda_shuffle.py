@@ -88,3 +88,51 @@ def test_up_shuffles_scan_the_lanes():
     np.testing.assert_array_equal(B, np.cumsum(A, axis=1))
     assert "__shfl_up_sync(4294967295U, v[0], (1 << 0), 32)" in \
         emit_cuda(*func_of(UP_SCAN)).code
+
+
+# each lane reads another lane's value, a lane of its own computing (a 4 x 8 transpose of
+# the warp), as TVM's lowered warp-memory programs do
+PER_LANE = HEAD + '''@T.prim_func
+def warp_transpose(A: T.Buffer((2, 32), "float32"), B: T.Buffer((2, 32), "float32")):
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            v = T.alloc_buffer((1,), scope="local")
+            v[0] = A[i, tx]
+            B[i, tx] = T.tvm_warp_shuffle(T.tvm_warp_activemask(), v[0],
+                                          tx % 4 * 8 + tx // 4, 32, 32)
+'''
+
+
+def test_a_shuffle_from_a_lane_each_thread_computes():
+    rng = np.random.default_rng(15)
+    A = rng.standard_normal((2, 32)).astype(np.float32)
+    B = np.zeros((2, 32), np.float32)
+    run_in_threads(PER_LANE, [A, B])
+    tx = np.arange(32)
+    np.testing.assert_array_equal(B, A[:, tx % 4 * 8 + tx // 4])
+
+
+# a block 8 threads wide: each warp holds four rows of threadIdx.y, and TVM's lowering
+# shuffles over the whole warp (width 32), taking each row's sum from the lane 8 * ty
+ROWS_IN_A_WARP = HEAD + '''@T.prim_func
+def rows_in_a_warp(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16,), "float32")):
+    threadIdx_y = T.launch_thread("threadIdx.y", 16)
+    red = T.allocate([1], "float32", "local")
+    threadIdx_x = T.launch_thread("threadIdx.x", 8)
+    red_1 = T.Buffer((1,), data=red, scope="local")
+    red_1[0] = A[threadIdx_y, threadIdx_x]
+    for s in T.unroll(3):
+        red_1[0] = red_1[0] + T.tvm_warp_shuffle_down(T.tvm_warp_activemask(), red_1[0],
+                                                      4 >> s, 32, 32)
+    red_1[0] = T.tvm_warp_shuffle(T.tvm_warp_activemask(), red_1[0], 8 * threadIdx_y, 32, 32)
+    if threadIdx_x == 0:
+        B[threadIdx_y] = red_1[0]
+'''
+
+
+def test_lanes_run_in_cuda_order_across_the_rows_of_a_warp():
+    rng = np.random.default_rng(16)
+    A = rng.standard_normal((16, 8)).astype(np.float32)
+    B = np.full(16, 7, np.float32)
+    run_in_threads(ROWS_IN_A_WARP, [A, B])
+    np.testing.assert_allclose(B, A.astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)

@@ -297,17 +297,7 @@ class ThreadInterpreter(Interpreter):
     def _warp_of(self, tid):
         """The warp of each lane id (lanes number the threads in the order their bindings
         nest; a warp is 32 consecutive threads in CUDA's x-fastest order)."""
-        tid = np.asarray(tid, dtype=np.int64)
-        axes, rest = {}, tid
-        for tag, ext in reversed(self.thread_axes):
-            axes[tag] = rest % ext
-            rest = rest // ext
-        lin, mul = np.zeros_like(tid), 1
-        for tag in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
-            if tag in axes:
-                lin = lin + axes[tag] * mul
-                mul *= self.thread_extents.get(tag, 1)
-        return lin // 32
+        return shuffle.linear_ids(self, tid) // shuffle.WARP
 
     def _check(self, node, st, flat, tid, val):
         key = id(st.array)
