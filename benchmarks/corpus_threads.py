@@ -51,6 +51,18 @@ VERDICTS = {
         "write-back filled (TVM's expected IR guards the local write-back by `threadIdx_x == "
         "0`): the other threads store values nothing wrote, a race in the program (a "
         "transform test's expected IR, never run)",
+    ("tir_transform_simplify__func__3", "func"):
+        "the threadIdx.y threads of one threadIdx.x store `A_ptr[tx]` each from another "
+        "element of `C_ptr`: a race in the program (a simplifier test's input, never run)",
+    ("split_host_device__expected__1", "default_function_kernel"):
+        "the grid size is the scalar parameter `num_blocks`, which the host function sets "
+        "to `(seq_len + 127) // 128`; the run draws it at random, here negative",
+    ("split_host_device__Before__14", "kernel"):
+        "`n + 1` threads store `A[i]` of a 16-element `A`: only `n <= 15` is valid, and the "
+        "run draws the scalar `n` at random",
+    ("split_host_device__Expected__11", "kernel"):
+        "TVM's expected output of `split_host_device__Before__14`: the same kernel, valid "
+        "only for `n <= 15`",
     ("transform_default_gpu_schedule__Expected", "broadcast_to"):
         "the output's symbolic shape `(x_0, x_1)` broadcasts a `(3, 1)` input, so only "
         "`x_0 = 3` is valid; the random sizes of the run are others (`tirkit run --size "

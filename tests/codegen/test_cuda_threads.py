@@ -43,6 +43,10 @@ REFERENCE = {
     "lowered_warp_sum": (lambda A, B: A.astype(np.float64).sum(1), 1, 1e-5),
     "butterfly_max": (lambda A, B: np.repeat(A.reshape(4, 2, 16).max(2), 16, axis=1), 1, 0),
     "warp_scan": (lambda A, B: np.cumsum(A, axis=1), 1, 0),
+    # test_codegen_attrs.py: a tree in shared memory, its barriers
+    "volatile_tree": (lambda A, B: A.astype(np.float64).sum(1), 1, 1e-5),
+    "rows_in_a_warp": (lambda A, B: A.astype(np.float64).sum(1), 1, 1e-5),
+    "warp_transpose": (lambda A, B: A[:, np.arange(32) % 4 * 8 + np.arange(32) // 4], 1, 0),
     # test_codegen_compact.py: a shared tile below the threadIdx binding, read across threads
     "shared_tile_guarded": (lambda A, C: A[:, None] * np.array([1, 2], np.float32), 1, 0),
     "gpu_gemm_128": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),

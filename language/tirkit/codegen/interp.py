@@ -33,6 +33,7 @@ from .runtime import require_memory
 from .passes.control import BREAK, RET, check_control_flow, control_op, return_dtype
 from .passes.flatten import storage_extents
 from .passes.simplify import is_region_declaration
+from .passes.attrs import is_attr_statement
 from .interp_exprs import _BIN, LANES, _MATH, ExprEval, cast_to, _const, _np_dtype
 
 MAX_LANES = 1 << 22      # more iterations than this in lockstep would not fit in memory
@@ -270,7 +271,8 @@ class Interpreter(ExprEval):
             if op == RET:
                 raise _Return(cast_to(self.eval(s.value.args[0], env), self.ret_dtype))
             raise _Break() if op == BREAK else _Continue()
-        if isinstance(s.value, E.Call) and not is_region_declaration(s):
+        if isinstance(s.value, E.Call) and not is_region_declaration(s) and \
+                not is_attr_statement(s):           # an annotation (passes/attrs.py)
             self.eval(s.value, env)
 
     def _iteration(self, body, env) -> bool:

@@ -18,7 +18,6 @@ steps, as each reads what another thread wrote.  `thread_allreduce` builds this 
 lowering of cross-thread reduction blocks too (crossthread.py)."""
 from __future__ import annotations
 
-import dataclasses
 
 from ...analysis.reducers import store_all
 from ...ir import expr as E
@@ -241,34 +240,9 @@ def _lower_one(attr, path):
     return rebuild(attr.body, lambda new, old: lowered if old is ev else None)
 
 
-def _is_reduce_scope_call(x) -> bool:
-    return isinstance(x, S.Evaluate) and isinstance(x.value, E.Call) and \
-        x.value.op == "attr" and len(x.value.args) == 3 and \
-        isinstance(x.value.args[1], E.StringImm) and x.value.args[1].value == "reduce_scope"
-
-
-def _attr_statements(body):
-    """The classic spelling's `T.attr(node, "reduce_scope", v)` statement (an Evaluate of the
-    call) as the attribute over the rest of its sequence, as TVM reads it."""
-    def fn(new, old):
-        if not isinstance(new, S.SeqStmt):
-            return None
-        seq = list(new.seq)
-        for i in range(len(seq) - 2, -1, -1):
-            if _is_reduce_scope_call(seq[i]):
-                node, key, value = seq[i].value.args
-                rest = seq[i + 1:]
-                inner = rest[0] if len(rest) == 1 else S.SeqStmt(tuple(rest))
-                seq[i:] = [S.AttrStmt(node, key.value, value, inner, span=seq[i].span)]
-        return None if len(seq) == len(new.seq) else \
-            (seq[0] if len(seq) == 1 else dataclasses.replace(new, seq=tuple(seq)))
-    return rebuild(body, fn)
-
-
 def lower_thread_allreduce(body):
     """Each `reduce_scope` attribute with its `T.tvm_thread_allreduce`, lowered (module doc);
     one holding none is TVM's output (the shuffles or tree it made), kept as it is."""
-    body = _attr_statements(body)
     found = statement_paths(body, lambda x: isinstance(x, S.AttrStmt) and
                             x.attr_key == "reduce_scope")
     done = {id(attr): _lower_one(attr, path) for attr, path in found}

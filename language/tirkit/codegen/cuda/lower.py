@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ..passes import PIPELINE, LoweredFunc, check_regions, signature
+from ..passes.attrs import attr_statements
 from ..passes.constants import collect_constants
 from ..passes.rewrite import transform
 from ..passes.control import check_control_flow, return_dtype
@@ -47,11 +48,14 @@ def ptx_arith_to_stores(body):
 
 
 def _gpu_pipeline():
-    out = [("launch_threads_to_loops", launch_threads_to_loops),
+    out = [("attr_statements", attr_statements),
+           ("launch_threads_to_loops", launch_threads_to_loops),
            ("ptx_arith_to_stores", ptx_arith_to_stores),
            ("lower_cross_thread_reductions", lower_cross_thread_reductions),
            ("lower_thread_allreduce", lower_thread_allreduce)]
     for name, step in PIPELINE:
+        if name == "attr_statements":           # the first step above
+            continue
         if name == "compact_regions":
             out.append(("place_scoped_buffers", place_scoped_buffers))
         out.append((name, step))

@@ -180,9 +180,34 @@ def _allocate_declared(body: S.Stmt) -> S.Stmt:
     return rebuild(body, fn)
 
 
+def _declare_views(body: S.Stmt) -> S.Stmt:
+    """An Allocate with no declaration of its storage that one buffer views in place (the
+    classic `red_1 = T.Buffer((64,), data=red, scope="shared")` after `red =
+    T.allocate(...)`) declares that buffer: written as the other allocations are, it is
+    placed as they are."""
+    def fn(x, old):
+        if not isinstance(x, S.Allocate) or isinstance(x.body, S.DeclBuffer):
+            return None
+        views, declared = {}, []
+
+        def scan(y):
+            b = y.buffer if isinstance(y, (S.BufferStore, E.BufferLoad, S.DeclBuffer)) \
+                else None
+            if b is not None and b.data is x.buffer_var:
+                views[id(b)] = b
+                if isinstance(y, S.DeclBuffer):
+                    declared.append(b)
+        walk(x.body, scan)
+        if len(views) != 1 or declared:
+            return None
+        (buf,) = views.values()
+        return dataclasses.replace(x, body=S.DeclBuffer(buf, x.body, span=x.span))
+    return rebuild(body, fn)
+
+
 def place_scoped_buffers(body: S.Stmt) -> S.Stmt:
     """Move each shared/local allocation inside the thread bindings (see the module doc)."""
-    body = _allocate_declared(body)
+    body = _allocate_declared(_declare_views(body))
     enclosing = _enclosing_bindings(body)
 
     def fn(x, old):

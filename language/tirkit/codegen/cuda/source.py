@@ -94,6 +94,7 @@ class _Kernel:
         self.expr = ExprPrinter(self.names)
         self.ext = _extents(nest)
         self.shared = []
+        self.volatile = set()       # storage a `volatile_scope` attribute marks
         self.lines = []
         self.fragments = wmma.fragment_shapes(nest)
 
@@ -103,7 +104,9 @@ class _Kernel:
         self.stmt(self.nest, 1)
         head = []
         for var, dtype, n in self.shared:
-            head.append(f"  __shared__ __align__(16) {ctype(dtype)} {self.names[id(var)]}[{n}];")
+            vol = "volatile " if id(var) in self.volatile else ""
+            head.append(f"  __shared__ __align__(16) {vol}{ctype(dtype)} "
+                        f"{self.names[id(var)]}[{n}];")
         return head + body
 
     def launch(self, exprs):
@@ -186,6 +189,8 @@ class _Kernel:
         self.out(d, "}")
 
     def _AttrStmt(self, s, d):
+        if s.attr_key == "volatile_scope" and isinstance(s.node, E.Var):
+            self.volatile.add(id(s.node))     # warp-synchronous code reads it afresh
         self.stmt(s.body, d)
 
     def _AssertStmt(self, s, d):

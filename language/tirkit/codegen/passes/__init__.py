@@ -12,6 +12,7 @@ from ...ir import stmt as S
 from ...ir.dtype import lanes_of
 from ...ir.visit import walk
 from ..errors import THREAD_BINDING, UNSUPPORTED, fail
+from .attrs import attr_statements
 from .blocks import blocks_to_loops, predicates_to_conditions
 from .compact import compact_regions
 from .constants import collect_constants
@@ -23,6 +24,7 @@ from .simplify import is_region_declaration, simplify
 from .unroll import unroll_loops
 
 PIPELINE = (
+    ("attr_statements", attr_statements),
     ("operator_calls", operator_calls),
     ("predicates_to_conditions", predicates_to_conditions),
     ("blocks_to_loops", blocks_to_loops),
