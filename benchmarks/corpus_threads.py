@@ -63,6 +63,10 @@ VERDICTS = {
     ("split_host_device__Expected__11", "kernel"):
         "TVM's expected output of `split_host_device__Before__14`: the same kernel, valid "
         "only for `n <= 15`",
+    ("merge_dynamic_shared_memory_allocations__func__4", "func"):
+        "`B_sh`, declared with 128 elements over a 1024-byte pool, is stored at "
+        "`threadIdx_x + 128`: outside its declared shape, inside the pool (a test of merged "
+        "allocations' offsets, never run)",
     ("transform_default_gpu_schedule__Expected", "broadcast_to"):
         "the output's symbolic shape `(x_0, x_1)` broadcasts a `(3, 1)` input, so only "
         "`x_0 = 3` is valid; the random sizes of the run are others (`tirkit run --size "

@@ -3,11 +3,13 @@ written as a statement annotates the rest of its sequence, as TVM's parser reads
 lowering makes it the attribute over them.  Kernels holding them run on the CPU (llvmlite
 and the reference interpreter) and in the thread interpreter, against numpy."""
 import numpy as np
+import pytest
 
 from test_cuda_allreduce import HEAD, func_of, run_in_threads
 from tirkit.codegen import build
 from tirkit.codegen.cuda import emit_cuda
 from tirkit.codegen.interp import run_reference
+from tirkit.diagnostics import TirkitError
 
 CPU = HEAD + '''@T.prim_func
 def hinted(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
@@ -61,3 +63,22 @@ def test_attribute_statements_run_in_the_thread_interpreter():
     # the view names the storage; the volatile attribute reaches its declaration
     assert "__shared__ __align__(16) volatile float red_1[64];" in code
     assert "red_1[(tx + (32 >> 5))]" in code
+
+
+# TVM's IR before StorageFlatten: A_row is bound to a row of A
+BIND = HEAD + '''@T.prim_func
+def bound_row(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    A_row = T.Buffer((16,), "float32")
+    T.attr([A_row, A], "buffer_bind_scope", T.tvm_tuple(3, 1, 0, 16, dtype="handle"))
+    for i in range(16):
+        B[i] = A_row[i]
+'''
+
+
+def test_a_buffer_bound_to_a_region_is_a_diagnostic_not_a_crash():
+    f, m = func_of(BIND)
+    with pytest.raises(TirkitError) as e:
+        build(f, m)
+    (d,) = e.value.diagnostics
+    assert d.code == "codegen/unsupported" and "buffer_bind_scope" in d.message
+    assert d.span.line == 7

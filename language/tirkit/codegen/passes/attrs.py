@@ -3,16 +3,20 @@
 (`T.attr(red, "volatile_scope", 1)` on an allocation, `T.attr(reducer, "reduce_scope", 0)`
 over a lowered reduction, pragmas).  The lowering makes it the AttrStmt over the rest of
 the sequence; one with nothing after it annotates nothing and goes.  The launch attributes
-(`thread_extent`, `virtual_thread`) stay as written: `T.launch_thread` spells those."""
+(`thread_extent`, `virtual_thread`) stay as written: `T.launch_thread` spells those.  A
+`buffer_bind_scope` attribute (TVM's IR before StorageFlatten) makes its buffer a view of
+a region of another; it is refused with a diagnostic, in either spelling."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.visit import rebuild
+from ...ir.visit import rebuild, walk
+from ..errors import UNSUPPORTED, fail
 
 LAUNCH_KEYS = ("thread_extent", "virtual_thread")
+BIND = "buffer_bind_scope"
 
 
 def is_attr_statement(x) -> bool:
@@ -26,6 +30,14 @@ def is_attr_statement(x) -> bool:
 
 def attr_statements(body):
     """Each attribute statement as the AttrStmt over the rest of its sequence (module doc)."""
+    def refuse(x):
+        key = x.attr_key if isinstance(x, S.AttrStmt) else \
+            x.value.args[1].value if is_attr_statement(x) else None
+        if key == BIND:
+            fail(UNSUPPORTED, "a buffer_bind_scope attribute (TVM's IR before "
+                 "StorageFlatten, binding a buffer to a region of another) is not run", x)
+    walk(body, refuse)
+
     def fn(new, old):
         if not isinstance(new, S.SeqStmt):
             return None
