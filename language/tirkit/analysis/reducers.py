@@ -1,11 +1,12 @@
-"""Commutative reducers: a reduction block's update `B[i] = B[i] op value` whose operator
-lets the reduction be split or spread over threads (+, *, min, max), the operator's
-identity, and whether an init is that identity; and the reducers of several values TVM's
-ReducerRegistry knows (a pair of sums, argmax and argmin, each with `>=` / `<=` or with
-strict comparisons and ties to the smaller index), read from a block's let-bound update of
-several buffers (`match_updates`).  One reading of reducers for rfactor
-(schedule/reduction/rfactor.py) and the CUDA lowering of cross-thread reductions
-(codegen/cuda/crossthread.py)."""
+"""Commutative reducers, as TVM's ReducerRegistry knows them: of one value (+, *, min,
+max) and of two (a pair of sums; argmax and argmin, each with `>=` / `<=` or with strict
+comparisons and ties to the smaller index), each with its identities.  `match_updates`
+reads a reduction block's update as one of them: one store `B[i] = B[i] op value`, or
+let-bound values stored to several buffers at one index, as TVM prints argmax.
+`init_values` and `starts_at_identity` read a block's init; `store_all` makes a
+simultaneous update.  The one reading of reducers for rfactor
+(schedule/reduction/rfactor.py) and the CUDA lowerings of cross-thread reductions
+(codegen/cuda/crossthread.py, allreduce.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -58,22 +59,6 @@ def is_identity(op, init, dtype: str) -> bool:
     if op is E.Min:
         return v >= hi
     return False
-
-
-def match_update(store) -> tuple | None:
-    """(op, value) of `B[i] = B[i] op value` (or `value op B[i]`) where value does not read
-    B; None for any other statement."""
-    if not isinstance(store, S.BufferStore) or type(store.value) not in OPS:
-        return None
-    key = structural_key(tuple(store.indices))
-    v = store.value
-    for lhs, rhs in ((v.a, v.b), (v.b, v.a)):
-        if isinstance(lhs, E.BufferLoad) and lhs.buffer is store.buffer and \
-                structural_key(tuple(lhs.indices)) == key and \
-                not contains(rhs, lambda x: isinstance(x, E.BufferLoad) and
-                             x.buffer is store.buffer):
-            return type(v), rhs
-    return None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -163,6 +163,7 @@ def rfactor(sch, loop, factor_axis):
     w_nest = common.nest(w_loops, S.BlockRealize(tuple(w_vals), common.TRUE, w_block))
     new_top = _ir.replace_nodes(top, {id(r): rf_realize})
     new_scope = _ir.replace_nodes(scope, {id(top): S.SeqStmt((new_top, w_nest))})
-    new_scope = dataclasses.replace(new_scope, alloc_buffers=new_scope.alloc_buffers + tuple(rf_bufs))
+    new_scope = dataclasses.replace(new_scope,
+                                    alloc_buffers=new_scope.alloc_buffers + tuple(rf_bufs))
     sch.replace(loop.func, scope, new_scope)
     return sch.block_of(loop.func, rf_block.name_hint)
