@@ -372,6 +372,15 @@ def test_a_launch_needs_a_thread_and_a_block_in_each_dimension():
          "threadIdx.y extent 0: a launch needs at least one thread in each dimension")]
 
 
+def test_a_virtual_thread_binding_needs_a_virtual_thread():
+    body = GPU.replace('T.thread_binding(TY, thread="threadIdx.y")',
+                       'T.thread_binding(-3, thread="vthread.y")')
+    d = [x for x in check(body) if x.severity == "error"]
+    assert [(x.span.line, x.code, x.message) for x in d] == [
+        (line_of(body, "for ty in"), "thread/launch-limit",
+         "vthread.y extent -3: a virtual thread binding needs at least one virtual thread")]
+
+
 def test_shared_memory_after_compaction_and_target_pragma():
     body = """
     @T.prim_func

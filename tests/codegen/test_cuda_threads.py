@@ -1,6 +1,7 @@
 """Thread-bound kernels on the CPU: the thread interpreter runs the CUDA lowering (barriers
 included) and matches numpy; its race detector reports `thread/race` with both accesses and
 both threads, for a racy kernel and for a barrier taken out of the lowering."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -549,3 +550,30 @@ def tile(A: T.Buffer((2, 8), "float32"), C: T.Buffer((2, 8), "float32")):
     fill = code.index("for (int v = 0; v < 2; ++v) {\n        S[((v * 8) + tx)] = ")
     assert fill < code.index("__syncthreads();") < code.index("for (int i = 0;")
     assert "for (int v_1 = 0; v_1 < 2; ++v_1) {\n            C[((i * 8) + j)] = " in code
+
+
+BIG = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def big_buffer(A: T.Buffer((134217728,), "float32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            A[bx * 32 + tx] = A[bx * 32 + tx] * T.float32(2)
+'''
+
+
+def test_race_records_that_would_not_fit_are_a_diagnostic(tmp_path):
+    """The race detector keeps 81 bytes for each element of a buffer the kernel touches:
+    10 GiB for this 512 MiB buffer, past the 6 GiB address space the run gets."""
+    path = tmp_path / "big.py"
+    path.write_text(BIG)
+    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'language'}{os.pathsep}{ROOT / 'server'}",
+               TIRKIT_CACHE_DIR=str(tmp_path / "cache"))
+    res = subprocess.run(["bash", "-c", f"ulimit -v 6291456; exec {sys.executable} -m "
+                          f"tirkit.cli run {path}"], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "big.py:8:31: error: the race detector keeps 81 bytes for each element" \
+        in res.stderr and "[codegen/argument]" in res.stderr
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr

@@ -3,7 +3,8 @@
 A CUDA launch with more than `max_threads_per_block` threads, more than the per-dimension
 limit of threadIdx.x/y/z, or more blocks than blockIdx.x/y/z allows, fails at run time
 (`invalid configuration argument`), as does one with no thread or no block in a dimension
-(an extent below 1).  Only constant extents are checked."""
+(an extent below 1); a virtual thread binding (`vthread`, `cthread`) with no virtual thread
+is reported too.  Only constant extents are checked."""
 from __future__ import annotations
 
 from ..diagnostics import error
@@ -39,6 +40,11 @@ def check_launch(func, ctx):
                 out.append(error("thread/launch-limit",
                                  f"{tag} extent {n}: a launch needs at least one {what} in "
                                  f"each dimension", lp.span))
+                continue
+            if kind in ("vthread", "cthread") and n < 1:
+                out.append(error("thread/launch-limit",
+                                 f"{tag} extent {n}: a virtual thread binding needs at least "
+                                 "one virtual thread", lp.span))
                 continue
             if kind == "threadIdx" and d is not None:
                 if n > t.max_thread_dims[d]:

@@ -33,6 +33,7 @@ from ..interp_exprs import LANES, VECTOR_LANES, cast_to
 from .lower import lower_gpu
 from .scopes import is_thread_binding
 from .sync import SYNC_OP, is_warp_barrier
+from .tracks import Track
 from . import mma, shuffle, wmma
 from .wmma_run import run_ptx_mma, run_wmma
 
@@ -42,25 +43,6 @@ _TID = "tid"            # env key: the lane's thread number within its block
 
 class Race(TirkitError):
     pass
-
-
-class _Track:
-    """Per element of one buffer: the last writer and reader since the last barrier."""
-    __slots__ = ("w_epoch", "w_tid", "w_node", "r_epoch", "r_tid", "r_node", "written",
-                 "w_block", "r_block", "w_clock", "r_clock")
-
-    def __init__(self, n):
-        self.w_epoch = np.full(n, -1, np.int64)
-        self.w_tid = np.zeros(n, np.int64)
-        self.w_node = np.zeros(n, np.int64)
-        self.r_epoch = np.full(n, -1, np.int64)
-        self.r_tid = np.zeros(n, np.int64)
-        self.r_node = np.zeros(n, np.int64)
-        self.written = np.zeros(n, bool)
-        self.w_block = np.full(n, -1, np.int64)      # global memory: the block that wrote
-        self.r_block = np.full(n, -1, np.int64)      # and the block that read, this kernel
-        self.w_clock = np.zeros(n, np.int64)         # when (see ThreadInterpreter.clock)
-        self.r_clock = np.zeros(n, np.int64)
 
 
 class ThreadInterpreter(Interpreter):
@@ -303,7 +285,7 @@ class ThreadInterpreter(Interpreter):
         key = id(st.array)
         tr = self.tracks.get(key)
         if tr is None or tr.w_epoch.shape[0] != st.array.shape[-1]:
-            tr = self.tracks[key] = _Track(st.array.shape[-1])
+            tr = self.tracks[key] = Track.of(st.array.shape[-1], node)
         shape = np.broadcast_shapes(np.shape(flat), np.shape(tid), np.shape(val), (1,))
         flat = np.broadcast_to(np.asarray(flat, dtype=np.int64), shape)
         tid = np.broadcast_to(np.asarray(tid, dtype=np.int64), shape)
