@@ -20,6 +20,8 @@ VERDICTS = [
      "TVM negative test (`test_error_missing_annotation`): `software_pipeline_stage` without `software_pipeline_order`"),
     (r"lower_cross_thread_reduction__invalid_reducer__",
      "TVM negative test: a reduction across threadIdx.x whose update `B[vi] = B[vi] - A[vi, vk]` is not a reducer"),
+    (r"lower_cross_thread_reduction__multiple_bufferstore__",
+     "TVM negative test (`test_multiple_bufferstore`): a reduction across threadIdx.x whose update stores `C[()]` and then reads it into `B[vi]`, two stores that are no reducer's combination"),
     (r"storage_align__element_wise_invalid_annotation__",
      "TVM negative test: `buffer_dim_align` is `[0]`, not a list of [buffer_index, axis, factor, offset]"),
     (r"lower_opaque_block__compacted_symbolic_func__",

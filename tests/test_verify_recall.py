@@ -244,6 +244,40 @@ def test_cross_thread_reduction_needs_a_reducer():
     assert codes(check(serial.replace("UPDATE", "B[vi] - A[vi, vk]"))) == []
 
 
+ARGMAX = """
+@T.prim_func
+def f(A: T.Buffer((128, 128), "float32"), I: T.Buffer((128,), "int32"),
+      V: T.Buffer((128,), "float32")):
+    for i in T.thread_binding(128, thread="blockIdx.x"):
+        for k in T.thread_binding(128, thread="threadIdx.x"):
+            with T.block("R"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    I[vi] = -1
+                    V[vi] = T.min_value("float32")
+                UPDATE
+"""
+LETS = """v_i: T.int32 = T.Select(V[vi] >= A[vi, vk], I[vi], vk)
+                v_v: T.float32 = T.Select(V[vi] CMP A[vi, vk], V[vi], A[vi, vk])
+                I[vi] = v_i
+                V[vi] = v_v"""
+
+
+def test_cross_thread_reduction_of_several_buffers_needs_a_reducer():
+    assert codes(check(ARGMAX.replace("UPDATE", LETS.replace("CMP", ">=")))) == []
+    # argmax's index beside argmin's value: no reducer's combination
+    mixed = ARGMAX.replace("UPDATE", LETS.replace("CMP", "<="))
+    d = check(mixed)
+    assert codes(d) == [(line_of(mixed, "I[vi] = v_i"), "thread/invalid-reducer")]
+    assert "update of `I`, `V`" in d[0].message
+    assert d[0].related[0][0].line == line_of(mixed, "for k in")
+    # the second store reads the index the first one stored
+    sequential = ARGMAX.replace("UPDATE", "I[vi] = T.Select(V[vi] >= A[vi, vk], I[vi], vk)\n"
+                                "                V[vi] = T.Select(I[vi] == vk, A[vi, vk], V[vi])")
+    assert codes(check(sequential)) == [(line_of(sequential, "I[vi] = T.Select"),
+                                         "thread/invalid-reducer")]
+
+
 PIPELINE = """
 @T.prim_func
 def f(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16, 16), "float32")):

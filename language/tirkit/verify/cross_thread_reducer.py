@@ -4,10 +4,14 @@ A block whose reduction iterator is fed by a `threadIdx.*` loop is lowered to a
 cross-thread reduction (`LowerCrossThreadReduction`): its update must match a commutative
 reducer (`+`, `*`, `min`, `max`, ...) so that the threads' partial results can be combined
 in any order.  An update that subtracts, divides or takes a remainder with the accumulator
-(`B[i] = B[i] - A[i, k]`) matches none, and TVM's compile stops there.  Reported on the
-store; the thread loop is a related location."""
+(`B[i] = B[i] - A[i, k]`) matches none, and TVM's compile stops there.  So does an update
+of several buffers (let-bound values, then their stores) that is no reducer's combination
+as `analysis/reducers.py` reads them (argmax, argmin, a pair of sums: TVM's registry), such
+as stores where one reads what another stored.  Reported on the (first) store; the thread
+loop is a related location."""
 from __future__ import annotations
 
+from ..analysis.reducers import match_updates
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -42,16 +46,46 @@ def _same_load(x, store):
         all(a == b for a, b in zip(x.indices, store.indices))
 
 
+def _stores_of(body) -> list:
+    """The stores of an update of several buffers (`v = ..; B0[i] = v; B1[i] = ..`), or []
+    for a body of another shape."""
+    lets = isinstance(body, S.LetStmt)
+    while isinstance(body, S.LetStmt):
+        body = body.body
+    seq = body.seq if isinstance(body, S.SeqStmt) else (body,)
+    if (len(seq) < 2 and not lets) or not all(isinstance(x, S.BufferStore) for x in seq):
+        return []
+    return list(seq)
+
+
+def _several(b, lp):
+    stores = _stores_of(b.body)
+    span = (stores[0].span or b.name_span) if stores else None
+    if span is None or match_updates(b.body) is not None:
+        return None
+    names = ", ".join(dict.fromkeys(f"`{x.buffer.name}`" for x in stores))
+    rel = [(lp.span, f"`{lp.var.name}` is bound to {lp.thread_tag} here")] if lp.span else []
+    return error("thread/invalid-reducer",
+                 f"{block_label(b)} reduces across {lp.thread_tag}, but its update of {names} "
+                 "is not the combination of a commutative reducer (argmax, argmin, a pair of "
+                 "sums): the threads' partial results cannot be combined", span, rel)
+
+
 @register("thread/invalid-reducer", fast=True)
 def check_cross_thread_reducer(func, ctx):
     fa = func_accesses(func, ctx)
     out = []
     for r in fa.realizes:
         b = r.block
-        if not any(iv.kind == "R" for iv in b.iter_vars) or not isinstance(b.body, S.BufferStore):
+        if not any(iv.kind == "R" for iv in b.iter_vars) or \
+                not isinstance(b.body, (S.BufferStore, S.LetStmt, S.SeqStmt)):
             continue
         lp = _thread_feeding(fa, r)
         if lp is None:
+            continue
+        if not isinstance(b.body, S.BufferStore):
+            d = _several(b, lp)
+            out += [d] if d is not None else []
             continue
         st = b.body
         op = _NOT_REDUCERS.get(type(st.value))
