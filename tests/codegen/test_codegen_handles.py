@@ -92,6 +92,30 @@ def test_a_handle_passed_on_or_viewed_twice_stays_a_handle():
         assert g is f
 
 
+def test_the_python_api_reads_handles_as_the_command_line_does():
+    """build, the reference interpreter, make_inputs, the thread interpreter and emit_cuda
+    take the parsed function as it is."""
+    from tirkit.codegen import build
+    from tirkit.codegen.cuda import emit_cuda
+    from tirkit.codegen.inputs import make_inputs
+    from tirkit.codegen.interp import run_reference
+    funcs, module = _funcs(TEXT)
+    f = funcs["scale"]
+    assert [a.shape for a in make_inputs(f, np.random.default_rng(0))] == [(16,), (16,)]
+    A = np.random.default_rng(5).standard_normal(16).astype(np.float32)
+    B, ref = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    build(f, module)(A, B)
+    run_reference(f, [A, ref], module=module)
+    np.testing.assert_array_equal(B, A * 2)
+    np.testing.assert_array_equal(ref, A * 2)
+    g = funcs["gpu_scale"]
+    A = np.random.default_rng(6).standard_normal(64).astype(np.float32)
+    B = np.zeros(64, np.float32)
+    run_threads(g, [A, B], module=module)
+    np.testing.assert_array_equal(B, A * 3)
+    assert emit_cuda(g, module).kernels[0].params == ["A", "B"]
+
+
 def test_gpu_kernel_over_handles_runs_in_the_thread_interpreter():
     funcs, module = _funcs(TEXT)
     g = with_param_buffers(funcs["gpu_scale"])

@@ -103,10 +103,12 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     that reaches one outside ends with a `bounds/out-of-bounds` error at that access instead
     of making it; an integer division by 0 ends it with `arith/division-by-zero`
     (llvm/checks.py)."""
+    from .handles import with_param_buffers
     from .llvm import engine
     from .passes import check_cpu, signature
     from .passes.control import check_control_flow, return_dtype
     from .runtime import Kernel
+    func = with_param_buffers(func)
     check_cpu(func)
     check_control_flow(func)
     cpu, features = engine.host_cpu()

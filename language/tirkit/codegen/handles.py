@@ -8,7 +8,8 @@ the buffer over it in the body,
 (or, in the classic spelling, `A_1 = T.Buffer((16,), data=A)` used in place).  To run such a
 function, `with_param_buffers` reads the parameter as the buffer: the buffer becomes the
 parameter's (as a `T.Buffer` annotation would make it) and its declaration, a view that
-allocates nothing, goes.  Only where the parameter is used as that buffer's data and
+allocates nothing, goes.  Every entry that compiles or runs a function reads it so: `build`,
+`lower`, `lower_gpu` (so `emit_cuda`), both interpreters, `make_inputs`, and the commands.  Only where the parameter is used as that buffer's data and
 nowhere else, and no other buffer views it: a pointer passed on, or two views of other
 shapes or dtypes, leave the parameter as it is (codegen.passes.signature refuses it)."""
 from __future__ import annotations

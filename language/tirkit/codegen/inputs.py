@@ -45,6 +45,8 @@ def random_array(rng, shape, dtype):
 
 
 def make_inputs(func, rng, sizes=None):
+    from .handles import with_param_buffers
+    func = with_param_buffers(func)    # a handle one buffer views: its parameter
     values = shape_values(func, sizes)
     buffers = []
     for p in func.params:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ..passes import PIPELINE, LoweredFunc, check_regions, signature
+from ..handles import with_param_buffers
 from ..passes.attrs import attr_statements
 from ..passes.constants import collect_constants
 from ..passes.rewrite import transform
@@ -71,6 +72,7 @@ CUDA_PIPELINE = _gpu_pipeline()
 def lower_gpu(func, module=None, trace=None, skip=()) -> LoweredFunc:
     """func through CUDA_PIPELINE (steps named in `skip` left out: a test plants a missing
     barrier with skip=("insert_syncs",))."""
+    func = with_param_buffers(func)
     check_control_flow(func)
     check_regions(func)
     buffers, scalars, sources = signature(func)

@@ -28,6 +28,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
 from ...ir.visit import find_all, find_first, walk
+from ..handles import with_param_buffers
 from ..interp import Interpreter
 from ..interp_exprs import LANES, VECTOR_LANES, cast_to
 from .lower import lower_gpu
@@ -54,6 +55,7 @@ class ThreadInterpreter(Interpreter):
         "(`tirkit run --target cuda` runs it on a GPU)"
 
     def __init__(self, func, module=None, blocks=None, skip=()):
+        func = with_param_buffers(func)
         lowered = lower_gpu(func, module, skip=skip)
         super().__init__(dataclasses.replace(func, body=lowered.body), module)
         self.max_blocks = blocks

@@ -112,6 +112,8 @@ def signature(func: S.PrimFunc):
 
 
 def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None) -> LoweredFunc:
+    from ..handles import with_param_buffers
+    func = with_param_buffers(func)
     check_cpu(func)
     check_control_flow(func)
     buffers, scalars, sources = signature(func)
