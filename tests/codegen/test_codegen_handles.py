@@ -150,3 +150,26 @@ def test_a_handle_passed_on_is_a_diagnostic_at_the_parameter(tmp_path):
     assert "passed.py:5:15: error: parameter 'A_data' is a handle without a buffer" \
         in res.stderr
     assert "[codegen/unsupported]" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_size_a_handles_buffer_takes_is_the_scalar_the_run_gets():
+    """`n` sizes the buffer declared over `A_data`: make_scalars gives it the size
+    make_inputs made the array with, as for a `T.Buffer((n,))` parameter."""
+    from tirkit.codegen.inputs import make_inputs, make_scalars
+    funcs, _ = _funcs(SIZED)
+    f = funcs["iota"]
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        (a,), (n,) = make_inputs(f, rng, {"n": 24}), make_scalars(f, rng, {"n": 24})
+        assert a.shape == (24,) and n == 24
+
+
+SIZED = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def iota(A_data: T.handle("int32"), n: T.int32):
+    A = T.decl_buffer((n,), "int32", data=A_data)
+    for i in range(n):
+        A[i] = i
+'''

@@ -207,6 +207,8 @@ def make_scalars(func, rng, sizes=None):
     """Values for the explicit scalar parameters, in parameter order: random and non-zero,
     but a parameter that sizes a buffer (`n` of `(8, n * 32)`) gets the size its buffers
     were made with (`shape_values`)."""
+    from .handles import with_param_buffers
+    func = with_param_buffers(func)    # as make_inputs reads it: the sizes agree
     values = shape_values(func, sizes)
     out = []
     for p in func.params:
