@@ -89,7 +89,6 @@ def _run_file(job):
     import tirkit
     from tirkit.codegen.cuda import is_thread_bound
     from tirkit.codegen.cuda.threads import run_threads
-    from tirkit.codegen.handles import with_param_buffers
     from tirkit.codegen.inputs import make_inputs, make_scalars
     from tirkit.diagnostics import TirkitError
     signal.signal(signal.SIGVTALRM, _alarm)
@@ -104,7 +103,6 @@ def _run_file(job):
     for name, func in result.module.prim_funcs():
         if not is_thread_bound(func):
             continue
-        func = with_param_buffers(func)             # as `tirkit run` reads the kernel
         try:
             rng = np.random.default_rng(0)
             arrays, scalars = make_inputs(func, rng, None), make_scalars(func, rng, None)

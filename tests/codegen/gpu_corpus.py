@@ -18,7 +18,6 @@ import textwrap
 from pathlib import Path
 
 from tirkit.codegen.cuda import is_thread_bound
-from tirkit.codegen.handles import with_param_buffers
 from tirkit.script.parse import parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,8 +120,7 @@ def _kernels_of(path, text, in_string):
     r = parse(text, str(path))
     if any(d.severity == "error" and d.code == "syntax" for d in r.diagnostics):
         return []
-    # as `tirkit run` reads them: a handle parameter one buffer views is that buffer's
-    return [Kernel(path, name, with_param_buffers(f), r.module, text, in_string)
+    return [Kernel(path, name, f, r.module, text, in_string)
             for name, f in r.module.prim_funcs() if is_thread_bound(f)]
 
 

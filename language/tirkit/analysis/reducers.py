@@ -170,19 +170,32 @@ class Update:
         return [s.buffer for s in self.stores]
 
 
-def _stores(body):
-    """The let-bound values (substituted) and the stores of `let ..; B_0[i] = ..; ..`, the
-    stores' values substituted; None where a store reads a buffer an earlier one wrote (the
-    stores would not be simultaneous) or the body has another shape."""
-    lets = {}
+def update_shape(body) -> tuple | None:
+    """(the let-bound variables and their values, the stores) of an update written
+    `let ..; B_0[i] = ..; B_1[i] = ..` (lets optional, one store or several); None for a
+    body of another shape."""
+    lets = []
     while isinstance(body, S.LetStmt):
-        lets[id(body.var)] = substitute(body.value, lets)
+        lets.append((body.var, body.value))
         body = body.body
     seq = body.seq if isinstance(body, S.SeqStmt) else (body,)
     if not seq or not all(isinstance(x, S.BufferStore) for x in seq):
         return None
+    return lets, list(seq)
+
+
+def _stores(body):
+    """The stores of an update (update_shape) with their values, the let-bound values
+    substituted; None where a store reads a buffer an earlier one wrote (the stores would
+    not be simultaneous) or the body has another shape."""
+    shape = update_shape(body)
+    if shape is None:
+        return None
+    lets = {}
+    for var, value in shape[0]:
+        lets[id(var)] = substitute(value, lets)
     out, written = [], set()
-    for st in seq:
+    for st in shape[1]:
         if id(st.buffer) in written or contains(
                 st.value, lambda x: isinstance(x, E.BufferLoad) and id(x.buffer) in written):
             return None

@@ -11,7 +11,7 @@ as stores where one reads what another stored.  Reported on the (first) store; t
 loop is a related location."""
 from __future__ import annotations
 
-from ..analysis.reducers import match_updates
+from ..analysis.reducers import match_updates, update_shape
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -47,15 +47,12 @@ def _same_load(x, store):
 
 
 def _stores_of(body) -> list:
-    """The stores of an update of several buffers (`v = ..; B0[i] = v; B1[i] = ..`), or []
-    for a body of another shape."""
-    lets = isinstance(body, S.LetStmt)
-    while isinstance(body, S.LetStmt):
-        body = body.body
-    seq = body.seq if isinstance(body, S.SeqStmt) else (body,)
-    if (len(seq) < 2 and not lets) or not all(isinstance(x, S.BufferStore) for x in seq):
+    """The stores of an update of several buffers (reducers.update_shape: let-bound values,
+    then their stores, or two stores or more), or [] for a body of another shape."""
+    shape = update_shape(body)
+    if shape is None or (len(shape[1]) < 2 and not shape[0]):
         return []
-    return list(seq)
+    return shape[1]
 
 
 def _several(b, lp):

@@ -51,8 +51,7 @@ def attr_statements(body):
                 if not rest:
                     del seq[i]
                     continue
-                inner = rest[0] if len(rest) == 1 else S.SeqStmt(tuple(rest))
-                seq[i:] = [S.AttrStmt(node, key.value, value, inner, span=seq[i].span)]
+                seq[i:] = [S.AttrStmt(node, key.value, value, S.seq(rest), span=seq[i].span)]
         if not seq:
             return S.Evaluate(E.IntImm("int32", 0), span=new.span)
         return seq[0] if len(seq) == 1 else dataclasses.replace(new, seq=tuple(seq))

@@ -37,10 +37,6 @@ def reducer_of(sch, blk):
                     "identity as init)", blk)
 
 
-def _seq(stmts):
-    return stmts[0] if len(stmts) == 1 else S.SeqStmt(tuple(stmts))
-
-
 def _points(bufs, idx):
     return tuple(S.BufferRegion(b, tuple(E.Range(x, common.int32(1)) for x in idx))
                  for b in bufs)
@@ -120,13 +116,13 @@ def rfactor(sch, loop, factor_axis):
     loads = [E.BufferLoad(b, rf_idx, b.dtype) for b in rf_bufs]
     span = m.stores[0].span
     update = reducers.store_all(rf_bufs, m.reducer.combine(loads, rf_values), rf_idx, span)
-    rf_init = _seq([S.BufferStore(b, v, rf_idx) for b, v in zip(rf_bufs, inits)])
+    rf_init = S.seq([S.BufferStore(b, v, rf_idx) for b, v in zip(rf_bufs, inits)])
     reads = regions_of(blk)[0]
     rf_reads = tuple(_ir.substitute(x, rmap) for x in reads
                      if all(x.buffer is not b for b in bufs))
     if not any(iv.kind == "R" for iv in new_ivs):
         # nothing left to reduce in the rf block: plain stores (as TVM writes them)
-        update = _seq([S.BufferStore(b, v, rf_idx, span=span)
+        update = S.seq([S.BufferStore(b, v, rf_idx, span=span)
                        for b, v in zip(rf_bufs, rf_values)])
         rf_init = None
     rf_block = S.Block(sch.fresh_block_name(loop.func, blk.name_hint + "_rf"), tuple(new_ivs),
@@ -157,7 +153,7 @@ def rfactor(sch, loop, factor_axis):
     w_body = reducers.store_all(
         bufs, m.reducer.combine([E.BufferLoad(b, w_idx, b.dtype) for b in bufs],
                                 [E.BufferLoad(b, w_rf_idx, b.dtype) for b in rf_bufs]), w_idx)
-    w_init = _seq([S.BufferStore(b, v, w_idx) for b, v in zip(bufs, inits)])
+    w_init = S.seq([S.BufferStore(b, v, w_idx) for b, v in zip(bufs, inits)])
     w_block = S.Block(blk.name_hint, tuple(w_ivs), _points(rf_bufs, w_rf_idx),
                       _points(bufs, w_idx), w_body, w_init)
     w_nest = common.nest(w_loops, S.BlockRealize(tuple(w_vals), common.TRUE, w_block))
