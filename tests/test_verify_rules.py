@@ -2,6 +2,8 @@
 and the legal neighbours it must leave alone."""
 import textwrap
 
+import pytest
+
 import tirkit
 
 HEAD = "from tvm.script import tir as T\n\n\n"
@@ -581,6 +583,29 @@ def test_warp_intrinsic_outside_the_kernel_or_under_a_thread_guard():
         (line_of(body, "0, T.float32(0)))"), "error"),
         (line_of(body, "1, T.float32(0)))"), "error")]
     assert "diverges" in d[0].message and "outside the GPU kernel" in d[1].message
+
+
+@pytest.mark.parametrize("call", [
+    'T.ptx_legacy.ldmatrix(0, 4, ".b16", r.data, 0, S.data, tx * 8, dtype="float16")',
+    'T.ptx_legacy.mma("m16n8k8", "row", "col", "float16", "float16", "float16", r.data, 0, '
+    'r.data, 4, r.data, 6, False, dtype="float16")'])
+def test_warp_intrinsics_of_the_current_spelling_under_a_thread_guard(call):
+    """TVM's tirx spelling of PTX's warp instructions (`T.ptx_legacy.*`) is checked as the
+    classic one is: under a guard on threadIdx the warp diverges."""
+    body = f"""
+    @T.prim_func
+    def f(A: T.Buffer((256,), "float16")):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block():
+                S = T.alloc_buffer((256,), "float16", scope="shared")
+                r = T.alloc_buffer((8,), "float16", scope="local")
+                S[tx] = A[tx]
+                if tx < 16:
+                    T.evaluate({call})
+    """
+    d = [x for x in check(body) if x.code == "thread/execution-scope"]
+    assert [(x.span.line, x.severity) for x in d] == [(line_of(body, "T.evaluate"), "error")]
+    assert "diverges" in d[0].message
 
 
 def test_warp_intrinsic_in_an_intrinsic_body_is_a_warning():

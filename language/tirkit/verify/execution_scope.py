@@ -24,6 +24,7 @@ WARP_OPS = frozenset({
     "tvm_mma_sync", "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync",
     "tvm_fill_fragment", "ptx_mma", "ptx_mma_sp", "ptx_ldmatrix", "mma_store", "mma_fill",
     "ptx_wgmma_ss", "ptx_wgmma_rs",
+    "ptx_legacy.mma", "ptx_legacy.ldmatrix",              # the tirx spellings
 })
 
 

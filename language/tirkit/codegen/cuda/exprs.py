@@ -9,7 +9,7 @@ from ...arith.interval import interval
 from ...ir import expr as E
 from ...ir.dtype import lanes_of, parse_dtype
 from ..errors import UNSUPPORTED, fail
-from . import mma, shuffle, wmma
+from . import cp_async, ldmatrix, mma, shuffle, wmma
 from .vector import multiple_of
 
 _SCALAR = {
@@ -224,8 +224,12 @@ class ExprPrinter:
         op, args = e.op, e.args
         if op in wmma.OPS:
             return wmma.call_c(e, self)
-        if op == mma.OP:
+        if op in mma.OPS:
             return mma.call_c(e, self)
+        if op in ldmatrix.OPS:
+            return ldmatrix.call_c(e, self, ctype)
+        if op in cp_async.OPS:
+            return cp_async.call_c(e, self, ctype)
         if op == wmma.ACCESS_PTR:
             return wmma.access_ptr_c(e, self, ctype)
         if op in shuffle.OPS:

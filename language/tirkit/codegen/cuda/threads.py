@@ -35,8 +35,8 @@ from .lower import lower_gpu
 from .scopes import is_thread_binding
 from .sync import SYNC_OP, is_warp_barrier
 from .tracks import Track
-from . import mma, shuffle, wmma
-from .wmma_run import run_ptx_mma, run_wmma
+from . import ptx_run, shuffle, wmma
+from .wmma_run import run_wmma
 
 RACE = "thread/race"
 _TID = "tid"            # env key: the lane's thread number within its block
@@ -193,10 +193,7 @@ class ThreadInterpreter(Interpreter):
     def _s_Evaluate(self, s, env):
         v = s.value
         if getattr(v, "op", None) == SYNC_OP and is_warp_barrier(s):
-            self.clock += 1
-            self.warp_sync[np.unique(self._warp_of(env.get(_TID, np.zeros(1, np.int64))))] = \
-                self.clock
-            self.warp_synced = True
+            self.warp_barrier(env.get(_TID, np.zeros(1, np.int64)))
             return
         if getattr(v, "op", None) == SYNC_OP:
             self.epoch += 1
@@ -205,10 +202,17 @@ class ThreadInterpreter(Interpreter):
         if getattr(v, "op", None) in wmma.OPS:
             run_wmma(self, s, env)
             return
-        if getattr(v, "op", None) == mma.OP:
-            run_ptx_mma(self, s, env)
+        if getattr(v, "op", None) in ptx_run.OPS:
+            ptx_run.run_ptx(self, s, env)
             return
         super()._s_Evaluate(s, env)
+
+    def warp_barrier(self, tid):
+        """The warps of these threads meet (__syncwarp, or a `.sync` warp instruction): each
+        one's accesses before are ordered before its accesses after."""
+        self.clock += 1
+        self.warp_sync[np.unique(self._warp_of(tid))] = self.clock
+        self.warp_synced = True
 
     def _e_Call(self, e, env):
         if e.op in shuffle.OPS:

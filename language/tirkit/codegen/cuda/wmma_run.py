@@ -1,17 +1,17 @@
-"""The tensor-core builtins in the thread interpreter.  wmma (wmma.py): each call runs with
-its matrix meaning for every thread of the warp, a fragment being one whole tile that every
-thread of the warp holds a copy of; reads and writes of shared and global memory through the
-call's pointer go through the race detector like any other access.  T.ptx_mma (mma.py): the
-warp's tiles assembled from its 32 threads' registers, multiplied, handed back."""
+"""The wmma builtins (wmma.py) in the thread interpreter: each call runs with its matrix
+meaning for every thread of the warp, a fragment being one whole tile that every thread of
+the warp holds a copy of; reads and writes of shared and global memory through the call's
+pointer go through the race detector like any other access.  (PTX's mma, ldmatrix and
+asynchronous copies: ptx_run.py.)"""
 from __future__ import annotations
 
 import types
 
 import numpy as np
 
-from ..errors import OUT_OF_BOUNDS, UNSUPPORTED, fail
+from ..errors import OUT_OF_BOUNDS, fail
 from ..interp_exprs import LANES
-from . import mma, wmma
+from . import wmma
 
 _TID = "tid"
 
@@ -23,7 +23,16 @@ def _shapes(it):
     return shapes
 
 
-def _site(it, stmt, var):
+def inside(stmt, st, flat, what):
+    """Stop at a call that reaches outside its storage, as an access would."""
+    size = st.array.shape[-1]
+    if flat.size and (flat.min() < 0 or flat.max() >= size):
+        bad = int(flat.min()) if flat.min() < 0 else int(flat.max())
+        fail(OUT_OF_BOUNDS, f"T.{stmt.value.op} reaches outside {what}: element {bad}, "
+             f"but its storage holds {size}", stmt)
+
+
+def call_site(it, stmt, var):
     """A stand-in access node for the race detector: the call's statement, on var."""
     sites = it.__dict__.setdefault("_wmma_sites", {})
     key = (id(stmt), id(var))
@@ -82,12 +91,7 @@ class _Call:
         return data, st, flat
 
     def inside(self, st, flat, what):
-        """Stop at a tile that reaches outside its storage, as an access would."""
-        size = st.array.shape[-1]
-        if flat.size and (flat.min() < 0 or flat.max() >= size):
-            bad = int(flat.min()) if flat.min() < 0 else int(flat.max())
-            fail(OUT_OF_BOUNDS, f"T.{self.stmt.value.op} reaches outside {what}: element {bad}, "
-                 f"but its storage holds {size}", self.stmt)
+        inside(self.stmt, st, flat, what)
 
     def load(self, ptr, stride, layout, tile):
         data, st, flat = self.memory(ptr, stride, layout, tile)
@@ -95,7 +99,7 @@ class _Call:
             sel = np.asarray(self.env[st.lane_key])
             return st.array[sel[:, None], flat].reshape(self.n, *tile)
         tid = np.repeat(self.tid, flat.shape[1])
-        self.it._check(_site(self.it, self.stmt, data), st, flat.reshape(-1), tid, None)
+        self.it._check(call_site(self.it, self.stmt, data), st, flat.reshape(-1), tid, None)
         return st.array[flat].reshape(self.n, *tile)
 
     def store(self, ptr, stride, layout, tile, vals):
@@ -106,7 +110,7 @@ class _Call:
             st.array[sel[:, None], flat] = vals
             return
         tid = np.repeat(self.tid, flat.shape[1])
-        self.it._check(_site(self.it, self.stmt, data), st, flat.reshape(-1), tid,
+        self.it._check(call_site(self.it, self.stmt, data), st, flat.reshape(-1), tid,
                        vals.reshape(-1))
         st.array[flat.reshape(-1)] = vals.reshape(-1)
 
@@ -137,37 +141,3 @@ def run_wmma(it, stmt, env):
         d, x, y, z = (c.fragment(a[i], a[i + 1]) for i in (0, 2, 4, 6))
         out = np.matmul(_wide(c.get(x)), _wide(c.get(y))) + _wide(c.get(z))
         c.put(d, out)
-
-
-def run_ptx_mma(it, stmt, env):
-    """One T.ptx_mma for every warp among the lanes of env (all 32 threads of each)."""
-    call = stmt.value
-    mma.call_c(call, str)                         # the supported forms only
-    a = call.args
-    tid = env.get(_TID)
-    if tid is None:
-        fail(UNSUPPORTED, "T.ptx_mma runs in a warp (inside a threadIdx binding)", stmt)
-    tid = np.atleast_1d(np.asarray(tid, dtype=np.int64))
-    n = tid.shape[0]
-
-    def regs(var, off, count):
-        st = it.storage[id(var)]
-        if st.lane_key is None:
-            fail(UNSUPPORTED, f"T.ptx_mma operand '{var.name}' must be a thread's registers "
-                 "(a local buffer)", stmt)
-        sel = np.broadcast_to(np.asarray(env[st.lane_key]), (n,))
-        base = np.broadcast_to(np.asarray(it.eval(off, env)).astype(np.int64), (n,))
-        return st, sel, base[:, None] + np.arange(count)
-    ra, rb, rc = regs(a[6], a[7], 8), regs(a[8], a[9], 4), regs(a[10], a[11], 4)
-    warps, lanes = tid // 32, tid % 32
-    for w in np.unique(warps):
-        idx = np.nonzero(warps == w)[0]
-        if idx.shape[0] != 32:
-            fail(UNSUPPORTED, f"T.ptx_mma run by {idx.shape[0]} threads of a warp (needs 32)",
-                 stmt)
-        order = idx[np.argsort(lanes[idx])]
-
-        def get(r):
-            return r[0].array[r[1][order][:, None], r[2][order]].astype(np.float64)
-        d = mma.warp_mma(get(ra), get(rb), get(rc))
-        rc[0].array[rc[1][order][:, None], rc[2][order]] = d.astype(rc[0].array.dtype)

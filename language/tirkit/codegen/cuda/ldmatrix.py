@@ -1,0 +1,63 @@
+"""`T.ptx_ldmatrix(trans, num, ".b16", D, d_off, S, s_off)` (the tirx spelling is
+`T.ptx_legacy.ldmatrix`): PTX's warp-wide `ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16`.
+
+The warp loads `num` (1, 2 or 4) 8x8 matrices of 16-bit elements from shared memory.  Lanes
+8j..8j+7 give the addresses of matrix j's eight rows (`S + s_off`, each row 8 consecutive
+elements); every lane then receives two elements of each matrix, into its registers
+`D[d_off + 2j]` and `D[d_off + 2j + 1]`: row lane / 4, columns 2 (lane % 4) and the one after,
+or with `trans` the same elements of the transposed matrix."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import expr as E
+from ..errors import UNSUPPORTED, fail
+
+OPS = ("ptx_ldmatrix", "ptx_legacy.ldmatrix")
+ROWS = 8                    # rows of a matrix, and elements of a row
+
+
+def check(call, trans, num):
+    """trans and num (their values), refused where PTX has no such ldmatrix."""
+    a = call.args
+    if len(a) != 7:
+        fail(UNSUPPORTED, f"T.{call.op} takes 7 arguments (trans, num, \".b16\", the "
+             f"destination, its offset, the shared source, its offset); got {len(a)}", call)
+    kind = a[2].value if isinstance(a[2], E.StringImm) else None
+    if kind != ".b16":
+        fail(UNSUPPORTED, f"T.{call.op} loads 16-bit elements (\".b16\"); got {kind}", call)
+    if int(num) not in (1, 2, 4):
+        fail(UNSUPPORTED, f"T.{call.op} loads 1, 2 or 4 matrices; got {int(num)}", call)
+    return bool(trans), int(num)
+
+
+def positions(trans: bool, num: int):
+    """(matrix, source row, source column) of each lane's 2 * num elements, each (32, 2 num)."""
+    lane, reg = np.arange(32)[:, None], np.arange(2 * num)[None, :]
+    shape = (32, 2 * num)
+    matrix = np.broadcast_to(reg // 2, shape)
+    row = np.broadcast_to(lane // 4, shape)
+    col = np.broadcast_to(2 * (lane % 4) + reg % 2, shape)
+    return (matrix, col, row) if trans else (matrix, row, col)
+
+
+def _element(ptr) -> str:
+    return getattr(getattr(ptr, "type_annotation", None), "element", None) or "float16"
+
+
+def call_c(call, expr, ctype) -> str:
+    """The inline PTX of one ldmatrix call (a statement)."""
+    a = call.args
+    if not all(isinstance(x, E.IntImm) for x in a[:2]):
+        fail(UNSUPPORTED, f"T.{call.op} is generated with a constant count and transpose "
+             "flag (PTX names them in the instruction)", call)
+    trans, num = check(call, a[0].value, a[1].value)
+    dst = f"reinterpret_cast<unsigned*>(({ctype(_element(a[3]))}*){expr(a[3])} + {expr(a[4])})"
+    src = f"(({ctype(_element(a[5]))}*){expr(a[5])} + {expr(a[6])})"
+    regs = ", ".join(f"%{i}" for i in range(num))
+    outs = ", ".join(f'"=r"(ldm_d[{i}])' for i in range(num))
+    return ("{ unsigned* ldm_d = " + dst + ";\n"
+            "    unsigned ldm_s = (unsigned)__cvta_generic_to_shared(" + src + ");\n"
+            f"    asm volatile(\"ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}"
+            f".shared.b16 {{{regs}}}, [%{num}];\\n\"\n"
+            f"      : {outs}\n      : \"r\"(ldm_s)); }}")

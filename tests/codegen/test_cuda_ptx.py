@@ -1,0 +1,302 @@
+"""PTX's warp intrinsics: mma.sync in each generated form, ldmatrix and cp.async with its
+groups, run in the thread interpreter against numpy on random inputs, and their CUDA C
+compiled by nvcc where it is installed.  Each kernel loads its registers in PTX's fragment
+layout, written here as TIR index expressions."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tirkit import parse
+from tirkit.codegen.cuda import emit_cuda
+from tirkit.codegen.cuda.nvcc import compile_cuda, find_nvcc
+from tirkit.codegen.cuda.threads import run_threads
+from tirkit.diagnostics import TirkitError
+
+MMA = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def mma(A: T.Buffer(({am}, {k}), "{at}"), B: T.Buffer(({k}, {bn}), "{bt}"),
+        C: T.Buffer(({am}, {n}), "{ct}")):
+    a = T.alloc_buffer(({na},), "{at}", scope="local")
+    b = T.alloc_buffer(({nb},), "{bt}", scope="local")
+    c = T.alloc_buffer(({nc},), "{ct}", scope="local")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        for i in range({na}):
+            a[i] = A[{a}]
+        for i in range({nb}):
+            b[i] = B[{b}]
+        for i in range({nc}):
+            c[i] = C[{c}]
+        T.evaluate(T.ptx_mma("{shape}", "row", "{bl}", "{an}", "{bn_}", "{cn}", a.data, 0, b.data, 0, c.data, 0, {sat}))
+        for i in range({nc}):
+            C[{c}] = c[i]
+'''
+
+_C16 = "tx // 4 + i // 2 * 8, tx % 4 * 2 + i % 2"
+_C8 = "tx // 4, tx % 4 * 2 + i"
+_QP = "tx % 16 // 4 * 8"          # m8n8k4 f16: each quad pair's own 8x8x4 product
+# (shape, B layout, sub-products, m, n, k, registers of A, B, C, A's, B's and C's indices)
+FORMS = {
+    "m16n8k16": ("m16n8k16", "col", 1, 16, 8, 16, 8, 4, 4,
+                 "tx // 4 + i // 2 % 2 * 8, tx % 4 * 2 + i % 2 + i // 4 * 8",
+                 "tx % 4 * 2 + i % 2 + i // 2 * 8, tx // 4", _C16),
+    "m16n8k8": ("m16n8k8", "col", 1, 16, 8, 8, 4, 2, 4,
+                "tx // 4 + i // 2 * 8, tx % 4 * 2 + i % 2", "tx % 4 * 2 + i, tx // 4", _C16),
+    "m8n8k4_f32": ("m8n8k4", "row", 4, 8, 8, 4, 4, 4, 8,
+                   f"{_QP} + tx % 4 + tx // 16 * 4, i", f"tx % 4, {_QP} + i + tx // 16 * 4",
+                   f"{_QP} + tx % 2 + i // 2 % 2 * 2 + tx // 16 * 4, "
+                   "tx % 4 // 2 * 2 + i % 2 + i // 4 * 4"),
+    "m8n8k4_f16": ("m8n8k4", "row", 4, 8, 8, 4, 4, 4, 8,
+                   f"{_QP} + tx % 4 + tx // 16 * 4, i", f"tx % 4, {_QP} + i + tx // 16 * 4",
+                   f"{_QP} + tx % 4 + tx // 16 * 4, i"),
+    "m8n8k4_f64": ("m8n8k4", "col", 1, 8, 8, 4, 1, 1, 2, "tx // 4, tx % 4", "tx % 4, tx // 4",
+                   _C8),
+    "m8n8k16": ("m8n8k16", "col", 1, 8, 8, 16, 4, 4, 2, "tx // 4, tx % 4 * 4 + i",
+                "tx % 4 * 4 + i, tx // 4", _C8),
+    "m16n8k16_i8": ("m16n8k16", "col", 1, 16, 8, 16, 8, 4, 4,
+                    "tx // 4 + i // 4 * 8, tx % 4 * 4 + i % 4", "tx % 4 * 4 + i, tx // 4", _C16),
+    "m16n8k32": ("m16n8k32", "col", 1, 16, 8, 32, 16, 8, 4,
+                 "tx // 4 + i // 4 % 2 * 8, tx % 4 * 4 + i % 4 + i // 8 * 16",
+                 "tx % 4 * 4 + i % 4 + i // 4 * 16, tx // 4", _C16),
+}
+# (form, A, B, C types as TIR dtypes, as the call names them)
+CASES = [
+    ("m16n8k16", "float16", "float16", "float32", "fp16", "fp16", "fp32"),
+    ("m16n8k16", "float16", "float16", "float16", "fp16", "fp16", "fp16"),
+    ("m16n8k16", "bfloat16", "bfloat16", "float32", "bf16", "bf16", "fp32"),
+    ("m16n8k8", "float16", "float16", "float32", "float16", "float16", "float32"),
+    ("m8n8k4_f32", "float16", "float16", "float32", "fp16", "fp16", "fp32"),
+    ("m8n8k4_f16", "float16", "float16", "float16", "fp16", "fp16", "fp16"),
+    ("m8n8k4_f64", "float64", "float64", "float64", "fp64", "fp64", "fp64"),
+    ("m8n8k16", "int8", "uint8", "int32", "int8", "uint8", "int32"),
+    ("m16n8k16_i8", "uint8", "int8", "int32", "uint8", "int8", "int32"),
+    ("m16n8k32", "int8", "int8", "int32", "int8", "int8", "int32"),
+]
+
+
+def _mma_text(form, at, bt, ct, an, bn, cn, sat="False"):
+    shape, bl, subs, m, n, k, na, nb, nc, ia, ib, ic = FORMS[form]
+    return MMA.format(am=subs * m, k=k, bn=subs * n, n=n, at=at, bt=bt, ct=ct, na=na, nb=nb,
+                      nc=nc, a=ia, b=ib, c=ic, shape=shape, bl=bl, an=an, bn_=bn, cn=cn,
+                      sat=sat)
+
+
+def _inputs(f, rng, subs):
+    out = []
+    for p in f.params:
+        b = f.buffer_of(p)
+        shape = tuple(x.value for x in b.shape)
+        if "int" in b.dtype:
+            lo, hi = (0, 255) if b.dtype == "uint8" else (-128, 127) if b.dtype == "int8" \
+                else (-1000, 1000)
+            out.append(rng.integers(lo, hi + 1, shape).astype(b.dtype))
+        else:
+            import ml_dtypes
+            dt = ml_dtypes.bfloat16 if b.dtype == "bfloat16" else b.dtype
+            out.append(rng.uniform(-2, 2, shape).astype(dt))
+    return out
+
+
+def _nvcc(code):
+    if find_nvcc() is not None:
+        compile_cuda(code, "sm_80", "cubin")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}-{c[3]}")
+def test_mma_forms_against_numpy(case):
+    form, at, bt, ct = case[:4]
+    subs, m, n = FORMS[form][2:5]
+    r = parse(_mma_text(form, *case[1:]), "mma.py")
+    (_, f), = r.module.prim_funcs()
+    A, B, C = arrays = _inputs(f, np.random.default_rng(7), subs)
+    wide = np.int64 if "int" in ct else np.float64
+    want = np.concatenate([A[q * m:(q + 1) * m].astype(wide) @ B[:, q * n:(q + 1) * n]
+                           .astype(wide) for q in range(subs)]) + C.astype(wide)
+    before = C.astype(wide)
+    run_threads(f, arrays, module=r.module)
+    got = arrays[2].astype(wide)
+    if "int" in ct:
+        assert np.array_equal(got, want)
+    else:
+        tol = 2e-3 if ct == "float16" else 1e-12 if ct == "float64" else 1e-5
+        assert np.allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+        assert not np.allclose(got, before)
+    code = emit_cuda(f, r.module).code
+    assert code.count("mma.sync.aligned." + FORMS[form][0]) == 1
+    _nvcc(code)
+
+
+def test_an_int8_mma_saturates_or_wraps():
+    """int32 accumulators: `.satfinite` clamps a sum past int32, without it the sum wraps."""
+    for sat in ("True", "False"):
+        r = parse(_mma_text("m8n8k16", "int8", "int8", "int32", "int8", "int8", "int32", sat),
+                  "mma.py")
+        (_, f), = r.module.prim_funcs()
+        A = np.full((8, 16), 127, np.int8)
+        B = np.full((16, 8), 127, np.int8)
+        C = np.full((8, 8), 2 ** 31 - 1000, np.int32)
+        run_threads(f, [A, B, C], module=r.module)
+        total = 2 ** 31 - 1000 + 16 * 127 * 127
+        want = 2 ** 31 - 1 if sat == "True" else total - 2 ** 32
+        assert (C == want).all()
+        code = emit_cuda(f, r.module).code
+        assert ("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32" in code) == \
+            (sat == "True")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("m16n8k16", "float64", "float64", "float64", "fp64", "fp64", "fp64"),
+     "T.ptx_mma (m16n8k16, row, col, fp64, fp64, fp64) is not a form that is generated"),
+    (("m16n8k16", "float16", "float16", "float32", "fp16", "fp16", "fp16"),
+     "T.ptx_mma reads C as fp16, but 'c' holds float32 registers"),
+    (("m16n8k16", "float16", "float16", "float32", "fp16", "fp16", "fp32", "True"),
+     "T.ptx_mma (m16n8k16, row, col, fp16, fp16, fp32) is not a form that is generated"),
+])
+def test_mma_forms_that_are_not_generated(args, message):
+    r = parse(_mma_text(*args), "mma.py")
+    (_, f), = r.module.prim_funcs()
+    for run in (lambda: emit_cuda(f, r.module),
+                lambda: run_threads(f, _inputs(f, np.random.default_rng(0), 1),
+                                    module=r.module)):
+        with pytest.raises(TirkitError) as e:
+            run()
+        (d,) = e.value.diagnostics
+        assert d.code == "codegen/unsupported" and d.message.startswith(message)
+        assert d.span.line == 17
+
+
+LDMATRIX = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def ldm(A: T.Buffer((16, 16), "float16"), B: T.Buffer((32, 8), "float16")):
+    for tx in T.thread_binding({threads}, thread="threadIdx.x"):
+        with T.block():
+            S = T.alloc_buffer((16, 16), "float16", scope="shared")
+            r = T.alloc_buffer((8,), "float16", scope="local")
+            for j in range(8):
+                S[j * 2 + tx // 16, tx % 16] = A[j * 2 + tx // 16, tx % 16]
+                r[j] = T.float16(7)
+            T.evaluate(T.ptx_ldmatrix({trans}, {num}, ".b16", r.data, 0, S.data, tx % 8 * 16 + tx // 8 % 2 * 128 + tx // 16 * 8))
+            for j in range(8):
+                B[tx, j] = r[j]
+'''
+
+
+@pytest.mark.parametrize("num", [1, 2, 4])
+@pytest.mark.parametrize("trans", [False, True])
+def test_ldmatrix_hands_each_lane_its_fragment(num, trans):
+    """Lane 8 j + r gives row r of matrix j (here the four 8x8 quarters of A); every lane
+    receives row lane / 4, columns 2 (lane % 4) and the next, of each matrix (of its
+    transpose with trans).  The lanes' writes of S before it are ordered by the warp's
+    `.sync`, not a race."""
+    r = parse(LDMATRIX.format(threads=32, trans=int(trans), num=num), "ldm.py")
+    (_, f), = r.module.prim_funcs()
+    A = np.random.default_rng(num).uniform(-4, 4, (16, 16)).astype(np.float16)
+    B = np.full((32, 8), np.float16(7))
+    run_threads(f, [A, B], module=r.module)
+    lane = np.arange(32)
+    for j in range(4):
+        quarter = A[j % 2 * 8:j % 2 * 8 + 8, j // 2 * 8:j // 2 * 8 + 8]
+        m = quarter.T if trans else quarter
+        for e in range(2):
+            got = B[:, 2 * j + e]
+            if j < num:
+                assert np.array_equal(got, m[lane // 4, 2 * (lane % 4) + e])
+            else:
+                assert (got == 7).all()     # registers the load does not reach keep theirs
+    code = emit_cuda(f, r.module).code
+    assert f"ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}.shared.b16" in code
+    _nvcc(code)
+
+
+def test_ldmatrix_needs_a_whole_warp_and_constant_flags_for_cuda():
+    r = parse(LDMATRIX.format(threads=16, trans=0, num=1), "ldm.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as e:
+        run_threads(f, [np.ones((16, 16), np.float16), np.ones((32, 8), np.float16)],
+                    module=r.module)
+    assert e.value.diagnostics[0].message == \
+        "T.ptx_ldmatrix run by 16 threads of a warp (needs its 32 lanes, once each)"
+    text = LDMATRIX.format(threads=32, trans="n % 2", num=4).replace(
+        '"float16")):', '"float16"), n: T.int32):', 1)
+    r = parse(text, "ldm.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as e:
+        emit_cuda(f, r.module)
+    (d,) = e.value.diagnostics
+    assert (d.code, d.span.line) == ("codegen/unsupported", 13)
+    assert d.message.startswith("T.ptx_ldmatrix is generated with a constant count")
+
+
+CP_ASYNC = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def copy(A: T.Buffer((32, 16), "float32"), B: T.Buffer((32, 16), "float32"), E: T.Buffer((32, 4), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        with T.block():
+            S = T.alloc_buffer((32, 16), "float32", scope="shared")
+            for j in range(16):
+                S[tx, j] = T.float32(-1)
+            for g in range(4):
+                T.evaluate(T.ptx_cp_async(S.data, tx * 16 + g * 4, A.data, tx * 16 + g * 4, 16, dtype="float32"))
+                T.evaluate(T.ptx_commit_group())
+            T.evaluate(T.ptx_wait_group({keep}))
+            for j in range(4):
+                E[tx, j] = S[tx, j * 4 + 3]
+            T.evaluate(T.ptx_wait_group(0))
+            for j in range(16):
+                B[tx, j] = S[tx, j]
+'''
+
+
+@pytest.mark.parametrize("keep", [0, 1, 3, 4])
+def test_async_copies_land_when_a_wait_completes_their_group(keep):
+    """Four groups of one 16-byte copy each: after wait_group(keep) all but the last `keep`
+    groups have landed, and a read of the others sees what was there before (wait_group(4):
+    none has); after wait_group(0) all of them."""
+    r = parse(CP_ASYNC.format(keep=keep), "copy.py")
+    (_, f), = r.module.prim_funcs()
+    A = np.random.default_rng(keep).uniform(1, 2, (32, 16)).astype(np.float32)
+    B, E = np.zeros((32, 16), np.float32), np.zeros((32, 4), np.float32)
+    run_threads(f, [A, B, E], module=r.module)
+    assert np.array_equal(B, A)
+    landed = 4 - keep
+    for j in range(4):
+        assert np.array_equal(E[:, j], A[:, j * 4 + 3] if j < landed else np.full(32, -1))
+    code = emit_cuda(f, r.module).code
+    assert code.count("cp.async.cg.shared.global") == 1
+    assert "cp.async.commit_group" in code and f"cp.async.wait_group {keep}" in code
+    _nvcc(code)
+
+
+def test_an_async_copy_of_a_size_ptx_has_not_is_refused():
+    r = parse(CP_ASYNC.format(keep=0).replace(", 16, dtype=", ", 12, dtype="), "copy.py")
+    (_, f), = r.module.prim_funcs()
+    arrays = [np.ones((32, 16), np.float32), np.ones((32, 16), np.float32),
+              np.ones((32, 4), np.float32)]
+    for run in (lambda: emit_cuda(f, r.module), lambda: run_threads(f, arrays,
+                                                                    module=r.module)):
+        with pytest.raises(TirkitError) as e:
+            run()
+        (d,) = e.value.diagnostics
+        assert (d.code, d.message, d.span.line) == (
+            "codegen/unsupported", "T.ptx_cp_async copies 4, 8 or 16 bytes, whole elements; "
+            "got 12", 12)
+
+
+def test_registers_past_their_buffer_are_out_of_bounds():
+    """C's four registers from offset 6 of an 8-element buffer reach element 9."""
+    text = _mma_text("m16n8k16", "float16", "float16", "float32", "fp16", "fp16", "fp32")
+    r = parse(text.replace("c.data, 0, False", "c.data, 6, False").replace(
+        'c = T.alloc_buffer((4,)', 'c = T.alloc_buffer((8,)'), "mma.py")
+    (_, f), = r.module.prim_funcs()
+    with pytest.raises(TirkitError) as e:
+        run_threads(f, _inputs(f, np.random.default_rng(0), 1), module=r.module)
+    (d,) = e.value.diagnostics
+    assert (d.code, d.message, d.span.line) == (
+        "bounds/out-of-bounds", "T.ptx_mma reaches outside the registers 'c': element 9, but "
+        "its storage holds 8", 17)
