@@ -185,14 +185,26 @@ def ldm(A: T.Buffer((16, 16), "float16"), B: T.Buffer((32, 8), "float16")):
 '''
 
 
+ACCESS_PTR = ('"float16", {trans}, {num}, ".b16", r.data, 0, T.tvm_access_ptr('
+              'T.type_annotation("float16"), S.data, 64, 192, 1), tx % 8 * 16 + tx // 8 % 2 * 128 + '
+              'tx // 16 * 8 - 64')
+
+
 @pytest.mark.parametrize("num", [1, 2, 4])
 @pytest.mark.parametrize("trans", [False, True])
-def test_ldmatrix_hands_each_lane_its_fragment(num, trans):
+@pytest.mark.parametrize("spelling", ["plain", "access_ptr"])
+def test_ldmatrix_hands_each_lane_its_fragment(num, trans, spelling):
     """Lane 8 j + r gives row r of matrix j (here the four 8x8 quarters of A); every lane
     receives row lane / 4, columns 2 (lane % 4) and the next, of each matrix (of its
     transpose with trans).  The lanes' writes of S before it are ordered by the warp's
-    `.sync`, not a race."""
-    r = parse(LDMATRIX.format(threads=32, trans=int(trans), num=num), "ldm.py")
+    `.sync`, not a race.  TVM's newer spelling names the element type first, and its source
+    may be a `T.tvm_access_ptr`, whose offset adds to the call's."""
+    text = LDMATRIX.format(threads=32, trans=int(trans), num=num)
+    if spelling == "access_ptr":
+        call = text[text.index("T.ptx_ldmatrix(") + 15:text.index("))\n", text.index(
+            "T.ptx_ldmatrix("))]
+        text = text.replace(call, ACCESS_PTR.format(trans=int(trans), num=num))
+    r = parse(text, "ldm.py")
     (_, f), = r.module.prim_funcs()
     A = np.random.default_rng(num).uniform(-4, 4, (16, 16)).astype(np.float16)
     B = np.full((32, 8), np.float16(7))

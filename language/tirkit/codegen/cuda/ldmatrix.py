@@ -17,18 +17,35 @@ OPS = ("ptx_ldmatrix", "ptx_legacy.ldmatrix")
 ROWS = 8                    # rows of a matrix, and elements of a row
 
 
-def check(call, trans, num):
-    """trans and num (their values), refused where PTX has no such ldmatrix."""
-    a = call.args
+def parts(call):
+    """(trans, num, destination, its offset, shared source data, its offset) of either
+    spelling: TVM's newer one puts the element type first, and the source may be a
+    `T.tvm_access_ptr(type, data, offset, extent, rw)` (its offset added to the call's)."""
+    a = list(call.args)
+    if len(a) == 8 and isinstance(a[0], E.StringImm):
+        a.pop(0)
     if len(a) != 7:
         fail(UNSUPPORTED, f"T.{call.op} takes 7 arguments (trans, num, \".b16\", the "
              f"destination, its offset, the shared source, its offset); got {len(a)}", call)
     kind = a[2].value if isinstance(a[2], E.StringImm) else None
     if kind != ".b16":
         fail(UNSUPPORTED, f"T.{call.op} loads 16-bit elements (\".b16\"); got {kind}", call)
+    src, off = a[5], a[6]
+    if isinstance(src, E.Call) and src.op == "tvm_access_ptr" and len(src.args) == 5:
+        src, off = src.args[1], E.Add(src.args[2], off, off.dtype, span=off.span) \
+            if src.args[2].dtype == off.dtype else E.Add(
+                E.Cast(off.dtype, src.args[2], span=off.span), off, off.dtype, span=off.span)
+    if not isinstance(src, E.Var):
+        fail(UNSUPPORTED, f"T.{call.op} reads from a buffer's data or a T.tvm_access_ptr "
+             "into it", call)
+    return a[0], a[1], a[3], a[4], src, off
+
+
+def check(call, num):
+    """num, refused where PTX has no such ldmatrix."""
     if int(num) not in (1, 2, 4):
         fail(UNSUPPORTED, f"T.{call.op} loads 1, 2 or 4 matrices; got {int(num)}", call)
-    return bool(trans), int(num)
+    return int(num)
 
 
 def positions(trans: bool, num: int):
@@ -47,17 +64,17 @@ def _element(ptr) -> str:
 
 def call_c(call, expr, ctype) -> str:
     """The inline PTX of one ldmatrix call (a statement)."""
-    a = call.args
-    if not all(isinstance(x, E.IntImm) for x in a[:2]):
+    trans, num, dst, d_off, src, s_off = parts(call)
+    if not all(isinstance(x, E.IntImm) for x in (trans, num)):
         fail(UNSUPPORTED, f"T.{call.op} is generated with a constant count and transpose "
              "flag (PTX names them in the instruction)", call)
-    trans, num = check(call, a[0].value, a[1].value)
-    dst = f"reinterpret_cast<unsigned*>(({ctype(_element(a[3]))}*){expr(a[3])} + {expr(a[4])})"
-    src = f"(({ctype(_element(a[5]))}*){expr(a[5])} + {expr(a[6])})"
+    num = check(call, num.value)
+    d = f"reinterpret_cast<unsigned*>(({ctype(_element(dst))}*){expr(dst)} + {expr(d_off)})"
+    s = f"(({ctype(_element(src))}*){expr(src)} + {expr(s_off)})"
     regs = ", ".join(f"%{i}" for i in range(num))
     outs = ", ".join(f'"=r"(ldm_d[{i}])' for i in range(num))
-    return ("{ unsigned* ldm_d = " + dst + ";\n"
-            "    unsigned ldm_s = (unsigned)__cvta_generic_to_shared(" + src + ");\n"
-            f"    asm volatile(\"ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}"
-            f".shared.b16 {{{regs}}}, [%{num}];\\n\"\n"
+    return ("{ unsigned* ldm_d = " + d + ";\n"
+            "    unsigned ldm_s = (unsigned)__cvta_generic_to_shared(" + s + ");\n"
+            f"    asm volatile(\"ldmatrix.sync.aligned.m8n8.x{num}"
+            f"{'.trans' if trans.value else ''}.shared.b16 {{{regs}}}, [%{num}];\\n\"\n"
             f"      : {outs}\n      : \"r\"(ldm_s)); }}")

@@ -102,21 +102,21 @@ def _halves(stmt, st, var):
 
 def _ldmatrix(it, stmt, env, tid):
     call = stmt.value
-    a = call.args
+    trans, num, dst_var, d_off, src_var, s_off = ldmatrix.parts(call)
     n = tid.shape[0]
-    trans, num = ldmatrix.check(call, _uniform(it, stmt, a[0], env, n, "trans"),
-                                _uniform(it, stmt, a[1], env, n, "num"))
-    dst, sel, dflat = _registers(it, stmt, env, a[3], a[4], 2 * num, n)
-    src = _memory(it, stmt, a[5], "shared")
-    d_bits, s_bits = _halves(stmt, dst, a[3]), _halves(stmt, src, a[5])
-    rows = _ints(it, a[6], env, n)
+    trans = bool(_uniform(it, stmt, trans, env, n, "trans"))
+    num = ldmatrix.check(call, _uniform(it, stmt, num, env, n, "num"))
+    dst, sel, dflat = _registers(it, stmt, env, dst_var, d_off, 2 * num, n)
+    src = _memory(it, stmt, src_var, "shared")
+    d_bits, s_bits = _halves(stmt, dst, dst_var), _halves(stmt, src, src_var)
+    rows = _ints(it, s_off, env, n)
     matrix, row, col = ldmatrix.positions(trans, num)
     it.warp_barrier(tid)            # `.sync`: the warp's lanes meet before it reads
     for order in _warps(it, stmt, tid):
         # lane 8 j + r gives the address of row r of matrix j
         flat = rows[order][matrix * ldmatrix.ROWS + row] + col
-        inside(stmt, src, flat, f"'{a[5].name}'")
-        it._check(call_site(it, stmt, a[5]), src, flat.reshape(-1),
+        inside(stmt, src, flat, f"'{src_var.name}'")
+        it._check(call_site(it, stmt, src_var), src, flat.reshape(-1),
                   np.repeat(tid[order], flat.shape[1]), None)
         d_bits[sel[order][:, None], dflat[order]] = s_bits[flat]
 
