@@ -312,3 +312,39 @@ def test_registers_past_their_buffer_are_out_of_bounds():
     assert (d.code, d.message, d.span.line) == (
         "bounds/out-of-bounds", "T.ptx_mma reaches outside the registers 'c': element 9, but "
         "its storage holds 8", 17)
+
+
+SCALAR = '''from tvm.script import tirx as T
+
+
+@T.prim_func
+def scalar(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffer((4, 64), "float32")):
+    bx = T.env_thread("blockIdx.x")
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(bx, 2)
+    T.launch_thread(tx, 32)
+    T.ptx.griddepcontrol.wait()
+    T.ptx.add.rn.f32(C[0, bx * 32 + tx], A[bx * 32 + tx], B[bx * 32 + tx])
+    T.ptx.mul.rn.f32(C[1, bx * 32 + tx], A[bx * 32 + tx], B[bx * 32 + tx])
+    T.ptx.max.f32(C[2, bx * 32 + tx], A[bx * 32 + tx], B[bx * 32 + tx])
+    T.ptx.min.f32(C[3, bx * 32 + tx], A[bx * 32 + tx], B[bx * 32 + tx])
+    T.ptx.griddepcontrol.launch_dependents()
+'''
+
+
+def test_ptx_scalar_math_and_dependent_launch_control():
+    """T.ptx.<op>.f32 stores its operation's result; griddepcontrol's wait and launch do
+    nothing in a kernel run alone, and are PTX's (sm_90) in CUDA C."""
+    r = parse(SCALAR, "scalar.py")
+    (_, f), = r.module.prim_funcs()
+    rng = np.random.default_rng(4)
+    A, B = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    C = np.zeros((4, 64), np.float32)
+    run_threads(f, [A, B, C], module=r.module)
+    for got, want in zip(C, (A + B, A * B, np.maximum(A, B), np.minimum(A, B))):
+        np.testing.assert_array_equal(got, want)
+    code = emit_cuda(f, r.module).code
+    assert 'asm volatile("griddepcontrol.wait;\\n" ::: "memory")' in code
+    assert 'asm volatile("griddepcontrol.launch_dependents;\\n" ::: "memory")' in code
+    if find_nvcc() is not None:
+        compile_cuda(code, "sm_90", "cubin")

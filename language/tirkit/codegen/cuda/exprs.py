@@ -9,7 +9,7 @@ from ...arith.interval import interval
 from ...ir import expr as E
 from ...ir.dtype import lanes_of, parse_dtype
 from ..errors import UNSUPPORTED, fail
-from . import cp_async, ldmatrix, mma, shuffle, wmma
+from . import cp_async, griddep, ldmatrix, mma, shuffle, wmma
 from .vector import multiple_of
 
 _SCALAR = {
@@ -230,6 +230,8 @@ class ExprPrinter:
             return ldmatrix.call_c(e, self, ctype)
         if op in cp_async.OPS:
             return cp_async.call_c(e, self, ctype)
+        if op in griddep.OPS:
+            return griddep.call_c(e)
         if op == wmma.ACCESS_PTR:
             return wmma.access_ptr_c(e, self, ctype)
         if op in shuffle.OPS:

@@ -32,8 +32,10 @@ def launch_threads_to_loops(body):
     return transform(body, fn)
 
 
-# `T.ptx.<op>.rn.f32(dst, a, b)`: the float32 operation, rounded to nearest (IEEE's default)
-PTX_ARITH = {"ptx.add.rn.f32": E.Add, "ptx.sub.rn.f32": E.Sub, "ptx.mul.rn.f32": E.Mul}
+# `T.ptx.<op>.rn.f32(dst, a, b)`: the float32 operation, rounded to nearest (IEEE's default);
+# `T.ptx.max.f32` / `min.f32` as T.max / T.min
+PTX_ARITH = {"ptx.add.rn.f32": E.Add, "ptx.sub.rn.f32": E.Sub, "ptx.mul.rn.f32": E.Mul,
+             "ptx.max.f32": E.Max, "ptx.min.f32": E.Min}
 
 
 def ptx_arith_to_stores(body):

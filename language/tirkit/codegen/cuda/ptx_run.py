@@ -1,7 +1,7 @@
-"""PTX's warp intrinsics in the thread interpreter: mma (mma.py) and ldmatrix (ldmatrix.py)
-run for each warp among the running threads, all 32 of its lanes together (numbered as CUDA
+"""PTX's intrinsics in the thread interpreter: mma (mma.py) and ldmatrix (ldmatrix.py) run
+for each warp among the running threads, all 32 of its lanes together (numbered as CUDA
 numbers them, shuffle.linear_ids); asynchronous copies (cp_async.py) land when a wait
-completes their group.  Shared and global memory are read and written through the race
+completes their group; griddepcontrol (griddep.py) does nothing in a kernel run alone.  Shared and global memory are read and written through the race
 detector, as the thread that receives (ldmatrix) or issues (cp.async) the access."""
 from __future__ import annotations
 
@@ -11,16 +11,19 @@ import numpy as np
 
 from ...ir.dtype import bytes_of
 from ..errors import UNSUPPORTED, fail
-from . import cp_async, ldmatrix, mma, shuffle
+from . import cp_async, griddep, ldmatrix, mma, shuffle
 from .wmma_run import call_site, inside
 
-OPS = mma.OPS + ldmatrix.OPS + cp_async.OPS
+OPS = mma.OPS + ldmatrix.OPS + cp_async.OPS + tuple(griddep.OPS)
 _TID = "tid"
 
 
 def run_ptx(it, stmt, env):
     """Run one PTX intrinsic call (the Evaluate stmt) for the threads of env."""
     op = stmt.value.op
+    if op in griddep.OPS:           # a kernel run alone: no grid before it, none after
+        griddep.check(stmt.value)
+        return
     if _TID not in env:
         fail(UNSUPPORTED, f"T.{op} runs in the threads of a block (inside a threadIdx "
              "binding)", stmt)
