@@ -177,3 +177,42 @@ def test_same_results_as_tvm(src, name):
                 np.testing.assert_array_equal(o, t)
                 np.testing.assert_array_equal(r, t)
         assert not np.array_equal(ours[-1], arrays[-1])     # the kernel did write
+
+
+INTRIN = HEAD + '''@T.prim_func
+def intrin(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for i in range(64):
+        B[i] = T.call_intrin("float32", "tir.exp", A[i]) + T.call_intrin("float32", "tirx.fabs", A[i])
+'''
+
+SYNCED = HEAD + '''@T.prim_func
+def synced(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        with T.block():
+            S = T.alloc_buffer((64,), "float32", scope="shared")
+            S[tx] = A[tx]
+            T.evaluate(T.call_intrin("int32", "tir.tvm_storage_sync", "shared"))
+            B[tx] = S[63 - tx]
+'''
+
+
+def test_call_intrin_is_the_call_it_names():
+    """`T.call_intrin(dtype, "tir.name", ...)`, as TVM prints some intrinsics, runs as
+    `T.name(...)`: math natively and in the interpreter; a barrier in the thread
+    interpreter and in CUDA C, where the barrier pass sees it and adds none."""
+    r = tirkit.parse(INTRIN, "intrin.py")
+    (_, f), = r.module.prim_funcs()
+    A = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    B, ref = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    build(f, r.module)(A, B)
+    run_reference(f, [A, ref], module=r.module)
+    for got in (B, ref):
+        np.testing.assert_allclose(got, np.exp(A) + np.abs(A), rtol=1e-6)
+    from tirkit.codegen.cuda import emit_cuda
+    from tirkit.codegen.cuda.threads import run_threads
+    r = tirkit.parse(SYNCED, "synced.py")
+    (_, f), = r.module.prim_funcs()
+    B = np.zeros(64, np.float32)
+    run_threads(f, [A, B], module=r.module)
+    np.testing.assert_array_equal(B, A[::-1])
+    assert emit_cuda(f, r.module).code.count("__syncthreads();") == 1   # none added to it
