@@ -8,6 +8,7 @@ from tirkit.analysis.nest import (buffer_bytes, find_realize, inferred_regions,
 from tirkit.analysis.nest import loop_trip_count as trip_count
 from tirkit.ir import expr as E
 from tirkit.ir import stmt as S
+from tirkit.ir.dtype import ERROR_DTYPE
 from tirkit.script.printer import Printer
 
 KIND = {"S": "spatial", "R": "reduce", "C": "scan", "O": "opaque"}
@@ -184,6 +185,9 @@ def var_markdown(func, var, role) -> str:
     what = {"iter": "block iterator", "loop": "loop variable", "param": "parameter",
             "size": "symbolic size", "let": "let-bound variable", "thread": "thread variable",
             "allocate": "allocation"}.get(role, "variable")
+    if var.dtype == ERROR_DTYPE:            # its annotation failed: a diagnostic says why
+        return f"**{what}** `{var.name}` in `{func.name}`: type not known (its annotation " \
+            "is an error)"
     return f"**{what}** `{var.name}`: `{var.dtype}` in `{func.name}`"
 
 

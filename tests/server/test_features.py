@@ -116,6 +116,31 @@ async def test_hover_predicate(client):
     assert "FLOPs: 20" in h.contents.value          # an upper bound: the predicate is ignored
 
 
+BAD_PARAMS = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), n: T.int33, m: T.int32):
+    for i in range(16):
+        A[i] = T.float32(n + m)
+'''
+
+
+async def test_hover_a_parameter_whose_annotation_failed(client):
+    """A parameter whose type annotation is an error says so, instead of showing the
+    analysis's placeholder type."""
+    uri = "file:///tmp/tirkit_bad_params.py"
+    open_doc(client, uri, BAD_PARAMS)
+    line = BAD_PARAMS.split("\n")[6]
+    bad = await client.text_document_hover_async(T.HoverParams(doc(uri), T.Position(
+        6, line.index("n + m"))))
+    good = await client.text_document_hover_async(T.HoverParams(doc(uri), T.Position(
+        6, line.index("m)"))))
+    assert bad.contents.value == ("**parameter** `n` in `f`: type not known (its annotation "
+                                  "is an error)")
+    assert good.contents.value == "**parameter** `m`: `int32` in `f`"
+
+
 async def test_hover_symbolic_block(client):
     p = example("valid/batch_matmul_symbolic.py")
     text = await hover(client, p, 12, 22)

@@ -9,6 +9,10 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
+# the dtype of a value whose type could not be read (its annotation is an error, which a
+# diagnostic reports): analyses go on with it, and nothing reports it a second time
+ERROR_DTYPE = "unknown"
+
 _FLOAT8 = ("float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
            "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")
 _FLOAT_SMALL = ("float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn")

@@ -5,7 +5,8 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
-from .context import ERROR_DTYPE, LowerError
+from ...ir.dtype import ERROR_DTYPE
+from .context import LowerError
 from .values import _SliceVal, _Starred
 from .fold import slice_extent
 

@@ -7,7 +7,8 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.equality import structural_equal
 from ...syntax import cst as C
-from .context import ERROR_DTYPE, BlockFrame
+from ...ir.dtype import ERROR_DTYPE
+from .context import BlockFrame
 from .exprs import slice_extent
 from .fold import cast_folded
 from .values import _SliceVal

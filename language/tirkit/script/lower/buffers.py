@@ -6,7 +6,7 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
-from .context import ERROR_DTYPE
+from ...ir.dtype import ERROR_DTYPE
 from .stmts import Wrap
 
 BUFFER_ARGS = ("shape", "dtype", "data", "strides", "elem_offset", "scope", "align",

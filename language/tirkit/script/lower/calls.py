@@ -7,7 +7,7 @@ from ...ir import dtype as D
 from ...ir import expr as E
 from ...syntax import cst as C
 from ..namespace import FAMILIES, NAMES
-from .context import ERROR_DTYPE
+from ...ir.dtype import ERROR_DTYPE
 from .fold import as_float, cast_folded, fold_minmax
 from .values import (_BufferMethod, _ExprMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace,
                      _PyBuiltin, _Starred)

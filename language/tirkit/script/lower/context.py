@@ -139,5 +139,4 @@ class _Failed:
 
 FAILED = _Failed()
 
-ERROR_DTYPE = "unknown"
 

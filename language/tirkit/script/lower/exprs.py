@@ -6,7 +6,8 @@ from ...ir import expr as E
 from ...ir.stmt import Buffer
 from ...syntax import cst as C
 from ...syntax import pyconst
-from .context import ERROR_DTYPE, FAILED, MISSING, LoopInfo, LowerError
+from ...ir.dtype import ERROR_DTYPE
+from .context import FAILED, MISSING, LoopInfo, LowerError
 from .fold import as_float, cast_folded, fold_float, fold_int, slice_extent  # noqa: F401
 # the value classes live in values.py; imported here too for the mixins that take them from exprs
 from .scalars import LocalScalar

@@ -8,7 +8,8 @@ from ...ir import stmt as S
 from ...ir.constants import Constant, ConstantTable, numpy_dtype
 from ...syntax import cst as C
 from ...syntax.chunks import kernel_kind
-from .context import ERROR_DTYPE, FAILED, BlockFrame, LowerError
+from ...ir.dtype import ERROR_DTYPE
+from .context import FAILED, BlockFrame, LowerError
 from .scalars import reassigned
 from .values import ParamRef, _Namespace, _Subscripted
 

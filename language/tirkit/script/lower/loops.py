@@ -4,7 +4,8 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
-from .context import ERROR_DTYPE, MISSING, LoopInfo
+from ...ir.dtype import ERROR_DTYPE
+from .context import MISSING, LoopInfo
 from .fold import cast_folded
 
 LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",

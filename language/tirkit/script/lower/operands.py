@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...ir import dtype as D
 from ...ir import expr as E
-from .context import ERROR_DTYPE
+from ...ir.dtype import ERROR_DTYPE
 
 
 class OperandMixin:

@@ -9,7 +9,8 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...syntax import cst as C
 from .calls import _FreshVar
-from .context import ERROR_DTYPE, FAILED, MISSING, LowerError
+from ...ir.dtype import ERROR_DTYPE
+from .context import FAILED, MISSING, LowerError
 from .fold import cast_folded
 from .values import _is_literal, _Subscripted
 
