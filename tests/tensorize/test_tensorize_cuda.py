@@ -1,5 +1,5 @@
 """The CUDA tensor-core intrinsics (wmma m16n16k16 f16·f16→f32 and s8·s8→s32, mma.sync
-m16n8k16 f16·f16→f32 through T.ptx_mma): offered for CUDA targets only, mapped onto a GEMM block in place (strided views, no packing),
+m16n8k16 f16·f16→f32 and m16n8k32 s8·s8→s32 through T.ptx_mma): offered for CUDA targets only, mapped onto a GEMM block in place (strided views, no packing),
 auto-tensorized into wmma calls that the thread interpreter runs against numpy, that the
 sequential interpreter runs through the intrinsic's desc, and whose CUDA C compiles with
 nvcc for sm_80 and sm_90."""
@@ -22,7 +22,10 @@ from util import schedule
 F16 = "cuda.wmma.m16n16k16_f16f16f32"
 S8 = "cuda.wmma.m16n16k16_s8s8s32"
 MMA = "cuda.mma.m16n8k16_f16f16f32"
-TYPES = {F16: ("float16", "float32"), S8: ("int8", "int32"), MMA: ("float16", "float32")}
+MMA8 = "cuda.mma.m16n8k32_s8s8s32"
+TYPES = {F16: ("float16", "float32"), S8: ("int8", "int32"), MMA: ("float16", "float32"),
+         MMA8: ("int8", "int32")}
+INT8 = (S8, MMA8)
 
 
 def gemm(M, N, K, intrin, warp=True):
@@ -58,7 +61,7 @@ def tensorized(M, N, K, intrin, warp=True):
 
 def operands(M, N, K, intrin, seed):
     rng = np.random.default_rng(seed)
-    if intrin != S8:
+    if intrin not in INT8:
         A = rng.standard_normal((M, K)).astype("float16")
         B = rng.standard_normal((K, N)).astype("float16")
         return A, B, A.astype(np.float64) @ B.astype(np.float64)
@@ -68,7 +71,7 @@ def operands(M, N, K, intrin, seed):
 
 
 def check(C, ref, intrin):
-    if intrin != S8:        # f16 products are exact in f32; only the f32 sums round
+    if intrin not in INT8:  # f16 products are exact in f32; only the f32 sums round
         assert np.allclose(C, ref, rtol=1e-5, atol=1e-4), np.abs(C - ref).max()
     else:
         assert np.array_equal(C, ref.astype(np.int32))
@@ -220,49 +223,56 @@ def test_conv_with_padded_window_iterator():
     assert np.array_equal(Y, ref)
 
 
-def mma_kernel(M, N, K):
+def mma_kernel(M, N, K, intrin=MMA):
     """The GEMM tensorized with mma.sync (its impl launches the warp's threadIdx.x), its
     tile loops bound to blockIdx.x and blockIdx.y."""
-    sch = schedule(gemm(M, N, K, MMA, warp=False))
-    outer = sch.auto_tensorize(sch.get_block("C"), MMA)
+    sch = schedule(gemm(M, N, K, intrin, warp=False))
+    outer = sch.auto_tensorize(sch.get_block("C"), intrin)
     loops = sch.get_loops(outer)
     sch.bind(loops[0], "blockIdx.x")
     sch.bind(loops[1], "blockIdx.y")
     return sch
 
 
-def test_mma_mapping():
-    sch = schedule(gemm(32, 24, 48, MMA, warp=False))
-    m = find_mapping(sch.block_info(sch.get_block("C")).realize, load().get(MMA))
-    assert m.feasible and m.extents == [16, 8, 16]
+@pytest.mark.parametrize("intrin, tile", [(MMA, [16, 8, 16]), (MMA8, [16, 8, 32])])
+def test_mma_mapping(intrin, tile):
+    sch = schedule(gemm(32, 24, 64, intrin, warp=False))
+    m = find_mapping(sch.block_info(sch.get_block("C")).realize, load().get(intrin))
+    assert m.feasible and m.extents == tile
     assert [o.layout for o in m.operands] == ["direct", "direct", "direct"]
-    assert load().get(MMA).available_on("cuda-sm80") and not load().get(MMA).available_on("llvm")
+    assert load().get(intrin).available_on("cuda-sm80")
+    assert not load().get(intrin).available_on("llvm")
 
 
-@pytest.mark.parametrize("M,N,K", [(32, 24, 48), (16, 8, 16)])
-def test_mma_runs_in_the_thread_interpreter(M, N, K):
-    sch = mma_kernel(M, N, K)
+@pytest.mark.parametrize("intrin, M, N, K", [(MMA, 32, 24, 48), (MMA, 16, 8, 16),
+                                             (MMA8, 32, 24, 64), (MMA8, 16, 8, 32)])
+def test_mma_runs_in_the_thread_interpreter(intrin, M, N, K):
+    sch = mma_kernel(M, N, K, intrin)
     text = sch.script()
     assert tirkit.check(text) == []
     assert "T.ptx_mma(" in text and 'tx = T.launch_thread("threadIdx.x", 32)' in text
-    A, B, ref = operands(M, N, K, MMA, seed=M * N + K)
-    C = np.full((M, N), 3, "float32")
+    a, acc = TYPES[intrin]
+    A, B, ref = operands(M, N, K, intrin, seed=M * N + K)
+    C = np.full((M, N), 3, acc)
     run_threads(sch.mod["gemm"], [A, B, C], module=sch.mod)
-    check(C, ref, MMA)
+    check(C, ref, intrin)
     # the sequential interpreter runs the untouched (unbound) kernel through the desc
-    sch = schedule(gemm(M, N, K, MMA, warp=False))
-    sch.auto_tensorize(sch.get_block("C"), MMA)
-    C = np.full((M, N), 3, "float32")
+    sch = schedule(gemm(M, N, K, intrin, warp=False))
+    sch.auto_tensorize(sch.get_block("C"), intrin)
+    C = np.full((M, N), 3, acc)
     run_reference(sch.mod["gemm"], [A, B, C], module=sch.mod)
-    check(C, ref, MMA)
+    check(C, ref, intrin)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_mma_cuda_c_compiles_with_nvcc(arch):
+@pytest.mark.parametrize("intrin, K, instruction", [
+    (MMA, 48, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+    (MMA8, 64, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32")])
+def test_mma_cuda_c_compiles_with_nvcc(arch, intrin, K, instruction):
     if find_nvcc() is None:
         pytest.skip("nvcc is not installed (the cuda-compile extra)")
-    src = emit_cuda(mma_kernel(32, 24, 48).mod["gemm"])
+    src = emit_cuda(mma_kernel(32, 24, K, intrin).mod["gemm"])
     assert src.kernels[0].grid == (2, 3, 1) and src.kernels[0].block == (32, 1, 1)
     ptx = compile_cuda(src.code, arch, "ptx").decode()
-    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+    assert instruction in ptx
     assert "bar.warp.sync" in ptx
