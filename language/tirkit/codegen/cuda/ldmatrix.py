@@ -1,5 +1,6 @@
 """`T.ptx_ldmatrix(trans, num, ".b16", D, d_off, S, s_off)` (the tirx spelling is
-`T.ptx_legacy.ldmatrix`): PTX's warp-wide `ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16`.
+`T.ptx_legacy.ldmatrix`; TVM's newer form puts the element type first, and S may be a
+`T.tvm_access_ptr`): PTX's warp-wide `ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16`.
 
 The warp loads `num` (1, 2 or 4) 8x8 matrices of 16-bit elements from shared memory.  Lanes
 8j..8j+7 give the addresses of matrix j's eight rows (`S + s_off`, each row 8 consecutive
@@ -32,9 +33,10 @@ def parts(call):
         fail(UNSUPPORTED, f"T.{call.op} loads 16-bit elements (\".b16\"); got {kind}", call)
     src, off = a[5], a[6]
     if isinstance(src, E.Call) and src.op == "tvm_access_ptr" and len(src.args) == 5:
-        src, off = src.args[1], E.Add(src.args[2], off, off.dtype, span=off.span) \
-            if src.args[2].dtype == off.dtype else E.Add(
-                E.Cast(off.dtype, src.args[2], span=off.span), off, off.dtype, span=off.span)
+        base = src.args[2]
+        if base.dtype != off.dtype:
+            base = E.Cast(off.dtype, base, span=off.span)
+        src, off = src.args[1], E.Add(base, off, off.dtype, span=off.span)
     if not isinstance(src, E.Var):
         fail(UNSUPPORTED, f"T.{call.op} reads from a buffer's data or a T.tvm_access_ptr "
              "into it", call)

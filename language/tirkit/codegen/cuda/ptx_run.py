@@ -1,8 +1,9 @@
 """PTX's intrinsics in the thread interpreter: mma (mma.py) and ldmatrix (ldmatrix.py) run
 for each warp among the running threads, all 32 of its lanes together (numbered as CUDA
 numbers them, shuffle.linear_ids); asynchronous copies (cp_async.py) land when a wait
-completes their group; griddepcontrol (griddep.py) does nothing in a kernel run alone.  Shared and global memory are read and written through the race
-detector, as the thread that receives (ldmatrix) or issues (cp.async) the access."""
+completes their group; griddepcontrol (griddep.py) does nothing in a kernel run alone.
+Shared and global memory are read and written through the race detector, as the thread
+that receives (ldmatrix) or issues (cp.async) the access."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -2,7 +2,8 @@
 become the operator nodes they stand for (see `codegen.operators`), and the operators around
 them their dtypes; TVM's fixed-point multiplies (`T.q_multiply_shift`) their integer
 arithmetic (`codegen.fixed_point`); `T.call_intrin(dtype, "tir.name", ...)` the call of
-`T.name` it stands for.  The LLVM pipeline runs it first; the interpreter on the function it runs."""
+`T.name` it stands for.  The LLVM pipeline runs it first; the interpreter on the function
+it runs."""
 from __future__ import annotations
 
 from ..fixed_point import is_fixed_point, legalize
