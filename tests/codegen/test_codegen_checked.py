@@ -205,6 +205,48 @@ def test_tirkit_run_stops_at_the_access_instead_of_crashing(tmp_path):
     assert "median" not in bench.stdout
 
 
+WRAPPED = '''@T.prim_func
+def wrapped(A: T.Buffer((64,), "float32")):
+    for k in range(4):
+        A[T.Cast("int32", T.Cast("int64", k) * T.int64(2147483648)) + 1] = T.float32(k + 1)
+'''
+
+# the fuzzed kernel, reduced: the view's region starts at `k * 2147483648` (an int64), which
+# its int32 index wraps; `tirkit check` finds no error in it
+VIEWED = '''@T.prim_func
+def viewed(a: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16, 16, 16))
+    C = T.match_buffer(c, (16, 16))
+    for i, j, k in T.grid(4, 16, 8):
+        with T.block():
+            T.reads(C[i * 4:i * 4 + 4, k * 2:k * 2 + 2])
+            T.writes(A[i * 4:i * 4 + 4, j, k * 2:k * 2 + 2])
+            sub_A = T.match_buffer(A[i * 4:i * 4 + 4, j, k * 2147483648:k * 2 + 2], (4, 1, 2), offset_factor=1)
+            sub_C = T.match_buffer(C[i * 4:i * 4 + 4, k * 2:k * 2 + 2], (4, 2), offset_factor=1)
+            for ii, kk in T.grid(4, 2):
+                sub_A[ii, 0, kk] += sub_C[ii, kk]
+'''
+
+
+def test_the_address_is_the_index_the_test_checked(tmp_path):
+    """An index that wraps through a cast (`2**32` as int32 is 0): the address was read
+    through the cast, element 2**32 + 1, after the test had passed element 1, and the
+    process crashed (a fuzzed kernel).  Now both are element 1, and the run stops at k = 1,
+    whose wrapped index is negative."""
+    path = tmp_path / "k.py"
+    path.write_text(HEAD + VIEWED)
+    out = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", str(path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1, out.stdout + out.stderr       # (-11 when it crashed)
+    assert f"{path}:15:17: error: reads 'A' out of bounds: element {-2 ** 31}" in out.stderr
+    module, func = _func(WRAPPED)
+    A = np.zeros(64, "float32")
+    d = _refusal(build(func, module, checked=True), A)
+    assert d.message.startswith(f"writes 'A' out of bounds: element {1 - 2 ** 31}, but its "
+                                "storage holds 64")
+    assert A[1] == 3 and np.count_nonzero(A) == 1   # k = 0 and k = 2 wrote element 1
+
+
 def test_no_test_is_made_where_the_loops_keep_the_index_inside():
     src = '''@T.prim_func
 def tiles(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),

@@ -18,14 +18,24 @@ from ...arith.affine import Atom
 from ...arith.linear import linear_form
 from ...ir import expr as E
 from ...ir.dtype import parse_dtype
+from ...ir.visit import contains
 from . import types as T
+
+
+def narrowing(cast) -> bool:
+    """A cast that can change an integer's value: to fewer bits, to another kind, or from a
+    float.  An index holding one is not the linear form read through it."""
+    a, b = parse_dtype(cast.value.dtype), parse_dtype(cast.dtype)
+    return a is None or b is None or a.is_float or a.bits > b.bits or a.kind != b.kind
 
 
 def split_offset(e):
     """(variable part as an expression, constant) when `e` is a scalar integer sum of
-    constant multiples of variables with at least one variable, else None.  The variable
+    constant multiples of variables with at least one variable and no cast that can change
+    a value, else None.  The variable
     part lists its terms in the order of the variables' names (ties: first appearance)."""
-    if parse_dtype(e.dtype).lanes != 1 or type(e) is E.IntImm:
+    if parse_dtype(e.dtype).lanes != 1 or type(e) is E.IntImm or \
+            contains(e, narrowing, E.Cast):      # `T.Cast("int32", k * 2**31)` wraps
         return None
     form = linear_form(e)
     if not form.terms or any(isinstance(k, Atom) for k in form.terms):

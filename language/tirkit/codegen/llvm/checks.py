@@ -42,11 +42,12 @@ import llvmlite.ir as ir
 
 from ...arith.interval import interval
 from ...ir import expr as E
-from ...ir.dtype import bytes_of, parse_dtype
+from ...ir.dtype import bytes_of
 from ...ir.text import expr_text
 from ...ir.visit import contains
 from ..runtime import FAILED_CHECK, BAD_COUNT, BAD_INDEX
 from . import types as T
+from .address import narrowing
 
 TABLE_SYMBOL = "__tirkit_check_table"
 
@@ -92,7 +93,7 @@ class CheckMixin:
 
     def _always_inside(self, buf, idx):
         nbytes = self.static_sizes.get(id(buf.data))
-        if nbytes is None or contains(idx, _narrowing, E.Cast):
+        if nbytes is None or contains(idx, narrowing, E.Cast):
             return False
         r = interval(idx, self.ranges)
         return r is not None and r[0] >= 0 and r[1] < nbytes // max(1, bytes_of(buf.dtype))
@@ -201,11 +202,6 @@ class CheckMixin:
             self.sizes[id(data_var)] = nbytes
             if static is not None:
                 self.static_sizes[id(data_var)] = static
-
-
-def _narrowing(cast) -> bool:
-    a, b = parse_dtype(cast.value.dtype), parse_dtype(cast.dtype)
-    return a is None or b is None or a.is_float or a.bits > b.bits or a.kind != b.kind
 
 
 def _entry(what, subject, node, fallback):
