@@ -186,7 +186,7 @@ def intrin(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
 '''
 
 SYNCED = HEAD + '''@T.prim_func
-def synced(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+def call_intrin_barrier(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     for tx in T.thread_binding(64, thread="threadIdx.x"):
         with T.block():
             S = T.alloc_buffer((64,), "float32", scope="shared")

@@ -318,7 +318,7 @@ SCALAR = '''from tvm.script import tirx as T
 
 
 @T.prim_func
-def scalar(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffer((4, 64), "float32")):
+def ptx_scalar_math(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffer((4, 64), "float32")):
     bx = T.env_thread("blockIdx.x")
     tx = T.env_thread("threadIdx.x")
     T.launch_thread(bx, 2)

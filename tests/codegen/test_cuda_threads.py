@@ -56,6 +56,11 @@ REFERENCE = {
     "mma_m16n8k16": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
     "gpu_shift_vec": (lambda A, B: np.roll(A.reshape(4, 256), -4, axis=1).reshape(-1) * 2, 1,
                       0),
+    # test_codegen_operator_calls.py: a barrier spelled T.call_intrin
+    "call_intrin_barrier": (lambda A, B: A[::-1], 1, 0),
+    # test_cuda_ptx.py: PTX's scalar arithmetic and griddepcontrol
+    "ptx_scalar_math": (lambda A, B, C: np.stack([A + B, A * B, np.maximum(A, B),
+                                                  np.minimum(A, B)]), 2, 0),
 }
 # the 1024x1024 product runs a sample of its thread blocks (the others stay untouched)
 SAMPLED = {"gpu_matmul": 1}
