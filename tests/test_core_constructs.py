@@ -471,6 +471,33 @@ def f(B: T.Buffer((8,), "float32")):
                       "±3.40282e+38)")]
 
 
+def test_a_negative_extent_is_an_error_and_a_run_refuses_one():
+    """A buffer of constant negative extent is an error where it is declared (a fuzzed
+    allocation of extent -1 reached numpy as an internal error); one that a run computes
+    negative is refused at the allocation."""
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((16, -2), "float32"), n: T.int32):
+    X = T.alloc_buffer((T.int64(4), T.int64(-1)))
+    Y = T.alloc_buffer((n - 20,))
+    for i in range(4):
+        Y[i] = X[i, 0]
+"""
+    got = [(d.span.line, d.code, d.message) for d in tirkit.parse(text).diagnostics]
+    assert got == [
+        (5, "type/mismatch", "buffer 'A' has extent -2 in dimension 1: an extent is 0 or more"),
+        (6, "type/mismatch", "buffer 'X' has extent -1 in dimension 1: an extent is 0 or more")]
+    import numpy as np
+    from tirkit.codegen.interp import run_reference
+    from tirkit.diagnostics import TirkitError
+    (_, f), = tirkit.parse(text.replace("(16, -2)", "(16, 2)").replace(
+        "T.int64(-1)", "T.int64(1)")).module.prim_funcs()
+    with pytest.raises(TirkitError) as e:
+        run_reference(f, [np.ones((16, 2), np.float32)], [4])
+    (d,) = e.value.diagnostics
+    assert (d.code, d.message, d.span.line) == (
+        "codegen/argument", "'Y' is allocated with extents [-16]", 7)
+
+
 def test_bitwise_operands_and_block_domains_are_integers():
     # TVM refuses a float on either side of a shift or a bitwise operator, and a float domain
     text = CLASSIC + """@T.prim_func

@@ -380,9 +380,10 @@ class Interpreter(ExprEval):
         if parse_dtype(dtype).lanes > 1:
             fail(UNSUPPORTED, f"the interpreter has no buffers of vector elements ({dtype})",
                  data_var)
-        n = 1
-        for d in shape:
-            n *= int(self.eval(d, env))
+        ext = [int(self.eval(d, env)) for d in shape]
+        if min(ext, default=0) < 0:
+            fail(ARGUMENT, f"'{data_var.name}' is allocated with extents {ext}", data_var)
+        n = int(np.prod(ext, dtype=np.int64))
         nd = _np_dtype(dtype)
         fill = np.nan if nd.kind == "f" or is_float(dtype) else 0x5A
         L = env[LANES]

@@ -27,9 +27,12 @@ class BufferMixin:
         if not isinstance(shape, (tuple, list)):
             shape = (shape,)
         shape = tuple(self._shape_dim(d, node) for d in shape)
-        for d in shape:
+        for i, d in enumerate(shape):
             if not D.is_int(d.dtype) and d.dtype != "unknown":
                 self.diag("type/mismatch", "a buffer shape must be integers", node)
+            elif type(d) is E.IntImm and d.value < 0:
+                self.diag("type/mismatch", f"buffer '{name}' has extent {d.value} in "
+                          f"dimension {i}: an extent is 0 or more", node)
         dtype = opts.get("dtype", "float32")
         if dtype is None:
             dtype = "float32"
