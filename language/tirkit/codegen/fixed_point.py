@@ -59,7 +59,7 @@ def _multiply_shift(e, x, y, q, left, right, is_left):
     x = E.Select(_truth(is_left, n), _call("shift_left", x, _typed(wide, left), sp), x, wide,
                  span=sp)
     x = E.Mul(x, y, wide, span=sp)
-    total = _typed(wide, E.Add(_typed("int32", right), _typed("int32", q), "int32", span=sp))
+    total = E.Add(_typed(wide, right), _typed(wide, q), wide, span=sp)
     one = _typed(wide, E.IntImm("int64", 1, span=sp))
     rounding = _call("shift_left", one, E.Sub(total, one, wide, span=sp), sp)
     x = _call("shift_right", E.Add(x, rounding, wide, span=sp), total, sp)
