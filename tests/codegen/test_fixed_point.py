@@ -99,3 +99,25 @@ def test_a_fixed_point_multiply_of_floats_is_refused():
     (d,) = e.value.diagnostics
     assert (d.code, d.message, d.span.line) == (
         "codegen/unsupported", "T.q_multiply_shift takes integers, got float32", 10)
+
+
+VECTORS = HEAD + '''@T.prim_func
+def vq(X: T.Buffer((8,), "int32"), Y: T.Buffer((8,), "int32"), L: T.Buffer((8,), "int32"),
+       R: T.Buffer((8,), "int32"), S: T.Buffer((8,), "int32"), P: T.Buffer((8,), "int32"),
+       Q: T.Buffer((8,), "int32"), H: T.Buffer((8,), "int32")):
+    for i in range(2):
+        P[i * 4:i * 4 + 4] = T.q_multiply_shift_per_axis(X[i * 4:i * 4 + 4], Y[i * 4:i * 4 + 4], L[i * 4:i * 4 + 4], R[i * 4:i * 4 + 4], 31, T.bool(True), T.bool(True))
+        Q[i * 4:i * 4 + 4] = T.q_multiply_shift(X[i * 4:i * 4 + 4], Y[i * 4:i * 4 + 4], 31, S[i * 4:i * 4 + 4])
+        H[i * 4:i * 4 + 4] = T.q_multiply_shift(X[i * 4:i * 4 + 4], T.Broadcast(1 << 30, 4), 31, 3)
+'''
+
+
+def test_fixed_point_multiplies_of_explicit_vectors():
+    r = parse(VECTORS, "vq.py")
+    (_, f), = r.module.prim_funcs()
+    arrays = [a[:8].copy() for a in _inputs(np.random.default_rng(9))]
+    ref = [a.copy() for a in arrays]
+    build(f, r.module)(*arrays)
+    run_reference(f, ref, module=r.module)
+    for got in (arrays, ref):
+        _check(got, 3)
