@@ -257,7 +257,7 @@ def copy(A: T.Buffer((32, 16), "float32"), B: T.Buffer((32, 16), "float32"), E: 
                 T.evaluate(T.ptx_cp_async(S.data, tx * 16 + g * 4, A.data, tx * 16 + g * 4, 16, dtype="float32"))
                 T.evaluate(T.ptx_commit_group())
             T.evaluate(T.ptx_wait_group({keep}))
-            for j in range(4):
+            for j in range({read}):
                 E[tx, j] = S[tx, j * 4 + 3]
             T.evaluate(T.ptx_wait_group(0))
             for j in range(16):
@@ -268,25 +268,36 @@ def copy(A: T.Buffer((32, 16), "float32"), B: T.Buffer((32, 16), "float32"), E: 
 @pytest.mark.parametrize("keep", [0, 1, 3, 4])
 def test_async_copies_land_when_a_wait_completes_their_group(keep):
     """Four groups of one 16-byte copy each: after wait_group(keep) all but the last `keep`
-    groups have landed, and a read of the others sees what was there before (wait_group(4):
-    none has); after wait_group(0) all of them."""
-    r = parse(CP_ASYNC.format(keep=keep), "copy.py")
+    groups have landed and may be read; a read of one still in flight is a race with the
+    copy (on a GPU it reads whatever has landed); after wait_group(0) all of them."""
+    landed = 4 - keep
+    r = parse(CP_ASYNC.format(keep=keep, read=landed), "copy.py")
     (_, f), = r.module.prim_funcs()
     A = np.random.default_rng(keep).uniform(1, 2, (32, 16)).astype(np.float32)
     B, E = np.zeros((32, 16), np.float32), np.zeros((32, 4), np.float32)
     run_threads(f, [A, B, E], module=r.module)
     assert np.array_equal(B, A)
-    landed = 4 - keep
-    for j in range(4):
-        assert np.array_equal(E[:, j], A[:, j * 4 + 3] if j < landed else np.full(32, -1))
+    assert np.array_equal(E[:, :landed], A[:, 3::4][:, :landed]) and not E[:, landed:].any()
     code = emit_cuda(f, r.module).code
     assert code.count("cp.async.cg.shared.global") == 1
     assert "cp.async.commit_group" in code and f"cp.async.wait_group {keep}" in code
     _nvcc(code)
+    if keep:
+        r = parse(CP_ASYNC.format(keep=keep, read=landed + 1), "copy.py")
+        (_, f), = r.module.prim_funcs()
+        with pytest.raises(TirkitError) as e:
+            run_threads(f, [A, B, E], module=r.module)
+        (d,) = e.value.diagnostics
+        assert (d.code, d.span.line, d.related[0][0].line) == ("thread/race", 16, 12)
+        assert d.message == (
+            "data race: thread (threadIdx.x=0) reads an element that an asynchronous copy of "
+            "thread (threadIdx.x=0) at line 12 writes, before a wait completes it "
+            "(T.ptx_wait_group)")
 
 
 def test_an_async_copy_of_a_size_ptx_has_not_is_refused():
-    r = parse(CP_ASYNC.format(keep=0).replace(", 16, dtype=", ", 12, dtype="), "copy.py")
+    r = parse(CP_ASYNC.format(keep=0, read=4).replace(", 16, dtype=", ", 12, dtype="),
+              "copy.py")
     (_, f), = r.module.prim_funcs()
     arrays = [np.ones((32, 16), np.float32), np.ones((32, 16), np.float32),
               np.ones((32, 4), np.float32)]

@@ -7,10 +7,10 @@ since its last commit into a group; `T.ptx_wait_group(n)` (`T.ptx.cp.async_.wait
 waits until at most the n most recent of the thread's groups are still in flight.
 
 The thread interpreter reads a copy's source when the copy is issued and writes its
-destination when a wait completes its group (codegen/cuda/ptx_run.py): a read of the
-destination before the wait sees what was there before, as it may on a GPU.  A copy no wait
-completes never lands; on a GPU it lands at no defined time, in shared memory no one may then
-read."""
+destination when a wait completes its group (codegen/cuda/ptx_run.py).  An access to an
+element of the destination before then is a `thread/race` with the copy: on a GPU it meets
+whatever the copy has landed by that time.  A copy no wait completes never lands; on a GPU it
+lands at no defined time, in shared memory no one may then read."""
 from __future__ import annotations
 
 from ...ir import expr as E

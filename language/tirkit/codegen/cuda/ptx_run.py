@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...ir import expr as E
 from ...ir.dtype import bytes_of
 from ..errors import UNSUPPORTED, fail
 from . import cp_async, griddep, ldmatrix, mma, shuffle
 from .wmma_run import call_site, inside
 
 OPS = mma.OPS + ldmatrix.OPS + cp_async.OPS + tuple(griddep.OPS)
+RACE = "thread/race"
 _TID = "tid"
 
 
@@ -158,12 +160,33 @@ class _Copies:
                 (b["group"] < self.committed[b["tid"]] - keep)
             if done.any():
                 flat, vals, who = b["flat"][done], b["vals"][done], b["tid"][done]
+                for k in ("flat", "vals", "tid", "group"):
+                    b[k] = b[k][~done]
                 it._check(call_site(it, b["stmt"], b["var"]), b["st"], flat.reshape(-1),
                           np.repeat(who, flat.shape[1]), vals.reshape(-1))
                 b["st"].array[flat] = vals
-                for k in ("flat", "vals", "tid", "group"):
-                    b[k] = b[k][~done]
         self.batches = [b for b in self.batches if b["tid"].size]
+
+    def check_pending(self, it, node, st, flat, tid, mine):
+        """Stop at an access to an element a copy in flight will write: on a GPU it reads
+        (or its write is overwritten by) whatever the copy has landed by then."""
+        if self.block != it.blocks_run:
+            return
+        flat = np.asarray(flat).reshape(-1)
+        for b in self.batches:
+            if b["st"] is not st:
+                continue
+            hit = np.isin(flat, b["flat"])
+            if hit.any():
+                i = int(np.argmax(hit))
+                row = int(np.argmax((b["flat"] == flat[i]).any(axis=1)))
+                tids = np.broadcast_to(np.asarray(tid), flat.shape)
+                me, them = it.thread_name(tids[i]), it.thread_name(b["tid"][row])
+                line = b["stmt"].span.line if b["stmt"].span else "?"
+                fail(RACE, f"data race: thread ({me}) {mine} an element that an asynchronous "
+                     f"copy of thread ({them}) at line {line} writes, before a wait completes "
+                     "it (T.ptx_wait_group)", node,
+                     [(b["stmt"].span, f"thread ({them}) copies into the element here")])
 
     def _issue(self, it, stmt, env, tid):
         call = stmt.value
@@ -184,6 +207,28 @@ class _Copies:
         self.batches.append({"stmt": stmt, "var": dst, "st": dst_st, "flat": dflat,
                              "vals": src_st.array[sflat].astype(dst_st.array.dtype),
                              "tid": tid.copy(), "group": np.full(n, -1, np.int64)})
+
+
+def pointers(call, other_ops=()) -> set:
+    """id(data) of the buffers a PTX or wmma call (`other_ops`) takes the address of, which
+    it may write: their reads go through the race detector as stored buffers' do."""
+    if call.op not in OPS and call.op not in other_ops:
+        return set()
+    out, stack = set(), list(call.args)
+    while stack:
+        a = stack.pop()
+        if isinstance(a, E.Var) and a.dtype == "handle":
+            out.add(id(a))
+        elif isinstance(a, E.Call):
+            stack.extend(a.args)
+    return out
+
+
+def check_pending(it, node, st, flat, tid, mine):
+    """The race detector's test of an access against the block's copies in flight."""
+    copies = it.__dict__.get("_cp_async")
+    if copies is not None and copies.batches:
+        copies.check_pending(it, node, st, flat, tid, mine)
 
 
 def _async(it) -> _Copies:

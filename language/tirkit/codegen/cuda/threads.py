@@ -78,9 +78,14 @@ class ThreadInterpreter(Interpreter):
         self.thread_index: dict = {}     # tag -> (id(loop var), min) of the loop binding it
                                          # (blockIdx tags too)
         self.barriers = 0
-        self.stored = set()             # id(data) of every buffer some statement writes
-        walk(self.func.body, lambda x: self.stored.add(id(x.buffer.data))
-             if isinstance(x, S.BufferStore) else None)
+        self.stored = set()     # id(data) of every buffer a statement or an intrinsic writes
+
+        def writes(x):
+            if isinstance(x, S.BufferStore):
+                self.stored.add(id(x.buffer.data))
+            elif isinstance(x, E.Call):
+                self.stored.update(ptx_run.pointers(x, wmma.OPS))
+        walk(self.func.body, writes)
 
     # ---- threads ------------------------------------------------------------------
     def _s_For(self, s, env):
@@ -288,6 +293,7 @@ class ThreadInterpreter(Interpreter):
         return shuffle.linear_ids(self, tid) // shuffle.WARP
 
     def _check(self, node, st, flat, tid, val):
+        ptx_run.check_pending(self, node, st, flat, tid, "reads" if val is None else "writes")
         key = id(st.array)
         tr = self.tracks.get(key)
         if tr is None or tr.w_epoch.shape[0] != st.array.shape[-1]:
@@ -371,7 +377,7 @@ class ThreadInterpreter(Interpreter):
             i = int(np.argmax(clash))
             self.report_error(node, tid[i], self._node(node), tid[j[i]], "wrote", "writes")
 
-    def _threads(self, tid):
+    def thread_name(self, tid):
         parts, tid = [], int(tid)
         for tag, ext in reversed(self.thread_axes):
             parts.append(f"{tag}={tid % ext}")
@@ -382,7 +388,7 @@ class ThreadInterpreter(Interpreter):
         other = self.nodes[int(other_node)]
         block = ", ".join(f"{t}={v}" for t, v in self.block_axes)
         where = f" in block ({block})" if block else ""
-        me, them = self._threads(tid), self._threads(other_tid)
+        me, them = self.thread_name(tid), self.thread_name(other_tid)
         if other_block is not None:
             ob = ", ".join(f"{t}={v}" for t, v in self.block_coords.get(other_block, ()))
             where = f" between blocks ({block}) and ({ob})"
