@@ -359,3 +359,23 @@ def test_ptx_scalar_math_and_dependent_launch_control():
     assert 'asm volatile("griddepcontrol.launch_dependents;\\n" ::: "memory")' in code
     if find_nvcc() is not None:
         compile_cuda(code, "sm_90", "cubin")
+
+
+def test_a_store_into_a_copy_in_flight_is_a_race():
+    """A (vector) store to elements a copy will still write: which value stays depends on
+    when the copy lands."""
+    text = CP_ASYNC.format(keep=0, read=4).replace(
+        "            T.evaluate(T.ptx_wait_group(0))\n            for j in range(4):",
+        "            for j in T.vectorized(4):\n                S[tx, j] = T.float32(5)\n"
+        "            T.evaluate(T.ptx_wait_group(0))\n            for j in range(4):", 1)
+    assert "T.float32(5)" in text
+    r = parse(text, "copy.py")
+    (_, f), = r.module.prim_funcs()
+    arrays = [np.ones((32, 16), np.float32), np.zeros((32, 16), np.float32),
+              np.zeros((32, 4), np.float32)]
+    with pytest.raises(TirkitError) as e:
+        run_threads(f, arrays, module=r.module)
+    (d,) = e.value.diagnostics
+    assert (d.code, d.span.line, d.related[0][0].line) == ("thread/race", 15, 12)
+    assert d.message.startswith("data race: thread (threadIdx.x=0) writes an element that an "
+                                "asynchronous copy of thread (threadIdx.x=0) at line 12")

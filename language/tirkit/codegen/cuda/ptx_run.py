@@ -172,7 +172,9 @@ class _Copies:
         (or its write is overwritten by) whatever the copy has landed by then."""
         if self.block != it.blocks_run:
             return
-        flat = np.asarray(flat).reshape(-1)
+        shape = np.broadcast_shapes(np.shape(flat), np.shape(tid))
+        flat = np.broadcast_to(np.asarray(flat), shape).reshape(-1)
+        tids = np.broadcast_to(np.asarray(tid), shape).reshape(-1)
         for b in self.batches:
             if b["st"] is not st:
                 continue
@@ -180,7 +182,6 @@ class _Copies:
             if hit.any():
                 i = int(np.argmax(hit))
                 row = int(np.argmax((b["flat"] == flat[i]).any(axis=1)))
-                tids = np.broadcast_to(np.asarray(tid), flat.shape)
                 me, them = it.thread_name(tids[i]), it.thread_name(b["tid"][row])
                 line = b["stmt"].span.line if b["stmt"].span else "?"
                 fail(RACE, f"data race: thread ({me}) {mine} an element that an asynchronous "
