@@ -14,7 +14,8 @@ from codegen_helpers import EXAMPLES
 from test_cuda_codegen import thread_bound_kernels
 from tirkit.codegen.cli import make_inputs
 from tirkit.codegen.cuda import emit_cuda
-from tirkit.codegen.cuda.threads import RACE, Race, run_threads
+from tirkit.codegen.cuda.threads import Race, run_threads
+from tirkit.codegen.errors import RACE
 from tirkit.diagnostics import TirkitError
 from tirkit.script.parse import parse
 

@@ -8,6 +8,7 @@ UNSUPPORTED = "codegen/unsupported"         # a construct the CPU backend does n
 ARGUMENT = "codegen/argument"               # an argument that does not fit the kernel
 OUT_OF_BOUNDS = "bounds/out-of-bounds"      # a run met an access outside a buffer
 DIVISION_BY_ZERO = "arith/division-by-zero"  # a checked run met an integer division by 0
+RACE = "thread/race"                        # the thread interpreter met a data race
 
 
 def _span(node) -> Span:

@@ -19,6 +19,7 @@ LANES = "lanes"         # env key: number of lanes (None when running one iterat
 # env key: where the lanes are the lanes of a vector that a vector condition selected (one
 # iteration), the numbers of those vector lanes; its vectors give those lanes only
 VECTOR_LANES = "vector lanes"
+TID = "tid"             # env key of the thread interpreter: each lane's thread in its block
 VECTOR_WIDTH = "vector width"   # env key: that vector's number of lanes
 
 

@@ -46,13 +46,10 @@ def check_size(call, nbytes, itemsize):
 
 
 def wait_count(call) -> int:
-    if call.op in WAIT_OPS:
-        if len(call.args) != 1 or not isinstance(call.args[0], E.IntImm) or \
-                call.args[0].value < 0:
-            fail(UNSUPPORTED, f"T.{call.op} takes one constant count of groups, 0 or more",
-                 call)
-        return call.args[0].value
-    return 0
+    """The groups a wait (a call of WAIT_OPS) leaves in flight."""
+    if len(call.args) != 1 or not isinstance(call.args[0], E.IntImm) or call.args[0].value < 0:
+        fail(UNSUPPORTED, f"T.{call.op} takes one constant count of groups, 0 or more", call)
+    return call.args[0].value
 
 
 def call_c(call, expr, ctype) -> str:

@@ -12,13 +12,12 @@ import numpy as np
 
 from ...ir import expr as E
 from ...ir.dtype import bytes_of
-from ..errors import UNSUPPORTED, fail
+from ..errors import RACE, UNSUPPORTED, fail
+from ..interp_exprs import TID
 from . import cp_async, griddep, ldmatrix, mma, shuffle
-from .wmma_run import call_site, inside
+from .wmma_run import call_site, inside, lane_ints
 
 OPS = mma.OPS + ldmatrix.OPS + cp_async.OPS + tuple(griddep.OPS)
-RACE = "thread/race"
-_TID = "tid"
 
 
 def run_ptx(it, stmt, env):
@@ -27,10 +26,10 @@ def run_ptx(it, stmt, env):
     if op in griddep.OPS:           # a kernel run alone: no grid before it, none after
         griddep.check(stmt.value)
         return
-    if _TID not in env:
+    if TID not in env:
         fail(UNSUPPORTED, f"T.{op} runs in the threads of a block (inside a threadIdx "
              "binding)", stmt)
-    tid = np.atleast_1d(np.asarray(env[_TID], dtype=np.int64))
+    tid = np.atleast_1d(np.asarray(env[TID], dtype=np.int64))
     if op in mma.OPS:
         _mma(it, stmt, env, tid)
     elif op in ldmatrix.OPS:
@@ -39,12 +38,8 @@ def run_ptx(it, stmt, env):
         _async(it).run(it, stmt, env, tid)
 
 
-def _ints(it, e, env, n):
-    return np.broadcast_to(np.asarray(it.eval(e, env)).astype(np.int64), (n,))
-
-
 def _uniform(it, stmt, e, env, n, what):
-    v = _ints(it, e, env, n)
+    v = lane_ints(it, e, env, n)
     if np.any(v != v[0]):
         fail(UNSUPPORTED, f"T.{stmt.value.op}: {what} differs from thread to thread; PTX names "
              "it in the instruction", stmt)
@@ -58,7 +53,7 @@ def _registers(it, stmt, env, var, off, count, n):
         fail(UNSUPPORTED, f"T.{stmt.value.op} operand '{getattr(var, 'name', var)}' must be a "
              "thread's registers (a local buffer)", stmt)
     sel = np.broadcast_to(np.asarray(env[st.lane_key]), (n,))
-    flat = _ints(it, off, env, n)[:, None] + np.arange(count)
+    flat = lane_ints(it, off, env, n)[:, None] + np.arange(count)
     inside(stmt, st, flat, f"the registers '{var.name}'")
     return st, sel, flat
 
@@ -115,7 +110,7 @@ def _ldmatrix(it, stmt, env, tid):
     dst, sel, dflat = _registers(it, stmt, env, dst_var, d_off, 2 * num, n)
     src = _memory(it, stmt, src_var, "shared")
     d_bits, s_bits = _halves(stmt, dst, dst_var), _halves(stmt, src, src_var)
-    rows = _ints(it, s_off, env, n)
+    rows = lane_ints(it, s_off, env, n)
     matrix, row, col = ldmatrix.positions(trans, num)
     it.warp_barrier(tid)            # `.sync`: the warp's lanes meet before it reads
     for order in _warps(it, stmt, tid):
@@ -200,8 +195,8 @@ class _Copies:
                 fail(UNSUPPORTED, f"T.{call.op} copies {dtype} elements, but '{var.name}' "
                      f"holds {st.array.dtype.itemsize * 8}-bit ones", stmt)
         k = cp_async.check_size(call, _uniform(it, stmt, nbytes, env, n, "the size"), size)
-        dflat = _ints(it, d_off, env, n)[:, None] + np.arange(k)
-        sflat = _ints(it, s_off, env, n)[:, None] + np.arange(k)
+        dflat = lane_ints(it, d_off, env, n)[:, None] + np.arange(k)
+        sflat = lane_ints(it, s_off, env, n)[:, None] + np.arange(k)
         inside(stmt, dst_st, dflat, f"'{dst.name}'")
         inside(stmt, src_st, sflat, f"'{src.name}'")
         it._check(call_site(it, stmt, src), src_st, sflat.reshape(-1), np.repeat(tid, k), None)

@@ -30,7 +30,8 @@ from ...ir.dtype import parse_dtype
 from ...ir.visit import find_all, find_first, walk
 from ..handles import with_param_buffers
 from ..interp import Interpreter
-from ..interp_exprs import LANES, VECTOR_LANES, cast_to
+from ..errors import RACE
+from ..interp_exprs import LANES, TID, VECTOR_LANES, cast_to
 from .lower import lower_gpu
 from .scopes import is_thread_binding
 from .sync import SYNC_OP, is_warp_barrier
@@ -38,8 +39,6 @@ from .tracks import Track
 from . import ptx_run, shuffle, wmma
 from .wmma_run import run_wmma
 
-RACE = "thread/race"
-_TID = "tid"            # env key: the lane's thread number within its block
 
 
 class Race(TirkitError):
@@ -125,12 +124,12 @@ class ThreadInterpreter(Interpreter):
             self.epoch += 1
             self.block_coords[self.blocks_run] = ()
         e2 = self._widen(env, s.loop_var, lo, ext)
-        old = env.get(_TID)
+        old = env.get(TID)
         n = e2[LANES]
         tid = np.tile(np.arange(ext, dtype=np.int64), n // ext)
         if old is not None:
             tid = np.repeat(np.asarray(old, dtype=np.int64), ext) * ext + tid
-        e2[_TID] = tid
+        e2[TID] = tid
         for k in self.per_thread_keys.intersection(e2):
             e2[k] = tid
         self.thread_axes.append((tag, ext))
@@ -177,7 +176,7 @@ class ThreadInterpreter(Interpreter):
         rows by thread number; outside the bindings a statement runs once, as thread 0, and
         what it stores reaches every row (on a GPU every thread runs it)."""
         n = 1
-        if _TID not in env and env[LANES] is None and \
+        if TID not in env and env[LANES] is None and \
                 self._scope_of(s.buffer_var).startswith("local"):
             n = self._threads_under(s)
         if n <= 1:
@@ -198,7 +197,7 @@ class ThreadInterpreter(Interpreter):
     def _s_Evaluate(self, s, env):
         v = s.value
         if getattr(v, "op", None) == SYNC_OP and is_warp_barrier(s):
-            self.warp_barrier(env.get(_TID, np.zeros(1, np.int64)))
+            self.warp_barrier(env.get(TID, np.zeros(1, np.int64)))
             return
         if getattr(v, "op", None) == SYNC_OP:
             self.epoch += 1
@@ -221,7 +220,7 @@ class ThreadInterpreter(Interpreter):
 
     def _e_Call(self, e, env):
         if e.op in shuffle.OPS:
-            return shuffle.run_shuffle(self, e, env, _TID)
+            return shuffle.run_shuffle(self, e, env, TID)
         return super()._e_Call(e, env)
 
     def _scope_of(self, data_var) -> str:
@@ -256,27 +255,27 @@ class ThreadInterpreter(Interpreter):
 
     # ---- accesses -----------------------------------------------------------------
     def _e_BufferLoad(self, e, env):
-        if _TID not in env or id(e.buffer.data) not in self.stored or \
+        if TID not in env or id(e.buffer.data) not in self.stored or \
                 (parse_dtype(e.dtype).lanes != 1 and VECTOR_LANES not in env):
             return super()._e_BufferLoad(e, env)     # read-only data cannot race
         st, flat = self._address(e.buffer, e.indices, env, e)
         if st.lane_key is not None:
             return st.array[env[st.lane_key], flat]
-        self._check(e, st, flat, env[_TID], None)
+        self._check(e, st, flat, env[TID], None)
         return st.array[flat]
 
     def _s_BufferStore(self, s, env):
         env = self._vector_store_lanes(s, env)
         st, flat = self._address(s.buffer, s.indices, env, s)
-        if st.lane_key is None and _TID in env:
+        if st.lane_key is None and TID in env:
             val = cast_to(self.eval(s.value, env), s.buffer.dtype)
-            self._check(s, st, flat, env[_TID], val)
+            self._check(s, st, flat, env[TID], val)
             if np.ndim(flat) < np.ndim(val):    # threads storing to one element: the last
                 flat = np.broadcast_to(flat, np.shape(val))     # thread's value stays
             st.array[flat] = val
             return
         super()._s_BufferStore(s, env)
-        if st.lane_key in self.per_thread_keys and _TID not in env:
+        if st.lane_key in self.per_thread_keys and TID not in env:
             st.array[:, flat] = st.array[0, flat]
 
     def _node(self, node):

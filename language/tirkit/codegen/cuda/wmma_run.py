@@ -10,10 +10,9 @@ import types
 import numpy as np
 
 from ..errors import OUT_OF_BOUNDS, fail
-from ..interp_exprs import LANES
+from ..interp_exprs import LANES, TID
 from . import wmma
 
-_TID = "tid"
 
 
 def _shapes(it):
@@ -21,6 +20,11 @@ def _shapes(it):
     if shapes is None:
         shapes = it._wmma_shapes = wmma.fragment_shapes(it.func.body)
     return shapes
+
+
+def lane_ints(it, e, env, n):
+    """e's integer value in each of the n lanes of env."""
+    return np.broadcast_to(np.asarray(it.eval(e, env)).astype(np.int64), (n,))
 
 
 def inside(stmt, st, flat, what):
@@ -45,14 +49,13 @@ def call_site(it, stmt, var):
 class _Call:
     def __init__(self, it, stmt, env):
         self.it, self.stmt, self.env = it, stmt, env
-        tid = env.get(_TID)
+        tid = env.get(TID)
         self.tid = np.zeros(1, np.int64) if tid is None else \
             np.atleast_1d(np.asarray(tid, dtype=np.int64))
         self.n = self.tid.shape[0]
 
     def ints(self, e):
-        v = np.asarray(self.it.eval(e, self.env)).astype(np.int64)
-        return np.broadcast_to(v, (self.n,))
+        return lane_ints(self.it, e, self.env, self.n)
 
     # fragments: (storage, lane rows or None, flat element indices (n, rows * cols), tile)
     def fragment(self, var, index):
@@ -122,7 +125,7 @@ def _wide(x):
 
 def run_wmma(it, stmt, env):
     """Run one wmma builtin call (the Evaluate stmt) for the lanes of env."""
-    if env.get(LANES) is not None and not np.size(env.get(_TID, 1)):
+    if env.get(LANES) is not None and not np.size(env.get(TID, 1)):
         return
     call = stmt.value
     a = call.args
