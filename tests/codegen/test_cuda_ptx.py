@@ -295,6 +295,23 @@ def test_async_copies_land_when_a_wait_completes_their_group(keep):
             "(T.ptx_wait_group)")
 
 
+def test_an_async_copy_may_name_its_element_type_first():
+    """TVM's `ptx_cp_async(dtype, dst, d_off, src, s_off, bytes)` takes the type first; the
+    same copy as with `dtype=`."""
+    text = CP_ASYNC.format(keep=0, read=4).replace(
+        "T.ptx_cp_async(S.data, tx * 16 + g * 4, A.data, tx * 16 + g * 4, 16, "
+        "dtype=\"float32\")",
+        "T.ptx_cp_async(\"float32\", S.data, tx * 16 + g * 4, A.data, tx * 16 + g * 4, 16)")
+    assert "T.ptx_cp_async(\"float32\"" in text
+    r = parse(text, "copy.py")
+    (_, f), = r.module.prim_funcs()
+    A = np.random.default_rng(5).uniform(1, 2, (32, 16)).astype(np.float32)
+    B, E = np.zeros((32, 16), np.float32), np.zeros((32, 4), np.float32)
+    run_threads(f, [A, B, E], module=r.module)
+    assert np.array_equal(B, A) and np.array_equal(E, A[:, 3::4])
+    assert "cp.async.cg.shared.global [%0], [%1], %2;" in emit_cuda(f, r.module).code
+
+
 def test_an_async_copy_of_a_size_ptx_has_not_is_refused():
     r = parse(CP_ASYNC.format(keep=0, read=4).replace(", 16, dtype=", ", 12, dtype="),
               "copy.py")

@@ -14,28 +14,23 @@ lands at no defined time, in shared memory no one may then read."""
 from __future__ import annotations
 
 from ...ir import expr as E
+from ...ir import ptx
 from ...ir.dtype import bytes_of
 from ..errors import UNSUPPORTED, fail
 
-COPY_OPS = ("ptx_cp_async", "s_tir.cp_async_raw.legacy", "s_tir.cp_async_raw")
+COPY_OPS = ptx.COPY_OPS
 COMMIT_OPS = ("ptx_commit_group", "ptx.cp.async_.commit_group")
 WAIT_OPS = ("ptx_wait_group", "ptx.cp.async_.wait_group")
 OPS = COPY_OPS + COMMIT_OPS + WAIT_OPS
-SIZES = (4, 8, 16)
+SIZES = ptx.COPY_SIZES
 
 
 def copy_parts(call):
     """(dtype, destination, its offset, source, its offset, bytes) of a copy."""
-    a = list(call.args)
-    dtype = call.dtype
-    if call.op == "s_tir.cp_async_raw":
-        if not a or not isinstance(a[0], E.StringImm):
-            fail(UNSUPPORTED, f"T.{call.op} takes the element type first", call)
-        dtype = a.pop(0).value
-    if len(a) != 5:
-        fail(UNSUPPORTED, f"T.{call.op} takes the destination, its offset, the source, its "
-             f"offset and the bytes to copy; got {len(a)} arguments", call)
-    return (dtype, *a)
+    parts = ptx.copy_call(call)
+    if isinstance(parts, str):
+        fail(UNSUPPORTED, f"T.{call.op} {parts}", call)
+    return parts
 
 
 def check_size(call, nbytes, itemsize):

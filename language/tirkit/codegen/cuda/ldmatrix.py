@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import expr as E
+from ...ir import ptx
 from ..errors import UNSUPPORTED, fail
 
-OPS = ("ptx_ldmatrix", "ptx_legacy.ldmatrix")
+OPS = ptx.LDMATRIX_OPS
 ROWS = 8                    # rows of a matrix, and elements of a row
 
 
@@ -22,30 +23,23 @@ def parts(call):
     """(trans, num, destination, its offset, shared source data, its offset) of either
     spelling: TVM's newer one puts the element type first, and the source may be a
     `T.tvm_access_ptr(type, data, offset, extent, rw)` (its offset added to the call's)."""
-    a = list(call.args)
-    if len(a) == 8 and isinstance(a[0], E.StringImm):
-        a.pop(0)
-    if len(a) != 7:
-        fail(UNSUPPORTED, f"T.{call.op} takes 7 arguments (trans, num, \".b16\", the "
-             f"destination, its offset, the shared source, its offset); got {len(a)}", call)
-    kind = a[2].value if isinstance(a[2], E.StringImm) else None
+    parts = ptx.ldmatrix_call(call)
+    if isinstance(parts, str):
+        fail(UNSUPPORTED, f"T.{call.op} {parts}", call)
+    kind = parts.kind.value if isinstance(parts.kind, E.StringImm) else None
     if kind != ".b16":
         fail(UNSUPPORTED, f"T.{call.op} loads 16-bit elements (\".b16\"); got {kind}", call)
-    src, off = a[5], a[6]
-    if isinstance(src, E.Call) and src.op == "tvm_access_ptr" and len(src.args) == 5:
-        base = src.args[2]
-        if base.dtype != off.dtype:
-            base = E.Cast(off.dtype, base, span=off.span)
-        src, off = src.args[1], E.Add(base, off, off.dtype, span=off.span)
-    if not isinstance(src, E.Var):
+    source = ptx.pointer(parts.src, parts.src_offset)
+    if source is None:
         fail(UNSUPPORTED, f"T.{call.op} reads from a buffer's data or a T.tvm_access_ptr "
              "into it", call)
-    return a[0], a[1], a[3], a[4], src, off
+    src, off = source
+    return parts.trans, parts.num, parts.dst, parts.dst_offset, src, off
 
 
 def check(call, num):
     """num, refused where PTX has no such ldmatrix."""
-    if int(num) not in (1, 2, 4):
+    if int(num) not in ptx.LDMATRIX_COUNTS:
         fail(UNSUPPORTED, f"T.{call.op} loads 1, 2 or 4 matrices; got {int(num)}", call)
     return int(num)
 

@@ -26,23 +26,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import expr as E
+from ...ir import ptx
 from ..errors import UNSUPPORTED, fail
 
-OPS = ("ptx_mma", "ptx_legacy.mma")
-WARP = 32
+OPS = ptx.MMA_OPS
+WARP = ptx.WARP
 
-# TVM's type names -> PTX's
-_PTX = {"fp16": "f16", "float16": "f16", "bf16": "bf16", "bfloat16": "bf16", "fp32": "f32",
-        "float32": "f32", "fp64": "f64", "float64": "f64", "int8": "s8", "uint8": "u8",
-        "int32": "s32"}
-# PTX type -> (the TIR dtype of its registers, C type, bits)
-_REG = {"f16": ("float16", "half", 16), "bf16": ("bfloat16", "nv_bfloat16", 16),
-        "f32": ("float32", "float", 32), "f64": ("float64", "double", 64),
-        "s8": ("int8", "signed char", 8), "u8": ("uint8", "unsigned char", 8),
-        "s32": ("int32", "int", 32)}
+# PTX type -> (C type, bits) of its registers
+_REG = {"f16": ("half", 16), "bf16": ("nv_bfloat16", 16), "f32": ("float", 32),
+        "f64": ("double", 64), "s8": ("signed char", 8), "u8": ("unsigned char", 8),
+        "s32": ("int", 32)}
 _FAMILY = {"f16": "f16", "bf16": "f16", "s8": "i8", "u8": "i8", "f64": "f64"}
-_ACCUMULATORS = {"f16": ("f16", "f32"), "bf16": ("f32",), "s8": ("s32",), "u8": ("s32",),
-                 "f64": ("f64",)}
 
 
 def _a16x16(lane, i):
@@ -89,33 +83,31 @@ def _c_m8n8k4_f16(lane, i):
     return q, t + 4 * u, i
 
 
-# (shape, a layout, b layout, input family) -> (sub-products, m, n, k, (A layout, count),
-#   (B layout, count), {C type: (C layout, count)}), the C types keyed by their first letter
-#   where all of them share one layout
+# (shape, a layout, b layout, input family) -> (A layout, B layout, {C type: C layout}), the
+#   C types keyed by their first letter where all of them share one layout; a layout maps
+#   (lane, register) to (sub-product, row, column)
 _FORMS = {
-    ("m16n8k16", "row", "col", "f16"): (1, 16, 8, 16, (_a16x16, 8), (_b16x8, 4),
-                                        {"f": (_c16x8, 4)}),
+    ("m16n8k16", "row", "col", "f16"): (_a16x16, _b16x8, {"f": _c16x8}),
     ("m16n8k8", "row", "col", "f16"): (
-        1, 16, 8, 8, (lambda ln, i: (0, ln // 4 + 8 * (i // 2), 2 * (ln % 4) + i % 2), 4),
-        (lambda ln, i: (0, 2 * (ln % 4) + i, ln // 4), 2), {"f": (_c16x8, 4)}),
-    ("m8n8k4", "row", "row", "f16"): (4, 8, 8, 4, (_a_m8n8k4_f16, 4), (_b_m8n8k4_f16, 4),
-                                      {"f32": (_c_m8n8k4_f32, 8), "f16": (_c_m8n8k4_f16, 8)}),
-    ("m8n8k4", "row", "col", "f64"): (1, 8, 8, 4, (lambda ln, i: (0, ln // 4, ln % 4), 1),
-                                      (lambda ln, i: (0, ln % 4, ln // 4), 1),
-                                      {"f": (_c8x8, 2)}),
-    ("m8n8k16", "row", "col", "i8"): (
-        1, 8, 8, 16, (lambda ln, i: (0, ln // 4, 4 * (ln % 4) + i), 4),
-        (lambda ln, i: (0, 4 * (ln % 4) + i, ln // 4), 4), {"s": (_c8x8, 2)}),
+        lambda ln, i: (0, ln // 4 + 8 * (i // 2), 2 * (ln % 4) + i % 2),
+        lambda ln, i: (0, 2 * (ln % 4) + i, ln // 4), {"f": _c16x8}),
+    ("m8n8k4", "row", "row", "f16"): (_a_m8n8k4_f16, _b_m8n8k4_f16,
+                                      {"f32": _c_m8n8k4_f32, "f16": _c_m8n8k4_f16}),
+    ("m8n8k4", "row", "col", "f64"): (lambda ln, i: (0, ln // 4, ln % 4),
+                                      lambda ln, i: (0, ln % 4, ln // 4), {"f": _c8x8}),
+    ("m8n8k16", "row", "col", "i8"): (lambda ln, i: (0, ln // 4, 4 * (ln % 4) + i),
+                                      lambda ln, i: (0, 4 * (ln % 4) + i, ln // 4),
+                                      {"s": _c8x8}),
     ("m16n8k16", "row", "col", "i8"): (
-        1, 16, 8, 16, (lambda ln, i: (0, ln // 4 + 8 * (i // 4), 4 * (ln % 4) + i % 4), 8),
-        (lambda ln, i: (0, 4 * (ln % 4) + i, ln // 4), 4), {"s": (_c16x8, 4)}),
+        lambda ln, i: (0, ln // 4 + 8 * (i // 4), 4 * (ln % 4) + i % 4),
+        lambda ln, i: (0, 4 * (ln % 4) + i, ln // 4), {"s": _c16x8}),
     ("m16n8k32", "row", "col", "i8"): (
-        1, 16, 8, 32,
-        (lambda ln, i: (0, ln // 4 + 8 * ((i // 4) % 2), 4 * (ln % 4) + i % 4 + 16 * (i // 8)),
-         16),
-        (lambda ln, i: (0, 4 * (ln % 4) + i % 4 + 16 * (i // 4), ln // 4), 8),
-        {"s": (_c16x8, 4)}),
+        lambda ln, i: (0, ln // 4 + 8 * ((i // 4) % 2), 4 * (ln % 4) + i % 4 + 16 * (i // 8)),
+        lambda ln, i: (0, 4 * (ln % 4) + i % 4 + 16 * (i // 4), ln // 4), {"s": _c16x8}),
 }
+_GENERATED = ("m16n8k16 and m16n8k8 row.col with fp16 or bf16 inputs, m8n8k4 row.row with fp16 "
+              "inputs, m8n8k4 row.col with fp64, and m8n8k16, m16n8k16 and m16n8k32 row.col "
+              "with int8 or uint8 inputs")
 
 
 def _table(pos, count):
@@ -143,45 +135,43 @@ class Form:
         return f"mma.sync.aligned.{self.shape}.{'.'.join(self.layouts)}{sat}.{c}.{a}.{b}.{c}"
 
 
-def _words(call):
-    return [x.value if isinstance(x, E.StringImm) else None for x in call.args[:6]]
-
-
 def form(call) -> Form:
-    """The call's form, or a codegen/unsupported diagnostic that names what is generated."""
-    a = call.args
-    if len(a) != 13:
-        fail(UNSUPPORTED, f"T.{call.op} takes 13 arguments (shape, A and B layouts, A, B and "
-             f"C types, A, its offset, B, its offset, C, its offset, saturate); got {len(a)}",
-             call)
-    words = _words(call)
-    types = tuple(_PTX.get(w) for w in words[3:6])
-    key = tuple(words[:3]) + (_FAMILY.get(types[0]),)
-    entry = _FORMS.get(key)
-    sat = a[12]
-    if entry is None or None in types or _FAMILY.get(types[1]) != key[3] or \
-            types[2] not in _ACCUMULATORS[types[0]] or \
-            (key[3] != "i8" and types[0] != types[1]) or \
-            not isinstance(sat, E.IntImm) or (sat.value and key[3] != "i8"):
+    """The call's form, or a codegen/unsupported diagnostic: what PTX has no such mma for
+    (verify/ptx_operands.py reports it while the user types), or a form not generated."""
+    parts = ptx.mma_call(call)
+    if isinstance(parts, str):
+        fail(UNSUPPORTED, f"T.{call.op} {parts}", call)
+    words = parts.words
+    types = tuple(ptx.TYPES.get(w) for w in words[3:6])
+    mnk = ptx.parse_shape(words[0])
+    sat = parts.saturate
+    if None in words or None in types or mnk is None or \
+            any(w not in ("row", "col") for w in words[1:3]) or \
+            not isinstance(sat, E.IntImm) or parts.bit_op is not None:
+        problem = "takes string constants, PTX's type names and a constant saturate"
+    else:
+        problem = ptx.mma_problem(mnk, words[1:3], types, "", bool(sat.value))
+    entry = None if problem else _FORMS.get(tuple(words[:3]) + (_FAMILY.get(types[0]),))
+    if entry is None:
         fail(UNSUPPORTED, f"T.{call.op} ({', '.join(str(w) for w in words)}) is not a form "
-             "that is generated: m16n8k16 and m16n8k8 row.col with fp16 or bf16 inputs, "
-             "m8n8k4 row.row with fp16 inputs, m8n8k4 row.col with fp64, and m8n8k16, "
-             "m16n8k16 and m16n8k32 row.col with int8 or uint8 inputs and int32 "
-             "accumulators (saturate: a constant, for int8 only)", call)
-    for ptr, t, what in zip(a[6:12:2], types, "ABC"):
+             f"that is generated{': ' + problem if problem else ''}; the forms generated: "
+             f"{_GENERATED}", call)
+    for (ptr, _), t, what, word in zip(parts.operands, types, "ABC", words[3:6]):
         held = getattr(getattr(ptr, "type_annotation", None), "element", None)
-        if held is not None and held != _REG[t][0]:
-            fail(UNSUPPORTED, f"T.{call.op} reads {what} as {words[3 + 'ABC'.index(what)]}, "
-                 f"but '{getattr(ptr, 'name', ptr)}' holds {held} registers", call)
-    subs, m, n, k, (ap, ac), (bp, bc), cs = entry
-    cp, cc = cs.get(types[2]) or cs[types[2][0]]
-    return Form(words[0], tuple(words[1:3]), types, bool(sat.value), subs, (m, n, k),
-                (ac, bc, cc), (_table(ap, ac), _table(bp, bc), _table(cp, cc)))
+        if held is not None and held != ptx.REGISTER_DTYPES[t]:
+            fail(UNSUPPORTED, f"T.{call.op} reads {what} as {word}, but "
+                 f"'{getattr(ptr, 'name', ptr)}' holds {held} registers", call)
+    ap, bp, cs = entry
+    cp = cs.get(types[2]) or cs[types[2][0]]
+    counts = ptx.mma_counts(mnk, types[0])
+    return Form(words[0], tuple(words[1:3]), types, bool(sat.value),
+                ptx.mma_subproducts(mnk, types[0]), mnk, counts,
+                tuple(_table(p, n) for p, n in zip((ap, bp, cp), counts)))
 
 
 def register_dtypes(f: Form) -> tuple:
     """The TIR dtypes of the A, B and C registers."""
-    return tuple(_REG[t][0] for t in f.types)
+    return tuple(ptx.REGISTER_DTYPES[t] for t in f.types)
 
 
 def call_c(call, expr) -> str:
@@ -191,7 +181,7 @@ def call_c(call, expr) -> str:
     operands, constraints = [], []
     for (ptr, off), t, count in zip(((a[6], a[7]), (a[8], a[9]), (a[10], a[11])), f.types,
                                     f.counts):
-        _, ct, bits = _REG[t]
+        ct, bits = _REG[t]
         base = f"(({ct}*){expr(ptr)} + {expr(off)})"
         if t in ("f32", "f64"):
             operands.append(base)
