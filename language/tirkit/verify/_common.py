@@ -5,8 +5,10 @@ from __future__ import annotations
 from .. import target as targets
 from ..analysis.regions import accesses
 from ..ir import expr as E
+from ..ir import stmt as S
 from ..ir.text import expr_text
 from ..ir.visit import const_int  # noqa: F401  (the rules take it from here)
+from ..ir.visit import walk
 
 
 def func_accesses(func, ctx):
@@ -148,3 +150,40 @@ def iter_map_of(fa, r, ctx):
         m = (detect(list(r.iter_values), loops, an, names, spatial, threads), an)
         ctx.cache[key] = m
     return m
+
+
+def storage_owners(func, fa):
+    """data Var -> (shape, dtype, Buffer or None) of what owns that storage: parameters'
+    buffers, allocations, and the first buffer declared over a fresh data Var."""
+    params = set(func.params)
+    own = {b.data: (b.shape, b.dtype, b) for _, b in func.buffer_map}
+    for b, _ in fa.allocs:
+        own.setdefault(b.data, (b.shape, b.dtype, b))
+
+    def f(x):
+        if isinstance(x, S.Allocate):
+            own.setdefault(x.buffer_var, (x.extents, x.dtype, None))
+        elif isinstance(x, S.DeclBuffer) and x.buffer.data not in params:
+            b = x.buffer
+            own.setdefault(b.data, (b.shape, b.dtype, b))
+        return True
+    walk(func.body, f)
+    return own
+
+
+def const_size(shape):
+    """The elements of a constant shape, or None."""
+    n = 1
+    for e in shape:
+        if not isinstance(e, E.IntImm):
+            return None
+        n *= e.value
+    return n
+
+
+def exact_aff(aff) -> bool:
+    """Whether an Aff's bounds over its variables' ranges are attained: its terms are
+    variables and floor divisions (by constants) of such forms."""
+    from ..arith.affine import Atom
+    return all(not isinstance(k, Atom) or (k.kind == "fdiv" and exact_aff(k.args[0]))
+               for k in aff.terms)

@@ -23,22 +23,12 @@ import dataclasses
 
 from ..analysis.accesses import Loop
 from ..analysis.regions import analyzer_for, index_range
-from ..arith.affine import Atom
 from ..diagnostics import error
 from ..ir import expr as E
-from ..ir import stmt as S
 from ..ir.dtype import bytes_of, lanes_of
-from ..ir.visit import lane_of, vars_in, walk
+from ..ir.visit import lane_of, vars_in
 from . import register
-from ._common import func_accesses, loose_vars, text
-
-_EXACT_ATOMS = ("fdiv",)
-
-
-def _exact(aff):
-    return all(not isinstance(k, Atom) or (k.kind in _EXACT_ATOMS and _exact(k.args[0]))
-               for k in aff.terms)
-
+from ._common import const_size, exact_aff, func_accesses, loose_vars, storage_owners, text
 
 def out_of_bounds_spans(func, ctx):
     """(line, column) of the accesses this rule reports (rules that would report the same
@@ -58,7 +48,7 @@ def _check_bounds(func, ctx):
     fa = func_accesses(func, ctx)
     out = []
     seen = set()
-    owners = _owners(func, fa)
+    owners = storage_owners(func, fa)
     params = set(func.params)
     views = {}
     matched = set(fa.matched)
@@ -105,7 +95,7 @@ def _check_bounds(func, ctx):
                 continue
             base = idx.base if isinstance(idx, E.Ramp) else idx
             aff = an.to_aff(base, env)
-            if not _exact(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
+            if not exact_aff(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
                 continue
             if loose is None:
                 loose = loose_vars(a.loops)
@@ -175,34 +165,6 @@ def _loop_vars_of(aff):
     return set(aff.all_vars())
 
 
-def _owners(func, fa):
-    """data Var -> (shape, dtype, Buffer or None) of what owns that storage: parameters'
-    buffers, allocations, and the first buffer declared over a fresh data Var."""
-    params = set(func.params)
-    own = {b.data: (b.shape, b.dtype, b) for _, b in func.buffer_map}
-    for b, _ in fa.allocs:
-        own.setdefault(b.data, (b.shape, b.dtype, b))
-
-    def f(x):
-        if isinstance(x, S.Allocate):
-            own.setdefault(x.buffer_var, (x.extents, x.dtype, None))
-        elif isinstance(x, S.DeclBuffer) and x.buffer.data not in params:
-            b = x.buffer
-            own.setdefault(b.data, (b.shape, b.dtype, b))
-        return True
-    walk(func.body, f)
-    return own
-
-
-def _const_size(shape):
-    n = 1
-    for e in shape:
-        if not isinstance(e, E.IntImm):
-            return None
-        n *= e.value
-    return n
-
-
 def _view_shape(buf, owners, params):
     """The shape an access to buf is checked against, or None to leave it alone."""
     owner = owners.get(buf.data)
@@ -213,7 +175,7 @@ def _view_shape(buf, owners, params):
         return buf.shape
     if len(buf.shape) != 1:
         return None
-    n = _const_size(shape)
+    n = const_size(shape)
     if n is None:
         return None
     return (E.IntImm("int32", n * bytes_of(dtype) // max(1, bytes_of(buf.dtype))),)

@@ -1,0 +1,236 @@
+"""PTX warp instructions whose operands do not fit the instruction (`type/mismatch`,
+`bounds/out-of-bounds`): `T.ptx_mma`, `T.ptx_ldmatrix` and `T.ptx_cp_async` in both
+spellings (ir/ptx.py).
+
+TVM's parser takes these calls as they come; its CUDA code generator refuses a malformed one
+only when the kernel is built, and prints the others as pointer casts, so a register buffer of
+another type than the call names, or registers past the end of their buffer, compile and
+compute garbage.  Reported here, at the argument:
+- an mma whose configuration PTX does not have (operand types that do not go together, an
+  accumulator of another type, saturation of floats, layouts other than row.col, a shape
+  without that type), or whose type names, shape or layouts TVM cannot read;
+- a register buffer whose element type is not the type the call reads it as (the call's
+  offset counts the buffer's elements, and the registers are its bits read as the other type);
+- registers of a lane past the end of their storage: `A + a_off` holds the lane's elements
+  of A (ir/ptx.py `mma_counts`), an ldmatrix's destination two 16-bit elements per matrix;
+- an ldmatrix of another count than 1, 2 or 4, of other than `.b16` elements, or into a
+  buffer of other than 16-bit elements; the rows it reads past the source, when all 32 lanes
+  give a row (4 matrices);
+- a cp.async of other than 4, 8 or 16 bytes or of part of an element, and copies past either
+  buffer.
+
+An offset is reported only when its largest (or smallest) value over the enclosing loops is
+certain: the offset affine in the loops (divisions by constants allowed) and no guard on its
+variables.  Arguments the call leaves symbolic (ldmatrix's count, a copy's size) are not
+checked; TVM's own tests specialize them before building.
+"""
+from __future__ import annotations
+
+from ..arith import Analyzer
+from ..diagnostics import error
+from ..ir import expr as E
+from ..ir import ptx
+from ..ir.dtype import bits_of, bytes_of, parse_dtype
+from ..ir.visit import vars_in
+from . import register
+from ._common import const_size, exact_aff, func_accesses, loose_vars, storage_owners
+
+TYPE = "type/mismatch"
+BOUNDS = "bounds/out-of-bounds"
+
+
+class _Call:
+    """One call being checked: its loops and guards, the function's storage."""
+
+    def __init__(self, call, loops, conds, fa, owners, out):
+        self.call, self.loops, self.conds, self.fa = call, loops, conds, fa
+        self.owners, self.out = owners, out
+        self.name = f"`T.{call.op}`"
+
+    def error(self, code, message, at=None, related=()):
+        """A diagnostic at the argument `at` where its span lies inside the call (an operand
+        that names a variable carries its definition's span), else at the call."""
+        span, whole = getattr(at, "span", None), self.call.span
+        if span is None or (span.line, span.column) < (whole.line, whole.column) or \
+                (span.end_line, span.end_column) > (whole.end_line, whole.end_column) or \
+                span == whole:
+            span = whole
+        self.out.append(error(code, f"{self.name} {message}", span, list(related)))
+
+    def element(self, ptr):
+        """The element type of a pointer operand (a buffer's data), or None."""
+        return getattr(getattr(ptr, "type_annotation", None), "element", None)
+
+    def storage(self, ptr, dtype):
+        """(elements of `dtype` the storage of `ptr` holds, related location), or None."""
+        owner = self.owners.get(ptr) if isinstance(ptr, E.Var) else None
+        if owner is None:
+            return None
+        shape, held, buf = owner
+        n = const_size(shape)
+        if n is None or parse_dtype(dtype) is None or bytes_of(dtype) == 0:
+            return None
+        n = n * bytes_of(held) // bytes_of(dtype)
+        rel = [(buf.span, f"'{buf.name}' holds {n} {dtype} elements")] \
+            if buf is not None and buf.span is not None else []
+        return n, rel
+
+    def offset_range(self, off):
+        """(smallest, largest) value of an offset over the call's loops, each None where it
+        is not certain."""
+        env = dict(self.fa.env)
+        env.update(self.fa.lets)
+        an = Analyzer()
+        for lp in self.loops:
+            an.bind_extent(lp.var, lp.min, lp.extent, env)
+        aff = an.to_aff(off, env)
+        if not exact_aff(aff):
+            return None, None
+        used = set(aff.all_vars())
+        if used & loose_vars(self.loops):
+            return None, None
+        for cond, _ in self.conds:
+            if used & {x for v in vars_in(cond) for x in an.to_aff(v, env).all_vars()}:
+                return None, None
+        lo, hi = an.bound(aff)
+        return (lo.const if lo is not None and lo.is_const() else None,
+                hi.const if hi is not None and hi.is_const() else None)
+
+    def within(self, ptr, off, count, dtype, what):
+        """Report `count` elements of `dtype` from `ptr + off` that leave ptr's storage."""
+        held = self.storage(ptr, dtype)
+        if held is None:
+            return
+        size, rel = held
+        lo, hi = self.offset_range(off)
+        name = getattr(ptr, "name", "")
+        if hi is not None and hi + count > size:
+            self.error(BOUNDS, f"{what} '{name}'[{hi}:{hi + count}], past its {size} "
+                       "elements", off, rel)
+        elif lo is not None and lo < 0:
+            self.error(BOUNDS, f"{what} '{name}'[{lo}:{lo + count}], before its first "
+                       "element", off, rel)
+
+
+def _mma(c: _Call):
+    parts = ptx.mma_call(c.call)
+    if isinstance(parts, str):
+        c.error(TYPE, parts)
+        return
+    args = c.call.args
+    for i, w in enumerate(parts.words):
+        if w is None:
+            c.error(TYPE, "takes its shape, layouts and types as string constants", args[i])
+            return
+    shape, la, lb, *names = parts.words
+    mnk = ptx.parse_shape(shape)
+    if mnk is None:
+        c.error(TYPE, f"shape \"{shape}\" is not one PTX writes (\"m16n8k16\")", args[0])
+        return
+    for i in (1, 2):
+        if parts.words[i] not in ("row", "col"):
+            c.error(TYPE, f"layout \"{parts.words[i]}\" is neither \"row\" nor \"col\"", args[i])
+            return
+    types = []
+    for i, w in enumerate(names):
+        if w not in ptx.TYPES:
+            c.error(TYPE, f"type \"{w}\" is not a PTX type TVM reads (\"fp16\", \"bf16\", "
+                    "\"tf32\", \"fp32\", \"fp64\", \"int8\", \"uint8\", \"int4\", \"int32\", "
+                    "\"e4m3\", ...)", args[3 + i])
+            return
+        types.append(ptx.TYPES[w])
+    if not isinstance(parts.saturate, E.IntImm):
+        c.error(TYPE, "takes saturate as a constant (True or False)", parts.saturate)
+        return
+    bit_op = ""
+    if parts.bit_op is not None:
+        if not isinstance(parts.bit_op, E.StringImm):
+            c.error(TYPE, "takes its 1-bit operator as a string constant", parts.bit_op)
+            return
+        bit_op = parts.bit_op.value
+    problem = ptx.mma_problem(mnk, (la, lb), types, bit_op, bool(parts.saturate.value))
+    if problem is not None:
+        c.error(TYPE, f"is no PTX mma: {problem}")
+        return
+    counts = ptx.mma_counts(mnk, types[0])
+    for (ptr, off), t, word, what, count in zip(parts.operands, types, names, "ABC", counts):
+        want = ptx.REGISTER_DTYPES.get(t)
+        if want is None:
+            continue
+        held = c.element(ptr)
+        if held is not None and held != want:
+            c.error(TYPE, f"reads {what} as {word}, but '{getattr(ptr, 'name', ptr)}' holds "
+                    f"{held}: the offset counts {held} elements, and the registers are their "
+                    f"bits read as {word}", ptr)
+            continue
+        c.within(ptr, off, count, want,
+                 "updates the accumulators" if what == "C" else f"reads {what}'s registers")
+
+
+def _ldmatrix(c: _Call):
+    parts = ptx.ldmatrix_call(c.call)
+    if isinstance(parts, str):
+        c.error(TYPE, parts)
+        return
+    if parts.element is not None and parse_dtype(parts.element) is not None and \
+            bits_of(parts.element) == 8:
+        return                      # TVM gathers 8-bit elements by hand, not with ldmatrix
+    num = parts.num.value if isinstance(parts.num, E.IntImm) else None
+    if num is not None and num not in ptx.LDMATRIX_COUNTS:
+        c.error(TYPE, f"loads 1, 2 or 4 matrices, not {num}", parts.num)
+        return
+    if isinstance(parts.kind, E.StringImm) and parts.kind.value != ".b16":
+        c.error(TYPE, f"loads \".b16\" elements, not \"{parts.kind.value}\"", parts.kind)
+        return
+    held = c.element(parts.dst)
+    if held is not None and parse_dtype(held) is not None and bits_of(held) != 16:
+        c.error(TYPE, f"writes two 16-bit elements per register, but "
+                f"'{getattr(parts.dst, 'name', parts.dst)}' holds {held}", parts.dst)
+        return
+    if num is None:
+        return
+    c.within(parts.dst, parts.dst_offset, 2 * num, held or "float16", "writes")
+    source = ptx.pointer(parts.src, parts.src_offset)
+    if source is not None and num == 4:     # every lane gives a row's address
+        src, off = source
+        c.within(src, off, 8, c.element(src) or "float16", "reads a row")
+
+
+def _copy(c: _Call):
+    parts = ptx.copy_call(c.call)
+    if isinstance(parts, str):
+        c.error(TYPE, parts)
+        return
+    if not isinstance(parts.size, E.IntImm):
+        return
+    size = parts.size.value
+    if size not in ptx.COPY_SIZES:
+        c.error(TYPE, f"copies 4, 8 or 16 bytes, not {size}", parts.size)
+        return
+    d = parse_dtype(parts.dtype)
+    if d is None or d.kind in ("handle", "void"):
+        return
+    item = bytes_of(parts.dtype)
+    if size % item:
+        c.error(TYPE, f"copies whole {parts.dtype} elements, but {size} bytes are not",
+                parts.size)
+        return
+    c.within(parts.dst, parts.dst_offset, size // item, parts.dtype, "writes")
+    c.within(parts.src, parts.src_offset, size // item, parts.dtype, "reads")
+
+
+_CHECKS = {**{op: _mma for op in ptx.MMA_OPS}, **{op: _ldmatrix for op in ptx.LDMATRIX_OPS},
+           **{op: _copy for op in ptx.COPY_OPS}}
+
+
+@register("ptx-operands", codes=(TYPE, BOUNDS), fast=True)
+def check_ptx_operands(func, ctx):
+    fa = func_accesses(func, ctx)
+    calls = [x for x in fa.calls if x[0].op in _CHECKS and x[0].span is not None]
+    if not calls:
+        return []
+    owners = storage_owners(func, fa)
+    out = []
+    for call, loops, conds in calls:
+        _CHECKS[call.op](_Call(call, loops, conds, fa, owners, out))
+    return out
