@@ -62,6 +62,8 @@ REFERENCE = {
     # test_cuda_ptx.py: PTX's scalar arithmetic and griddepcontrol
     "ptx_scalar_math": (lambda A, B, C: np.stack([A + B, A * B, np.maximum(A, B),
                                                   np.minimum(A, B)]), 2, 0),
+    # tests/server/test_ptx_editor.py: A's fragments through ldmatrix, then one mma
+    "ldmatrix_mma": (lambda A, B, C: _mm(A, B, np.float64), 2, 1e-5),
 }
 # the 1024x1024 product runs a sample of its thread blocks (the others stay untouched)
 SAMPLED = {"gpu_matmul": 1}

@@ -37,7 +37,10 @@ def hover_at(server, a, pos: T.Position):
     if hit is not None:
         tok, sym = hit
         span = tok.span
-        if tok.attribute and tok.base in _tir_aliases(a):
+        call = _intrinsic_call_at(a, func, line, col) if tok.attribute else None
+        if call is not None:
+            text, span = call
+        elif tok.attribute and tok.base in _tir_aliases(a):
             text = t_name_markdown(tok.base, tok.name)
         elif sym is not None:
             text = symbol_markdown(a, sym, target, dirs)
@@ -80,6 +83,36 @@ def kernel_hover(server, a, func, target, rng):
              if d.span is not None and sp.line <= d.span.line <= sp.end_line]
     text = kernel_markdown(func, summary, diags, a.result.module.name, predicted, partial)
     return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text), range=rng)
+
+
+def _intrinsic_call_at(a, func, line, col):
+    """(markdown, the name's span) on the name of a call of PTX's warp instructions (what
+    `tirkit.codegen.cuda.describe` says it does), or None."""
+    from tirkit.codegen.cuda.describe import describe
+    from tirkit.diagnostics import Span
+    from tirkit.ir import expr as E
+    from tirkit.ir.visit import walk
+    lines = a.index.lines
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    found = []
+
+    def on_line(x):
+        if found:
+            return False
+        sp = getattr(x, "span", None)
+        if isinstance(x, E.Call) and sp is not None and sp.line == line and sp.column <= col:
+            end = text.find("(", sp.column - 1) + 1          # the name's end, 1-based
+            if col <= end:
+                found.append((x, Span(line, sp.column, line, end, sp.file)))
+        return True
+    walk(func.body, on_line)
+    if not found:
+        return None
+    call, span = found[0]
+    lines_md = describe(call)
+    if lines_md is None:
+        return None
+    return f"**`{text[span.column - 1:span.end_column - 1]}`**\n\n" + "\n".join(lines_md), span
 
 
 def t_name_markdown(alias: str, name: str):

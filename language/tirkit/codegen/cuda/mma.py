@@ -135,9 +135,10 @@ class Form:
         return f"mma.sync.aligned.{self.shape}.{'.'.join(self.layouts)}{sat}.{c}.{a}.{b}.{c}"
 
 
-def form(call) -> Form:
+def form(call, registers=True) -> Form:
     """The call's form, or a codegen/unsupported diagnostic: what PTX has no such mma for
-    (verify/ptx_operands.py reports it while the user types), or a form not generated."""
+    (verify/ptx_operands.py reports it while the user types), a form not generated, or (with
+    `registers`) a register buffer of another type than the call reads."""
     parts = ptx.mma_call(call)
     if isinstance(parts, str):
         fail(UNSUPPORTED, f"T.{call.op} {parts}", call)
@@ -156,7 +157,8 @@ def form(call) -> Form:
         fail(UNSUPPORTED, f"T.{call.op} ({', '.join(str(w) for w in words)}) is not a form "
              f"that is generated{': ' + problem if problem else ''}; the forms generated: "
              f"{_GENERATED}", call)
-    for (ptr, _), t, what, word in zip(parts.operands, types, "ABC", words[3:6]):
+    for (ptr, _), t, what, word in zip(parts.operands if registers else (), types, "ABC",
+                                       words[3:6]):
         held = getattr(getattr(ptr, "type_annotation", None), "element", None)
         if held is not None and held != ptx.REGISTER_DTYPES[t]:
             fail(UNSUPPORTED, f"T.{call.op} reads {what} as {word}, but "
