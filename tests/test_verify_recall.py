@@ -130,13 +130,13 @@ def test_cooperative_copy_of_part_of_the_tile():
 FILL = """
 @T.prim_func
 def f(C: T.Buffer((16, 16), "float32")):
-    C_frag = T.alloc_buffer((512, 16), "float32", scope="wmma.accumulator")
+    C_frag = T.alloc_buffer((1536, 16), "float32", scope="wmma.accumulator")
     for bx in T.thread_binding(1, thread="blockIdx.x"):
         for ty in T.thread_binding(2, thread="threadIdx.y"):
             for tx in T.thread_binding(64, thread="threadIdx.x"):
                 with T.block("fill"):
                     T.reads()
-                    T.writes(C_frag[0:512, 0:16])
+                    T.writes(C_frag[0:1536, 0:16])
                     T.tvm_fill_fragment(C_frag.data, 16, 16, 16, INDEX, T.float32(0))
 """
 
@@ -148,6 +148,10 @@ def test_wmma_operand_that_differs_between_lanes():
                                       "thread/execution-scope")], index
     for index in ("0", "ty", "tx // 32", "tx // 32 + ty * 2"):
         assert codes(check(FILL.replace("INDEX", index))) == [], index
+    # 96 fragments of 16x16: `tx + 32 * ty` reaches the last; `tx + 64 * ty` passes it too
+    bad = FILL.replace("INDEX", "tx + 64 * ty")
+    assert codes(check(bad)) == [(line_of(bad, "T.tvm_fill_fragment"), "bounds/out-of-bounds"),
+                                 (line_of(bad, "T.tvm_fill_fragment"), "thread/execution-scope")]
 
 
 # ---- 5. shared memory allocated outside blocks ----------------------------------------------

@@ -1,14 +1,15 @@
 """PTX's warp-level matrix instructions as TVM's builtins spell them: `T.ptx_mma` (tirx:
 `T.ptx_legacy.mma`), `T.ptx_ldmatrix` (`T.ptx_legacy.ldmatrix`) and `T.ptx_cp_async`
-(`T.s_tir.cp_async_raw[.legacy]`).
+(`T.s_tir.cp_async_raw[.legacy]`), and the tensor-core builtins over `nvcuda::wmma` fragments
+(`T.tvm_fill_fragment`, `T.tvm_load_matrix_sync`, `T.tvm_mma_sync`, `T.tvm_store_matrix_sync`).
 
 What is here is what PTX and TVM's CUDA code generator define, independent of what tirkit
 generates or runs: the type names TVM reads (`DTypeFromString` of its
 src/backend/cuda/codegen/ptx.cc), the mma configurations PTX has (the check TVM makes before
 it prints an `mma.sync`: operand types, accumulator, saturation, layouts, shape), the
 registers each lane holds, and the operands of each call.  The rules check calls against it
-while the user types (verify/ptx_operands.py); the CUDA back end generates and runs the forms
-it knows (codegen/cuda/mma.py, ldmatrix.py, cp_async.py).
+while the user types (verify/ptx_operands.py, wmma_operands.py); the CUDA back end generates
+and runs the forms it knows (codegen/cuda/mma.py, ldmatrix.py, cp_async.py, wmma.py).
 """
 from __future__ import annotations
 
@@ -196,3 +197,31 @@ def copy_call(call) -> CopyCall | str:
         return (f"takes the destination, its offset, the source, its offset and the bytes "
                 f"to copy; got {len(a)} arguments")
     return CopyCall(dtype, *a)
+
+
+# ---- wmma: fragments of `nvcuda::wmma`, through TVM's builtins ----------------------------
+#   T.tvm_fill_fragment(F.data, m, n, k, index, value)
+#   T.tvm_load_matrix_sync(F.data, m, n, k, index, ptr, stride, "row_major" | "col_major")
+#   T.tvm_mma_sync(D.data, di, A.data, ai, B.data, bi, C.data, ci)
+#   T.tvm_store_matrix_sync(F.data, m, n, k, index, ptr, stride, "row_major")
+# with `ptr` a `T.tvm_access_ptr(T.type_annotation(dtype), X.data, offset, extent, rw_mask)`;
+# fragment `index` of F is its elements [index * rows * cols, (index + 1) * rows * cols).
+WMMA_FILL, WMMA_LOAD, WMMA_MMA, WMMA_STORE = (
+    "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_mma_sync", "tvm_store_matrix_sync")
+WMMA_OPS = (WMMA_FILL, WMMA_LOAD, WMMA_MMA, WMMA_STORE)
+ACCESS_PTR = "tvm_access_ptr"
+
+
+def wmma_tile(scope: str, mnk) -> tuple:
+    """(rows, cols) of one fragment of a buffer of `scope` whose calls say (m, n, k): a
+    matrix_a fragment is m x k, a matrix_b fragment k x n, an accumulator m x n."""
+    m, n, k = mnk
+    return {"wmma.matrix_a": (m, k), "wmma.matrix_b": (k, n)}.get(scope, (m, n))
+
+
+def wmma_span(rows: int, cols: int, stride: int, layout: str) -> int:
+    """Elements from a load's or store's pointer to the last one of its tile: rows of `cols`
+    elements `stride` apart (`row_major`), or else columns of `rows`."""
+    if layout == "row_major":
+        return (rows - 1) * stride + cols
+    return (cols - 1) * stride + rows

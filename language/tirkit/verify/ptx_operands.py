@@ -26,93 +26,14 @@ checked; TVM's own tests specialize them before building.
 """
 from __future__ import annotations
 
-from ..arith import Analyzer
-from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import ptx
 from ..ir.dtype import bits_of, bytes_of, parse_dtype
-from ..ir.visit import vars_in
 from . import register
-from ._common import const_size, exact_aff, func_accesses, loose_vars, storage_owners
+from ._common import func_accesses, storage_owners
+from ._operands import BOUNDS, TYPE, CallCheck
 
-TYPE = "type/mismatch"
-BOUNDS = "bounds/out-of-bounds"
-
-
-class _Call:
-    """One call being checked: its loops and guards, the function's storage."""
-
-    def __init__(self, call, loops, conds, fa, owners, out):
-        self.call, self.loops, self.conds, self.fa = call, loops, conds, fa
-        self.owners, self.out = owners, out
-        self.name = f"`T.{call.op}`"
-
-    def error(self, code, message, at=None, related=()):
-        """A diagnostic at the argument `at` where its span lies inside the call (an operand
-        that names a variable carries its definition's span), else at the call."""
-        span, whole = getattr(at, "span", None), self.call.span
-        if span is None or (span.line, span.column) < (whole.line, whole.column) or \
-                (span.end_line, span.end_column) > (whole.end_line, whole.end_column) or \
-                span == whole:
-            span = whole
-        self.out.append(error(code, f"{self.name} {message}", span, list(related)))
-
-    def element(self, ptr):
-        """The element type of a pointer operand (a buffer's data), or None."""
-        return getattr(getattr(ptr, "type_annotation", None), "element", None)
-
-    def storage(self, ptr, dtype):
-        """(elements of `dtype` the storage of `ptr` holds, related location), or None."""
-        owner = self.owners.get(ptr) if isinstance(ptr, E.Var) else None
-        if owner is None:
-            return None
-        shape, held, buf = owner
-        n = const_size(shape)
-        if n is None or parse_dtype(dtype) is None or bytes_of(dtype) == 0:
-            return None
-        n = n * bytes_of(held) // bytes_of(dtype)
-        rel = [(buf.span, f"'{buf.name}' holds {n} {dtype} elements")] \
-            if buf is not None and buf.span is not None else []
-        return n, rel
-
-    def offset_range(self, off):
-        """(smallest, largest) value of an offset over the call's loops, each None where it
-        is not certain."""
-        env = dict(self.fa.env)
-        env.update(self.fa.lets)
-        an = Analyzer()
-        for lp in self.loops:
-            an.bind_extent(lp.var, lp.min, lp.extent, env)
-        aff = an.to_aff(off, env)
-        if not exact_aff(aff):
-            return None, None
-        used = set(aff.all_vars())
-        if used & loose_vars(self.loops):
-            return None, None
-        for cond, _ in self.conds:
-            if used & {x for v in vars_in(cond) for x in an.to_aff(v, env).all_vars()}:
-                return None, None
-        lo, hi = an.bound(aff)
-        return (lo.const if lo is not None and lo.is_const() else None,
-                hi.const if hi is not None and hi.is_const() else None)
-
-    def within(self, ptr, off, count, dtype, what):
-        """Report `count` elements of `dtype` from `ptr + off` that leave ptr's storage."""
-        held = self.storage(ptr, dtype)
-        if held is None:
-            return
-        size, rel = held
-        lo, hi = self.offset_range(off)
-        name = getattr(ptr, "name", "")
-        if hi is not None and hi + count > size:
-            self.error(BOUNDS, f"{what} '{name}'[{hi}:{hi + count}], past its {size} "
-                       "elements", off, rel)
-        elif lo is not None and lo < 0:
-            self.error(BOUNDS, f"{what} '{name}'[{lo}:{lo + count}], before its first "
-                       "element", off, rel)
-
-
-def _mma(c: _Call):
+def _mma(c: CallCheck):
     parts = ptx.mma_call(c.call)
     if isinstance(parts, str):
         c.error(TYPE, parts)
@@ -167,7 +88,7 @@ def _mma(c: _Call):
                  "updates the accumulators" if what == "C" else f"reads {what}'s registers")
 
 
-def _ldmatrix(c: _Call):
+def _ldmatrix(c: CallCheck):
     parts = ptx.ldmatrix_call(c.call)
     if isinstance(parts, str):
         c.error(TYPE, parts)
@@ -196,7 +117,7 @@ def _ldmatrix(c: _Call):
         c.within(src, off, 8, c.element(src) or "float16", "reads a row")
 
 
-def _copy(c: _Call):
+def _copy(c: CallCheck):
     parts = ptx.copy_call(c.call)
     if isinstance(parts, str):
         c.error(TYPE, parts)
@@ -232,5 +153,5 @@ def check_ptx_operands(func, ctx):
     owners = storage_owners(func, fa)
     out = []
     for call, loops, conds in calls:
-        _CHECKS[call.op](_Call(call, loops, conds, fa, owners, out))
+        _CHECKS[call.op](CallCheck(call, loops, conds, fa, owners, out))
     return out

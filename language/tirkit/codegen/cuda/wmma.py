@@ -17,13 +17,13 @@ interpreter runs each call with its matrix meaning, a warp's fragment as one who
 from __future__ import annotations
 
 from ...ir import expr as E
+from ...ir import ptx
 from ...ir.visit import walk
 from ..errors import UNSUPPORTED, fail
 
-FILL, LOAD, MMA, STORE = ("tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_mma_sync",
-                          "tvm_store_matrix_sync")
-OPS = (FILL, LOAD, MMA, STORE)
-ACCESS_PTR = "tvm_access_ptr"
+FILL, LOAD, MMA, STORE = ptx.WMMA_FILL, ptx.WMMA_LOAD, ptx.WMMA_MMA, ptx.WMMA_STORE
+OPS = ptx.WMMA_OPS
+ACCESS_PTR = ptx.ACCESS_PTR
 _NS = "nvcuda::wmma::"
 _FRAG_TYPE = {"float16": "half", "float32": "float", "int8": "signed char",
               "uint8": "unsigned char", "int32": "int", "bfloat16": "__nv_bfloat16"}
@@ -70,9 +70,7 @@ def fragment_shapes(body) -> dict:
 
 def tile(var, shape) -> tuple:
     """(rows, cols) of one fragment of var with the (m, n, k) of its calls."""
-    m, n, k = shape[:3]
-    scope = scope_of(var)
-    return {"wmma.matrix_a": (m, k), "wmma.matrix_b": (k, n)}.get(scope, (m, n))
+    return ptx.wmma_tile(scope_of(var), shape[:3])
 
 
 # ---- CUDA C --------------------------------------------------------------------------

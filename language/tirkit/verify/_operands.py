@@ -1,0 +1,87 @@
+"""What the operand rules share (ptx_operands.py, wmma_operands.py): one call being checked,
+its loops and guards, the function's storage; its diagnostics at the argument where the
+argument's span lies inside the call; an offset's certain extremes over the loops."""
+from __future__ import annotations
+
+from ..arith import Analyzer
+from ..diagnostics import error
+from ..ir import expr as E
+from ..ir.dtype import bytes_of, parse_dtype
+from ..ir.visit import vars_in
+from ._common import const_size, exact_aff, loose_vars
+
+TYPE = "type/mismatch"
+BOUNDS = "bounds/out-of-bounds"
+
+
+class CallCheck:
+    """One call being checked: its loops and guards, the function's storage."""
+
+    def __init__(self, call, loops, conds, fa, owners, out):
+        self.call, self.loops, self.conds, self.fa = call, loops, conds, fa
+        self.owners, self.out = owners, out
+        self.name = f"`T.{call.op}`"
+
+    def error(self, code, message, at=None, related=()):
+        """A diagnostic at the argument `at` where its span lies inside the call (an operand
+        that names a variable carries its definition's span), else at the call."""
+        span, whole = getattr(at, "span", None), self.call.span
+        if span is None or (span.line, span.column) < (whole.line, whole.column) or \
+                (span.end_line, span.end_column) > (whole.end_line, whole.end_column) or \
+                span == whole:
+            span = whole
+        self.out.append(error(code, f"{self.name} {message}", span, list(related)))
+
+    def element(self, ptr):
+        """The element type of a pointer operand (a buffer's data), or None."""
+        return getattr(getattr(ptr, "type_annotation", None), "element", None)
+
+    def storage(self, ptr, dtype):
+        """(elements of `dtype` the storage of `ptr` holds, related location), or None."""
+        owner = self.owners.get(ptr) if isinstance(ptr, E.Var) else None
+        if owner is None:
+            return None
+        shape, held, buf = owner
+        n = const_size(shape)
+        if n is None or parse_dtype(dtype) is None or bytes_of(dtype) == 0:
+            return None
+        n = n * bytes_of(held) // bytes_of(dtype)
+        rel = [(buf.span, f"'{buf.name}' holds {n} {dtype} elements")] \
+            if buf is not None and buf.span is not None else []
+        return n, rel
+
+    def offset_range(self, off):
+        """(smallest, largest) value of an offset over the call's loops, each None where it
+        is not certain."""
+        env = dict(self.fa.env)
+        env.update(self.fa.lets)
+        an = Analyzer()
+        for lp in self.loops:
+            an.bind_extent(lp.var, lp.min, lp.extent, env)
+        aff = an.to_aff(off, env)
+        if not exact_aff(aff):
+            return None, None
+        used = set(aff.all_vars())
+        if used & loose_vars(self.loops):
+            return None, None
+        for cond, _ in self.conds:
+            if used & {x for v in vars_in(cond) for x in an.to_aff(v, env).all_vars()}:
+                return None, None
+        lo, hi = an.bound(aff)
+        return (lo.const if lo is not None and lo.is_const() else None,
+                hi.const if hi is not None and hi.is_const() else None)
+
+    def within(self, ptr, off, count, dtype, what):
+        """Report `count` elements of `dtype` from `ptr + off` that leave ptr's storage."""
+        held = self.storage(ptr, dtype)
+        if held is None:
+            return
+        size, rel = held
+        lo, hi = self.offset_range(off)
+        name = getattr(ptr, "name", "")
+        if hi is not None and hi + count > size:
+            self.error(BOUNDS, f"{what} '{name}'[{hi}:{hi + count}], past its {size} "
+                       "elements", off, rel)
+        elif lo is not None and lo < 0:
+            self.error(BOUNDS, f"{what} '{name}'[{lo}:{lo + count}], before its first "
+                       "element", off, rel)
