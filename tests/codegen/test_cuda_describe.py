@@ -64,3 +64,27 @@ def test_copies_and_their_groups():
 
 def test_other_calls_are_not_described():
     assert calls(["A[tx] = T.exp(A[tx])"]) == [None]
+
+
+def test_wmma_builtins():
+    text = ("from tvm.script import tir as T\n\n\n@T.prim_func\n"
+            "def k(A: T.Buffer((512,), \"float16\")):\n"
+            "    a = T.alloc_buffer((32, 16), \"float16\", scope=\"wmma.matrix_a\")\n"
+            "    c = T.alloc_buffer((32, 8), \"float32\", scope=\"wmma.accumulator\")\n"
+            "    for tx in T.thread_binding(32, thread=\"threadIdx.x\"):\n"
+            "        T.evaluate(T.tvm_fill_fragment(c.data, 32, 8, 16, 0, T.float32(0)))\n"
+            "        T.evaluate(T.tvm_load_matrix_sync(a.data, 32, 8, 16, 0, T.tvm_access_ptr("
+            "T.type_annotation(\"float16\"), A.data, 0, 512, 1), 32, \"col_major\"))\n"
+            "        T.evaluate(T.tvm_mma_sync(c.data, 0, a.data, 0, a.data, 0, c.data, 0))\n")
+    (_, f), = parse(text, "k.py").module.prim_funcs()
+    out = []
+    walk(f.body, lambda x: out.append(describe(x)) if isinstance(x, E.Call) and
+         x.op.startswith("tvm_") and x.op != "tvm_access_ptr" else None)
+    fill, load, mma_ = ("\n".join(d) for d in out)
+    assert "fragment `0` of `c` (accumulator, 32×8 float32 of m32n8k16)" in fill
+    # m32n8k16's A is 32 x 16: 16 columns of 32, stride 32, end at 15 * 32 + 32
+    assert "loads fragment `0` of `a` (matrix_a, 32×16 float16 of m32n8k16) from `A` from " \
+           "element `0` (float16), col_major: 16 columns of 32 elements, 32 apart (a span of " \
+           "512 elements)" in load
+    assert mma_.startswith("`nvcuda::wmma::mma_sync`")
+    assert "`c`[`0`] = `a`[`0`] `a`[`0`] + `c`[`0`]" in mma_

@@ -86,8 +86,8 @@ def kernel_hover(server, a, func, target, rng):
 
 
 def _intrinsic_call_at(a, func, line, col):
-    """(markdown, the name's span) on the name of a call of PTX's warp instructions (what
-    `tirkit.codegen.cuda.describe` says it does), or None."""
+    """(markdown, the name's span) on the name of a call of PTX's warp instructions or of
+    TVM's tensor-core builtins (what `tirkit.codegen.cuda.describe` says it does), or None."""
     from tirkit.codegen.cuda.describe import describe
     from tirkit.diagnostics import Span
     from tirkit.ir import expr as E

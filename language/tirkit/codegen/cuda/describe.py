@@ -1,8 +1,10 @@
-"""What a call of one of PTX's warp instructions does, in words (the editor's hover on
-`T.ptx_mma`, `T.ptx_ldmatrix`, `T.ptx_cp_async` and the copy groups' commit and wait): the
-instruction it is, what each lane gives and holds, and, for the mma forms tirkit generates,
-which elements of the tiles the first lanes' registers hold, read off the fragment layouts the
-thread interpreter runs (mma.py).  Markdown lines; None for any other call."""
+"""What a call of one of PTX's warp instructions or TVM's tensor-core builtins does, in
+words (the editor's hover on `T.ptx_mma`, `T.ptx_ldmatrix`, `T.ptx_cp_async`, the copy
+groups' commit and wait, and `T.tvm_fill_fragment`, `T.tvm_load_matrix_sync`,
+`T.tvm_mma_sync`, `T.tvm_store_matrix_sync`): the instruction it is, what each lane gives and
+holds, and, for the mma forms tirkit generates, which elements of the tiles the first lanes'
+registers hold, read off the fragment layouts the thread interpreter runs (mma.py).
+Markdown lines; None for any other call."""
 from __future__ import annotations
 
 from ...diagnostics import TirkitError
@@ -22,6 +24,8 @@ def describe(call) -> list | None:
         return _ldmatrix(call)
     if call.op in ptx.COPY_OPS:
         return _copy(call)
+    if call.op in ptx.WMMA_OPS:
+        return _wmma(call)
     if call.op in cp_async.COMMIT_OPS:
         return ["`cp.async.commit_group`: closes this thread's copies issued since its last "
                 "commit into a group, which a wait then completes as a whole."]
@@ -127,3 +131,57 @@ def _copy(call) -> list:
             "when a `cp.async.wait_group` completes its group (this thread's copies up to its "
             "next commit); reading or writing the destination before that is a race with the "
             "copy, which `tirkit run` reports."]
+
+
+def _fragment(var, mnk, index) -> str:
+    """How a sentence names fragment `index` of var: its kind, shape and type."""
+    scope = getattr(getattr(var, "type_annotation", None), "scope", "") or ""
+    kind = scope[len("wmma."):] if scope.startswith("wmma.") else scope or "global"
+    dtype = getattr(getattr(var, "type_annotation", None), "element", None) or "?"
+    shape = ""
+    if mnk is not None:
+        rows, cols = ptx.wmma_tile(scope, mnk)
+        shape = f", {rows}×{cols} {dtype} of m{mnk[0]}n{mnk[1]}k{mnk[2]}"
+    return f"fragment `{expr_text(index)}` of {_name(var)} ({kind}{shape})"
+
+
+def _wmma(call) -> list:
+    a = call.args
+    ns = "nvcuda::wmma::"
+    if call.op == ptx.WMMA_MMA:
+        if len(a) != 8:
+            return [f"`{ns}mma_sync` (its arguments do not read as one)."]
+        d, x, y, c = (f"{_name(v)}[`{expr_text(i)}`]" for v, i in zip(a[0::2], a[1::2]))
+        return [f"`{ns}mma_sync`", "", f"One warp: {d} = {x} {y} + {c}, on the fragments of the "
+                "shape their fills, loads and stores give them. Every lane holds its part of "
+                "each fragment; which elements is the fragment's own (CUDA does not say)."]
+    mnk = tuple(v.value for v in a[1:4]) if len(a) >= 5 and \
+        all(isinstance(v, E.IntImm) for v in a[1:4]) else None
+    if len(a) < 5:
+        return [f"`T.{call.op}` (its arguments do not read as one)."]
+    frag = _fragment(a[0], mnk, a[4])
+    if call.op == ptx.WMMA_FILL:
+        value = expr_text(a[5]) if len(a) == 6 else "?"
+        return [f"`{ns}fill_fragment`", "", f"One warp sets every element of {frag} to "
+                f"`{value}`."]
+    load = call.op == ptx.WMMA_LOAD
+    name = f"`{ns}{'load' if load else 'store'}_matrix_sync`"
+    if len(a) != 8:
+        return [f"{name} (its arguments do not read as one)."]
+    ptr, stride, layout = a[5], a[6], a[7]
+    where = f"`{expr_text(ptr)}`"
+    if isinstance(ptr, E.Call) and ptr.op == ptx.ACCESS_PTR and len(ptr.args) == 5:
+        where = f"{_at(ptr.args[1], ptr.args[2])} ({ptr.args[0].dtype})"
+    lay = layout.value if isinstance(layout, E.StringImm) else None
+    tile = ""
+    if mnk is not None and isinstance(stride, E.IntImm) and lay is not None:
+        rows, cols = ptx.wmma_tile(getattr(a[0].type_annotation, "scope", ""), mnk) \
+            if isinstance(a[0], E.Var) else ptx.wmma_tile("", mnk)
+        major, count, length = ("rows", rows, cols) if lay == "row_major" else \
+            ("columns", cols, rows)
+        span = ptx.wmma_span(rows, cols, stride.value, lay)
+        tile = f": {count} {major} of {length} elements, {stride.value} apart " \
+            f"(a span of {span} elements)"
+    verb = f"loads {frag} from {where}" if load else f"stores {frag} to {where}"
+    return [name, "", f"One warp {verb}, {lay or '`layout`'}{tile}. Every lane holds its part "
+            "of the fragment; which elements is the fragment's own (CUDA does not say)."]
