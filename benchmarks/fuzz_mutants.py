@@ -158,15 +158,19 @@ def main(argv=None):
     programs = seeds(args.corpus_dir, args.corpus, args.seed)
     times, failures, codes, kinds, wall = run(args.n, args.seed, programs, args.save)
     by_kind = collections.Counter(p.split(":")[0].split(" ")[0] for _, _, _, p in failures)
+    corpus_dir = os.path.join(args.corpus_dir, "")
+    examples = sum(1 for path, _ in programs if not path.startswith(corpus_dir))
+    where = "" if args.corpus_dir == ap.get_default("corpus_dir") else \
+        f" --corpus-dir {args.corpus_dir}"
     lines = [
         "# Fuzzing the checker",
         "",
         f"`python benchmarks/fuzz_mutants.py --n {args.n} --seed {args.seed} "
-        f"--corpus {args.corpus}` on {platform.machine()}, Python "
+        f"--corpus {args.corpus}{where}` on {platform.machine()}, Python "
         f"{platform.python_version()}, {os.cpu_count()} CPUs (shared); {wall:.0f} s.",
         "",
-        f"- seed programs: {len(programs)} ({len(programs) - args.corpus if args.corpus else len(programs)} "
-        f"examples, the rest from the TVM corpus)",
+        f"- seed programs: {len(programs)} ({examples} examples, the rest from the TVM "
+        f"corpus)",
         f"- mutants: {len(times)}, 1-3 mutations each; mutations applied per kind: "
         + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())),
         f"- `internal` diagnostics: **{by_kind.get('internal', 0)}**; exceptions: "

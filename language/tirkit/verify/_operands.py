@@ -4,6 +4,7 @@ argument's span lies inside the call; an offset's certain extremes over the loop
 from __future__ import annotations
 
 from ..arith import Analyzer
+from ..arith.enumerate import value_range
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir.dtype import bytes_of, parse_dtype
@@ -36,6 +37,11 @@ class CallCheck:
         """The element type of a pointer operand (a buffer's data), or None."""
         return getattr(getattr(ptr, "type_annotation", None), "element", None)
 
+    def scope(self, ptr):
+        """The storage scope of a pointer operand (a buffer's data), or None."""
+        return getattr(getattr(ptr, "type_annotation", None), "scope", None) \
+            if isinstance(ptr, E.Var) else None
+
     def storage(self, ptr, dtype):
         """(elements of `dtype` the storage of `ptr` holds, related location), or None."""
         owner = self.owners.get(ptr) if isinstance(ptr, E.Var) else None
@@ -52,21 +58,26 @@ class CallCheck:
 
     def offset_range(self, off):
         """(smallest, largest) value of an offset over the call's loops, each None where it
-        is not certain."""
+        is not certain: affine in the loops (divisions by constants allowed), or else taken at
+        every point of the loops' values where they are constant and few (remainders,
+        bitwise operators: arith/enumerate.py); no guard may mention its variables."""
         env = dict(self.fa.env)
         env.update(self.fa.lets)
         an = Analyzer()
         for lp in self.loops:
             an.bind_extent(lp.var, lp.min, lp.extent, env)
         aff = an.to_aff(off, env)
-        if not exact_aff(aff):
-            return None, None
-        used = set(aff.all_vars())
+        used = set(aff.all_vars()) | _reads(off, env)
         if used & loose_vars(self.loops):
             return None, None
         for cond, _ in self.conds:
-            if used & {x for v in vars_in(cond) for x in an.to_aff(v, env).all_vars()}:
+            if used & _reads(cond, env):
                 return None, None
+        if not exact_aff(aff):
+            box = {lp.var: (lp.min.value, lp.extent.value) for lp in self.loops
+                   if isinstance(lp.min, E.IntImm) and isinstance(lp.extent, E.IntImm)}
+            got = value_range(off, box, env)
+            return got if got is not None else (None, None)
         lo, hi = an.bound(aff)
         return (lo.const if lo is not None and lo.is_const() else None,
                 hi.const if hi is not None and hi.is_const() else None)
@@ -85,3 +96,13 @@ class CallCheck:
         elif lo is not None and lo < 0:
             self.error(BOUNDS, f"{what} '{name}'[{lo}:{lo + count}], before its first "
                        "element", off, rel)
+
+
+def _reads(e, env, depth=0) -> set:
+    """The variables e reads, and those of what env substitutes for them."""
+    out = set()
+    for v in vars_in(e):
+        out.add(v)
+        if v in env and depth < 16:
+            out |= _reads(env[v], env, depth + 1)
+    return out
