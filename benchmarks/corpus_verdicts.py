@@ -106,6 +106,8 @@ VERDICTS = [
      "`data` is declared `T.Buffer((1,))` yet indexed up to 49"),
     (r"for_kind__(nested_block_bind|thread_bound_nested_block)_after_cache_read__",
      "block-local `A_shared` of shape (1, 16) indexed with `v0 = vi + ax0` up to 15"),
+    (r"inject_ptx_async_copy__f__1__",
+     "a print/parse round-trip fixture of TVM's (`test_cp_async_raw_dtype_round_trips`), never built: its `cp.async` writes the global parameter `B`, where the instruction writes shared memory"),
     (r"merge_dynamic_shared_memory_allocations__(func__8|Before__5)__",
      "a test input of TVM's shared-memory merging pass, never built: each thread's `cp.async` copies 512 bytes, and PTX's cp.async copies 4, 8 or 16 (TVM's own tile primitives refuse other sizes)"),
     (r"ptx_mma__gemm_mma_m16n8k8_row_col_fp16fp16fp32__",

@@ -140,13 +140,15 @@ def ldm(A: T.Buffer((16, 16), "float16")):
 '''
 
 
-def ldmatrix(nd=8, dt="float16", num=4, kind=".b16", d_off="0", s_off="tx * 8"):
+def ldmatrix(nd=8, dt="float16", num=4, kind=".b16", d_off="0", s_off="tx * 8",
+             scope="shared"):
     return tirkit.check(LDMATRIX.format(nd=nd, dt=dt, num=num, kind=kind, d_off=d_off,
-                                        s_off=s_off), "ldm.py")
+                                        s_off=s_off).replace('scope="shared"',
+                                                             f'scope="{scope}"'), "ldm.py")
 
 
 def test_ldmatrix():
-    assert ldmatrix() == []
+    assert ldmatrix() == [] and ldmatrix(scope="shared.dyn") == []
     assert ldmatrix(num=2, nd=4) == []
     assert ldmatrix(num=2, nd=4, s_off="tx * 8 + 256") == []   # lanes 16-31 give no row
     for kw, code, words in [
@@ -156,10 +158,29 @@ def test_ldmatrix():
             ({"nd": 6}, "bounds/out-of-bounds", "writes 'd'[0:8], past its 6 elements"),
             ({"d_off": "2"}, "bounds/out-of-bounds", "writes 'd'[2:10], past its 8 elements"),
             ({"s_off": "tx * 8 + 8"}, "bounds/out-of-bounds",
-             "reads a row 'S'[256:264], past its 256 elements")]:
+             "reads a row 'S'[256:264], past its 256 elements"),
+            ({"scope": "global"}, "type/mismatch",
+             "reads rows of shared memory, but 'S' is global: the instruction addresses the "
+             "shared state space alone")]:
         d = ldmatrix(**kw)
         assert errors(d) == [(11, code)], kw
         assert words in d[0].message, kw
+
+
+def test_ldmatrix_rows_at_a_remainder_and_a_swizzle_of_the_lane():
+    """Offsets with `%` and XOR are read at every lane (arith/enumerate.py): the first one
+    plus 8 starts lane 31's row at 248 + 8 = 256; with `tx % 8 // 2`, lane 15's swizzled row
+    starts at 15 * 16 + (0 ^ 3) * 8 = 264."""
+    row = "16 * (tx % 16) + 8 * (tx // 16)"
+    assert ldmatrix(s_off=row) == []
+    d = ldmatrix(s_off=row + " + 8")
+    assert errors(d) == [(11, "bounds/out-of-bounds")]
+    assert "reads a row 'S'[256:264], past its 256 elements" in message(d)
+    swizzle = "tx % 16 * 16 + T.bitwise_xor(tx // 16, tx % 8 // 4) * 8"
+    assert ldmatrix(s_off=swizzle) == []
+    d = ldmatrix(s_off=swizzle.replace("tx % 8 // 4", "tx % 8 // 2"))
+    assert errors(d) == [(11, "bounds/out-of-bounds")]
+    assert "reads a row 'S'[264:272], past its 256 elements" in message(d)
 
 
 COPY = '''from tvm.script import tir as T
@@ -194,6 +215,15 @@ def test_cp_async():
     d = copy(keyword.replace("A.data, tx * 4", "A.data, tx * 4 + 4").format(16))
     assert errors(d) == [(8, "bounds/out-of-bounds")]
     assert "reads 'A'[512:516], past its 512 elements" in d[0].message
+    d = copy(keyword.replace("S.data, tx * 4, A.data", "B.data, tx * 4, A.data").format(16))
+    (at8,) = [x for x in d if x.span.line == 8]       # (nothing copies into S now: line 11)
+    assert at8.code == "type/mismatch"
+    assert "writes shared memory, but 'B' is global" in at8.message
+    d = copy(keyword.replace("S.data, tx * 4, A.data, tx * 4", "S.data, tx * 4, S.data, 0")
+             .format(16))
+    (at8,) = [x for x in d if x.span.line == 8]
+    assert at8.code == "type/mismatch"
+    assert "reads global memory, but 'S' is shared" in at8.message
     d = copy(keyword.replace('"float32"', '"float64"').format(4))
     assert errors(d) == [(8, "type/mismatch")]
     assert "copies whole float64 elements, but 4 bytes are not" in d[0].message

@@ -17,11 +17,15 @@ compute garbage.  Reported here, at the argument:
   buffer of other than 16-bit elements; the rows it reads past the source, when all 32 lanes
   give a row (4 matrices);
 - a cp.async of other than 4, 8 or 16 bytes or of part of an element, and copies past either
-  buffer.
+  buffer;
+- an ldmatrix source or a cp.async destination outside shared memory, a cp.async source
+  outside global memory: a pointer's scope is part of its type, and these instructions
+  address one state space alone (TVM converts the address with `__cvta_generic_to_shared`).
 
 An offset is reported only when its largest (or smallest) value over the enclosing loops is
-certain: the offset affine in the loops (divisions by constants allowed) and no guard on its
-variables.  Arguments the call leaves symbolic (ldmatrix's count, a copy's size) are not
+certain and no guard mentions its variables: the offset affine in the loops (divisions by
+constants allowed), or evaluated at every point of the loops' values where they are constant
+and few (remainders, XOR swizzles: arith/enumerate.py).  Arguments the call leaves symbolic (ldmatrix's count, a copy's size) are not
 checked; TVM's own tests specialize them before building.
 """
 from __future__ import annotations
@@ -108,10 +112,12 @@ def _ldmatrix(c: CallCheck):
         c.error(TYPE, f"writes two 16-bit elements per register, but "
                 f"'{getattr(parts.dst, 'name', parts.dst)}' holds {held}", parts.dst)
         return
+    source = ptx.pointer(parts.src, parts.src_offset)
+    if source is not None and not _in(c, source[0], "shared", "reads rows of"):
+        return
     if num is None:
         return
     c.within(parts.dst, parts.dst_offset, 2 * num, held or "float16", "writes")
-    source = ptx.pointer(parts.src, parts.src_offset)
     if source is not None and num == 4:     # every lane gives a row's address
         src, off = source
         c.within(src, off, 8, c.element(src) or "float16", "reads a row")
@@ -136,8 +142,21 @@ def _copy(c: CallCheck):
         c.error(TYPE, f"copies whole {parts.dtype} elements, but {size} bytes are not",
                 parts.size)
         return
+    if not (_in(c, parts.dst, "shared", "writes") and _in(c, parts.src, "global", "reads")):
+        return
     c.within(parts.dst, parts.dst_offset, size // item, parts.dtype, "writes")
     c.within(parts.src, parts.src_offset, size // item, parts.dtype, "reads")
+
+
+def _in(c: CallCheck, ptr, space: str, verb: str) -> bool:
+    """Whether ptr's storage is in PTX's state space `space` (else a type/mismatch: the scope
+    is part of a pointer's type, and the instruction addresses that space alone)."""
+    scope = c.scope(ptr)
+    if scope is None or scope.split(".")[0] == space:
+        return True
+    c.error(TYPE, f"{verb} {space} memory, but '{ptr.name}' is {scope}: the instruction "
+            f"addresses the {space} state space alone", ptr)
+    return False
 
 
 _CHECKS = {**{op: _mma for op in ptx.MMA_OPS}, **{op: _ldmatrix for op in ptx.LDMATRIX_OPS},

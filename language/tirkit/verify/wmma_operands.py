@@ -30,15 +30,11 @@ def _mnk(call):
     return tuple(v.value for v in mnk) if all(isinstance(v, E.IntImm) for v in mnk) else None
 
 
-def _scope(var):
-    return getattr(getattr(var, "type_annotation", None), "scope", None) or "global"
-
-
 def _fragment(c: CallCheck, var, index, mnk):
     """Report a fragment index past the fragments of var."""
     if not isinstance(var, E.Var) or mnk is None:
         return
-    rows, cols = ptx.wmma_tile(_scope(var), mnk)
+    rows, cols = ptx.wmma_tile(c.scope(var) or "global", mnk)
     held = c.storage(var, c.element(var) or "float32")
     if held is None:
         return
@@ -71,7 +67,7 @@ def _memory(c: CallCheck, frag, mnk, ptr, stride, layout):
         return
     if not isinstance(stride, E.IntImm) or not isinstance(layout, E.StringImm):
         return
-    rows, cols = ptx.wmma_tile(_scope(frag), mnk)
+    rows, cols = ptx.wmma_tile(c.scope(frag) or "global", mnk)
     c.within(data, offset, ptx.wmma_span(rows, cols, stride.value, layout.value), dtype,
              "reads its tile from" if load else "writes its tile to")
 

@@ -1,0 +1,93 @@
+"""arith/enumerate.py: exact ranges of integer expressions over small boxes, against Python's
+own integer operators evaluated at every point."""
+import itertools
+import random
+
+from tirkit.arith.enumerate import value_range
+from tirkit.ir import expr as E
+
+I32 = "int32"
+
+
+def var(name):
+    return E.Var(name, I32)
+
+
+def c(v):
+    return E.IntImm(I32, v)
+
+
+TX, K = var("tx"), var("k")
+
+
+def test_the_ldmatrix_row_of_each_lane():
+    """16 (tx % 16) + 8 (tx // 16): interval arithmetic of its two terms apart would give
+    [0, 248] too, but not that it is reached; the box says it is."""
+    e = E.Add(E.Mul(c(16), E.FloorMod(TX, c(16), I32), I32),
+              E.Mul(c(8), E.FloorDiv(TX, c(16), I32), I32), I32)
+    assert value_range(e, {TX: (0, 32)}) == (0, 248)
+    assert value_range(e, {TX: (0, 16)}) == (0, 240)
+
+
+def test_a_swizzle():
+    e = E.Mul(E.Call(I32, "bitwise_xor", (K, E.FloorDiv(E.FloorMod(TX, c(8), I32), c(2), I32))),
+              c(8), I32)
+    assert value_range(e, {TX: (0, 32), K: (0, 4)}) == (0, 24)
+    assert value_range(e, {TX: (0, 32), K: (4, 1)}) == (32, 56)
+
+
+def test_what_it_cannot_take():
+    assert value_range(E.Add(TX, K, I32), {TX: (0, 4)}) is None           # k unknown
+    assert value_range(E.FloorDiv(c(8), TX, I32), {TX: (0, 4)}) is None    # 8 // 0
+    assert value_range(E.Mul(TX, K, I32), {TX: (0, 1024), K: (0, 1024)}) is None   # too many
+    assert value_range(E.Cast("int8", TX), {TX: (0, 200)}) is None         # 200 wraps
+    assert value_range(E.Cast("int8", TX), {TX: (0, 100)}) == (0, 99)
+    assert value_range(E.LT(TX, c(3), "bool"), {TX: (0, 8)}) is None       # not a number
+
+
+def test_through_bindings():
+    vi = var("vi")
+    assert value_range(E.Mul(vi, c(2), I32), {TX: (3, 5)}, {vi: E.Add(TX, c(1), I32)}) == \
+        (8, 16)
+
+
+_OPS = [(E.Add, lambda a, b: a + b), (E.Sub, lambda a, b: a - b), (E.Mul, lambda a, b: a * b),
+        (E.FloorDiv, lambda a, b: a // b), (E.FloorMod, lambda a, b: a % b),
+        (E.Min, min), (E.Max, max)]
+_CALLS = [("bitwise_xor", lambda a, b: a ^ b), ("bitwise_and", lambda a, b: a & b),
+          ("bitwise_or", lambda a, b: a | b)]
+
+
+def _random_expr(rng, depth):
+    """(expression, the same as a Python function of tx and k)."""
+    if depth == 0 or rng.random() < 0.25:
+        pick = rng.randrange(3)
+        if pick == 0:
+            return TX, lambda tx, k: tx
+        if pick == 1:
+            return K, lambda tx, k: k
+        v = rng.randrange(1, 9)
+        return c(v), lambda tx, k: v
+    a, fa = _random_expr(rng, depth - 1)
+    if rng.random() < 0.3:
+        name, fn = rng.choice(_CALLS)
+        b, fb = _random_expr(rng, depth - 1)
+        return E.Call(I32, name, (a, b)), lambda tx, k: fn(fa(tx, k), fb(tx, k))
+    node, fn = rng.choice(_OPS)
+    if node in (E.FloorDiv, E.FloorMod):
+        v = rng.randrange(1, 9)                 # a constant divisor: never 0
+        return node(a, c(v), I32), lambda tx, k: fn(fa(tx, k), v)
+    b, fb = _random_expr(rng, depth - 1)
+    return node(a, b, I32), lambda tx, k: fn(fa(tx, k), fb(tx, k))
+
+
+def test_random_expressions_against_python():
+    rng = random.Random(5)
+    for _ in range(300):
+        e, f = _random_expr(rng, 4)
+        lo_t, n_t, lo_k, n_k = rng.randrange(-4, 4), rng.randrange(1, 40), \
+            rng.randrange(-4, 4), rng.randrange(1, 10)
+        values = [f(t, k) for t, k in itertools.product(range(lo_t, lo_t + n_t),
+                                                      range(lo_k, lo_k + n_k))]
+        got = value_range(e, {TX: (lo_t, n_t), K: (lo_k, n_k)})
+        assert got == (min(values), max(values)), e
