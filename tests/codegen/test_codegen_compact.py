@@ -218,3 +218,46 @@ def test_shared_tile_below_thread_binding_is_sized_as_the_rule_sizes_it():
     run_threads(func, [A, C], module=module)
     # each block's 32 threads write rows bx * 16 + tx // 2: all 64 rows, both columns
     np.testing.assert_allclose(C, a[:, None] * np.array([1, 2], "float32"), rtol=1e-6)
+
+
+# a shared tile written and read at a swizzled column, T.bitwise_xor(tx, j): the column is a
+# call of the thread and loop variables, so its dimension spans what they reach
+SWIZZLED = HEAD + '''@T.prim_func
+def swizzled(A: T.Buffer((32, 64), "float32"), B: T.Buffer((32, 64), "float32")):
+    S = T.alloc_buffer((32, 64), "float32", scope="shared")
+    for ty in T.thread_binding(4, thread="threadIdx.y"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            for j in range(8):
+                S[ty * 8 + j, T.bitwise_xor(tx, j) * 2] = A[ty * 8 + j, tx * 2]
+                B[ty * 8 + j, tx * 2] = S[ty * 8 + j, T.bitwise_xor(tx, j) * 2] + T.float32(1)
+'''
+
+# the same on the CPU: a scratch row indexed by T.shift_right
+SHIFTED = HEAD + '''@T.prim_func
+def shifted(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 32), "float32")):
+    W = T.alloc_buffer((16, 64), "float32")
+    for i, j in T.grid(16, 64):
+        W[i, T.shift_right(j, 1) + j % 2 * 32] = A[i, j] * T.float32(2)
+    for i, j in T.grid(16, 32):
+        B[i, j] = W[i, j] + W[i, j + 32]
+'''
+
+
+def test_an_index_that_calls_a_function_of_the_loops_keeps_its_span():
+    """A call in an index (a swizzle, a shift) varies with its arguments: compaction had
+    taken the swizzle for a constant of each block, sized its dimension 1 and addressed
+    element 0 (the shared tile); the CPU scratch row keeps its span as well."""
+    module, func = _module(SWIZZLED)
+    # per iteration of j, rows ty * 8 + j of 4 threads y (25 rows), every column
+    assert _allocations(lower_gpu(func, module).body, "shared") == [[25 * 64]]
+    assert "(tx ^ j) * 2" in emit_cuda(func, module).kernels_code
+    A, B = make_inputs(func, np.random.default_rng(2))
+    want = B.copy()
+    want[:, 0::2] = A[:, 0::2] + 1
+    run_threads(func, [A, B], module=module)
+    np.testing.assert_allclose(B, want, rtol=1e-6)
+    module, func = _module(SHIFTED)
+    assert _allocations(lower(func, module).body) == [[16 * 64]]
+    A, B = make_inputs(func, np.random.default_rng(3))
+    build(func, module, cache=False)(A, B)
+    np.testing.assert_allclose(B, 2 * (A[:, 0::2] + A[:, 1::2]), rtol=1e-6)

@@ -341,12 +341,24 @@ def to_aff(e, an, env=None, exact=False) -> Aff:
         if r is not None:
             return r
         return Aff.of(Atom("opaque", (a, b), 0, e))
+    if t is E.Call and not (e.op in CALL_OPS and len(e.args) == 2 and not exact):
+        return Aff.of(_call_atom(e, an, env, exact))
     if exact:
         return Aff.of(Atom("opaque", (), 0, e))
     if t is E.Cast and not e.dtype.startswith(("float", "bfloat")):
         return to_aff(e.value, an, env)
-    if t is E.Call and len(e.args) == 2 and e.op in CALL_OPS:
+    if t is E.Call:
         # T.Add(a, b), T.floordiv(a, b), ... spelled as calls: the operator itself
         return to_aff(CALL_OPS[e.op](e.args[0], e.args[1], e.dtype), an, env)
     return Aff.of(Atom("opaque", (), 0, e))
+
+
+def _call_atom(e, an, env, exact):
+    """A call (`T.bitwise_xor(tx, j)`, `T.if_then_else(...)`) as an opaque term whose
+    arguments are the forms of its integer arguments: the term varies with their variables,
+    so bounds over their ranges are unknown rather than the term taken for a constant."""
+    args = tuple(to_aff(x, an, env, exact) for x in e.args
+                 if isinstance(x, E.PrimExpr) and str(getattr(x, "dtype", "")).startswith(
+                     ("int", "uint")))
+    return Atom("opaque", args, 0, e)
 
