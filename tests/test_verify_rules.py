@@ -48,6 +48,39 @@ def test_unguarded_shift_is_out_of_bounds():
     assert "ranges over [-1, 8]" in d[0].message
 
 
+SWIZZLE = """
+@T.prim_func
+def k(A: T.Buffer((32, 64), "float16"), B: T.Buffer((32, 64), "float16")):
+    S = T.alloc_buffer((32, 64), "float16", scope="shared")
+    for ty in T.thread_binding(4, thread="threadIdx.y"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            for j in range(8):
+                S[ty * 8 + j, T.bitwise_xor(tx, j) * 2] = A[ty * 8 + j, tx * 2]
+                B[ty * 8 + j, tx * 2] = S[ty * 8 + j, T.bitwise_xor(tx, j) * 2]
+"""
+
+
+def test_an_index_with_a_remainder_or_a_swizzle_is_read_at_every_loop_value():
+    """`tx ^ j` for tx < 32, j < 8 stays below 32, so column 2 (tx ^ j) below 64; with
+    `tx ^ (j * 8)` it reaches 31 ^ 32 = 63, column 126. The interval arithmetic cannot bound
+    either exactly; the loops' 1,024 points can (arith/enumerate.py)."""
+    assert codes(check(SWIZZLE)) == []
+    bad = SWIZZLE.replace("T.bitwise_xor(tx, j)", "T.bitwise_xor(tx, j * 8)")
+    d = check(bad)
+    assert codes(d) == [(line_of(bad, "S[ty * 8 + j, T.bitwise_xor(tx, j * 8) * 2] ="),
+                         "bounds/out-of-bounds"),
+                        (line_of(bad, "= S[ty * 8 + j,"), "bounds/out-of-bounds")]
+    assert "ranges over [0, 126], but the dimension has extent 64" in d[0].message
+    rem = SWIZZLE.replace("T.bitwise_xor(tx, j) * 2", "(tx * 3 + j) % 40 * 2")
+    assert [m.message for m in check(rem)][0].endswith(
+        "ranges over [0, 78], but the dimension has extent 64")
+    # j < 4: tx ^ (j * 8) stays below 32; the rule reads no guard here and stays quiet
+    guarded = bad.replace("            for j in range(8):\n",
+                          "            for j in range(8):\n                if j < 4:\n    ")
+    guarded = guarded.replace("\n                B[ty", "\n                    B[ty")
+    assert codes(check(guarded)) == []
+
+
 def test_a_guard_excluding_an_inner_point_does_not_hide_an_out_of_bounds_store():
     body = """
     @T.prim_func

@@ -7,6 +7,10 @@ the loops inside the innermost of them, under the guards that enclose it (`T.whe
 ranges must fall outside the dimension, and no guard the analysis cannot read may mention
 the index's variables.
 
+An index the interval arithmetic cannot bound exactly (a remainder, a bitwise operator: a
+swizzled layout) is taken at every point of its loops' values instead, where those are
+constant and few and no guard mentions its variables (arith/enumerate.py).
+
 A vector access under a vector condition (`T.if_then_else(T.Ramp(b, 1, 4) < T.Broadcast(n, 4),
 A[T.Ramp(b, 1, 4)], ...)`, as TVM masks a vectorized tail) is read lane by lane: each lane
 accesses only where its own lane of the condition holds.
@@ -23,6 +27,7 @@ import dataclasses
 
 from ..analysis.accesses import Loop
 from ..analysis.regions import analyzer_for, index_range
+from ..arith.enumerate import value_range
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir.dtype import bytes_of, lanes_of
@@ -95,7 +100,12 @@ def _check_bounds(func, ctx):
                 continue
             base = idx.base if isinstance(idx, E.Ramp) else idx
             aff = an.to_aff(base, env)
-            if not exact_aff(aff) or any(id(v) in cond_vars for v in aff.all_vars()):
+            if not exact_aff(aff):
+                bad = _enumerated(fa, a, idx, shape[d])
+                if bad is not None:
+                    _report(out, seen, a, written, matched, buf, shape, d, bad)
+                continue
+            if any(id(v) in cond_vars for v in aff.all_vars()):
                 continue
             if loose is None:
                 loose = loose_vars(a.loops)
@@ -114,23 +124,46 @@ def _check_bounds(func, ctx):
             fan, fenv = full
             if _outside(fan, index_range(fan, idx, fenv), dim) is None:
                 continue
-            key = (a.span, d)
-            if key in seen:
-                continue
-            seen.add(key)
-            idx = written.indices[d]
-            if written in matched:
-                what = f"`T.match_buffer` views `{buf.name}` out of bounds: the region's " \
-                       f"dimension {d}"
-            else:
-                what = f"{'writes' if a.is_write else 'reads'} `{buf.name}` out of bounds: " \
-                       f"index `{text(idx)}` of dimension {d}"
-            out.append(error(
-                "bounds/out-of-bounds",
-                f"{what} {bad}, but the dimension has extent {text(shape[d])}"
-                f"{'' if shape is buf.shape else ' (elements of its storage)'}",
-                a.span))
+            _report(out, seen, a, written, matched, buf, shape, d, bad)
     return out
+
+
+def _report(out, seen, a, written, matched, buf, shape, d, bad):
+    key = (a.span, d)
+    if key in seen:
+        return
+    seen.add(key)
+    idx = written.indices[d]
+    if written in matched:
+        what = f"`T.match_buffer` views `{buf.name}` out of bounds: the region's " \
+               f"dimension {d}"
+    else:
+        what = f"{'writes' if a.is_write else 'reads'} `{buf.name}` out of bounds: " \
+               f"index `{text(idx)}` of dimension {d}"
+    out.append(error(
+        "bounds/out-of-bounds",
+        f"{what} {bad}, but the dimension has extent {text(shape[d])}"
+        f"{'' if shape is buf.shape else ' (elements of its storage)'}",
+        a.span))
+
+
+def _enumerated(fa, a, idx, dim):
+    """How an index the interval arithmetic cannot bound exactly (a remainder, a bitwise
+    operator) leaves its dimension, taken at every point of its loops' values
+    (arith/enumerate.py), or None: where the loops are not constant and few, a guard
+    mentions its variables, or it stays inside."""
+    if isinstance(idx, E.Ramp) or not isinstance(dim, E.IntImm):
+        return None
+    env = full_env(fa)
+    used = _vars_of(idx, env)
+    if any(used & _vars_of(c, env) for c, _ in a.conds):
+        return None
+    box = {lp.var: (lp.min.value, lp.extent.value) for lp in a.loops
+           if isinstance(lp.min, E.IntImm) and isinstance(lp.extent, E.IntImm)}
+    got = value_range(idx, box, env)
+    if got is None or (got[0] >= 0 and got[1] < dim.value):
+        return None
+    return f"ranges over [{got[0]}, {got[1]}]"
 
 
 def _per_lane(a):

@@ -5,7 +5,8 @@ spellings (ir/ptx.py).
 TVM's parser takes these calls as they come; its CUDA code generator refuses a malformed one
 only when the kernel is built, and prints the others as pointer casts, so a register buffer of
 another type than the call names, or registers past the end of their buffer, compile and
-compute garbage.  Reported here, at the argument:
+compute garbage.  Reported at the call (at the argument, where the argument's span is its
+own):
 - an mma whose configuration PTX does not have (operand types that do not go together, an
   accumulator of another type, saturation of floats, layouts other than row.col, a shape
   without that type), or whose type names, shape or layouts TVM cannot read;
@@ -25,8 +26,9 @@ compute garbage.  Reported here, at the argument:
 An offset is reported only when its largest (or smallest) value over the enclosing loops is
 certain and no guard mentions its variables: the offset affine in the loops (divisions by
 constants allowed), or evaluated at every point of the loops' values where they are constant
-and few (remainders, XOR swizzles: arith/enumerate.py).  Arguments the call leaves symbolic (ldmatrix's count, a copy's size) are not
-checked; TVM's own tests specialize them before building.
+and few (remainders, XOR swizzles: arith/enumerate.py).  Arguments the call leaves symbolic
+(ldmatrix's count, a copy's size) are not checked; TVM's own tests specialize them before
+building.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from ..ir.dtype import bits_of, bytes_of, parse_dtype
 from . import register
 from ._common import func_accesses, storage_owners
 from ._operands import BOUNDS, TYPE, CallCheck
+
 
 def _mma(c: CallCheck):
     parts = ptx.mma_call(c.call)
