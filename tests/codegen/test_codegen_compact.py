@@ -261,3 +261,29 @@ def test_an_index_that_calls_a_function_of_the_loops_keeps_its_span():
     A, B = make_inputs(func, np.random.default_rng(3))
     build(func, module, cache=False)(A, B)
     np.testing.assert_allclose(B, 2 * (A[:, 0::2] + A[:, 1::2]), rtol=1e-6)
+
+
+# a shared buffer written and read at a permutation of the threads, P[tx] (a template: the
+# GPU corpus test would run it on random integers, not a permutation)
+GATHER = HEAD + '''@T.prim_func
+def gather(A: T.Buffer(({n},), "float32"), P: T.Buffer(({n},), "int32"), B: T.Buffer(({n},), "float32")):
+    S = T.alloc_buffer(({n},), "float32", scope="shared")
+    for tx in T.thread_binding({n}, thread="threadIdx.x"):
+        S[P[tx]] = A[tx]
+        B[tx] = S[P[tx]] + T.float32(1)
+'''
+
+
+def test_an_index_that_loads_at_a_thread_keeps_its_span():
+    """`P[tx]` varies with tx: compaction had taken it for one symbol of the block, sized the
+    tile 1 and addressed its element 0 (a load whose index no relaxed loop moves, such as a
+    sparse `A_indptr[i]`, still counts as one symbol)."""
+    module, func = _module(GATHER.format(n=64))
+    assert _allocations(lower_gpu(func, module).body, "shared") == [[64]]
+    assert "S[P[tx]]" in emit_cuda(func, module).kernels_code
+    rng = np.random.default_rng(4)
+    A = rng.uniform(-1, 1, 64).astype("float32")
+    P = rng.permutation(64).astype("int32")
+    B = np.zeros(64, "float32")
+    run_threads(func, [A, P, B], module=module)
+    np.testing.assert_allclose(B, A + 1, rtol=1e-6)

@@ -342,7 +342,9 @@ def to_aff(e, an, env=None, exact=False) -> Aff:
             return r
         return Aff.of(Atom("opaque", (a, b), 0, e))
     if t is E.Call and not (e.op in CALL_OPS and len(e.args) == 2 and not exact):
-        return Aff.of(_call_atom(e, an, env, exact))
+        return Aff.of(_call_atom(e, e.args, an, env, exact))
+    if t is E.BufferLoad:
+        return Aff.of(_call_atom(e, e.indices, an, env, exact))
     if exact:
         return Aff.of(Atom("opaque", (), 0, e))
     if t is E.Cast and not e.dtype.startswith(("float", "bfloat")):
@@ -353,11 +355,13 @@ def to_aff(e, an, env=None, exact=False) -> Aff:
     return Aff.of(Atom("opaque", (), 0, e))
 
 
-def _call_atom(e, an, env, exact):
-    """A call (`T.bitwise_xor(tx, j)`, `T.if_then_else(...)`) as an opaque term whose
-    arguments are the forms of its integer arguments: the term varies with their variables,
-    so bounds over their ranges are unknown rather than the term taken for a constant."""
-    args = tuple(to_aff(x, an, env, exact) for x in e.args
+def _call_atom(e, operands, an, env, exact):
+    """A call (`T.bitwise_xor(tx, j)`, `T.if_then_else(...)`) or a load (`P[tx]`) as an
+    opaque term whose arguments are the forms of its integer operands (a call's arguments, a
+    load's indices): the term varies with their variables, so its bounds over their ranges
+    are unknown; where none of them is ranged it stays one symbol (`A_indptr[i]` for a fixed
+    `i`)."""
+    args = tuple(to_aff(x, an, env, exact) for x in operands
                  if isinstance(x, E.PrimExpr) and str(getattr(x, "dtype", "")).startswith(
                      ("int", "uint")))
     return Atom("opaque", args, 0, e)

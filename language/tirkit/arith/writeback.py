@@ -99,8 +99,8 @@ def _written(x: Aff, dt, bounds) -> Aff:
 
 def _written_key(k, dt, bounds):
     if not isinstance(k, Atom) or k.kind == "opaque" and \
-            (not k.args or isinstance(k.expr, E.Call)):
-        return k                # (a call is written back as it stands)
+            (not k.args or isinstance(k.expr, (E.Call, E.BufferLoad))):
+        return k                # (a call or a load is written back as it stands)
     if k.kind in ("fdiv", "fmod"):
         return Atom(k.kind, (_written(k.args[0], dt, bounds),), k.c)
     a, b = (_written(x, dt, bounds) for x in k.args)
