@@ -53,8 +53,8 @@ def test_copies_and_their_groups():
         "T.evaluate(T.ptx_commit_group())", "T.evaluate(T.ptx_wait_group(0))",
         "T.evaluate(T.ptx_wait_group(2))"])
     assert c[0] == "`cp.async.ca.shared.global`, 8 bytes (2 float32 elements)"
-    assert "Copies from `A` from element `tx * 2` (global) to `S` from element `tx * 2` " \
-           "(shared)" in c[2]
+    assert "Copies from `A` from element `tx * 2`, read as global memory, to `S` from " \
+           "element `tx * 2`, written as shared memory, in the background." in c[2]
     assert commit[0].startswith("`cp.async.commit_group`")
     assert wait0[0].startswith("`cp.async.wait_group 0`: waits until all of this thread's "
                                "copy groups have landed.")

@@ -126,11 +126,11 @@ def _copy(call) -> list:
     count = f" ({size // item} {parts.dtype} elements)" if size and item and size % item == 0 \
         else ""
     return [f"`cp.async.{kind}.shared.global`, {size if size else '`bytes`'} bytes{count}", "",
-            f"Copies from {_at(parts.src, parts.src_offset)} (global) to "
-            f"{_at(parts.dst, parts.dst_offset)} (shared) in the background. The copy lands "
-            "when a `cp.async.wait_group` completes its group (this thread's copies up to its "
-            "next commit); reading or writing the destination before that is a race with the "
-            "copy, which `tirkit run` reports."]
+            f"Copies from {_at(parts.src, parts.src_offset)}, read as global memory, to "
+            f"{_at(parts.dst, parts.dst_offset)}, written as shared memory, in the background. "
+            "The copy lands when a `cp.async.wait_group` completes its group (this thread's "
+            "copies up to its next commit); reading or writing the destination before that is "
+            "a race with the copy, which `tirkit run` reports."]
 
 
 def _fragment(var, mnk, index) -> str:
