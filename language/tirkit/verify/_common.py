@@ -8,7 +8,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.text import expr_text
 from ..ir.visit import const_int  # noqa: F401  (the rules take it from here)
-from ..ir.visit import walk
+from ..ir.visit import vars_in, walk
 
 
 def func_accesses(func, ctx):
@@ -86,7 +86,6 @@ def loose_vars(loops):
     clipped tail, `for j in range(T.min(31, 126 - i * 32) + 1)`): interval bounds over such
     loops are not attained, so no rule may report a value as certainly reached through
     them."""
-    from ..ir.visit import walk
     own = {lp.var for lp in loops}
     out = set()
     for lp in loops:
@@ -152,9 +151,17 @@ def iter_map_of(fa, r, ctx):
     return m
 
 
-def storage_owners(func, fa):
+def storage_owners(func, ctx):
     """data Var -> (shape, dtype, Buffer or None) of what owns that storage: parameters'
-    buffers, allocations, and the first buffer declared over a fresh data Var."""
+    buffers, allocations, and the first buffer declared over a fresh data Var (computed once
+    per function for the rules that read it)."""
+    key = ("owners", id(func))
+    if key not in ctx.cache:
+        ctx.cache[key] = _owners(func, func_accesses(func, ctx))
+    return ctx.cache[key]
+
+
+def _owners(func, fa):
     params = set(func.params)
     own = {b.data: (b.shape, b.dtype, b) for _, b in func.buffer_map}
     for b, _ in fa.allocs:
@@ -187,3 +194,27 @@ def exact_aff(aff) -> bool:
     from ..arith.affine import Atom
     return all(not isinstance(k, Atom) or (k.kind == "fdiv" and exact_aff(k.args[0]))
                for k in aff.terms)
+
+
+def full_env(fa):
+    """Every substitution of a function's accesses: block iterators' bindings and lets."""
+    env = dict(fa.env)
+    env.update(fa.lets)
+    return env
+
+
+def vars_through(e, env=None, depth=0) -> set:
+    """ids of the variables of e, and of what env substitutes for them."""
+    out = set()
+    for x in vars_in(e):
+        out.add(id(x))
+        if env is not None and x in env and depth < 8:
+            out.update(vars_through(env[x], env, depth + 1))
+    return out
+
+
+def constant_box(loops) -> dict:
+    """{Var: (min, extent)} of the loops whose min and extent are constants: the box
+    arith/enumerate.py evaluates an expression over."""
+    return {lp.var: (lp.min.value, lp.extent.value) for lp in loops
+            if isinstance(lp.min, E.IntImm) and isinstance(lp.extent, E.IntImm)}

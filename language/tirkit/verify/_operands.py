@@ -8,8 +8,7 @@ from ..arith.enumerate import value_range
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir.dtype import bytes_of, parse_dtype
-from ..ir.visit import vars_in
-from ._common import const_size, exact_aff, loose_vars
+from ._common import const_size, constant_box, exact_aff, full_env, loose_vars, vars_through
 
 TYPE = "type/mismatch"
 BOUNDS = "bounds/out-of-bounds"
@@ -61,22 +60,19 @@ class CallCheck:
         is not certain: affine in the loops (divisions by constants allowed), or else taken at
         every point of the loops' values where they are constant and few (remainders,
         bitwise operators: arith/enumerate.py); no guard may mention its variables."""
-        env = dict(self.fa.env)
-        env.update(self.fa.lets)
+        env = full_env(self.fa)
         an = Analyzer()
         for lp in self.loops:
             an.bind_extent(lp.var, lp.min, lp.extent, env)
         aff = an.to_aff(off, env)
-        used = set(aff.all_vars()) | _reads(off, env)
-        if used & loose_vars(self.loops):
+        used = {id(v) for v in aff.all_vars()} | vars_through(off, env)
+        if any(id(v) in used for v in loose_vars(self.loops)):
             return None, None
         for cond, _ in self.conds:
-            if used & _reads(cond, env):
+            if used & vars_through(cond, env):
                 return None, None
         if not exact_aff(aff):
-            box = {lp.var: (lp.min.value, lp.extent.value) for lp in self.loops
-                   if isinstance(lp.min, E.IntImm) and isinstance(lp.extent, E.IntImm)}
-            got = value_range(off, box, env)
+            got = value_range(off, constant_box(self.loops), env)
             return got if got is not None else (None, None)
         lo, hi = an.bound(aff)
         return (lo.const if lo is not None and lo.is_const() else None,
@@ -96,13 +92,3 @@ class CallCheck:
         elif lo is not None and lo < 0:
             self.error(BOUNDS, f"{what} '{name}'[{lo}:{lo + count}], before its first "
                        "element", off, rel)
-
-
-def _reads(e, env, depth=0) -> set:
-    """The variables e reads, and those of what env substitutes for them."""
-    out = set()
-    for v in vars_in(e):
-        out.add(v)
-        if v in env and depth < 16:
-            out |= _reads(env[v], env, depth + 1)
-    return out

@@ -31,9 +31,10 @@ from ..arith.enumerate import value_range
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir.dtype import bytes_of, lanes_of
-from ..ir.visit import lane_of, vars_in
+from ..ir.visit import lane_of
 from . import register
-from ._common import const_size, exact_aff, func_accesses, loose_vars, storage_owners, text
+from ._common import (const_size, constant_box, exact_aff, full_env, func_accesses,
+                      loose_vars, storage_owners, text, vars_through)
 
 def out_of_bounds_spans(func, ctx):
     """(line, column) of the accesses this rule reports (rules that would report the same
@@ -53,7 +54,7 @@ def _check_bounds(func, ctx):
     fa = func_accesses(func, ctx)
     out = []
     seen = set()
-    owners = storage_owners(func, fa)
+    owners = storage_owners(func, ctx)
     params = set(func.params)
     views = {}
     matched = set(fa.matched)
@@ -92,7 +93,7 @@ def _check_bounds(func, ctx):
         cond_vars = set()
         for c in conds:
             if not _readable_cond(c, an, env):
-                cond_vars.update(_vars_of(c, env))
+                cond_vars.update(vars_through(c, env))
         full = None
         loose = None
         for d, idx in enumerate(a.indices):
@@ -109,7 +110,7 @@ def _check_bounds(func, ctx):
                 continue
             if loose is None:
                 loose = loose_vars(a.loops)
-            if loose and loose & _loop_vars_of(an.to_aff(base, full_env(fa))):
+            if loose and loose & _loopvars_through(an.to_aff(base, full_env(fa))):
                 continue
             dim = an.to_aff(shape[d])
             rng = index_range(an, idx, env)
@@ -155,12 +156,10 @@ def _enumerated(fa, a, idx, dim):
     if isinstance(idx, E.Ramp) or not isinstance(dim, E.IntImm):
         return None
     env = full_env(fa)
-    used = _vars_of(idx, env)
-    if any(used & _vars_of(c, env) for c, _ in a.conds):
+    used = vars_through(idx, env)
+    if any(used & vars_through(c, env) for c, _ in a.conds):
         return None
-    box = {lp.var: (lp.min.value, lp.extent.value) for lp in a.loops
-           if isinstance(lp.min, E.IntImm) and isinstance(lp.extent, E.IntImm)}
-    got = value_range(idx, box, env)
+    got = value_range(idx, constant_box(a.loops), env)
     if got is None or (got[0] >= 0 and got[1] < dim.value):
         return None
     return f"ranges over [{got[0]}, {got[1]}]"
@@ -188,13 +187,7 @@ def _per_lane(a):
     return dataclasses.replace(a, indices=indices, conds=conds, loops=a.loops + (loop,))
 
 
-def full_env(fa):
-    env = dict(fa.env)
-    env.update(fa.lets)
-    return env
-
-
-def _loop_vars_of(aff):
+def _loopvars_through(aff):
     return set(aff.all_vars())
 
 
@@ -222,16 +215,6 @@ def _outside(an, rng, dim):
     return None
 
 
-def _vars_of(e, env=None, depth=0):
-    """ids of the variables of e, and of what env substitutes for them."""
-    out = set()
-    for x in vars_in(e):
-        out.add(id(x))
-        if env is not None and x in env and depth < 8:
-            out.update(_vars_of(env[x], env, depth + 1))
-    return out
-
-
 def _sized(an, ctx):
     """The analyzer with the values a run gives the kernel's shape variables and scalar
     parameters (`ctx.sizes`: id -> (variable, value)), when it checks one run's inputs."""
@@ -247,9 +230,9 @@ def _readable_cond(c, an, env):
     if isinstance(c, E.And):
         return _readable_cond(c.a, an, env) and _readable_cond(c.b, an, env)
     if isinstance(c, (E.LT, E.LE, E.GT, E.GE, E.EQ)):
-        return len(_vars_of(c)) <= 1
+        return len(vars_through(c)) <= 1
     if isinstance(c, E.Not) and isinstance(c.a, (E.LT, E.LE, E.GT, E.GE)):
-        return len(_vars_of(c)) <= 1          # an else branch, `not (i < 3)`: `i >= 3`
+        return len(vars_through(c)) <= 1          # an else branch, `not (i < 3)`: `i >= 3`
     if isinstance(c, E.NE):
         x, k = (c.a, c.b) if isinstance(c.b, E.IntImm) else (c.b, c.a)
         if isinstance(x, E.Var) and isinstance(k, E.IntImm):

@@ -172,7 +172,7 @@ def check_ptx_operands(func, ctx):
     calls = [x for x in fa.calls if x[0].op in _CHECKS and x[0].span is not None]
     if not calls:
         return []
-    owners = storage_owners(func, fa)
+    owners = storage_owners(func, ctx)
     out = []
     for call, loops, conds in calls:
         _CHECKS[call.op](CallCheck(call, loops, conds, fa, owners, out))

@@ -78,7 +78,7 @@ def check_wmma_operands(func, ctx):
     calls = [x for x in fa.calls if x[0].op in ptx.WMMA_OPS and x[0].span is not None]
     if not calls:
         return []
-    owners = storage_owners(func, fa)
+    owners = storage_owners(func, ctx)
     shapes = {}                 # fragment data var -> the (m, n, k) its calls give it
     for call, _, _ in calls:
         if call.op != ptx.WMMA_MMA and len(call.args) >= 5 and _mnk(call) is not None:
