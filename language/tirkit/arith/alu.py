@@ -55,6 +55,11 @@ ALU = {
 
 DIVIDES = (E.FloorDiv, E.FloorMod, E.Div, E.Mod)     # the operators a 0 divisor leaves undefined
 
+# the bitwise operators, spelled as calls (`T.bitwise_xor(a, b)`, `a ^ b` in a kernel)
+BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+           "bitwise_xor": np.bitwise_xor, "shift_left": np.left_shift,
+           "shift_right": np.right_shift}
+
 
 def fold(cls, a: int, b: int):
     """The integer value of `a OP b` for the operator node class `cls`; None where the table

@@ -15,14 +15,10 @@ import numpy as np
 
 from ..ir import expr as E
 from ..ir.dtype import int_range, is_int
-from .alu import ALU, DIVIDES
+from .alu import ALU, BITWISE, DIVIDES
 
 LIMIT = 1 << 16
 _DEPTH = 16                     # substitutions followed through `env`
-
-_BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-            "bitwise_xor": np.bitwise_xor, "shift_left": np.left_shift,
-            "shift_right": np.right_shift}
 
 
 class _Unknown(Exception):
@@ -79,7 +75,7 @@ def _used(e, ranges, env, depth) -> set:
             stack += [(x.a, d), (x.b, d)]
         elif isinstance(x, E.Cast):
             stack.append((x.value, d))
-        elif isinstance(x, E.Call) and x.op in _BITWISE and len(x.args) == 2:
+        elif isinstance(x, E.Call) and x.op in BITWISE and len(x.args) == 2:
             stack += [(a, d) for a in x.args]
         else:
             raise _Unknown
@@ -105,7 +101,7 @@ def _eval(x, values, env, depth):
         a, b = (_eval(y, values, env, depth) for y in x.args)
         if x.op.startswith("shift") and np.min(b) < 0:
             raise _Unknown
-        return _BITWISE[x.op](a, b)
+        return BITWISE[x.op](a, b)
     if not is_int(x.a.dtype):
         raise _Unknown
     a, b = _eval(x.a, values, env, depth), _eval(x.b, values, env, depth)

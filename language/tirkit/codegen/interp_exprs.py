@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..arith.alu import ALU, DIVIDES
+from ..arith.alu import ALU, BITWISE, DIVIDES
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float, is_int, lanes_of, parse_dtype
@@ -76,10 +76,7 @@ _MATH = {
 }
 _BIN = {
     "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "hypot": np.hypot,
-    "copysign": np.copysign, "nextafter": np.nextafter,
-    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-    "bitwise_xor": np.bitwise_xor, "shift_left": np.left_shift,
-    "shift_right": np.right_shift,
+    "copysign": np.copysign, "nextafter": np.nextafter, **BITWISE,
 }
 
 
