@@ -138,6 +138,53 @@ def mma_call(call) -> MMACall | str:
                    a[13] if len(a) == 14 else None)
 
 
+class MMAConfig(NamedTuple):
+    mnk: tuple          # (m, n, k)
+    layouts: tuple      # A's and B's: "row" or "col"
+    types: tuple        # PTX types of A, B and C
+    saturate: bool
+    bit_op: str         # "", "xor" or "and"
+
+
+class MMAProblem(NamedTuple):
+    message: str        # follows the call's name: "takes ...", "is no PTX mma: ..."
+    reason: str         # the configuration's problem alone, or None where the words do not read
+    argument: int       # the index of the argument it is about, or None
+
+
+def mma_config(parts: MMACall):
+    """The configuration an mma call's constant arguments name, or the MMAProblem why they
+    name none PTX has (as TVM reads and checks them)."""
+    words = parts.words
+    for i, w in enumerate(words):
+        if w is None:
+            return MMAProblem("takes its shape, layouts and types as string constants", None, i)
+    mnk = parse_shape(words[0])
+    if mnk is None:
+        return MMAProblem(f"shape \"{words[0]}\" is not one PTX writes (\"m16n8k16\")", None, 0)
+    for i in (1, 2):
+        if words[i] not in ("row", "col"):
+            return MMAProblem(f"layout \"{words[i]}\" is neither \"row\" nor \"col\"", None, i)
+    for i in (3, 4, 5):
+        if words[i] not in TYPES:
+            return MMAProblem(f"type \"{words[i]}\" is not a PTX type TVM reads (\"fp16\", "
+                              "\"bf16\", \"tf32\", \"fp32\", \"fp64\", \"int8\", \"uint8\", "
+                              "\"int4\", \"int32\", \"e4m3\", ...)", None, i)
+    if not isinstance(parts.saturate, E.IntImm):
+        return MMAProblem("takes saturate as a constant (True or False)", None, 12)
+    bit_op = ""
+    if parts.bit_op is not None:
+        if not isinstance(parts.bit_op, E.StringImm):
+            return MMAProblem("takes its 1-bit operator as a string constant", None, 13)
+        bit_op = parts.bit_op.value
+    config = MMAConfig(mnk, tuple(words[1:3]), tuple(TYPES[w] for w in words[3:6]),
+                       bool(parts.saturate.value), bit_op)
+    problem = mma_problem(config.mnk, config.layouts, config.types, bit_op, config.saturate)
+    if problem is not None:
+        return MMAProblem(f"is no PTX mma: {problem}", problem, None)
+    return config
+
+
 class LdmatrixCall(NamedTuple):
     element: str        # the element type TVM's newer form names first, or None
     trans: E.PrimExpr

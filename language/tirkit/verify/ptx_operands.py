@@ -45,42 +45,13 @@ def _mma(c: CallCheck):
     if isinstance(parts, str):
         c.error(TYPE, parts)
         return
-    args = c.call.args
-    for i, w in enumerate(parts.words):
-        if w is None:
-            c.error(TYPE, "takes its shape, layouts and types as string constants", args[i])
-            return
-    shape, la, lb, *names = parts.words
-    mnk = ptx.parse_shape(shape)
-    if mnk is None:
-        c.error(TYPE, f"shape \"{shape}\" is not one PTX writes (\"m16n8k16\")", args[0])
+    config = ptx.mma_config(parts)
+    if isinstance(config, ptx.MMAProblem):
+        at = c.call.args[config.argument] if config.argument is not None else None
+        c.error(TYPE, config.message, at)
         return
-    for i in (1, 2):
-        if parts.words[i] not in ("row", "col"):
-            c.error(TYPE, f"layout \"{parts.words[i]}\" is neither \"row\" nor \"col\"", args[i])
-            return
-    types = []
-    for i, w in enumerate(names):
-        if w not in ptx.TYPES:
-            c.error(TYPE, f"type \"{w}\" is not a PTX type TVM reads (\"fp16\", \"bf16\", "
-                    "\"tf32\", \"fp32\", \"fp64\", \"int8\", \"uint8\", \"int4\", \"int32\", "
-                    "\"e4m3\", ...)", args[3 + i])
-            return
-        types.append(ptx.TYPES[w])
-    if not isinstance(parts.saturate, E.IntImm):
-        c.error(TYPE, "takes saturate as a constant (True or False)", parts.saturate)
-        return
-    bit_op = ""
-    if parts.bit_op is not None:
-        if not isinstance(parts.bit_op, E.StringImm):
-            c.error(TYPE, "takes its 1-bit operator as a string constant", parts.bit_op)
-            return
-        bit_op = parts.bit_op.value
-    problem = ptx.mma_problem(mnk, (la, lb), types, bit_op, bool(parts.saturate.value))
-    if problem is not None:
-        c.error(TYPE, f"is no PTX mma: {problem}")
-        return
-    counts = ptx.mma_counts(mnk, types[0])
+    types, names = config.types, parts.words[3:6]
+    counts = ptx.mma_counts(config.mnk, types[0])
     for (ptr, off), t, word, what, count in zip(parts.operands, types, names, "ABC", counts):
         want = ptx.REGISTER_DTYPES.get(t)
         if want is None:

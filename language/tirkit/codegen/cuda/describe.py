@@ -12,7 +12,7 @@ from ...ir import expr as E
 from ...ir import ptx
 from ...ir.dtype import bytes_of, parse_dtype
 from ...ir.text import expr_text
-from . import cp_async, mma
+from . import cp_async, mma, wmma
 
 _EXAMPLE_LANES = (0, 1, 4)
 
@@ -50,17 +50,15 @@ def _at(ptr, off) -> str:
 
 def _mma(call) -> list:
     parts = ptx.mma_call(call)
-    if isinstance(parts, str) or None in parts.words:
+    if isinstance(parts, str):
         return [f"`T.{call.op}`: a warp's `mma.sync` (its arguments do not read as one)."]
-    shape, la, lb, *names = parts.words
-    mnk = ptx.parse_shape(shape)
-    types = [ptx.TYPES.get(w) for w in names]
-    sat = parts.saturate.value if isinstance(parts.saturate, E.IntImm) else 0
-    problem = "its shape, layouts or types do not read as PTX's" \
-        if mnk is None or None in types or la not in ("row", "col") or lb not in ("row", "col") \
-        else ptx.mma_problem(mnk, (la, lb), types, "", bool(sat))
-    if problem is not None:
-        return [f"`T.{call.op}`: no PTX mma: {problem}."]
+    config = ptx.mma_config(parts)
+    if isinstance(config, ptx.MMAProblem):
+        if config.reason is None:
+            return [f"`T.{call.op}` {config.message}."]
+        return [f"`T.{call.op}`: no PTX mma: {config.reason}."]
+    shape, (la, lb), types, sat = parts.words[0], config.layouts, config.types, config.saturate
+    mnk = config.mnk
     a, b, c = types
     m, n, k = mnk
     subs = ptx.mma_subproducts(mnk, a)
@@ -135,8 +133,8 @@ def _copy(call) -> list:
 
 def _fragment(var, mnk, index) -> str:
     """How a sentence names fragment `index` of var: its kind, shape and type."""
-    scope = getattr(getattr(var, "type_annotation", None), "scope", "") or ""
-    kind = scope[len("wmma."):] if scope.startswith("wmma.") else scope or "global"
+    scope = wmma.scope_of(var)
+    kind = scope[len("wmma."):] if scope.startswith("wmma.") else scope
     dtype = getattr(getattr(var, "type_annotation", None), "element", None) or "?"
     shape = ""
     if mnk is not None:
@@ -175,8 +173,7 @@ def _wmma(call) -> list:
     lay = layout.value if isinstance(layout, E.StringImm) else None
     tile = ""
     if mnk is not None and isinstance(stride, E.IntImm) and lay is not None:
-        rows, cols = ptx.wmma_tile(getattr(a[0].type_annotation, "scope", ""), mnk) \
-            if isinstance(a[0], E.Var) else ptx.wmma_tile("", mnk)
+        rows, cols = ptx.wmma_tile(wmma.scope_of(a[0]), mnk)
         major, count, length = ("rows", rows, cols) if lay == "row_major" else \
             ("columns", cols, rows)
         span = ptx.wmma_span(rows, cols, stride.value, lay)

@@ -25,17 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ir import expr as E
 from ...ir import ptx
 from ..errors import UNSUPPORTED, fail
 
 OPS = ptx.MMA_OPS
 WARP = ptx.WARP
 
-# PTX type -> (C type, bits) of its registers
-_REG = {"f16": ("half", 16), "bf16": ("nv_bfloat16", 16), "f32": ("float", 32),
-        "f64": ("double", 64), "s8": ("signed char", 8), "u8": ("unsigned char", 8),
-        "s32": ("int", 32)}
+# PTX type -> the C type of its registers' elements
+_CTYPE = {"f16": "half", "bf16": "nv_bfloat16", "f32": "float", "f64": "double",
+          "s8": "signed char", "u8": "unsigned char", "s32": "int"}
 _FAMILY = {"f16": "f16", "bf16": "f16", "s8": "i8", "u8": "i8", "f64": "f64"}
 
 
@@ -143,20 +141,15 @@ def form(call, registers=True) -> Form:
     if isinstance(parts, str):
         fail(UNSUPPORTED, f"T.{call.op} {parts}", call)
     words = parts.words
-    types = tuple(ptx.TYPES.get(w) for w in words[3:6])
-    mnk = ptx.parse_shape(words[0])
-    sat = parts.saturate
-    if None in words or None in types or mnk is None or \
-            any(w not in ("row", "col") for w in words[1:3]) or \
-            not isinstance(sat, E.IntImm) or parts.bit_op is not None:
-        problem = "takes string constants, PTX's type names and a constant saturate"
-    else:
-        problem = ptx.mma_problem(mnk, words[1:3], types, "", bool(sat.value))
-    entry = None if problem else _FORMS.get(tuple(words[:3]) + (_FAMILY.get(types[0]),))
+    config = ptx.mma_config(parts)
+    problem = (config.reason or config.message) if isinstance(config, ptx.MMAProblem) else None
+    entry = None if problem or config.bit_op else \
+        _FORMS.get(tuple(words[:3]) + (_FAMILY.get(config.types[0]),))
     if entry is None:
         fail(UNSUPPORTED, f"T.{call.op} ({', '.join(str(w) for w in words)}) is not a form "
              f"that is generated{': ' + problem if problem else ''}; the forms generated: "
              f"{_GENERATED}", call)
+    types, mnk = config.types, config.mnk
     for (ptr, _), t, what, word in zip(parts.operands if registers else (), types, "ABC",
                                        words[3:6]):
         held = getattr(getattr(ptr, "type_annotation", None), "element", None)
@@ -166,7 +159,7 @@ def form(call, registers=True) -> Form:
     ap, bp, cs = entry
     cp = cs.get(types[2]) or cs[types[2][0]]
     counts = ptx.mma_counts(mnk, types[0])
-    return Form(words[0], tuple(words[1:3]), types, bool(sat.value),
+    return Form(words[0], config.layouts, types, config.saturate,
                 ptx.mma_subproducts(mnk, types[0]), mnk, counts,
                 tuple(_table(p, n) for p, n in zip((ap, bp, cp), counts)))
 
@@ -183,7 +176,7 @@ def call_c(call, expr) -> str:
     operands, constraints = [], []
     for (ptr, off), t, count in zip(((a[6], a[7]), (a[8], a[9]), (a[10], a[11])), f.types,
                                     f.counts):
-        ct, bits = _REG[t]
+        ct, bits = _CTYPE[t], ptx.BITS[t]
         base = f"(({ct}*){expr(ptr)} + {expr(off)})"
         if t in ("f32", "f64"):
             operands.append(base)
