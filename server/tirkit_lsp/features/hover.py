@@ -91,24 +91,19 @@ def _intrinsic_call_at(a, func, line, col):
     from tirkit.codegen.cuda.describe import describe
     from tirkit.diagnostics import Span
     from tirkit.ir import expr as E
-    from tirkit.ir.visit import walk
+    from tirkit.ir.visit import find_first
     lines = a.index.lines
     text = lines[line - 1] if 0 < line <= len(lines) else ""
-    found = []
 
-    def on_line(x):
-        if found:
-            return False
-        sp = getattr(x, "span", None)
-        if isinstance(x, E.Call) and sp is not None and sp.line == line and sp.column <= col:
-            end = text.find("(", sp.column - 1) + 1          # the name's end, 1-based
-            if col <= end:
-                found.append((x, Span(line, sp.column, line, end, sp.file)))
-        return True
-    walk(func.body, on_line)
-    if not found:
+    def name_end(x):
+        """The 1-based column where a call's name ends (its "(")."""
+        return text.find("(", x.span.column - 1) + 1
+
+    call = find_first(func.body, lambda x: x.span is not None and x.span.line == line and
+                      x.span.column <= col <= name_end(x), E.Call)
+    if call is None:
         return None
-    call, span = found[0]
+    span = Span(line, call.span.column, line, name_end(call), call.span.file)
     lines_md = describe(call)
     if lines_md is None:
         return None
