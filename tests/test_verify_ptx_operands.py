@@ -150,7 +150,7 @@ def ldmatrix(nd=8, dt="float16", num=4, kind=".b16", d_off="0", s_off="tx * 8",
 def test_ldmatrix():
     assert ldmatrix() == [] and ldmatrix(scope="shared.dyn") == []
     assert ldmatrix(num=2, nd=4) == []
-    assert ldmatrix(num=2, nd=4, s_off="tx * 8 + 256") == []   # lanes 16-31 give no row
+    assert ldmatrix(num=2, nd=4, s_off="tx * 8 + 128") == []   # lanes 16-31 give no row
     for kw, code, words in [
             ({"num": 3}, "type/mismatch", "loads 1, 2 or 4 matrices, not 3"),
             ({"kind": ".b8"}, "type/mismatch", 'loads ".b16" elements, not ".b8"'),
@@ -165,6 +165,28 @@ def test_ldmatrix():
         d = ldmatrix(**kw)
         assert errors(d) == [(11, code)], kw
         assert words in d[0].message, kw
+
+
+def test_ldmatrix_rows_of_fewer_matrices_are_read_at_the_lanes_that_give_them():
+    """x1 takes row addresses from lanes 0-7 and x2 from lanes 0-15 of the warp (PTX ISA,
+    ldmatrix): with threadIdx.x of extent 32 the warp's lanes, those lanes' rows are
+    checked and the others' addresses are not read."""
+    assert ldmatrix(num=1, nd=2, s_off="tx * 8 + 192") == []        # lane 7: [248:256]
+    d = ldmatrix(num=1, nd=2, s_off="tx * 8 + 200")
+    assert errors(d) == [(11, "bounds/out-of-bounds")]
+    assert "reads a row 'S'[256:264], past its 256 elements" in message(d)
+    assert ldmatrix(num=2, nd=4, s_off="tx % 16 * 16") == []
+    d = ldmatrix(num=2, nd=4, s_off="tx % 16 * 16 + 16")
+    assert errors(d) == [(11, "bounds/out-of-bounds")]
+    assert "reads a row 'S'[256:264], past its 256 elements" in message(d)
+    d = ldmatrix(num=1, nd=2, s_off="tx * 8 - 8")
+    assert "reads a row 'S'[-8:0], before its first element" in message(d)
+    # a block of 64 threads holds two warps; lane = threadIdx.x % 32 is left unchecked
+    wide = LDMATRIX.replace("T.thread_binding(32", "T.thread_binding(64").replace(
+        "(256,)", "(512,)").replace("(16, 16)", "(32, 16)")
+    text = wide.format(nd=2, dt="float16", num=1, kind=".b16", d_off="0",
+                       s_off="tx * 8 + 400")
+    assert errors(tirkit.check(text, "ldm.py")) == []
 
 
 def test_ldmatrix_rows_at_a_remainder_and_a_swizzle_of_the_lane():

@@ -55,15 +55,22 @@ class CallCheck:
             if buf is not None and buf.span is not None else []
         return n, rel
 
-    def offset_range(self, off):
+    def offset_range(self, off, narrow=None):
         """(smallest, largest) value of an offset over the call's loops, each None where it
         is not certain: affine in the loops (divisions by constants allowed), or else taken at
         every point of the loops' values where they are constant and few (remainders,
-        bitwise operators: arith/enumerate.py); no guard may mention its variables."""
+        bitwise operators: arith/enumerate.py); no guard may mention its variables.
+        `narrow` {Var: (min, extent)} takes some loops over part of their range (the lanes
+        that give an address)."""
         env = full_env(self.fa)
+        narrow = narrow or {}
         an = Analyzer()
         for lp in self.loops:
-            an.bind_extent(lp.var, lp.min, lp.extent, env)
+            if lp.var in narrow:
+                lo, ext = narrow[lp.var]
+                an.bind_extent(lp.var, E.const(lo), E.const(ext), env)
+            else:
+                an.bind_extent(lp.var, lp.min, lp.extent, env)
         aff = an.to_aff(off, env)
         used = {id(v) for v in aff.all_vars()} | vars_through(off, env)
         if any(id(v) in used for v in loose_vars(self.loops)):
@@ -72,19 +79,20 @@ class CallCheck:
             if used & vars_through(cond, env):
                 return None, None
         if not exact_aff(aff):
-            got = value_range(off, constant_box(self.loops), env)
+            got = value_range(off, {**constant_box(self.loops), **narrow}, env)
             return got if got is not None else (None, None)
         lo, hi = an.bound(aff)
         return (lo.const if lo is not None and lo.is_const() else None,
                 hi.const if hi is not None and hi.is_const() else None)
 
-    def within(self, ptr, off, count, dtype, what):
-        """Report `count` elements of `dtype` from `ptr + off` that leave ptr's storage."""
+    def within(self, ptr, off, count, dtype, what, narrow=None):
+        """Report `count` elements of `dtype` from `ptr + off` that leave ptr's storage
+        (`narrow` as in offset_range)."""
         held = self.storage(ptr, dtype)
         if held is None:
             return
         size, rel = held
-        lo, hi = self.offset_range(off)
+        lo, hi = self.offset_range(off, narrow)
         name = getattr(ptr, "name", "")
         if hi is not None and hi + count > size:
             self.error(BOUNDS, f"{what} '{name}'[{hi}:{hi + count}], past its {size} "

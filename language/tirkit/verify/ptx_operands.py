@@ -15,8 +15,9 @@ own):
 - registers of a lane past the end of their storage: `A + a_off` holds the lane's elements
   of A (ir/ptx.py `mma_counts`), an ldmatrix's destination two 16-bit elements per matrix;
 - an ldmatrix of another count than 1, 2 or 4, of other than `.b16` elements, or into a
-  buffer of other than 16-bit elements; the rows it reads past the source, when all 32 lanes
-  give a row (4 matrices);
+  buffer of other than 16-bit elements; the rows it reads past the source, at the lanes that
+  give a row (all 32 for 4 matrices; 0-7 for 1 and 0-15 for 2 when threadIdx.x is the warp's
+  32 lanes);
 - a cp.async of other than 4, 8 or 16 bytes or of part of an element, and copies past either
   buffer;
 - an ldmatrix source or a cp.async destination outside shared memory, a cp.async source
@@ -36,7 +37,7 @@ from ..ir import expr as E
 from ..ir import ptx
 from ..ir.dtype import bits_of, bytes_of, parse_dtype
 from . import register
-from ._common import func_accesses, storage_owners
+from ._common import func_accesses, is_thread, storage_owners
 from ._operands import BOUNDS, TYPE, CallCheck
 
 
@@ -92,9 +93,26 @@ def _ldmatrix(c: CallCheck):
     if num is None:
         return
     c.within(parts.dst, parts.dst_offset, 2 * num, held or "float16", "writes")
-    if source is not None and num == 4:     # every lane gives a row's address
+    lanes = _row_lanes(c, num)
+    if source is not None and lanes is not None:
         src, off = source
-        c.within(src, off, 8, c.element(src) or "float16", "reads a row")
+        c.within(src, off, 8, c.element(src) or "float16", "reads a row", lanes)
+
+
+def _row_lanes(c: CallCheck, num: int):
+    """The lanes that give a row's address to an ldmatrix of `num` matrices, as a `narrow`
+    of CallCheck.offset_range: all 32 lanes for 4, lanes 0-7 for 1 and 0-15 for 2, which
+    are threadIdx.x's values when its extent is the warp's 32 (else None: another count of
+    threads makes the lane threadIdx.x % 32, and the rows are not read)."""
+    if num == 4:
+        return {}
+    for lp in c.loops:
+        if is_thread(lp) and lp.thread_tag == "threadIdx.x":
+            if isinstance(lp.min, E.IntImm) and lp.min.value == 0 and \
+                    isinstance(lp.extent, E.IntImm) and lp.extent.value == 32:
+                return {lp.var: (0, 8 * num)}
+            return None
+    return None
 
 
 def _copy(c: CallCheck):
