@@ -105,6 +105,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     (llvm/checks.py)."""
     from .handles import with_param_buffers
     from .llvm import engine
+    from .module_calls import called
     from .passes import check_cpu, signature
     from .passes.control import check_control_flow, return_dtype
     from .runtime import Kernel
@@ -112,8 +113,10 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     check_cpu(func)
     check_control_flow(func)
     cpu, features = engine.host_cpu()
-    key = structural_hash(func, module.constants if module is not None else None,
-                          f"{version()}|{cpu}|{features}|{pipeline}|{checked}")
+    consts = module.constants if module is not None else None
+    callees = "|".join(f"{name}:{structural_hash(g, consts)}" for name, g in called(func, module))
+    key = structural_hash(func, consts,
+                          f"{version()}|{cpu}|{features}|{pipeline}|{checked}|{callees}")
     buffers, scalars, sources = signature(func)
     entry_name = f"tirkit_{func.name}"
     t0 = time.perf_counter()

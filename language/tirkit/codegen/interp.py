@@ -7,14 +7,16 @@ reduction iterator is at the start of its domain, then its body; `T.where` masks
 To stay usable beyond toy sizes, a loop whose iterations provably touch disjoint memory is
 run in lockstep ("lanes"): every variable that varies across lanes holds a numpy array, and
 conditions compress the lanes.  Whether a loop may run in lanes is decided per loop from its
-accesses (`_lane_safe`); everything else runs one iteration at a time, in program order.
+accesses (interp_lanes.py); everything else runs one iteration at a time, in program order.
 Every value keeps its exact dtype (numpy scalars and arrays, ml_dtypes for bfloat16).
 
 `T.ret(value)`, `break` and `continue` (see passes/control.py) leave through Python
 exceptions caught by the function and the loops; a loop that contains one never runs in
 lanes.  A function that returns a value gives it back from `run_reference` (and keeps it in
 `Interpreter.value`).  Operators spelled as calls (`T.Div(a, b)`) run as the operators they
-stand for: the interpreter runs the code generator's `operator_calls` pass first.
+stand for: the interpreter runs the code generator's `operator_calls` pass first.  A call
+of another function of the module (`Module.f(x, A.data)`, module_calls.py) runs f in an
+interpreter of its own, once per lane where its arguments vary across lanes.
 """
 from __future__ import annotations
 
@@ -22,28 +24,20 @@ import dataclasses
 
 import numpy as np
 
-from ..diagnostics import TirkitError
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import is_float, parse_dtype
-from ..ir.visit import walk
-from ..arith.linear import separates
 from .errors import ARGUMENT, UNSUPPORTED, fail
+from .module_calls import MAX_DEPTH, callee
 from .runtime import require_memory
 from .passes.control import BREAK, RET, check_control_flow, control_op, return_dtype
 from .passes.flatten import storage_extents
 from .passes.simplify import is_region_declaration
 from .passes.attrs import is_attr_statement
-from .interp_exprs import _BIN, LANES, _MATH, ExprEval, cast_to, _const, _np_dtype
+from .interp_exprs import LANES, ExprEval, cast_to, _const, _np_dtype
+from .interp_lanes import LanesMixin
 
 MAX_LANES = 1 << 22      # more iterations than this in lockstep would not fit in memory
-
-
-def _elements(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d.value if isinstance(d, E.IntImm) else 1 << 20     # symbolic: assume large
-    return n
 
 
 class _Break(Exception):
@@ -67,7 +61,7 @@ class _Storage:
         self.array, self.lane_key = array, lane_key
 
 
-class Interpreter(ExprEval):
+class Interpreter(LanesMixin, ExprEval):
     """Run one PrimFunc: `Interpreter(func, module).run(arrays, scalars)`."""
 
     def __init__(self, func: S.PrimFunc, module: S.IRModule | None = None, lanes=True):
@@ -90,6 +84,9 @@ class Interpreter(ExprEval):
         self._decl_owned = set()        # data of T.decl_buffers that allocate their own
         self.ret_dtype = return_dtype(func)
         self.value = None             # what T.ret returned (None: nothing)
+        self._callees: dict = {}      # name -> the Interpreter of a called function
+        self._active = False          # running a call (a recursive call gets its own)
+        self.depth = 0                # how deep in calls this interpreter runs
 
     # ---- entry --------------------------------------------------------------------
     def run(self, arrays, scalars=None):
@@ -125,6 +122,71 @@ class Interpreter(ExprEval):
             self.value = r.value
         return arrays
 
+    # ---- calls of the module's functions (module_calls.py) ---------------------------
+    def call_function(self, e, env):
+        """`Module.f(args)`: f run by an interpreter of its own (per lane, where the
+        arguments vary across lanes), its scalars by value and a buffer by its storage."""
+        f = callee(self.module, e)
+        if len(e.args) != len(f.params):
+            fail(ARGUMENT, f"'{f.name}' takes {len(f.params)} arguments, got {len(e.args)}", e)
+        if self.depth >= MAX_DEPTH:
+            fail(UNSUPPORTED, f"calls nest deeper than {MAX_DEPTH} (a recursion that does "
+                 "not end?)", e)
+        args = [self._pointer(a, env) if a.dtype == "handle" else self.eval(a, env)
+                for a in e.args]
+        sub = self._callees.get(f.name)
+        if sub is None or sub._active:
+            sub = Interpreter(f, self.module, lanes=self.lanes_enabled)
+            check_control_flow(sub.func)
+            sub.depth = self.depth + 1
+            self._callees.setdefault(f.name, sub)
+        lanes = [len(a) for a in args if isinstance(a, np.ndarray) and a.ndim == 1]
+        if not lanes:
+            return cast_to(sub.invoke(args, e), e.dtype)
+        out = [sub.invoke([a[i] if isinstance(a, np.ndarray) and a.ndim == 1 else a
+                           for a in args], e) for i in range(lanes[0])]
+        return cast_to(np.array(out), e.dtype)
+
+    def _pointer(self, a, env):
+        """The storage a pointer argument addresses: a buffer's data, or `T.address_of(A[i])`
+        (a view from that element on)."""
+        st, offset = None, 0
+        if isinstance(a, E.Var):
+            st = self.storage.get(id(a))
+        elif isinstance(a, E.Call) and a.op == "address_of" and \
+                isinstance(a.args[0], E.BufferLoad) and env[LANES] is None:
+            load = a.args[0]
+            st, offset = self._address(load.buffer, load.indices, env, a)
+        if st is None or st.lane_key is not None or env[LANES] is not None or \
+                isinstance(offset, np.ndarray):
+            fail(UNSUPPORTED, "the interpreter passes a function a buffer's data or "
+                 "`T.address_of` an element, of a buffer it holds once, outside threads "
+                 "and lanes", a)
+        return st if offset == 0 else _Storage(st.array[int(offset):])
+
+    def invoke(self, args, call):
+        """Run this function for a call with argument values `args` (a buffer's _Storage
+        for a buffer parameter); the value it returns (0 where it returns none)."""
+        f = self.func
+        env = {LANES: None}
+        for p, v in zip(f.params, args):
+            buf = f.buffer_of(p)
+            if (buf is not None) != isinstance(v, _Storage):
+                fail(ARGUMENT, f"'{f.name}' takes '{p.name}' as "
+                     f"{'a buffer' if buf is not None else p.dtype}", call)
+            if buf is not None:
+                self.storage[id(buf.data)] = v
+            else:
+                env[id(p)] = cast_to(v, p.dtype)
+        self.value, self._active = None, True
+        try:
+            self.exec(f.body, env)
+        except _Return as r:
+            self.value = r.value
+        finally:
+            self._active = False
+        return self.value if self.value is not None else _const(call.dtype, 0)
+
     # ---- lanes --------------------------------------------------------------------
     def _compress(self, env, mask):
         if not isinstance(mask, np.ndarray):
@@ -153,103 +215,6 @@ class Interpreter(ExprEval):
         out[id(var)] = np.tile((np.arange(n, dtype=np.int64) + int(lo)).astype(
             _np_dtype(var.dtype)), L)
         out[LANES] = L * n
-        return out
-
-    def _lane_safe(self, loop: S.For) -> bool:
-        """May the iterations of `loop` run in lockstep?  True when every buffer the body
-        writes (and did not allocate itself) is accessed at one index tuple only, and some
-        dimension of it separates the iterations whatever the inner loops do."""
-        key = id(loop)
-        if key in self._safe_cache:
-            return self._safe_cache[key]
-        ok = self._lane_safe_uncached(loop)
-        self._safe_cache[key] = ok
-        return ok
-
-    def _lane_safe_uncached(self, loop):
-        from .passes.blocks import blocks_to_loops, predicates_to_conditions
-        if not self.lanes_enabled:
-            return False
-        try:
-            body = blocks_to_loops(predicates_to_conditions(loop.body))
-        except TirkitError:
-            return False
-        bad, private, ranges = [], set(), {}
-        acc: dict = {}
-        written = set()
-
-        def fn(x):
-            t = type(x)
-            if t in (S.While, E.Ramp, E.Broadcast, S.AssertStmt):
-                bad.append(x)
-            elif t is S.Allocate or t is S.AllocateConst:
-                private.add(id(x.buffer_var))
-            elif t is S.For:
-                if isinstance(x.min, E.IntImm) and isinstance(x.extent, E.IntImm):
-                    ranges[id(x.loop_var)] = (x.min.value, x.min.value + x.extent.value - 1)
-                else:
-                    bad.append(x)
-            elif t is E.BufferLoad or t is S.BufferStore:
-                if parse_dtype(x.buffer.dtype).lanes != 1:
-                    bad.append(x)
-                acc.setdefault(id(x.buffer.data), []).append(x)
-                if t is S.BufferStore:
-                    written.add(id(x.buffer.data))
-            elif t is E.Call and x.op not in _MATH and x.op not in _BIN and x.op not in (
-                    "if_then_else", "min_value", "max_value", "reinterpret", "likely",
-                    "ceildiv"):
-                bad.append(x)
-        walk(body, fn)
-        if bad:
-            return False
-        v = loop.loop_var
-        for data in written:
-            if data in private:
-                continue
-            accs = acc[data]
-            if len({id(a.buffer) for a in accs}) != 1:
-                return False
-            if not separates([a.indices for a in accs], v, ranges):
-                return False
-        return True
-
-    def _private_elements(self, loop) -> int:
-        """Elements allocated inside the loop body (each lane gets its own copy)."""
-        key = ("alloc", id(loop))
-        n = self._safe_cache.get(key)
-        if n is None:
-            sizes = []
-
-            def fn(x):
-                shape = x.extents if isinstance(x, S.Allocate) else None
-                if isinstance(x, S.Block):
-                    for b in x.alloc_buffers:
-                        sizes.append(_elements(b.shape))
-                elif shape is not None:
-                    sizes.append(_elements(shape))
-            walk(loop.body, fn)
-            n = self._safe_cache[key] = sum(sizes)
-        return n
-
-    def _interchanged(self, s):
-        """`for a: for b: body` as `for b: for a: body` when b may run in lanes around a
-        (its iterations touch disjoint memory whatever a is), else None."""
-        key = ("swap", id(s))
-        if key in self._safe_cache:
-            return self._safe_cache[key]
-        out = None
-        m = s.body
-        if isinstance(m, S.For) and isinstance(m.min, E.IntImm) and \
-                isinstance(m.extent, E.IntImm) and m.extent.value > 1 and \
-                m.kind != "thread_binding" and s.kind != "thread_binding":
-            inner = S.For(s.loop_var, s.min, s.extent, s.kind, m.body, s.thread_tag,
-                          s.annotations, span=s.span)
-            cand = S.For(m.loop_var, m.min, m.extent, m.kind, inner, m.thread_tag,
-                         m.annotations, span=m.span)
-            if self._lane_safe(cand):
-                out = cand
-                self._keep.append(cand)      # ids in the caches stay valid
-        self._safe_cache[key] = out
         return out
 
     # ---- statements ---------------------------------------------------------------

@@ -262,6 +262,8 @@ class ExprEval:
 
     def _e_Call(self, e, env):
         op = e.op
+        if op.startswith("@"):
+            return self.call_function(e, env)
         if op == "if_then_else":
             return self._if_then_else(e, env)
         if op in ("min_value", "max_value"):

@@ -17,6 +17,7 @@ _CODE_LINE = re.compile(r"\n[ \t]*[^ \t\r\n\f\v#]")
 _CLASS_LINE = re.compile(r"^[ \t]*class\s+(\w+)\s*(?:\([^()#]*\))?\s*:\s*(?:#.*)?$")
 _BARE_DECORATOR = re.compile(r"^[ \t]*@\s*[\w.]+\s*(?:\([^()#]*\))?\s*(?:#.*)?$")
 _DEF_LINE = re.compile(r"^[ \t]*(?:async\s+)?def\s+(\w+)")
+_RETURNS = re.compile(r"\)\s*->\s*([A-Za-z_][\w.]*)\s*$")
 
 
 class _Lines:
@@ -40,6 +41,28 @@ def _def_end(src: _Lines, head: int, base: int) -> int:
     """`_definition_end` of a class's own text (indented by spaces only)."""
     found = _def_end_at(src.text, src.starts[head], base)
     return head + found[0] if found is not None else _definition_end(src.lines, head, base)
+
+
+def method_returns(parts) -> tuple:
+    """((name, the dotted name its return annotation spells or None), ...) of a class's
+    method parts (`Chunk.parts[1:]`): what a call `Module.f(...)` returns is known before
+    the body of f is read, as TVM declares every function of a module first."""
+    out = []
+    for part in parts:
+        m = re.search(r"^[ \t]*(?:async\s+)?def\s+(\w+)", part.text, re.M)
+        if m is None:
+            continue
+        depth, end = 0, len(part.text)
+        for k in range(m.end(), len(part.text)):      # the signature: up to its `:`
+            ch = part.text[k]
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            if ch == ":" and depth == 0:
+                end = k
+                break
+        r = _RETURNS.search(part.text, m.end(), end)
+        out.append((m.group(1), r.group(1) if r is not None else None))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -113,6 +113,8 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
     except TirkitError as e:
         report_error(args.file, text, e)
         return 1
+    if blocks is None:          # every block ran (a symbolic grid's count is known now)
+        total = it.blocks_run
     threads = 1
     for _, n in it.thread_extents.items():
         threads *= n

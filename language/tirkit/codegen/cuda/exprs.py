@@ -270,6 +270,10 @@ class ExprPrinter:
                 return f"{fn[:-1]}({', '.join(self(a) for a in args)})"
             inner = ", ".join(self._to_float(a) for a in args)
             return self._from_float(f"{fn}({inner})", e.dtype)
+        if op.startswith("@"):
+            fail(UNSUPPORTED, f"no CUDA C for a call of the module's function '{op[1:]}': "
+                 "device functions are not generated (the thread interpreter runs it: "
+                 "`tirkit run` without --target cuda)", e)
         fail(UNSUPPORTED, f"no CUDA C for T.{op}", e)
 
     def _to_float(self, a):

@@ -12,6 +12,7 @@ import numpy as np
 from ...ir import expr as E
 from ...ir.dtype import is_float, parse_dtype
 from ..errors import UNSUPPORTED, fail
+from . import subroutines
 from . import types as T
 
 # math calls: name -> (LLVM intrinsic stem or None, libm float32 name, libm float64 name)
@@ -36,6 +37,8 @@ MATH = {
 class CallMixin:
     def _x_Call(self, e):
         op = e.op
+        if op.startswith("@"):
+            return subroutines.call(self, e)
         if op == "if_then_else":
             return self.if_then_else(e)
         if op in ("likely", "assume"):

@@ -24,6 +24,7 @@ from ..runtime import FIRST_SIZE_WORD
 from .checks import CheckMixin, add_table
 from .exprs import ExprMixin
 from .stmts import StmtMixin
+from . import subroutines
 
 LAUNCH_TYPE = ir.FunctionType(T.VOID, [T.PTR, T.PTR, T.I64])
 PAR_TYPE = ir.FunctionType(T.VOID, [T.PTR, T.I64, T.I64])
@@ -73,6 +74,10 @@ class ModuleState:
         self.module.data_layout = layout
         self.counter = 0
         self.globals = {}
+        self.callees = {}                     # name -> (ir.Function, LoweredFunc): subroutines.py
+        self.constants = dict(lowered.constants)
+        for c in lowered.callees:
+            self.constants.update(c.constants)
 
     def fresh(self, stem):
         self.counter += 1
@@ -81,7 +86,7 @@ class ModuleState:
     def constant_global(self, name):
         g = self.globals.get(name)
         if g is None:
-            arr = np.ascontiguousarray(self.lowered.constants[name])
+            arr = np.ascontiguousarray(self.constants[name])
             data = bytearray(arr.tobytes()) or bytearray(1)
             ty = ir.ArrayType(T.I8, len(data))
             g = ir.GlobalVariable(self.module, ty, name=f"__tirkit_const_{name}")
@@ -107,6 +112,7 @@ class FuncEmitter(CheckMixin, ExprMixin, StmtMixin):
         self.b = ir.IRBuilder(body)
         self.launch = launch
         self.result = result          # where T.ret stores the value (None: a parallel body)
+        self.ret_dtype = shared.lowered.ret_dtype     # what T.ret returns (a callee: its own)
         self.report = report          # the report area of checked code (None: unchecked)
         self.sizes = {}               # id(storage var) -> its bytes (i64), in checked code
         self.static_sizes = {}        # id(storage var) -> its bytes where known (checked code)
@@ -217,8 +223,14 @@ def build_module(lowered: LoweredFunc, triple="", layout="", unroll_count=0,
             em.storage_size(b.data, em.entry_builder.load(word, typ=T.I64), _static_bytes(b))
     for v, a in zip(lowered.scalars, impl.args[len(lowered.buffers):]):
         em.vars[id(v)] = a
+    bodies = subroutines.declare(st, lowered, checked)
     em.stmt(lowered.body)
     em.b.ret_void()
+    for fn, c in bodies:
+        sub = FuncEmitter(st, fn, None)
+        subroutines.bind_params(sub, fn, c, checked)
+        sub.stmt(c.body)
+        sub.b.ret_void()
     if checked:
         add_table(st.module, st.checks)
     # entry: unpack arrays of pointers and scalars

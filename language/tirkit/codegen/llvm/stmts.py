@@ -202,7 +202,7 @@ class StmtMixin:
         """Emit T.ret / break / continue (`passes.control` checked where they stand).  Code
         after them in the same block is dead: it goes to a block without predecessors."""
         if call.op == RET:
-            ret_dtype = self.shared.lowered.ret_dtype
+            ret_dtype = self.ret_dtype
             v = self.cast(self.expr(call.args[0]), call.args[0].dtype, ret_dtype)
             if self.result is None or T.lanes(v.type) != 1:
                 fail(UNSUPPORTED, "T.ret cannot return from here", call)
@@ -257,7 +257,7 @@ class StmtMixin:
 
     def _s_AllocateConst(self, s):
         self.ptrs[id(s.buffer_var)] = self.shared.constant_global(s.const_name)
-        self.storage_size(s.buffer_var, int(self.shared.lowered.constants[s.const_name].nbytes))
+        self.storage_size(s.buffer_var, int(self.shared.constants[s.const_name].nbytes))
         self.stmt(s.body)
 
     def _s_Allocate(self, s):

@@ -45,6 +45,8 @@ class LoweredFunc:
     body: S.Stmt
     constants: dict = field(default_factory=dict)   # const_name -> flat numpy array
     ret_dtype: str | None = None  # what T.ret returns (None: the function returns nothing)
+    param_buffers: tuple = ()     # per parameter: whether it is a buffer (else a scalar)
+    callees: tuple = ()           # the LoweredFuncs of the functions it calls, transitively
 
 
 REGION_MESSAGE = "an access with vector indices in two dimensions (a region, as " \
@@ -111,8 +113,12 @@ def signature(func: S.PrimFunc):
     return buffers, scalars, sources
 
 
-def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None) -> LoweredFunc:
+def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None,
+          calls: bool = True) -> LoweredFunc:
+    """func through the pipeline, and (`calls`) every function it calls
+    (module_calls.py), each lowered once, as its `callees`."""
     from ..handles import with_param_buffers
+    from ..module_calls import called
     func = with_param_buffers(func)
     check_cpu(func)
     check_control_flow(func)
@@ -123,5 +129,8 @@ def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None) -> Low
         if trace is not None:
             trace.append((name, body))
     consts = collect_constants(body, module.constants if module is not None else None)
+    callees = tuple(lower(g, module, calls=False) for _, g in called(func, module)) \
+        if calls else ()
     return LoweredFunc(func.name, buffers, scalars, sources, body, consts,
-                       return_dtype(func))
+                       return_dtype(func),
+                       tuple(func.buffer_of(p) is not None for p in func.params), callees)

@@ -73,6 +73,14 @@ class CallMixin:
                       getattr(n, "aux", None) and self.tok_span(n.aux) or n)
         return _Namespace("T." + name)
 
+    def _returns(self, name) -> str:
+        """The dtype a call of the module's function `name` has: its return annotation's
+        (`-> T.float32`), read before any body as TVM declares a module's functions first;
+        int32 where it names none."""
+        spelled = (getattr(self, "module_returns", None) or {}).get(name)
+        last = spelled.rsplit(".", 1)[-1] if spelled else None
+        return last if last is not None and D.is_dtype(last) else "int32"
+
     def _v_Call(self, n):
         tn = self.t_name(n.func)
         if tn is not None:
@@ -85,8 +93,8 @@ class CallMixin:
                           self._kw_exprs(self._kwargs(n), n), self.span(n))
         if isinstance(func, _GlobalFunc):
             args = tuple(self._arg_expr(a, n) for a in self._args(n))
-            return E.Call("int32", "@" + func.name, args, self._kw_exprs(self._kwargs(n), n),
-                          self.span(n))
+            return E.Call(self._returns(func.name), "@" + func.name, args,
+                          self._kw_exprs(self._kwargs(n), n), self.span(n))
         if isinstance(func, _Namespace):
             name = func.name.split(".", 1)[1] if "." in func.name else func.name
             return self.t_call(name, n)

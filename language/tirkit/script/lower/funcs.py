@@ -181,13 +181,17 @@ class FuncMixin:
         functions = []
         self.module_class = k.name
         self.module_funcs = {item.name for item in k.body if isinstance(item, C.FunctionDef)}
+        self.module_returns = {item.name: C.dotted_name(item.returns) for item in k.body
+                               if isinstance(item, C.FunctionDef) and item.returns is not None}
         for item in k.body:
             functions.extend(self.lower_module_item(item, aliases, spelling, source_lines))
         return functions
 
     def lower_module_item(self, item, aliases, spelling, source_lines) -> list:
         """One statement of an @I.ir_module class: [(name, PrimFunc | ForeignFunc)];
-        `self.module_class` and `self.module_funcs` say which module it belongs to."""
+        `self.module_class` and `self.module_funcs` say which module it belongs to,
+        `self.module_returns` {name: the dotted name of its return annotation} what its
+        functions return."""
         if isinstance(item, C.FunctionDef):
             kinds = [kernel_kind((C.dotted_name(C.unparen(d).func) if isinstance(
                 C.unparen(d), C.Call) else C.dotted_name(d)) or "", aliases)

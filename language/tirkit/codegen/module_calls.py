@@ -1,0 +1,54 @@
+"""Calls between the functions of a module: `Module.f(x, A.data)` inside a kernel is a Call
+whose op is "@f" (TVM's call of a GlobalVar), of the type f returns (script/lower/calls.py).
+
+The engines run the callee as a function of its own: scalars by value, a buffer by its data
+pointer (the callee declares its view over it: codegen/handles.py), and the value it returns
+with `return` / `T.ret` is the call's.  Only prim_funcs are called; the interpreter and the
+CPU back end share what this module finds (`callee`, `called`), and the compiled kernel's
+cache key holds every function it reaches."""
+from __future__ import annotations
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.visit import find_all
+from .errors import UNSUPPORTED, fail
+
+MAX_DEPTH = 32          # calls nested deeper than this are refused (recursion runs out)
+
+
+def callee_name(call) -> str | None:
+    """The name of the module function a Call calls, or None for any other call."""
+    return call.op[1:] if isinstance(call, E.Call) and call.op.startswith("@") else None
+
+
+def callee(module, call) -> S.PrimFunc:
+    """The prim_func `call` calls; a codegen/unsupported error at the call where the module
+    holds none of that name (a Python function of the class, or no module)."""
+    name = callee_name(call)
+    funcs = dict(module.prim_funcs()) if module is not None else {}
+    if name not in funcs:
+        fail(UNSUPPORTED, f"'{name}' is not a prim_func of the module: only prim_funcs are "
+             "called from a kernel", call)
+    return funcs[name]
+
+
+def calls_in(node) -> list:
+    """The module-function calls in an IR tree, in order."""
+    return find_all(node, lambda c: c.op.startswith("@"), E.Call)
+
+
+def called(func, module) -> list:
+    """[(name, PrimFunc)] of every function `func` reaches through calls, each once, in the
+    order first reached (func itself only when a call reaches it again)."""
+    out, seen, todo = [], set(), [func]
+    while todo:
+        f = todo.pop(0)
+        for c in calls_in(f.body):
+            name = callee_name(c)
+            if name in seen:
+                continue
+            seen.add(name)
+            g = callee(module, c)
+            out.append((name, g))
+            todo.append(g)
+    return out

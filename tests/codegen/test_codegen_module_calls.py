@@ -1,0 +1,252 @@
+"""Calls between the functions of an `@I.ir_module` (`Module.f(x)`, TVM's call of a
+GlobalVar): the call has the callee's return type, and the interpreter and the CPU back end
+run the callee, its scalars by value and its buffers by their data pointers, checked against
+numpy on random inputs."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tirkit
+import codegen_helpers  # noqa: F401  (private kernel cache)
+from tirkit.codegen import build
+from tirkit.codegen.cuda import emit_cuda
+from tirkit.codegen.cuda.threads import run_threads
+from tirkit.codegen.interp import run_reference
+from tirkit.diagnostics import TirkitError
+from tirkit.ir import expr as E
+from tirkit.ir.visit import find_all
+
+HEAD = "from tvm.script import ir as I\nfrom tvm.script import tir as T\n\n\n"
+
+# the callee after its caller, with a branch and two returns: TVM declares every function of
+# the module before it parses a body
+SCALE = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"),
+             C: T.Buffer((64,), "float32")):
+        for i in range(64):
+            C[i] = Module.scale(A[i], B[i]) + T.float32(1)
+
+    @T.prim_func(private=True)
+    def scale(a: T.float32, b: T.int32) -> T.float32:
+        if b > 0:
+            return a * T.float32(2)
+        return a - T.float32(1)
+'''
+
+# a buffer passed by its data pointer: the callee writes through it
+FILL = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def put(dst: T.handle("float32"), i: T.int32, v: T.float32):
+        D = T.decl_buffer((16,), "float32", data=dst)
+        D[i] = v * v
+
+    @T.prim_func
+    def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        for i in range(16):
+            Module.put(B.data, 15 - i, A[i])
+'''
+
+
+def _module(text):
+    result = tirkit.parse(text, "mod.py")
+    assert [d for d in result.diagnostics if d.severity == "error"] == []
+    return result.module
+
+
+def _calls(func):
+    return find_all(func.body, lambda x: isinstance(x, E.Call) and x.op.startswith("@"))
+
+
+def test_a_call_has_its_callees_return_type():
+    mod = _module(SCALE)
+    assert [c.dtype for c in _calls(mod["main"])] == ["float32"]
+    ints = _module(SCALE.replace("-> T.float32", "-> T.int32").replace(
+        "a * T.float32(2)", "T.int32(2)").replace("a - T.float32(1)", "b"))
+    assert [c.dtype for c in _calls(ints["main"])] == ["int32"]
+    # a class read whole (its docstring keeps it from being split into methods)
+    whole = _module(SCALE.replace("class Module:\n", 'class Module:\n    """Doc."""\n\n'))
+    assert [c.dtype for c in _calls(whole["main"])] == ["float32"]
+
+
+def test_a_changed_return_type_retypes_the_calls_of_an_unchanged_caller():
+    """The caller's cached lowering is keyed by its siblings' return annotations too."""
+    tirkit.parse(SCALE, "mod.py")
+    changed = SCALE.replace("-> T.float32", "-> T.float64")
+    assert [c.dtype for c in _calls(_module(changed)["main"])] == ["float64"]
+
+
+def _scale_inputs():
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal(64).astype("float32")
+    B = rng.integers(-5, 6, 64).astype("int32")
+    want = np.where(B > 0, A * 2, A - 1) + 1
+    return A, B, want
+
+
+def test_a_scalar_function_runs_in_the_interpreter_and_compiled():
+    mod = _module(SCALE)
+    A, B, want = _scale_inputs()
+    assert (B > 0).any() and (B <= 0).any()
+    for lanes in (True, False):
+        C = np.full(64, np.nan, "float32")
+        run_reference(mod["main"], [A, B, C], module=mod, lanes=lanes)
+        np.testing.assert_allclose(C, want, rtol=1e-6)
+    C = np.full(64, np.nan, "float32")
+    build(mod["main"], mod)(A, B, C)
+    np.testing.assert_allclose(C, want, rtol=1e-6)
+
+
+def test_a_buffer_passed_by_its_data_pointer_is_written_by_the_callee():
+    mod = _module(FILL)
+    A = np.random.default_rng(3).standard_normal(16).astype("float32")
+    want = (A * A)[::-1]
+    B = np.full(16, np.nan, "float32")
+    run_reference(mod["main"], [A, B], module=mod)
+    np.testing.assert_allclose(B, want, rtol=1e-6)
+    B = np.full(16, np.nan, "float32")
+    build(mod["main"], mod)(A, B)
+    np.testing.assert_allclose(B, want, rtol=1e-6)
+    B = np.full(16, np.nan, "float32")
+    build(mod["main"], mod, checked=True)(A, B)
+    np.testing.assert_allclose(B, want, rtol=1e-6)
+
+
+# a pointer into a buffer (TVM's inline_private_functions test): row sums of 16x16 windows
+ROWS = HEAD + '''@I.ir_module
+class Before:
+    @T.prim_func
+    def main(A: T.Buffer([80, 16], "float32"), B: T.Buffer([64, 16], "float32")):
+        for i in range(64):
+            Before.subroutine(T.address_of(A[i, 0]), T.address_of(B[i, 0]))
+
+    @T.prim_func(private=True)
+    def subroutine(A_data: T.handle("float32"), B_data: T.handle("float32")):
+        A = T.decl_buffer([16, 16], "float32", data=A_data)
+        B = T.decl_buffer([16], "float32", data=B_data)
+        for i in range(16):
+            B[i] = 0.0
+            for j in range(16):
+                B[i] = B[i] + A[i, j]
+'''
+
+
+def test_a_pointer_into_a_buffer_is_passed_by_its_element_address():
+    mod = _module(ROWS)
+    A = np.random.default_rng(11).standard_normal((80, 16)).astype("float32")
+    want = np.stack([A[i:i + 16].sum(axis=1) for i in range(64)])   # B[i] from A[i:i + 16]
+    for run in (lambda B: run_reference(mod["main"], [A, B], module=mod),
+                lambda B: build(mod["main"], mod)(A, B),
+                lambda B: build(mod["main"], mod, checked=True)(A, B)):
+        B = np.full((64, 16), np.nan, "float32")
+        run(B)
+        np.testing.assert_allclose(B, want, rtol=1e-5)
+
+
+def test_a_callee_past_the_end_of_a_pointer_is_stopped():
+    """The callee's view reaches past the caller's buffer: the interpreter and checked code
+    refuse the access (the caller's storage is what bounds the callee's)."""
+    mod = _module(ROWS.replace("[80, 16]", "[70, 16]"))
+    A = np.random.default_rng(2).standard_normal((70, 16)).astype("float32")
+    for run in (lambda B: run_reference(mod["main"], [A, B], module=mod),
+                lambda B: build(mod["main"], mod, checked=True)(A, B)):
+        with pytest.raises(TirkitError) as e:
+            run(np.zeros((64, 16), "float32"))
+        assert e.value.diagnostics[0].code == "bounds/out-of-bounds"
+
+
+def _refused_by_both(mod, line, words):
+    """SCALE's main, changed, is refused with codegen/unsupported at `line` by the
+    interpreter and the CPU back end."""
+    A, B, _ = _scale_inputs()
+    for run in (lambda: run_reference(mod["main"], [A, B, np.zeros(64, "float32")],
+                                      module=mod),
+                lambda: build(mod["main"], mod)):
+        with pytest.raises(TirkitError) as e:
+            run()
+        d = e.value.diagnostics[0]
+        assert d.code == "codegen/unsupported" and d.span.line == line
+        assert words in d.message
+
+
+def test_a_callee_that_leaves_a_parallel_loop_is_refused_by_both_engines():
+    """The callee's control flow is checked as a kernel's is (passes/control.py)."""
+    text = SCALE.replace("        if b > 0:\n            return a * T.float32(2)\n",
+                         "        for k in T.parallel(4):\n            if b > k:\n"
+                         "                return a * T.float32(2)\n")
+    _refused_by_both(_module(text), 17, "T.ret cannot leave 'scale' from inside parallel "
+                     "loop 'k'")
+
+
+def test_a_changed_callee_is_compiled_again():
+    """The compiled kernel's cache key holds the functions it calls."""
+    A, B, want = _scale_inputs()
+    for factor in (2, 3):
+        mod = _module(SCALE.replace("a * T.float32(2)", f"a * T.float32({factor})"))
+        C = np.full(64, np.nan, "float32")
+        build(mod["main"], mod)(A, B, C)
+        np.testing.assert_allclose(C, np.where(B > 0, A * factor, A - 1) + 1, rtol=1e-6)
+
+
+def test_a_call_to_a_function_that_is_not_a_prim_func_is_refused():
+    text = SCALE.replace("    @T.prim_func(private=True)\n    def scale(a: T.float32, b: T.int32)"
+                         " -> T.float32:\n        if b > 0:\n            return a * T.float32(2)"
+                         "\n        return a - T.float32(1)\n",
+                         "    def scale(a, b):\n        return a\n")
+    _refused_by_both(tirkit.parse(text, "mod.py").module, 11,
+                     "'scale' is not a prim_func of the module")
+
+
+THREADS = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add(a: T.int32, b: T.int32) -> T.int32:
+        return a + b
+
+    @T.prim_func
+    def main(A: T.Buffer(({n}, {n}), "int32"), B: T.Buffer(({n}, {n}), "int32"),
+             C: T.Buffer(({n}, {n}), "int32")):
+        length: T.int32 = Module.add({h}, {h})
+        for bx in T.thread_binding(length, "blockIdx.x"):
+            for tx in T.thread_binding(length, "threadIdx.x"):
+                C[bx, tx] = Module.add(A[bx, tx], B[bx, tx])
+'''
+
+
+def test_a_thread_bound_kernel_calls_a_function_from_the_host_and_from_each_thread(tmp_path):
+    """The corpus's kernel of TVM's helpers test, in the thread interpreter (a format
+    template: the CUDA generator does not emit device functions, so the GPU corpus test does
+    not collect it)."""
+    text = THREADS.format(n=32, h=16)
+    mod = _module(text)
+    rng = np.random.default_rng(5)
+    A, B = (rng.integers(-1000, 1000, (32, 32)).astype("int32") for _ in range(2))
+    C = np.zeros((32, 32), "int32")
+    run_threads(mod["main"], [A, B, C], [], module=mod)
+    np.testing.assert_array_equal(C, A + B)
+    path = tmp_path / "threads.py"
+    path.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--check", str(path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "main: no GPU here: ran in the thread interpreter on the CPU (32 of 32 block(s) " \
+        "of 32 thread(s)" in r.stdout, r.stdout
+    assert "no data race" in r.stdout, r.stdout
+
+
+def test_the_cuda_generator_refuses_a_call_by_name():
+    """Device functions are not generated: the call is refused at its place, naming the
+    function and where it runs instead."""
+    mod = _module(THREADS.format(n=32, h=16).replace(
+        "        length: T.int32 = Module.add(16, 16)\n", "").replace("(length,", "(32,"))
+    with pytest.raises(TirkitError) as e:
+        emit_cuda(mod["main"], mod)
+    d = e.value.diagnostics[0]
+    assert d.code == "codegen/unsupported" and d.span.line == 16
+    assert d.message == ("no CUDA C for a call of the module's function 'add': device "
+                         "functions are not generated (the thread interpreter runs it: "
+                         "`tirkit run` without --target cuda)")
