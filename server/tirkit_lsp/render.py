@@ -181,6 +181,28 @@ def buffer_markdown(func, buf: S.Buffer, role: str) -> str:
     ])
 
 
+def function_markdown(func, module: str, callers) -> str:
+    """Hover of a function of a module: its signature and where it is called (`callers`:
+    [(calling PrimFunc, [1-based lines of its calls])])."""
+    pr = printer_for(func)
+    params = []
+    for p in func.params:
+        b = func.buffer_of(p)
+        params.append(f"{b.name}: {pr.T}.Buffer({pr.buffer_args(b)})" if b is not None
+                      else f"{p.name}: {pr.param_type(p)}")
+    ret = f" -> {pr.T}.{func.ret_type}" if func.ret_type else ""
+    calls = []
+    for f, lines in callers:
+        at = sorted(set(lines))
+        where = f"line {at[0]}" if len(at) == 1 else "lines " + ", ".join(map(str, at))
+        n = len(lines)
+        calls.append(f"`{f.name}` ({where}{'' if n == 1 else ', twice' if n == 2 else f', {n} times'})")
+    return "\n".join([
+        f"**function** `{func.name}` of `{module}`" + (" (private)" if func.private else ""), "",
+        "```python", f"def {func.name}({', '.join(params)}){ret}", "```", "",
+        "- called from " + ", ".join(calls) if calls else "- not called in this module"])
+
+
 def var_markdown(func, var, role) -> str:
     what = {"iter": "block iterator", "loop": "loop variable", "param": "parameter",
             "size": "symbolic size", "let": "let-bound variable", "thread": "thread variable",

@@ -8,7 +8,8 @@ where it is defined, and every place that names it.
 Definitions come from the IR (spans on `Var`, `Buffer`, `Block.name_span`); uses come from
 the identifier tokens of each kernel's text, resolved to the innermost definition of that
 name whose scope holds the token.  Attribute names (`T.grid`) and keyword-argument names are
-not uses; strings and comments are skipped.
+not uses, except `Module.f`, a use of the module's function f (function_symbols.py); strings
+and comments are skipped.
 """
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ from ..ir import expr as E
 from ..lru import LRU
 from ..ir import stmt as S
 from ..ir.visit import child_fields
+from .function_symbols import FunctionSymbols
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 @dataclass(eq=False)
 class Symbol:
-    kind: str                   # "buffer" | "var" | "block"
+    kind: str                   # "buffer" | "var" | "block" | "function"
     name: str
     node: object                # Buffer | Var | Block
     def_span: Span              # the defining name
@@ -157,8 +159,9 @@ def _name_span(lines, span: Span, name: str):
     return Span(span.line, m.start() + 1, span.line, m.end() + 1, span.file)
 
 
-class SymbolIndex:
-    """Functions are indexed lazily, the first time a query touches their lines."""
+class SymbolIndex(FunctionSymbols):
+    """Functions are indexed lazily, the first time a query touches their lines; the module's
+    functions are symbols too (function_symbols.py)."""
 
     def __init__(self, result):
         self.result = result
@@ -172,6 +175,7 @@ class SymbolIndex:
                        if isinstance(f, S.PrimFunc) and f.span is not None]
         self._done: set = set()
         self._lock = threading.RLock()          # queries may come from several threads
+        self._by_function = None                # name -> function Symbol (function_symbols.py)
 
     def _ensure(self, f) -> None:
         if id(f) in self._done:
@@ -272,6 +276,8 @@ class SymbolIndex:
                 sym = self._resolve(by_name.get(t.name, ()), t.span.line, t.span.column)
                 if sym is not None:
                     sym.uses.append(t.span)
+            if sym is None and not t.keyword_arg:
+                sym = self.function_token(t)
             self._tokens.append((t, sym))
         for s in syms:
             if s.kind == "block":
@@ -371,6 +377,8 @@ class SymbolIndex:
         """The symbol at line:col: a named buffer/variable, or a block by its name string."""
         hit = self.token_at(line, col)
         if hit and hit[1] is not None:
+            if hit[1].kind == "function":
+                self._all()                     # its calls in every function
             return hit[1]
         for b in self._blocks:
             if _inside(b.def_span, line, col):
@@ -410,6 +418,8 @@ class SymbolIndex:
             return f"'{new_name}' is not a valid name"
         if new_name == sym.name:
             return None
+        if sym.kind == "function":
+            return self.function_rename_conflict(sym, new_name)
         if new_name in self.names_in_function(sym.func):
             return f"'{new_name}' is already used in '{sym.func.name}'"
         return None

@@ -1,0 +1,115 @@
+"""The functions of an `@I.ir_module` in the editor over stdio: `Module.f` in a call goes to
+f's `def`, f's references are its `def` and every call, renaming it edits them all (and is
+refused where another function has the name), and hover on a call gives f's signature and
+its callers."""
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
+
+import tirkit
+from lsp_helpers import open_doc, vscode_client, wait_diagnostics
+from test_features import apply_edits
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+client = vscode_client()
+
+URI = "file:///tmp/tirkit_module_functions.py"
+TEXT = '''from tvm.script import ir as I
+from tvm.script import tir as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"),
+             C: T.Buffer((64,), "float32")):
+        for i in range(64):
+            C[i] = Module.scale(A[i], B[i]) + Module.scale(A[i], 0)
+
+    @T.prim_func(private=True)
+    def scale(a: T.float32, b: T.int32) -> T.float32:
+        if b > 0:
+            return a * T.float32(2)
+        return a - T.float32(1)
+
+    @T.prim_func
+    def twice(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32")):
+        for i in range(64):
+            A[i] = Module.scale(A[i], B[i])
+'''
+LINES = TEXT.split("\n")
+CALL, DEF, OTHER = 10, 13, 21           # 0-based lines: two calls, the def, a third call
+
+
+def at(line, word, nth=0):
+    """The position of the nth `word` on a line (0-based), on its second character."""
+    col = -1
+    for _ in range(nth + 1):
+        col = LINES[line].index(word, col + 1)
+    return T.Position(line, col + 1)
+
+
+def spans(locations):
+    return sorted((r.range.start.line, r.range.start.character, r.range.end.character)
+                  for r in locations)
+
+
+USES = [(CALL, LINES[CALL].index("scale"), LINES[CALL].index("scale") + 5),
+        (CALL, LINES[CALL].rindex("scale"), LINES[CALL].rindex("scale") + 5),
+        (DEF, 8, 13),
+        (OTHER, LINES[OTHER].index("scale"), LINES[OTHER].index("scale") + 5)]
+
+
+async def opened(client):
+    open_doc(client, URI, TEXT)
+    assert [d for d in await wait_diagnostics(client, URI)
+            if d.severity == T.DiagnosticSeverity.Error] == []
+
+
+async def test_a_call_goes_to_the_def(client):
+    await opened(client)
+    for pos in (at(CALL, "scale"), at(CALL, "scale", 1), at(OTHER, "scale")):
+        res = await client.text_document_definition_async(T.DefinitionParams(
+            T.TextDocumentIdentifier(URI), pos))
+        assert spans(res) == [(DEF, 8, 13)], pos
+
+
+async def test_references_are_the_def_and_every_call(client):
+    await opened(client)
+    for pos in (at(DEF, "scale"), at(OTHER, "scale")):
+        res = await client.text_document_references_async(T.ReferenceParams(
+            text_document=T.TextDocumentIdentifier(URI), position=pos,
+            context=T.ReferenceContext(include_declaration=True)))
+        assert spans(res) == USES, pos
+
+
+async def test_rename_edits_the_def_and_every_call(client):
+    await opened(client)
+    edit = await client.text_document_rename_async(T.RenameParams(
+        T.TextDocumentIdentifier(URI), at(CALL, "scale"), "double_or_less"))
+    new = apply_edits(TEXT, edit.changes[URI])
+    assert "scale" not in new and new.count("double_or_less") == 4
+    result = tirkit.parse(new, "m.py")
+    assert not [d for d in result.diagnostics if d.severity == "error"]
+    assert [n for n, _ in result.module.functions] == ["main", "double_or_less", "twice"]
+    for name in ("twice", "main", "for", "2x"):
+        with pytest.raises(JsonRpcException):
+            await client.text_document_rename_async(T.RenameParams(
+                T.TextDocumentIdentifier(URI), at(DEF, "scale"), name))
+
+
+async def test_hover_gives_the_signature_and_the_callers(client):
+    await opened(client)
+    for pos in (at(CALL, "scale"), at(OTHER, "scale")):     # (on the def: the kernel's hover)
+        h = await client.text_document_hover_async(T.HoverParams(
+            T.TextDocumentIdentifier(URI), pos))
+        assert h is not None
+        assert h.contents.value.split("\n") == [
+            "**function** `scale` of `Module` (private)", "",
+            "```python",
+            "def scale(a: T.float32, b: T.int32) -> T.float32",
+            "```", "",
+            "- called from `main` (line 11, twice), `twice` (line 22)"], pos
