@@ -80,6 +80,21 @@ def test_a_register_buffer_of_another_type():
     assert "reads A as fp16, but 'a' holds float32" in message(d)
 
 
+def test_a_diagnostic_underlines_the_argument_it_is_about():
+    """The argument as written (`a.data`, the offset `6`), not the whole call: a variable
+    used as an argument carries its definition's span, the call keeps its arguments' own."""
+    def underlined(diags, kw):
+        (d,) = [x for x in diags if x.severity == "error"]
+        line = MMA.format(**{**dict(at="float16", nc=4, loops=1, shape="m16n8k16", bl="col",
+                                    an="fp16", bn="fp16", cn="fp32", c_off="0",
+                                    sat="False"), **kw}).splitlines()[CALL_LINE - 1]
+        return line[d.span.column - 1:d.span.end_column - 1], d.span.line
+    assert underlined(mma(at="float32"), {"at": "float32"}) == ("a.data", CALL_LINE)
+    assert underlined(mma(nc=8, c_off="6"), {"nc": 8, "c_off": "6"}) == ("6", CALL_LINE)
+    assert underlined(mma(an="f16x"), {"an": "f16x"}) == ('"f16x"', CALL_LINE)
+    assert underlined(mma(sat="tx > 0"), {"sat": "tx > 0"}) == ("tx > 0", CALL_LINE)
+
+
 def test_registers_past_their_buffer():
     d = mma(nc=8, c_off="6")
     assert errors(d) == [(CALL_LINE, "bounds/out-of-bounds")]

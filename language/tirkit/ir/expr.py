@@ -133,6 +133,8 @@ class Call(PrimExpr):
     args: tuple
     kwargs: tuple = ()           # ((name, value), ...) for script-level keyword arguments
     span: Optional[Span] = SPAN_()
+    arg_spans: tuple = field(default=(), repr=False)   # each argument's own span, as written
+                                                       # (() when not known; trivia)
 
 
 @node

@@ -24,7 +24,7 @@ def TRAIL_():
 
 
 TRIVIA_FIELDS = frozenset({"span", "comments", "trailing", "spelling", "header_span", "name_span",
-                           "stepped"})
+                           "stepped", "arg_spans"})
 
 
 @node

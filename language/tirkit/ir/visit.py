@@ -13,7 +13,7 @@ from . import stmt as S
 from .dtype import element_of, lanes_of
 
 _SKIP = frozenset({"span", "comments", "trailing", "spelling", "header_span", "name_span",
-                   "dtype"})
+                   "arg_spans", "dtype"})
 _SEQ = object()            # _kind: a tuple or list, whose items are visited
 _LEAF = object()           # _kind: a Buffer, visited but not entered
 

@@ -23,14 +23,22 @@ class CallCheck:
         self.name = f"`T.{call.op}`"
 
     def error(self, code, message, at=None, related=()):
-        """A diagnostic at the argument `at` where its span lies inside the call (an operand
-        that names a variable carries its definition's span), else at the call."""
-        span, whole = getattr(at, "span", None), self.call.span
+        """A diagnostic at the argument `at`: its own span as written where the call keeps
+        it (an argument that is a variable carries its definition's span), else the
+        expression's span where it lies inside the call, else at the call."""
+        span, whole = self._arg_span(at) or getattr(at, "span", None), self.call.span
         if span is None or (span.line, span.column) < (whole.line, whole.column) or \
                 (span.end_line, span.end_column) > (whole.end_line, whole.end_column) or \
                 span == whole:
             span = whole
         self.out.append(error(code, f"{self.name} {message}", span, list(related)))
+
+    def _arg_span(self, at):
+        """The span the call keeps for the argument that is `at` (one argument alone)."""
+        spans = self.call.arg_spans
+        hits = [i for i, x in enumerate(self.call.args) if x is at]
+        return spans[hits[0]] if len(hits) == 1 and len(spans) == len(self.call.args) \
+            else None
 
     def element(self, ptr):
         """The element type of a pointer operand (a buffer's data), or None."""

@@ -281,7 +281,20 @@ class CallMixin:
         xs = tuple(self._arg_expr(a, n) for a in args)
         dtype = dtype_kw if isinstance(dtype_kw, str) and D.is_dtype(dtype_kw) else \
             _generic_dtype(name, xs)
-        return E.Call(dtype, name, xs, self._kw_exprs(kwargs, n), span)
+        return E.Call(dtype, name, xs, self._kw_exprs(kwargs, n), span,
+                      self._arg_spans(n, len(xs)))
+
+    def _arg_spans(self, n, count) -> tuple:
+        """Each argument's span as written, for a call of `count` arguments (the `dtype=`
+        keyword's value first where TVMScript moved it to the front); () when a starred
+        argument leaves the correspondence unknown."""
+        if any(isinstance(a, C.Starred) for a in n.args):
+            return ()
+        own = [self.span(a) for a in n.args]
+        if len(own) + 1 == count:
+            kw = next((k for k in n.keywords if k.arg == "dtype"), None)
+            own.insert(0, self.span(kw.value) if kw is not None else None)
+        return tuple(own) if len(own) == count else ()
 
     def _let_where(self, body, where, n):
         """`T.Let(body, where={x: value})`, x a variable declared before (`x = T.int32()`)."""
