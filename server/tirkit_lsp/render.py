@@ -181,9 +181,9 @@ def buffer_markdown(func, buf: S.Buffer, role: str) -> str:
     ])
 
 
-def function_markdown(func, module: str, callers) -> str:
-    """Hover of a function of a module: its signature and where it is called (`callers`:
-    [(calling PrimFunc, [1-based lines of its calls])])."""
+def function_signature(func) -> str:
+    """`(A: T.Buffer((64,), "float32"), n: T.int32) -> T.float32`: a function's parameters
+    and return type as TVMScript spells them."""
     pr = printer_for(func)
     params = []
     for p in func.params:
@@ -191,6 +191,12 @@ def function_markdown(func, module: str, callers) -> str:
         params.append(f"{b.name}: {pr.T}.Buffer({pr.buffer_args(b)})" if b is not None
                       else f"{p.name}: {pr.param_type(p)}")
     ret = f" -> {pr.T}.{func.ret_type}" if func.ret_type else ""
+    return f"({', '.join(params)}){ret}"
+
+
+def function_markdown(func, module: str, callers) -> str:
+    """Hover of a function of a module: its signature and where it is called (`callers`:
+    [(calling PrimFunc, [1-based lines of its calls])])."""
     calls = []
     for f, lines in callers:
         at = sorted(set(lines))
@@ -199,7 +205,7 @@ def function_markdown(func, module: str, callers) -> str:
         calls.append(f"`{f.name}` ({where}{'' if n == 1 else ', twice' if n == 2 else f', {n} times'})")
     return "\n".join([
         f"**function** `{func.name}` of `{module}`" + (" (private)" if func.private else ""), "",
-        "```python", f"def {func.name}({', '.join(params)}){ret}", "```", "",
+        "```python", f"def {func.name}{function_signature(func)}", "```", "",
         "- called from " + ", ".join(calls) if calls else "- not called in this module"])
 
 

@@ -113,3 +113,20 @@ async def test_hover_gives_the_signature_and_the_callers(client):
             "def scale(a: T.float32, b: T.int32) -> T.float32",
             "```", "",
             "- called from `main` (line 11, twice), `twice` (line 22)"], pos
+
+
+async def test_completion_after_the_class_name_offers_its_functions(client):
+    """`Module.` (the class's own name) completes to the module's functions with their
+    signatures; `Module.sc` to those that start so."""
+    uri = "file:///tmp/tirkit_module_complete.py"
+    typed = TEXT.replace("A[i] = Module.scale(A[i], B[i])", "A[i] = Module.sc")
+    open_doc(client, uri, typed)
+    line = typed.split("\n")[OTHER]
+    for col, want in ((line.index("Module.") + 7, ["main", "scale", "twice"]),
+                      (len(line), ["scale"])):
+        res = await client.text_document_completion_async(T.CompletionParams(
+            T.TextDocumentIdentifier(uri), T.Position(OTHER, col)))
+        assert [i.label for i in res.items] == want
+        scale = next(i for i in res.items if i.label == "scale")
+        assert scale.kind == T.CompletionItemKind.Function
+        assert scale.detail == "(a: T.float32, b: T.int32) -> T.float32"

@@ -1,6 +1,8 @@
-"""Completion of the `T.` namespace (whatever the file's alias), with documentation."""
+"""Completion of the `T.` namespace (whatever the file's alias), with documentation, and of
+the functions of an `@I.ir_module` after its class name (`Module.`), with their signatures."""
 from __future__ import annotations
 
+import functools
 import re
 
 from lsprotocol import types as T
@@ -18,7 +20,8 @@ AXIS_DOCS = {
 }
 
 
-def _items():
+@functools.cache            # built once, read by every request's thread
+def _items() -> tuple:
     items = []
     for name in sorted(NAMES):
         doc = DOCS.get(name)
@@ -27,14 +30,20 @@ def _items():
             label=name, kind=kind, detail="TVMScript TIR",
             documentation=T.MarkupContent(kind=T.MarkupKind.Markdown, value=doc) if doc else None,
             sort_text=("0" if doc else "1") + name))
-    return items
+    return tuple(items)
 
 
-_ALL = None
+def _module_functions(a, prefix: str) -> list:
+    """The module's prim_funcs that start with `prefix`, in the order they are defined."""
+    from tirkit.ir import stmt as S
+    from ..render import function_signature
+    return [T.CompletionItem(label=name, kind=T.CompletionItemKind.Function,
+                             detail=function_signature(f), sort_text=f"{i:05d}")
+            for i, (name, f) in enumerate(a.result.module.functions)
+            if isinstance(f, S.PrimFunc) and name.startswith(prefix)]
 
 
 def complete(server, a, pos: T.Position):
-    global _ALL
     conv = server.converter(a)
     line, col = conv.line_col(pos)
     text = a.lines[line - 1][:col - 1] if line - 1 < len(a.lines) else ""
@@ -47,12 +56,13 @@ def complete(server, a, pos: T.Position):
                              documentation=T.MarkupContent(kind=T.MarkupKind.Markdown, value=d))
             for n, d in AXIS_DOCS.items() if n.startswith(prefix)])
     m = _BEFORE.search(text)
+    if m and a.result.module.name is not None and m.group(1) == a.result.module.name:
+        return T.CompletionList(is_incomplete=False,
+                                items=_module_functions(a, m.group(2) or ""))
     if not m or m.group(1) not in aliases:
         return None
-    if _ALL is None:
-        _ALL = _items()
     prefix = m.group(2) or ""
-    items = [i for i in _ALL if i.label.startswith(prefix)] if prefix else _ALL
+    items = [i for i in _items() if i.label.startswith(prefix)] if prefix else list(_items())
     return T.CompletionList(is_incomplete=False, items=items)
 
 
