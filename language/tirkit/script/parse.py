@@ -28,7 +28,7 @@ from ..ir.stmt import IRModule, PrimFunc
 from ..lru import LRU
 from ..syntax import cst as C
 from ..syntax.chunks import Chunk, find_chunks
-from ..syntax.class_parts import method_returns
+from ..syntax.class_parts import method_signatures
 from ..syntax.parser import parse_chunk
 from .collection import FREEZE_OBJECTS, CollectionPaused, thaw  # noqa: F401 - re-exported
 from .file_constants import constants_seen
@@ -308,7 +308,7 @@ def _lower_module(chunk: Chunk, file: _File) -> Kernel:
     n = len(file.constants)
     plain = _intern(("module", chunk.name, None))
     named = _intern(("module", chunk.name, frozenset(chunk.method_names),
-                     frozenset(method_returns(chunk.parts[1:]))))
+                     frozenset(method_signatures(chunk.parts[1:]))))
     pieces = [(part, _lower_cached(part, file, (chunk, named if chunk.name in part.text
                                                  else plain)))
               for part in chunk.parts[1:]]
@@ -363,7 +363,7 @@ def _lower_definition(chunk: Chunk, file: _File, module, key) -> _Lowered:
         if module is not None:
             owner = module[0]
             low.module_class, low.module_funcs = owner.name, set(owner.method_names)
-            low.module_returns = dict(method_returns(owner.parts[1:]))
+            low.module_returns = {n: r for n, r, _ in method_signatures(owner.parts[1:])}
             module_name = owner.name
             # a foreign function keeps its text as the class holds it
             first = chunk.start_line - owner.start_line

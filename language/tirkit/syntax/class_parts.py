@@ -43,10 +43,11 @@ def _def_end(src: _Lines, head: int, base: int) -> int:
     return head + found[0] if found is not None else _definition_end(src.lines, head, base)
 
 
-def method_returns(parts) -> tuple:
-    """((name, the dotted name its return annotation spells or None), ...) of a class's
-    method parts (`Chunk.parts[1:]`): what a call `Module.f(...)` returns is known before
-    the body of f is read, as TVM declares every function of a module first."""
+def method_signatures(parts) -> tuple:
+    """((name, the dotted name its return annotation spells or None, its signature's text),
+    ...) of a class's method parts (`Chunk.parts[1:]`): what a call `Module.f(...)` returns is
+    known before the body of f is read, as TVM declares every function of a module first,
+    and a method's lowering and rule results are keyed by its siblings' signatures."""
     out = []
     for part in parts:
         m = re.search(r"^[ \t]*(?:async\s+)?def\s+(\w+)", part.text, re.M)
@@ -61,7 +62,8 @@ def method_returns(parts) -> tuple:
                 end = k
                 break
         r = _RETURNS.search(part.text, m.end(), end)
-        out.append((m.group(1), r.group(1) if r is not None else None))
+        out.append((m.group(1), r.group(1) if r is not None else None,
+                    " ".join(part.text[m.end():end].split())))
     return tuple(out)
 
 

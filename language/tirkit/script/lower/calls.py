@@ -94,7 +94,8 @@ class CallMixin:
         if isinstance(func, _GlobalFunc):
             args = tuple(self._arg_expr(a, n) for a in self._args(n))
             return E.Call(self._returns(func.name), "@" + func.name, args,
-                          self._kw_exprs(self._kwargs(n), n), self.span(n))
+                          self._kw_exprs(self._kwargs(n), n), self.span(n),
+                          self._arg_spans(n, len(args)))
         if isinstance(func, _Namespace):
             name = func.name.split(".", 1)[1] if "." in func.name else func.name
             return self.t_call(name, n)
