@@ -197,16 +197,21 @@ def function_signature(func) -> str:
 def function_markdown(func, module: str, callers) -> str:
     """Hover of a function of a module: its signature and where it is called (`callers`:
     [(calling PrimFunc, [1-based lines of its calls])])."""
+    return "\n".join([
+        f"**function** `{func.name}` of `{module}`" + (" (private)" if func.private else ""), "",
+        "```python", f"def {func.name}{function_signature(func)}", "```", "",
+        callers_text(callers) or "- not called in this module"])
+
+
+def callers_text(callers) -> str:
+    """`- called from `main` (line 11, twice), `twice` (line 22)`, or "" for no caller."""
     calls = []
     for f, lines in callers:
         at = sorted(set(lines))
         where = f"line {at[0]}" if len(at) == 1 else "lines " + ", ".join(map(str, at))
         n = len(lines)
         calls.append(f"`{f.name}` ({where}{'' if n == 1 else ', twice' if n == 2 else f', {n} times'})")
-    return "\n".join([
-        f"**function** `{func.name}` of `{module}`" + (" (private)" if func.private else ""), "",
-        "```python", f"def {func.name}{function_signature(func)}", "```", "",
-        "- called from " + ", ".join(calls) if calls else "- not called in this module"])
+    return "- called from " + ", ".join(calls) if calls else ""
 
 
 def var_markdown(func, var, role) -> str:

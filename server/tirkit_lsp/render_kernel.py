@@ -34,10 +34,11 @@ def diagnostics_text(diagnostics) -> str:
 
 
 def kernel_markdown(func, summary, diagnostics, module_name=None, predicted=None,
-                    partial=False) -> str:
+                    partial=False, callers="") -> str:
     """`summary`: a `KernelSummary` of `func`; `diagnostics`: the core diagnostics inside it;
     `predicted`: the cost model's predicted seconds (None: no line); `partial`: the kernel
-    holds errors that left its IR partial, so its FLOPs, time and blocks are not shown."""
+    holds errors that left its IR partial, so its FLOPs, time and blocks are not shown;
+    `callers`: the line naming the module's functions that call it (render.callers_text)."""
     pr = Printer(getattr(func, "spelling", "classic"))
     where = f" in `{module_name}`" if module_name else ""
     sig = ", ".join(_param(pr, p) for p in summary.params)
@@ -61,4 +62,5 @@ def kernel_markdown(func, summary, diagnostics, module_name=None, predicted=None
         f"{summary.name}({sig})",
         "```",
         "",
-    ] + figures + [f"- diagnostics: {diagnostics_text(diagnostics)}"])
+    ] + figures + [f"- diagnostics: {diagnostics_text(diagnostics)}"] +
+        ([callers] if callers else []))

@@ -130,3 +130,15 @@ async def test_completion_after_the_class_name_offers_its_functions(client):
         scale = next(i for i in res.items if i.label == "scale")
         assert scale.kind == T.CompletionItemKind.Function
         assert scale.detail == "(a: T.float32, b: T.int32) -> T.float32"
+
+
+async def test_the_kernel_hover_of_a_called_function_names_its_callers(client):
+    await opened(client)
+    h = await client.text_document_hover_async(T.HoverParams(
+        T.TextDocumentIdentifier(URI), at(DEF, "scale")))
+    lines = h.contents.value.split("\n")
+    assert lines[0] == "**kernel** `scale` in `Module`"
+    assert "- called from `main` (line 11, twice), `twice` (line 22)" in lines
+    h = await client.text_document_hover_async(T.HoverParams(
+        T.TextDocumentIdentifier(URI), at(7, "main")))
+    assert not any(x.startswith("- called from") for x in h.contents.value.split("\n"))

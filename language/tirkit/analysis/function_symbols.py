@@ -28,6 +28,11 @@ class FunctionSymbols:
             self._by_function = table
         return table
 
+    def function_symbol(self, name: str):
+        """The symbol of the module's function `name`, or None."""
+        with self._lock:
+            return self._function_symbols().get(name)
+
     def function_token(self, token):
         """The function symbol an identifier token names, or None: `Module.f` with Module
         the module's class, or the name of a `def`.  The token is recorded as a use."""

@@ -81,7 +81,10 @@ def kernel_hover(server, a, func, target, rng):
     sp = func.span
     diags = [d for d in visible_diagnostics(server, a, wants_full(server, a))
              if d.span is not None and sp.line <= d.span.line <= sp.end_line]
-    text = kernel_markdown(func, summary, diags, a.result.module.name, predicted, partial)
+    fsym = a.index.function_symbol(func.name)
+    callers = render.callers_text(a.index.callers(fsym)) if fsym is not None else ""
+    text = kernel_markdown(func, summary, diags, a.result.module.name, predicted, partial,
+                           callers)
     return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text), range=rng)
 
 
