@@ -250,3 +250,47 @@ def test_the_cuda_generator_refuses_a_call_by_name():
     assert d.message == ("no CUDA C for a call of the module's function 'add': device "
                          "functions are not generated (the thread interpreter runs it: "
                          "`tirkit run` without --target cuda)")
+
+
+RECURSIVE = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def down(n: T.int32) -> T.int32:
+        for a in range(1):
+            for b in range({depth}):
+                if n > 0:
+                    return Module.down(n - 1) + 1
+        return 0
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "int32")):
+        for i in range(8):
+            A[i] = Module.down(A[i] % 4 + {base})
+'''
+
+
+def test_a_recursive_function_runs_to_its_end_and_an_endless_one_is_stopped():
+    """A recursion of 8 to 11 calls runs in both engines; one the interpreter cannot hold
+    (more than module_calls.MAX_DEPTH calls, or nested statements that exhaust Python's
+    stack first) is refused at the call, never a RecursionError, while compiled code runs
+    it."""
+    A = np.random.default_rng(4).integers(0, 1000, 8).astype("int32")
+    want = A % 4 + 8
+    mod = _module(RECURSIVE.format(depth=1, base=8))
+    for run in (lambda B: run_reference(mod["main"], [B], module=mod),
+                lambda B: build(mod["main"], mod)(B)):
+        B = A.copy()
+        run(B)
+        np.testing.assert_array_equal(B, want)
+    for depth in (1, 3):          # which limit comes first depends on the caller's stack
+        mod = _module(RECURSIVE.format(depth=depth, base=70))
+        B = A.copy()
+        build(mod["main"], mod)(B)
+        np.testing.assert_array_equal(B, A % 4 + 70)
+        with pytest.raises(TirkitError) as e:
+            run_reference(mod["main"], [A.copy()], module=mod)
+        d = e.value.diagnostics[0]
+        assert d.code == "codegen/unsupported" and d.span.line == 12
+        assert d.message.startswith("calls nest deeper than 64 (a recursion that does not "
+                                    "end?)") or d.message.startswith(
+            "calls nest deeper than the interpreter's stack holds"), d.message

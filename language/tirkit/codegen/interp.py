@@ -141,10 +141,14 @@ class Interpreter(LanesMixin, ExprEval):
             sub.depth = self.depth + 1
             self._callees.setdefault(f.name, sub)
         lanes = [len(a) for a in args if isinstance(a, np.ndarray) and a.ndim == 1]
-        if not lanes:
-            return cast_to(sub.invoke(args, e), e.dtype)
-        out = [sub.invoke([a[i] if isinstance(a, np.ndarray) and a.ndim == 1 else a
-                           for a in args], e) for i in range(lanes[0])]
+        try:
+            if not lanes:
+                return cast_to(sub.invoke(args, e), e.dtype)
+            out = [sub.invoke([a[i] if isinstance(a, np.ndarray) and a.ndim == 1 else a
+                               for a in args], e) for i in range(lanes[0])]
+        except RecursionError:          # nested statements of nested calls: Python's stack
+            fail(UNSUPPORTED, f"calls nest deeper than the interpreter's stack holds "
+                 f"({self.depth + 1} deep here)", e)
         return cast_to(np.array(out), e.dtype)
 
     def _pointer(self, a, env):

@@ -13,7 +13,7 @@ from ..ir import stmt as S
 from ..ir.visit import find_all
 from .errors import UNSUPPORTED, fail
 
-MAX_DEPTH = 32          # calls nested deeper than this are refused (recursion runs out)
+MAX_DEPTH = 64          # calls nested deeper than this are refused (recursion runs out)
 
 
 def callee_name(call) -> str | None:
