@@ -294,3 +294,31 @@ def test_a_recursive_function_runs_to_its_end_and_an_endless_one_is_stopped():
         assert d.message.startswith("calls nest deeper than 64 (a recursion that does not "
                                     "end?)") or d.message.startswith(
             "calls nest deeper than the interpreter's stack holds"), d.message
+
+
+def test_checked_code_stops_an_endless_recursion_at_the_call():
+    """Compiled unchecked, a recursion without end overflows the native stack; checked code
+    (what `tirkit run` runs) counts the calls and ends the run at the call that would nest
+    past module_calls.MAX_DEPTH, as the interpreter does, in a parallel loop too."""
+    text = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def down(n: T.int32) -> T.int32:
+        return Module.down(n - 1) * 2 + 1
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "int32")):
+        for i in T.parallel(8):
+            A[i] = Module.down(A[i])
+'''
+    mod = _module(text)
+    with pytest.raises(TirkitError) as e:
+        build(mod["main"], mod, checked=True)(np.arange(8, dtype="int32"))
+    d = e.value.diagnostics[0]
+    assert (d.code, d.span.line, d.span.column) == ("codegen/unsupported", 9, 16)
+    assert d.message == "calls 'down' nested deeper than 64 (a recursion that does not end?)"
+    good = _module(RECURSIVE.format(depth=1, base=8).replace("range(8)", "T.parallel(8)"))
+    A = np.random.default_rng(9).integers(0, 1000, 8).astype("int32")
+    B = A.copy()
+    build(good["main"], good, checked=True)(B)
+    np.testing.assert_array_equal(B, A % 4 + 8)

@@ -19,7 +19,7 @@ import numpy as np
 from ..ir import expr as E
 from ..ir.constants import numpy_dtype
 from ..ir.dtype import is_float
-from .errors import ARGUMENT, DIVISION_BY_ZERO, OUT_OF_BOUNDS, fail
+from .errors import ARGUMENT, DIVISION_BY_ZERO, OUT_OF_BOUNDS, UNSUPPORTED, fail
 
 # The report area a call passes (unsigned 64-bit words): T.ret's value and flag in words 0
 # and 1 (llvm/function.py), then for checked code (llvm/checks.py) the number + 1 of the first
@@ -287,7 +287,7 @@ class Kernel:
     def raise_failed_check(self, slot):
         """The error at the first check a checked call failed (llvm/checks.py):
         `bounds/out-of-bounds` at an access it refused, `arith/division-by-zero` at a
-        division by 0."""
+        division by 0, `codegen/unsupported` at a call nested past the depth limit."""
         k = slot[FAILED_CHECK]
         if not k:
             return
@@ -298,6 +298,10 @@ class Kernel:
         if what == "divides":
             code, message = DIVISION_BY_ZERO, f"divides by zero: `{subject}` is 0 here (the " \
                 "checked run stops at the first division by 0)"
+        elif what == "calls":
+            from .module_calls import MAX_DEPTH
+            code, message = UNSUPPORTED, f"calls '{subject}' nested deeper than {MAX_DEPTH} " \
+                "(a recursion that does not end?)"
         else:
             index = ctypes.c_int64(slot[BAD_INDEX]).value
             code, message = OUT_OF_BOUNDS, f"{what} '{subject}' out of bounds: element " \

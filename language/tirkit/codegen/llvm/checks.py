@@ -31,7 +31,8 @@ The report area (unsigned 64-bit words; `runtime.report_area` makes it):
 
 The checks, in the order they are numbered, are a JSON list of [what, subject, line, column,
 end line, end column] in the object code (`TABLE_SYMBOL`): what is "reads" or "writes" with
-the buffer's name, or "divides" with the divisor's text.  A kernel loaded from the cache
+the buffer's name, "divides" with the divisor's text, or "calls" with the name of a module
+function called past the depth limit (subroutines.py).  A kernel loaded from the cache
 still names them.
 """
 from __future__ import annotations
@@ -177,6 +178,11 @@ class CheckMixin:
         with bl.if_then(hit, likely=False):
             self._record(_entry("divides", expr_text(node.b), node, None))
         return bl.select(zero, one, b)
+
+    def record_check(self, entry):
+        """Record a failed check of another kind than an access (subroutines.py's call
+        depth): `entry` is [what, subject, line, column, end line, end column]."""
+        self._record(entry)
 
     def _record(self, entry, index=None, count=None):
         table = self.shared.checks

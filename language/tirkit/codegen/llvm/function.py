@@ -128,6 +128,7 @@ class FuncEmitter(CheckMixin, ExprMixin, StmtMixin):
         self.vec = None
         self.mask = None
         self.index_mode = False
+        self.call_depth = T.I32(0)    # calls this code runs under (checked code: subroutines)
 
     # ---- parallel loops -----------------------------------------------------------
     def parallel(self, s):
@@ -139,6 +140,7 @@ class FuncEmitter(CheckMixin, ExprMixin, StmtMixin):
         scope.append(("l", 0, self.launch))
         if self.report is not None:
             scope.append(("r", 0, self.report))
+            scope.append(("d", 0, self.call_depth))
         name = self.shared.fresh(f"{self.fn.name}_par")
         # body function: (begin, end, values...) with noalias pointers
         body_ty = ir.FunctionType(T.VOID, [T.I64, T.I64] + [v.type for _, _, v in scope])
@@ -157,6 +159,8 @@ class FuncEmitter(CheckMixin, ExprMixin, StmtMixin):
                 child.sizes[key] = arg
             elif kind == "l":
                 child.launch = arg
+            elif kind == "d":
+                child.call_depth = arg
             else:
                 child.report = arg
         child.static_sizes, child.ranges = dict(self.static_sizes), dict(self.ranges)

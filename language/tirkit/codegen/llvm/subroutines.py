@@ -2,13 +2,16 @@
 its LLVM module:
 
     void tirkit_call_<name>(ptr A, ..., [i64 bytes of A, ...,] i32 n, ..., ptr launch,
-                            ptr result, [ptr report])
+                            ptr result, [ptr report, i32 depth])
 
 The buffers' data pointers come first, then (in checked code) the bytes of each one's
 storage as the caller knows it, the scalars, the runtime's thread pool, a 16-byte slot of the
 caller's where `T.ret` leaves the value and its flag (as the kernel's result area), and in
 checked code the caller's report area, so an access the callee refuses ends the run as the
-caller's own would.  The caller reads the value from the slot after the call."""
+caller's own would, and the callee's depth in calls: a call that would nest past
+module_calls.MAX_DEPTH is not made and ends the run at that call, as the interpreter ends it
+(unchecked, a recursion without end overflows the native stack).  The caller reads the value
+from the slot after the call."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
@@ -16,7 +19,7 @@ import llvmlite.ir as ir
 from ...ir import expr as E
 from ...ir.dtype import bytes_of, lanes_of, parse_dtype
 from ..errors import UNSUPPORTED, fail
-from ..module_calls import callee_name
+from ..module_calls import MAX_DEPTH, callee_name
 from . import types as T
 from .address import element_ptr
 
@@ -34,7 +37,7 @@ def declare(st, lowered, checked) -> list:
         n = len(c.buffers)
         types = [T.PTR] * n + ([T.I64] * n if checked else []) + \
             [T.value_type(v.dtype) for v in c.scalars] + [T.PTR, T.PTR] + \
-            ([T.PTR] if checked else [])
+            ([T.PTR, T.I32] if checked else [])
         fn = ir.Function(st.module, ir.FunctionType(T.VOID, types), name=f"tirkit_call_{c.name}")
         fn.linkage = "internal"
         st.callees[c.name] = (fn, c)
@@ -50,6 +53,8 @@ def bind_params(em, fn, c, checked):
     first = 2 * n if checked else n
     rest = args[first + len(c.scalars):]
     em.launch, em.result, em.report = rest[0], rest[1], (rest[2] if checked else None)
+    if checked:
+        em.call_depth = rest[3]
     em.ret_dtype = c.ret_dtype
     for i, b in enumerate(c.buffers):
         em.ptrs[id(b.data)] = args[i]
@@ -77,6 +82,11 @@ def _pointer(em, a, c):
          "element's address (`T.address_of(A[i])`)", a)
 
 
+def _where(e) -> list:
+    s = e.span
+    return [s.line, s.column, s.end_line, s.end_column] if s is not None else [1, 1, 1, 2]
+
+
 def call(em, e):
     """Emit `Module.f(args)`: the call, then the value f left in the caller's slot."""
     fn, c = em.shared.callees[callee_name(e)]
@@ -96,10 +106,17 @@ def call(em, e):
     slot.type = T.PTR
     em.b.store(T.I64(0), slot)
     em.b.store(T.I8(0), em.b.gep(slot, [T.I64(8)], source_etype=T.I8))
-    checked = em.report is not None
-    em.b.call(fn, ptrs + (sizes if checked else []) + values +
-              [em.launch if em.launch is not None else ir.Constant(T.PTR, None), slot] +
-              ([em.report] if checked else []))
+    launch = em.launch if em.launch is not None else ir.Constant(T.PTR, None)
+    if em.report is None:
+        em.b.call(fn, ptrs + values + [launch, slot])
+    else:
+        depth = em.b.add(em.call_depth, T.I32(1))
+        too_deep = em.b.icmp_signed(">", depth, T.I32(MAX_DEPTH))
+        with em.b.if_else(too_deep) as (refuse, make):
+            with refuse:
+                em.record_check(["calls", c.name, *_where(e)])
+            with make:
+                em.b.call(fn, ptrs + sizes + values + [launch, slot, em.report, depth])
     if c.ret_dtype is None or parse_dtype(e.dtype).kind == "void":
         return T.const(T.value_type(e.dtype), 0) if parse_dtype(e.dtype).kind != "void" \
             else T.I32(0)
