@@ -196,7 +196,7 @@ def function_signature(func) -> str:
 
 def function_markdown(func, module: str, callers) -> str:
     """Hover of a function of a module: its signature and where it is called (`callers`:
-    [(calling PrimFunc, [1-based lines of its calls])])."""
+    [(calling PrimFunc, [spans of its calls])])."""
     return "\n".join([
         f"**function** `{func.name}` of `{module}`" + (" (private)" if func.private else ""), "",
         "```python", f"def {func.name}{function_signature(func)}", "```", "",
@@ -204,9 +204,11 @@ def function_markdown(func, module: str, callers) -> str:
 
 
 def callers_text(callers) -> str:
-    """`- called from `main` (line 11, twice), `twice` (line 22)`, or "" for no caller."""
+    """`- called from `main` (line 11, twice), `twice` (line 22)`, or "" for no caller
+    (`callers`: [(calling PrimFunc, [spans of its calls])])."""
     calls = []
-    for f, lines in callers:
+    for f, spans in callers:
+        lines = [u.line for u in spans]
         at = sorted(set(lines))
         where = f"line {at[0]}" if len(at) == 1 else "lines " + ", ".join(map(str, at))
         n = len(lines)

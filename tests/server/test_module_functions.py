@@ -142,3 +142,33 @@ async def test_the_kernel_hover_of_a_called_function_names_its_callers(client):
     h = await client.text_document_hover_async(T.HoverParams(
         T.TextDocumentIdentifier(URI), at(7, "main")))
     assert not any(x.startswith("- called from") for x in h.contents.value.split("\n"))
+
+
+async def test_call_hierarchy_gives_the_callers_and_the_callees(client):
+    """textDocument/prepareCallHierarchy on a call or a def, then callHierarchy/incomingCalls
+    (the functions that call it, with the range of each call) and outgoingCalls (the
+    functions it calls)."""
+    await opened(client)
+    doc = T.TextDocumentIdentifier(URI)
+    for pos in (at(CALL, "scale"), at(DEF, "scale")):
+        items = await client.text_document_prepare_call_hierarchy_async(
+            T.CallHierarchyPrepareParams(doc, pos))
+        assert [(i.name, i.kind, i.detail) for i in items] == [
+            ("scale", T.SymbolKind.Function, "(a: T.float32, b: T.int32) -> T.float32")]
+        (scale,) = items
+        assert (scale.selection_range.start.line, scale.selection_range.start.character) == \
+            (DEF, 8)
+        assert (scale.range.start.line, scale.range.end.line) == (DEF, DEF + 3)
+    incoming = await client.call_hierarchy_incoming_calls_async(
+        T.CallHierarchyIncomingCallsParams(scale))
+    assert [(c.from_.name, spans([T.Location(URI, r) for r in c.from_ranges]))
+            for c in incoming] == [("main", USES[:2]), ("twice", USES[3:])]
+    (main,) = await client.text_document_prepare_call_hierarchy_async(
+        T.CallHierarchyPrepareParams(doc, at(7, "main")))
+    outgoing = await client.call_hierarchy_outgoing_calls_async(
+        T.CallHierarchyOutgoingCallsParams(main))
+    assert [(c.to.name, len(c.from_ranges)) for c in outgoing] == [("scale", 2)]
+    assert list(await client.call_hierarchy_incoming_calls_async(
+        T.CallHierarchyIncomingCallsParams(main))) == []
+    assert await client.text_document_prepare_call_hierarchy_async(
+        T.CallHierarchyPrepareParams(doc, at(CALL, "A[i]"))) is None

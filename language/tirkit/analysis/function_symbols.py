@@ -61,13 +61,26 @@ class FunctionSymbols:
         return None
 
     def callers(self, sym) -> list:
-        """[(calling PrimFunc, [1-based lines of its calls])] of a function symbol, in the
-        order the callers are defined."""
+        """[(calling PrimFunc, [spans of its calls])] of a function symbol, in the order the
+        callers are defined."""
         self._all()
         out = []
         for f in self._funcs:
-            lines = [u.line for u in sym.uses if u != sym.def_span and
-                     f.span.line <= u.line <= f.span.end_line]
-            if lines:
-                out.append((f, lines))
+            uses = [u for u in sym.uses if u != sym.def_span and
+                    f.span.line <= u.line <= f.span.end_line]
+            if uses:
+                out.append((f, uses))
+        return out
+
+    def callees(self, sym) -> list:
+        """[(called function's Symbol, [spans of the calls])] of the function of `sym`, in
+        the order the callees are defined."""
+        self._all()
+        f = sym.func
+        out = []
+        for g in self._by_function.values():
+            uses = [u for u in g.uses if u != g.def_span and
+                    f.span.line <= u.line <= f.span.end_line]
+            if uses:
+                out.append((g, uses))
         return out

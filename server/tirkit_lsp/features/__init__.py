@@ -16,6 +16,7 @@ FEATURES = (
     "references",         # every use of a buffer, variable or block
     "highlight",          # document highlight of the symbol under the cursor
     "rename",             # rename buffers and variables inside their kernel
+    "call_hierarchy",     # the callers and callees of a module's functions
     "formatting",         # canonical printer, kernels only, changed lines only
     "inlay_hints",        # loop trip counts, iterator domains
     "code_lens",          # per kernel: FLOPs and estimated time
