@@ -12,6 +12,7 @@ import tirkit
 import codegen_helpers  # noqa: F401  (private kernel cache)
 from tirkit.codegen import build
 from tirkit.codegen.cuda import emit_cuda
+from tirkit.codegen.cuda.nvcc import compile_cuda, find_nvcc
 from tirkit.codegen.cuda.threads import run_threads
 from tirkit.codegen.interp import run_reference
 from tirkit.diagnostics import TirkitError
@@ -219,8 +220,7 @@ class Module:
 
 def test_a_thread_bound_kernel_calls_a_function_from_the_host_and_from_each_thread(tmp_path):
     """The corpus's kernel of TVM's helpers test, in the thread interpreter (a format
-    template: the CUDA generator does not emit device functions, so the GPU corpus test does
-    not collect it)."""
+    template: its call from the host has no CUDA C, so the GPU corpus test leaves it out)."""
     text = THREADS.format(n=32, h=16)
     mod = _module(text)
     rng = np.random.default_rng(5)
@@ -238,18 +238,79 @@ def test_a_thread_bound_kernel_calls_a_function_from_the_host_and_from_each_thre
     assert "no data race" in r.stdout, r.stdout
 
 
-def test_the_cuda_generator_refuses_a_call_by_name():
-    """Device functions are not generated: the call is refused at its place, naming the
-    function and where it runs instead."""
-    mod = _module(THREADS.format(n=32, h=16).replace(
-        "        length: T.int32 = Module.add(16, 16)\n", "").replace("(length,", "(32,"))
+# a device function: collected by the GPU corpus test too (gpu_corpus.py), which runs it in
+# the thread interpreter against the reference interpreter and compiles it with nvcc
+DEVICE = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def axpy(a: T.float32, x: T.float32, y: T.float32) -> T.float32:
+        if a > T.float32(0):
+            return a * x + y
+        return y - x
+
+    @T.prim_func
+    def device_call(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32"),
+                    C: T.Buffer((256,), "float32")):
+        for bx in T.thread_binding(2, "blockIdx.x"):
+            for tx in T.thread_binding(128, "threadIdx.x"):
+                C[bx * 128 + tx] = Module.axpy(A[bx * 128 + tx], B[bx * 128 + tx],
+                                               T.float32(1))
+'''
+
+
+def test_a_call_from_a_thread_is_a_device_function_in_cuda():
+    mod = _module(DEVICE)
+    src = emit_cuda(mod["device_call"], mod)
+    assert src.functions == ["tirkit_call_axpy"]
+    code = src.kernels_code
+    assert "__device__ float tirkit_call_axpy(float a, float x, float y) {" in code
+    assert code.index("tirkit_call_axpy(float a") < code.index("__global__")
+    assert "return ((a * x) + y);" in code and "tirkit_call_axpy(A[" in code
+    rng = np.random.default_rng(6)
+    A, B = (rng.standard_normal(256).astype("float32") for _ in range(2))
+    C = np.full(256, np.nan, "float32")
+    run_threads(mod["device_call"], [A, B, C], [], module=mod)
+    np.testing.assert_allclose(C, np.where(A > 0, A * B + 1, 1 - B), rtol=1e-6)
+    if find_nvcc() is not None:
+        compile_cuda(src.code, "sm_80", "cubin")
+
+
+# a pointer into a buffer passed to a device function (a format template: the thread
+# interpreter passes pointers outside threads only, so the GPU corpus test leaves it out)
+DEVICE_POINTER = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def put(dst: T.handle("float32"), v: T.float32):
+        D = T.decl_buffer(({one},), "float32", data=dst)
+        D[0] = v * v
+
+    @T.prim_func
+    def main(A: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
+        for tx in T.thread_binding(128, "threadIdx.x"):
+            Module.put(T.address_of(C[tx]), A[tx])
+'''
+
+
+def test_a_device_function_writes_through_a_pointer_into_a_buffer():
+    mod = _module(DEVICE_POINTER.format(one=1))
+    src = emit_cuda(mod["main"], mod)
+    code = src.kernels_code
+    assert "__device__ void tirkit_call_put(float* D, float v) {" in code
+    assert "D[0] = (v * v);" in code and "tirkit_call_put((&C[tx]), A[tx]);" in code
+    if find_nvcc() is not None:
+        compile_cuda(src.code, "sm_90", "cubin")
+
+
+def test_the_cuda_generator_refuses_a_call_from_the_host():
+    """A call outside the thread bindings runs on the host, which the CUDA source does not
+    hold: refused at the statement, as any host code is."""
+    mod = _module(THREADS.format(n=32, h=16))
     with pytest.raises(TirkitError) as e:
         emit_cuda(mod["main"], mod)
     d = e.value.diagnostics[0]
-    assert d.code == "codegen/unsupported" and d.span.line == 16
-    assert d.message == ("no CUDA C for a call of the module's function 'add': device "
-                         "functions are not generated (the thread interpreter runs it: "
-                         "`tirkit run` without --target cuda)")
+    assert d.code == "codegen/unsupported" and d.span.line == 14
+    assert "CUDA code needs every statement of the function inside a blockIdx/threadIdx " \
+        "binding" in d.message
 
 
 RECURSIVE = HEAD + '''@I.ir_module

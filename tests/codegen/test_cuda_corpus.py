@@ -262,6 +262,8 @@ def test_every_kernel_compiles_with_nvcc(arch):
         for launch in src.kernels:            # one translation unit: names made unique
             code = re.sub(rf"\b{launch.name}\b", f"{launch.name}_{i}", code)
             names.append(f"{launch.name}_{i}")
+        for fn in src.functions:              # device functions too
+            code = re.sub(rf"\b{fn}\b", f"{fn}_{i}", code)
         parts.append(code)
     ptx = compile_cuda("\n".join(parts), arch, "ptx").decode()
     for n in names:

@@ -222,6 +222,10 @@ class ExprPrinter:
 
     def _Call(self, e):
         op, args = e.op, e.args
+        if op.startswith("@"):           # a device function of source.py
+            return f"tirkit_call_{op[1:]}({', '.join(self(a) for a in args)})"
+        if op == "address_of" and args and isinstance(args[0], E.BufferLoad):
+            return f"(&{self(args[0])})"
         if op in wmma.OPS:
             return wmma.call_c(e, self)
         if op in mma.OPS:
@@ -270,10 +274,6 @@ class ExprPrinter:
                 return f"{fn[:-1]}({', '.join(self(a) for a in args)})"
             inner = ", ".join(self._to_float(a) for a in args)
             return self._from_float(f"{fn}({inner})", e.dtype)
-        if op.startswith("@"):
-            fail(UNSUPPORTED, f"no CUDA C for a call of the module's function '{op[1:]}': "
-                 "device functions are not generated (the thread interpreter runs it: "
-                 "`tirkit run` without --target cuda)", e)
         fail(UNSUPPORTED, f"no CUDA C for T.{op}", e)
 
     def _to_float(self, a):

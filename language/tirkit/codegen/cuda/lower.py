@@ -71,9 +71,11 @@ def _gpu_pipeline():
 CUDA_PIPELINE = _gpu_pipeline()
 
 
-def lower_gpu(func, module=None, trace=None, skip=()) -> LoweredFunc:
+def lower_gpu(func, module=None, trace=None, skip=(), calls=True) -> LoweredFunc:
     """func through CUDA_PIPELINE (steps named in `skip` left out: a test plants a missing
-    barrier with skip=("insert_syncs",))."""
+    barrier with skip=("insert_syncs",)), and (`calls`) every function it calls, each
+    lowered once, as its `callees` (device functions: source.py)."""
+    from ..module_calls import called
     func = with_param_buffers(func)
     check_control_flow(func)
     check_regions(func)
@@ -86,4 +88,7 @@ def lower_gpu(func, module=None, trace=None, skip=()) -> LoweredFunc:
         if trace is not None:
             trace.append((name, body))
     consts = collect_constants(body, module.constants if module is not None else None)
-    return LoweredFunc(func.name, buffers, scalars, sources, body, consts, return_dtype(func))
+    callees = tuple(lower_gpu(g, module, calls=False) for _, g in called(func, module)) \
+        if calls else ()
+    return LoweredFunc(func.name, buffers, scalars, sources, body, consts, return_dtype(func),
+                       tuple(func.buffer_of(p) is not None for p in func.params), callees)

@@ -18,6 +18,7 @@ from ..errors import UNSUPPORTED, fail
 from .exprs import PRELUDE, ExprPrinter, ctype
 from .scopes import allocation_scope
 from .sync import SYNC_OP, is_warp_barrier
+from ..passes.control import RET
 from .vector import LANE_NAMES, multiple_of
 from . import wmma
 
@@ -39,6 +40,7 @@ class CudaSource:
     name: str
     kernels_code: str             # the kernels alone (several functions share one PRELUDE)
     kernels: list
+    functions: list = field(default_factory=list)   # names of the device functions it holds
 
     @property
     def code(self) -> str:
@@ -86,8 +88,9 @@ def _extents(nest):
 
 
 class _Kernel:
-    def __init__(self, nest, name, param_names):
+    def __init__(self, nest, name, param_names, device=False):
         self.nest, self.name = nest, name
+        self.device = device        # a device function: `T.ret` returns, no thread bindings
         self.names = _Names()
         for var, n in param_names:
             self.names.add(var, n)
@@ -137,6 +140,9 @@ class _Kernel:
         e = self.expr
         if s.kind == "thread_binding" and (s.thread_tag or "").startswith(("blockIdx",
                                                                             "threadIdx")):
+            if self.device:
+                fail(UNSUPPORTED, f"'{self.name}' binds a loop to {s.thread_tag}: a device "
+                     "function runs in the calling thread", s)
             v = self.names.add(s.loop_var)
             tag = s.thread_tag
             launch = self.ext[tag]
@@ -230,7 +236,9 @@ class _Kernel:
 
     def _Evaluate(self, s, d):
         v = s.value
-        if isinstance(v, E.Call) and v.op == SYNC_OP:
+        if isinstance(v, E.Call) and v.op == RET and self.device:
+            self.out(d, f"return {self.expr(v.args[0])};")
+        elif isinstance(v, E.Call) and v.op == SYNC_OP:
             self.out(d, "__syncwarp();" if is_warp_barrier(s) else "__syncthreads();")
         elif isinstance(v, E.Call) and v.op in ("tvm_region", "region"):
             return
@@ -268,17 +276,48 @@ def _nests(body):
          "blockIdx/threadIdx binding", body)
 
 
-def emit_source(lowered) -> CudaSource:
-    """CUDA C of a LoweredFunc (see lower.py)."""
-    body = lowered.body
-    params = []                    # (var, C name, C declaration)
+def _params(lowered, restrict=True) -> list:
+    """(var, C name, C declaration) of a lowered function's buffers' data, then scalars."""
+    params = []
     taken = _Names()
     for b in lowered.buffers:
         n = taken.add(b.data, b.name)
-        params.append((b.data, n, f"{ctype(b.dtype)}* __restrict__ {n}"))
+        params.append((b.data, n, f"{ctype(b.dtype)}* {'__restrict__ ' if restrict else ''}{n}"))
     for v in lowered.scalars:
         n = taken.add(v)
         params.append((v, n, f"{ctype(v.dtype)} {n}"))
+    return params
+
+
+def _device_functions(lowered) -> tuple:
+    """(C of the device functions `lowered` calls: their prototypes, then their definitions;
+    their names).  A callee takes its buffers' data and scalars as the call passes them and
+    returns what `T.ret` gives (0 where it ends without one)."""
+    heads, bodies, names = [], [], []
+    for c in lowered.callees:
+        if any(src is not None for src in c.scalar_sources):
+            fail(UNSUPPORTED, f"'{c.name}' takes a buffer of symbolic shape: a device "
+                 "function's buffers have constant shapes", c.buffers[0])
+        params = _params(c, restrict=False)     # a caller may pass one buffer twice
+        name = f"tirkit_call_{c.name}"
+        ret = ctype(c.ret_dtype) if c.ret_dtype else "void"
+        head = f"__device__ {ret} {name}({', '.join(p for _, _, p in params)})"
+        k = _Kernel(c.body, c.name, [(v, n) for v, n, _ in params], device=True)
+        lines = k.emit()
+        if k.shared:
+            fail(UNSUPPORTED, f"'{c.name}' allocates shared memory: a device function's "
+                 "storage is its thread's", c.body)
+        tail = [f"  return ({ret})0;"] if c.ret_dtype else []
+        heads.append(head + ";")
+        bodies.append(head + " {\n" + "\n".join(lines + tail) + "\n}\n")
+        names.append(name)
+    return ("\n".join(heads + [""] + bodies) if heads else ""), names
+
+
+def emit_source(lowered) -> CudaSource:
+    """CUDA C of a LoweredFunc (see lower.py), with the device functions it calls."""
+    body = lowered.body
+    params = _params(lowered)                    # (var, C name, C declaration)
     pn = [(v, n) for v, n, _ in params]
     host = ExprPrinter({id(v): n for v, n in pn})
     parts = []
@@ -297,5 +336,7 @@ def emit_source(lowered) -> CudaSource:
                      f"extern \"C\" __global__ void{bounds} {kname}(" +
                      ", ".join(p for _, _, p in params) + ") {\n" + "\n".join(lines) + "\n}\n")
         launches.append(Launch(kname, grid, block, [n for _, n, _ in params]))
-    return CudaSource(lowered.name, "\n".join(parts), launches)
+    functions, names = _device_functions(lowered)
+    return CudaSource(lowered.name, "\n".join(([functions] if functions else []) + parts),
+                      launches, names)
 

@@ -55,7 +55,7 @@ class ThreadInterpreter(Interpreter):
 
     def __init__(self, func, module=None, blocks=None, skip=()):
         func = with_param_buffers(func)
-        lowered = lower_gpu(func, module, skip=skip)
+        lowered = lower_gpu(func, module, skip=skip, calls=False)   # callees: interpreted
         super().__init__(dataclasses.replace(func, body=lowered.body), module)
         self.max_blocks = blocks
         self.epoch = 0
