@@ -130,6 +130,18 @@ async def test_completion_after_the_class_name_offers_its_functions(client):
         scale = next(i for i in res.items if i.label == "scale")
         assert scale.kind == T.CompletionItemKind.Function
         assert scale.detail == "(a: T.float32, b: T.int32) -> T.float32"
+    # the dot just typed: the class does not parse, and its functions are still offered
+    uri = "file:///tmp/tirkit_module_complete_dot.py"
+    typed = TEXT.replace("A[i] = Module.scale(A[i], B[i])", "A[i] = Module.")
+    open_doc(client, uri, typed)
+    line = typed.split("\n")[OTHER]
+    res = await client.text_document_completion_async(T.CompletionParams(
+        T.TextDocumentIdentifier(uri), T.Position(OTHER, len(line))))
+    assert [(i.label, i.detail) for i in res.items] == [
+        ("main", '(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"), '
+                 'C: T.Buffer((64,), "float32"))'),
+        ("scale", "(a: T.float32, b: T.int32) -> T.float32"),
+        ("twice", '(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"))')]
 
 
 async def test_the_kernel_hover_of_a_called_function_names_its_callers(client):

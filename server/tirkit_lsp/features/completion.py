@@ -33,14 +33,30 @@ def _items() -> tuple:
     return tuple(items)
 
 
-def _module_functions(a, prefix: str) -> list:
-    """The module's prim_funcs that start with `prefix`, in the order they are defined."""
+def _module_functions(kernel, prefix: str) -> list:
+    """The prim_funcs of the module `kernel` (the class the cursor is in) that start with
+    `prefix`, in the order they are defined, with their signatures.  Read from the class's
+    text where it is split into methods (the dot just typed leaves the class without a
+    parse, and so without functions), else from the functions it gave."""
     from tirkit.ir import stmt as S
+    from tirkit.syntax.class_parts import method_signatures
     from ..render import function_signature
-    return [T.CompletionItem(label=name, kind=T.CompletionItemKind.Function,
-                             detail=function_signature(f), sort_text=f"{i:05d}")
-            for i, (name, f) in enumerate(a.result.module.functions)
-            if isinstance(f, S.PrimFunc) and name.startswith(prefix)]
+    parts = kernel.chunk.parts[1:]
+    if parts:
+        found = [(sig[0], _compact(sig[2])) for part in parts
+                 if "prim_func" in part.text.split("def ", 1)[0]
+                 for sig in method_signatures((part,))]
+    else:
+        found = [(name, function_signature(f)) for name, f in kernel.functions
+                 if isinstance(f, S.PrimFunc)]
+    return [T.CompletionItem(label=name, kind=T.CompletionItemKind.Function, detail=detail,
+                             sort_text=f"{i:05d}")
+            for i, (name, detail) in enumerate(found) if name.startswith(prefix)]
+
+
+def _compact(signature: str) -> str:
+    """A signature's text on one line: `( a: ... )` as `(a: ...)`."""
+    return re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", signature))
 
 
 def complete(server, a, pos: T.Position):
@@ -56,9 +72,12 @@ def complete(server, a, pos: T.Position):
                              documentation=T.MarkupContent(kind=T.MarkupKind.Markdown, value=d))
             for n, d in AXIS_DOCS.items() if n.startswith(prefix)])
     m = _BEFORE.search(text)
-    if m and a.result.module.name is not None and m.group(1) == a.result.module.name:
+    kernel = next((k for k in a.result.kernels
+                   if k.chunk.start_line <= line <= k.chunk.end_line), None)
+    if m and kernel is not None and kernel.module_name is not None and \
+            m.group(1) == kernel.module_name:
         return T.CompletionList(is_incomplete=False,
-                                items=_module_functions(a, m.group(2) or ""))
+                                items=_module_functions(kernel, m.group(2) or ""))
     if not m or m.group(1) not in aliases:
         return None
     prefix = m.group(2) or ""
