@@ -16,8 +16,8 @@ from __future__ import annotations
 from ..diagnostics import error, warning
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import find_all
 from . import register
+from ._common import func_accesses
 
 TYPE = "type/mismatch"
 
@@ -94,7 +94,7 @@ def _check(c: _Call):
 
 @register("module-calls", codes=(TYPE,), fast=True)
 def check_module_calls(func, ctx):
-    calls = find_all(func.body, lambda x: x.op.startswith("@"), E.Call)
+    calls = [c for c, _, _ in func_accesses(func, ctx).calls if c.op.startswith("@")]
     if not calls or ctx.module is None:
         return []
     funcs = {n: f for n, f in ctx.module.functions if isinstance(f, S.PrimFunc)}
