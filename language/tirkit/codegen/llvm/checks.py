@@ -179,10 +179,10 @@ class CheckMixin:
             self._record(_entry("divides", expr_text(node.b), node, None))
         return bl.select(zero, one, b)
 
-    def record_check(self, entry):
-        """Record a failed check of another kind than an access (subroutines.py's call
-        depth): `entry` is [what, subject, line, column, end line, end column]."""
-        self._record(entry)
+    def record_check(self, what, subject, node):
+        """Record a failed check of another kind than an access or a division at `node`
+        (subroutines.py's call depth: "calls" and the function's name)."""
+        self._record(_entry(what, subject, node, None))
 
     def _record(self, entry, index=None, count=None):
         table = self.shared.checks

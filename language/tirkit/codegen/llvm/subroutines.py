@@ -82,11 +82,6 @@ def _pointer(em, a, c):
          "element's address (`T.address_of(A[i])`)", a)
 
 
-def _where(e) -> list:
-    s = e.span
-    return [s.line, s.column, s.end_line, s.end_column] if s is not None else [1, 1, 1, 2]
-
-
 def call(em, e):
     """Emit `Module.f(args)`: the call, then the value f left in the caller's slot."""
     fn, c = em.shared.callees[callee_name(e)]
@@ -114,7 +109,7 @@ def call(em, e):
         too_deep = em.b.icmp_signed(">", depth, T.I32(MAX_DEPTH))
         with em.b.if_else(too_deep) as (refuse, make):
             with refuse:
-                em.record_check(["calls", c.name, *_where(e)])
+                em.record_check("calls", c.name, e)
             with make:
                 em.b.call(fn, ptrs + sizes + values + [launch, slot, em.report, depth])
     if c.ret_dtype is None or parse_dtype(e.dtype).kind == "void":
