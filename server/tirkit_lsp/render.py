@@ -194,6 +194,42 @@ def function_signature(func) -> str:
     return f"({', '.join(params)}){ret}"
 
 
+def module_signatures(kernel) -> list:
+    """[(name, signature)] of the prim_funcs of the `@I.ir_module` kernel (a
+    `script.parse.Kernel`), in the order they are defined.  Read from the class's text where
+    it is split into methods, so a class that does not parse while a call or a name is being
+    typed still has them; else from the functions it gave."""
+    import re
+    from tirkit.syntax.class_parts import method_signatures
+    parts = kernel.chunk.parts[1:]
+    if not parts:
+        return [(name, function_signature(f)) for name, f in kernel.functions
+                if isinstance(f, S.PrimFunc)]
+    out = []
+    for part in parts:
+        if "prim_func" in part.text.split("def ", 1)[0]:
+            for name, _, sig in method_signatures((part,)):
+                out.append((name, re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", sig))))
+    return out
+
+
+def signature_parameters(signature: str) -> list:
+    """The parameters of `(a: T.float32, B: T.Buffer((4,), "int32")) -> T.int32` as written:
+    the text inside its outer parentheses split at the commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in signature[1:] if signature.startswith("(") else "":
+        if ch == ")" and depth == 0:            # the parameter list's own `)`
+            break
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
+
+
 def function_markdown(func, module: str, callers) -> str:
     """Hover of a function of a module: its signature and where it is called (`callers`:
     [(calling PrimFunc, [spans of its calls])])."""

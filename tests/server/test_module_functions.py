@@ -184,3 +184,21 @@ async def test_call_hierarchy_gives_the_callers_and_the_callees(client):
         T.CallHierarchyIncomingCallsParams(main))) == []
     assert await client.text_document_prepare_call_hierarchy_async(
         T.CallHierarchyPrepareParams(doc, at(CALL, "A[i]"))) is None
+
+
+async def test_signature_help_while_the_arguments_are_typed(client):
+    """Inside `Module.f(` the signature of f, its parameters, and the one being typed (the
+    class does not parse while the call is open)."""
+    uri = "file:///tmp/tirkit_module_signature.py"
+    typed = TEXT.replace("A[i] = Module.scale(A[i], B[i])", "A[i] = Module.scale(A[i], ")
+    open_doc(client, uri, typed)
+    line = typed.split("\n")[OTHER]
+    for col, active in ((line.index("(") + 1, 0), (len(line), 1)):
+        h = await client.text_document_signature_help_async(T.SignatureHelpParams(
+            T.TextDocumentIdentifier(uri), T.Position(OTHER, col)))
+        (sig,) = h.signatures
+        assert sig.label == "scale(a: T.float32, b: T.int32) -> T.float32"
+        assert [p.label for p in sig.parameters] == ["a: T.float32", "b: T.int32"]
+        assert (h.active_signature, h.active_parameter) == (0, active)
+    assert await client.text_document_signature_help_async(T.SignatureHelpParams(
+        T.TextDocumentIdentifier(uri), T.Position(OTHER, line.index("A[i]")))) is None

@@ -14,12 +14,12 @@ def test_failing_feature_answers_empty(caplog):
     server = create_server()
     assert server.features == list(FEATURES)        # every feature module set itself up
 
-    @server.safe_feature(T.TEXT_DOCUMENT_SIGNATURE_HELP, default=list)
+    @server.safe_feature(T.TEXT_DOCUMENT_TYPE_DEFINITION, default=list)
     async def broken(params):
         raise ZeroDivisionError("a bug in a feature")
 
-    handler = server.protocol.fm.features[T.TEXT_DOCUMENT_SIGNATURE_HELP]
-    params = T.SignatureHelpParams(T.TextDocumentIdentifier("file:///x.py"), T.Position(0, 0))
+    handler = server.protocol.fm.features[T.TEXT_DOCUMENT_TYPE_DEFINITION]
+    params = T.TypeDefinitionParams(T.TextDocumentIdentifier("file:///x.py"), T.Position(0, 0))
     with caplog.at_level(logging.ERROR, logger="tirkit_lsp"):
         assert asyncio.run(handler(params)) == []
     assert any("a bug in a feature" in r.getMessage() for r in caplog.records)

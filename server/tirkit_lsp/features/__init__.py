@@ -21,6 +21,7 @@ FEATURES = (
     "inlay_hints",        # loop trip counts, iterator domains
     "code_lens",          # per kernel: FLOPs and estimated time
     "completion",         # the `T.` namespace with its documentation
+    "signature_help",     # inside `Module.f(`: f's parameters and the one being typed
     "canonical_form",     # command tirkit.canonicalForm: the canonical text of a kernel
     "code_actions",       # schedule primitives at a loop or a block; the trace as Python
     "asymptotic",         # sparse iterations: cost on hover, the dominated-order quick fix

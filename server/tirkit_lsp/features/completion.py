@@ -34,29 +34,13 @@ def _items() -> tuple:
 
 
 def _module_functions(kernel, prefix: str) -> list:
-    """The prim_funcs of the module `kernel` (the class the cursor is in) that start with
-    `prefix`, in the order they are defined, with their signatures.  Read from the class's
-    text where it is split into methods (the dot just typed leaves the class without a
-    parse, and so without functions), else from the functions it gave."""
-    from tirkit.ir import stmt as S
-    from tirkit.syntax.class_parts import method_signatures
-    from ..render import function_signature
-    parts = kernel.chunk.parts[1:]
-    if parts:
-        found = [(sig[0], _compact(sig[2])) for part in parts
-                 if "prim_func" in part.text.split("def ", 1)[0]
-                 for sig in method_signatures((part,))]
-    else:
-        found = [(name, function_signature(f)) for name, f in kernel.functions
-                 if isinstance(f, S.PrimFunc)]
+    """The prim_funcs of the module `kernel` that start with `prefix`, in the order they
+    are defined, with their signatures (render.module_signatures)."""
+    from ..render import module_signatures
     return [T.CompletionItem(label=name, kind=T.CompletionItemKind.Function, detail=detail,
                              sort_text=f"{i:05d}")
-            for i, (name, detail) in enumerate(found) if name.startswith(prefix)]
-
-
-def _compact(signature: str) -> str:
-    """A signature's text on one line: `( a: ... )` as `(a: ...)`."""
-    return re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", signature))
+            for i, (name, detail) in enumerate(module_signatures(kernel))
+            if name.startswith(prefix)]
 
 
 def complete(server, a, pos: T.Position):
