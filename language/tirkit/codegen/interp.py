@@ -84,7 +84,7 @@ class Interpreter(LanesMixin, ExprEval):
         self._decl_owned = set()        # data of T.decl_buffers that allocate their own
         self.ret_dtype = return_dtype(func)
         self.value = None             # what T.ret returned (None: nothing)
-        self._callees: dict = {}      # name -> the Interpreter of a called function
+        self._callees: dict = {}      # call op ("@f") -> the Interpreter of a called function
         self._active = False          # running a call (a recursive call gets its own)
         self.depth = 0                # how deep in calls this interpreter runs
 
@@ -126,20 +126,21 @@ class Interpreter(LanesMixin, ExprEval):
     def call_function(self, e, env):
         """`Module.f(args)`: f run by an interpreter of its own (per lane, where the
         arguments vary across lanes), its scalars by value and a buffer by its storage."""
-        f = callee(self.module, e)
-        if len(e.args) != len(f.params):
-            fail(ARGUMENT, f"'{f.name}' takes {len(f.params)} arguments, got {len(e.args)}", e)
-        if self.depth >= MAX_DEPTH:
-            fail(UNSUPPORTED, f"calls nest deeper than {MAX_DEPTH} (a recursion that does "
-                 "not end?)", e)
-        args = [self._pointer(a, env) if a.dtype == "handle" else self.eval(a, env)
-                for a in e.args]
-        sub = self._callees.get(f.name)
+        sub = self._callees.get(e.op)          # found once per interpreter, not per call
         if sub is None or sub._active:
+            f = callee(self.module, e)
+            if self.depth >= MAX_DEPTH:
+                fail(UNSUPPORTED, f"calls nest deeper than {MAX_DEPTH} (a recursion that does "
+                     "not end?)", e)
             sub = Interpreter(f, self.module, lanes=self.lanes_enabled)
             check_control_flow(sub.func)
             sub.depth = self.depth + 1
-            self._callees.setdefault(f.name, sub)
+            self._callees.setdefault(e.op, sub)
+        f = sub.func
+        if len(e.args) != len(f.params):
+            fail(ARGUMENT, f"'{f.name}' takes {len(f.params)} arguments, got {len(e.args)}", e)
+        args = [self._pointer(a, env) if a.dtype == "handle" else self.eval(a, env)
+                for a in e.args]
         lanes = [len(a) for a in args if isinstance(a, np.ndarray) and a.ndim == 1]
         try:
             if not lanes:
