@@ -60,6 +60,12 @@ class Analysis:
     def has_kernels(self) -> bool:
         return bool(self.result.kernels)
 
+    def kernel_at(self, line: int):
+        """The kernel definition (`script.parse.Kernel`) whose text holds 1-based `line`, or
+        None."""
+        return next((k for k in self.result.kernels
+                     if k.chunk.start_line <= line <= k.chunk.end_line), None)
+
     def _once(self, key, fn):
         """fn(), computed once per key; other keys are not held up meanwhile."""
         with self._lock:

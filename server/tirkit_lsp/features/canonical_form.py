@@ -10,13 +10,6 @@ from tirkit.syntax.chunks import find_aliases
 COMMAND = "tirkit.canonicalForm"
 
 
-def _kernel_at(a, line1: int):
-    for k in a.result.kernels:
-        if k.chunk.start_line <= line1 <= k.chunk.end_line:
-            return k
-    return None
-
-
 def _dedent(text: str) -> str:
     lines = text.split("\n")
     pad = min((len(ln) - len(ln.lstrip(" ")) for ln in lines if ln.strip()), default=0)
@@ -25,7 +18,7 @@ def _dedent(text: str) -> str:
 
 def canonical_form(a, line0: int) -> dict:
     """The answer for 0-based `line0` of the analysed document."""
-    k = _kernel_at(a, line0 + 1)
+    k = a.kernel_at(line0 + 1)
     if k is None:
         return {"message": f"no kernel at line {line0 + 1}"}
     al = find_aliases(a.lines)

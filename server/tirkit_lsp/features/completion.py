@@ -56,8 +56,7 @@ def complete(server, a, pos: T.Position):
                              documentation=T.MarkupContent(kind=T.MarkupKind.Markdown, value=d))
             for n, d in AXIS_DOCS.items() if n.startswith(prefix)])
     m = _BEFORE.search(text)
-    kernel = next((k for k in a.result.kernels
-                   if k.chunk.start_line <= line <= k.chunk.end_line), None)
+    kernel = a.kernel_at(line)
     if m and kernel is not None and kernel.module_name is not None and \
             m.group(1) == kernel.module_name:
         return T.CompletionList(is_incomplete=False,

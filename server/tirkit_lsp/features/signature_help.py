@@ -32,8 +32,7 @@ def _open_call(text: str):
 def signature_help(server, a, pos):
     conv = server.converter(a)
     line, col = conv.line_col(pos)
-    kernel = next((k for k in a.result.kernels
-                   if k.chunk.start_line <= line <= k.chunk.end_line), None)
+    kernel = a.kernel_at(line)
     if kernel is None or kernel.module_name is None:
         return None
     first = max(kernel.chunk.start_line, line - 20)       # a call's arguments over lines
