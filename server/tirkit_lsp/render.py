@@ -216,18 +216,8 @@ def module_signatures(kernel) -> list:
 def signature_parameters(signature: str) -> list:
     """The parameters of `(a: T.float32, B: T.Buffer((4,), "int32")) -> T.int32` as written:
     the text inside its outer parentheses split at the commas outside brackets."""
-    out, depth, cur = [], 0, ""
-    for ch in signature[1:] if signature.startswith("(") else "":
-        if ch == ")" and depth == 0:            # the parameter list's own `)`
-            break
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return out + ([cur.strip()] if cur.strip() else [])
+    from tirkit.script.printer.wrap import split_top_level
+    return split_top_level(signature[1:]) if signature.startswith("(") else []
 
 
 def function_markdown(func, module: str, callers) -> str:

@@ -56,7 +56,7 @@ def _split_call(text):
     prefix = head[:start]
     if prefix not in ("", "def ", "return ") and not prefix.endswith(" = "):
         return None
-    args = _split_top(text[opens + 1:close])
+    args = split_top_level(text[opens + 1:close])
     if len(args) < 2 and not head.startswith("def "):
         return None
     return head, args, text[close + 1:]
@@ -69,7 +69,9 @@ def _call_start(head: str) -> int:
     return i
 
 
-def _split_top(s: str) -> list:
+def split_top_level(s: str) -> list:
+    """The comma-separated items of `s` outside brackets and strings, stripped, up to the
+    first closing bracket `s` does not open (`a, f(b, c)) -> x` gives `a`, `f(b, c)`)."""
     out, depth, cur, in_str = [], 0, [], None
     for i, ch in enumerate(s):
         if in_str:
@@ -82,6 +84,8 @@ def _split_top(s: str) -> list:
         elif ch in "([{":
             depth += 1
         elif ch in ")]}":
+            if depth == 0:
+                break
             depth -= 1
         elif ch == "," and depth == 0:
             out.append("".join(cur).strip())
