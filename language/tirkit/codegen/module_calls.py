@@ -52,3 +52,17 @@ def called(func, module) -> list:
             out.append((name, g))
             todo.append(g)
     return out
+
+
+def lowered_callees(func, module, lower_one) -> tuple:
+    """The lowered form, `lower_one(g)`, of every function `func` reaches (`called`), for a
+    back end to emit beside it.  One whose buffers have symbolic shapes is refused: a call
+    passes a pointer, not a shape, so a called function's buffers have constant shapes."""
+    out = []
+    for _, g in called(func, module):
+        c = lower_one(g)
+        if any(src is not None for src in c.scalar_sources):
+            fail(UNSUPPORTED, f"'{c.name}' takes a buffer of symbolic shape: a called "
+                 "function's buffers have constant shapes", c.buffers[0])
+        out.append(c)
+    return tuple(out)

@@ -75,7 +75,7 @@ def lower_gpu(func, module=None, trace=None, skip=(), calls=True) -> LoweredFunc
     """func through CUDA_PIPELINE (steps named in `skip` left out: a test plants a missing
     barrier with skip=("insert_syncs",)), and (`calls`) every function it calls, each
     lowered once, as its `callees` (device functions: source.py)."""
-    from ..module_calls import called
+    from ..module_calls import lowered_callees
     func = with_param_buffers(func)
     check_control_flow(func)
     check_regions(func)
@@ -88,7 +88,7 @@ def lower_gpu(func, module=None, trace=None, skip=(), calls=True) -> LoweredFunc
         if trace is not None:
             trace.append((name, body))
     consts = collect_constants(body, module.constants if module is not None else None)
-    callees = tuple(lower_gpu(g, module, calls=False) for _, g in called(func, module)) \
+    callees = lowered_callees(func, module, lambda g: lower_gpu(g, module, calls=False)) \
         if calls else ()
     return LoweredFunc(func.name, buffers, scalars, sources, body, consts, return_dtype(func),
                        tuple(func.buffer_of(p) is not None for p in func.params), callees)

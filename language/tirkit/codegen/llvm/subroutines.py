@@ -30,10 +30,7 @@ def declare(st, lowered, checked) -> list:
     """Declare every function `lowered` calls in st.module (st.callees: name -> (ir.Function,
     its LoweredFunc)); [(ir.Function, LoweredFunc)] whose bodies are to be emitted."""
     out = []
-    for c in lowered.callees:
-        if any(src is not None for src in c.scalar_sources):
-            fail(UNSUPPORTED, f"'{c.name}' takes a buffer of symbolic shape: a called "
-                 "function's buffers have constant shapes", c.buffers[0])
+    for c in lowered.callees:           # (constant shapes: module_calls.lowered_callees)
         n = len(c.buffers)
         types = [T.PTR] * n + ([T.I64] * n if checked else []) + \
             [T.value_type(v.dtype) for v in c.scalars] + [T.PTR, T.PTR] + \

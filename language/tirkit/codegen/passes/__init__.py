@@ -118,7 +118,7 @@ def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None,
     """func through the pipeline, and (`calls`) every function it calls
     (module_calls.py), each lowered once, as its `callees`."""
     from ..handles import with_param_buffers
-    from ..module_calls import called
+    from ..module_calls import lowered_callees
     func = with_param_buffers(func)
     check_cpu(func)
     check_control_flow(func)
@@ -129,7 +129,7 @@ def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None,
         if trace is not None:
             trace.append((name, body))
     consts = collect_constants(body, module.constants if module is not None else None)
-    callees = tuple(lower(g, module, calls=False) for _, g in called(func, module)) \
+    callees = lowered_callees(func, module, lambda g: lower(g, module, calls=False)) \
         if calls else ()
     return LoweredFunc(func.name, buffers, scalars, sources, body, consts,
                        return_dtype(func),
