@@ -86,3 +86,26 @@ def test_a_changed_signature_checks_an_unchanged_caller_again():
         "D[i] = v", "D[i] = T.float32(1)")
     (d,) = [x for x in tirkit.check(changed, "m.py") if x.span.line == LINE]
     assert d.message == "'put' takes 2 arguments (dst, i), got 3"
+
+
+def test_a_string_return_annotation_is_an_error_at_the_annotation():
+    # TVM's parser wants a type there (`-> T.float32`) and stops on a string; the call
+    # keeps its default int32 type rather than one the function does not declare
+    text = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.Cast("float32", Module.half(i))
+
+    @T.prim_func(private=True)
+    def half(x: T.int32) -> "float32":
+        T.ret(T.Cast("float32", x) * T.float32(0.5))
+'''
+    diags = [d for d in tirkit.check(text, "m.py") if d.severity == "error"]
+    (d,) = diags
+    line = text.split("\n")[d.span.line - 1]
+    assert (d.code, line[d.span.column - 1:d.span.end_column - 1]) == ("type/mismatch",
+                                                                      '"float32"')
+    assert d.message == ("a return annotation is a type (`-> T.float32`); TVM does not "
+                         "read a string there")

@@ -100,8 +100,7 @@ class FuncMixin:
         ret_type = None
         if f.returns is not None:
             try:
-                rt = self.value(f.returns)
-                ret_type = rt if isinstance(rt, str) else None
+                ret_type = self._return_annotation(f.returns)
             except LowerError:
                 pass
         self.rebound = reassigned(f.body)
@@ -176,6 +175,18 @@ class FuncMixin:
         if not (isinstance(dtype, str) and D.is_dtype(dtype)) or not isinstance(scope, str):
             self.fail("type/mismatch", "T.handle takes an element dtype and a storage scope", ann)
         return E.PointerType(dtype, scope)
+
+    def _return_annotation(self, ann):
+        """The dtype a function's `-> T.float32` names (None for one that is no dtype, as
+        `-> T.handle` of a kernel returning nothing); a string there is an error, as TVM's
+        parser wants a type and stops on it."""
+        node = C.unparen(ann)
+        if isinstance(node, C.Constant) and isinstance(node.value, str):
+            spelled = f"T.{node.value}" if D.is_dtype(node.value) else "T.float32"
+            self.fail("type/mismatch", f"a return annotation is a type (`-> {spelled}`); "
+                      "TVM does not read a string there", ann)
+        rt = self.value(ann)
+        return rt if isinstance(rt, str) else None
 
     def lower_module(self, k: C.ClassDef, aliases, spelling, source_lines):
         functions = []
