@@ -262,7 +262,7 @@ class ExprEval:
 
     def _e_Call(self, e, env):
         op = e.op
-        if op.startswith("@"):
+        if e.callee is not None:
             return self.call_function(e, env)
         if op == "if_then_else":
             return self._if_then_else(e, env)

@@ -8,33 +8,22 @@ CPU back end share what this module finds (`callee`, `called`), and the compiled
 cache key holds every function it reaches."""
 from __future__ import annotations
 
-from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import find_all
+from ..ir.visit import function_calls
 from .errors import UNSUPPORTED, fail
 
 MAX_DEPTH = 64          # calls nested deeper than this are refused (recursion runs out)
 
 
-def callee_name(call) -> str | None:
-    """The name of the module function a Call calls, or None for any other call."""
-    return call.op[1:] if isinstance(call, E.Call) and call.op.startswith("@") else None
-
-
 def callee(module, call) -> S.PrimFunc:
     """The prim_func `call` calls; a codegen/unsupported error at the call where the module
     holds none of that name (a Python function of the class, or no module)."""
-    name = callee_name(call)
+    name = call.callee
     funcs = dict(module.prim_funcs()) if module is not None else {}
     if name not in funcs:
         fail(UNSUPPORTED, f"'{name}' is not a prim_func of the module: only prim_funcs are "
              "called from a kernel", call)
     return funcs[name]
-
-
-def calls_in(node) -> list:
-    """The module-function calls in an IR tree, in order."""
-    return find_all(node, lambda c: c.op.startswith("@"), E.Call)
 
 
 def called(func, module) -> list:
@@ -43,8 +32,8 @@ def called(func, module) -> list:
     out, seen, todo = [], set(), [func]
     while todo:
         f = todo.pop(0)
-        for c in calls_in(f.body):
-            name = callee_name(c)
+        for c in function_calls(f.body):
+            name = c.callee
             if name in seen:
                 continue
             seen.add(name)

@@ -127,7 +127,8 @@ class Cast(PrimExpr):
 
 @node
 class Call(PrimExpr):
-    """A call by op name: `exp`, `if_then_else`, `call_extern`, `mma_sync`, ... (the `T.` name)."""
+    """A call by op name: `exp`, `if_then_else`, `call_extern`, `mma_sync`, ... (the `T.` name),
+    or "@f" for a call `Module.f(...)` of the module's function f (TVM's call of a GlobalVar)."""
     dtype: str
     op: str
     args: tuple
@@ -135,6 +136,11 @@ class Call(PrimExpr):
     span: Optional[Span] = SPAN_()
     arg_spans: tuple = field(default=(), repr=False)   # each argument's own span, as written
                                                        # (() when not known; trivia)
+
+    @property
+    def callee(self) -> Optional[str]:
+        """The name of the module function this call calls (op "@f"), or None."""
+        return self.op[1:] if self.op.startswith("@") else None
 
 
 @node

@@ -118,6 +118,11 @@ def statement_paths(node, pred, nested=False) -> list:
     return out
 
 
+def function_calls(node) -> list:
+    """The calls of module functions (`Module.f(...)`, `Call.callee`) in an IR tree, in order."""
+    return find_all(node, lambda c: c.callee is not None, E.Call)
+
+
 def contains(node, pred, cls=None) -> bool:
     """Whether some node under `node` is an instance of `cls` (when given) satisfying `pred`."""
     return find_first(node, pred, cls) is not None

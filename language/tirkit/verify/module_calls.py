@@ -94,13 +94,13 @@ def _check(c: _Call):
 
 @register("module-calls", codes=(TYPE,), fast=True)
 def check_module_calls(func, ctx):
-    calls = [c for c, _, _ in func_accesses(func, ctx).calls if c.op.startswith("@")]
+    calls = [c for c, _, _ in func_accesses(func, ctx).calls if c.callee is not None]
     if not calls or ctx.module is None:
         return []
     funcs = {n: f for n, f in ctx.module.functions if isinstance(f, S.PrimFunc)}
     out = []
     for call in calls:
-        g = funcs.get(call.op[1:])
+        g = funcs.get(call.callee)
         if g is not None and call.span is not None:
             _check(_Call(call, g, ctx, out))
     return out

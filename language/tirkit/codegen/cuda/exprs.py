@@ -222,8 +222,8 @@ class ExprPrinter:
 
     def _Call(self, e):
         op, args = e.op, e.args
-        if op.startswith("@"):           # a device function of source.py
-            return f"tirkit_call_{op[1:]}({', '.join(self(a) for a in args)})"
+        if e.callee is not None:         # a device function of source.py
+            return f"tirkit_call_{e.callee}({', '.join(self(a) for a in args)})"
         if op == "address_of" and args and isinstance(args[0], E.BufferLoad):
             return f"(&{self(args[0])})"
         if op in wmma.OPS:

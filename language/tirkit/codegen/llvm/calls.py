@@ -37,7 +37,7 @@ MATH = {
 class CallMixin:
     def _x_Call(self, e):
         op = e.op
-        if op.startswith("@"):
+        if e.callee is not None:
             return subroutines.call(self, e)
         if op == "if_then_else":
             return self.if_then_else(e)

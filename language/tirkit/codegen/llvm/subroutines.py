@@ -19,7 +19,7 @@ import llvmlite.ir as ir
 from ...ir import expr as E
 from ...ir.dtype import bytes_of, lanes_of, parse_dtype
 from ..errors import UNSUPPORTED, fail
-from ..module_calls import MAX_DEPTH, callee_name
+from ..module_calls import MAX_DEPTH
 from . import types as T
 from .address import element_ptr
 
@@ -81,7 +81,7 @@ def _pointer(em, a, c):
 
 def call(em, e):
     """Emit `Module.f(args)`: the call, then the value f left in the caller's slot."""
-    fn, c = em.shared.callees[callee_name(e)]
+    fn, c = em.shared.callees[e.callee]
     if len(e.args) != len(c.param_buffers):
         fail(UNSUPPORTED, f"'{c.name}' takes {len(c.param_buffers)} arguments, got "
              f"{len(e.args)}", e)

@@ -135,9 +135,9 @@ class ExprPrinter:
             args = [self.expr(a) for a in e.args[1:]]
             args += [f"{k}={self.expr(v)}" for k, v in e.kwargs]
             return f"{self.expr(e.args[0])}{e.op}({', '.join(args)})", P_ATOM
-        if e.op.startswith("@"):
+        if e.callee is not None:
             args += [f"{k}={self.expr(v)}" for k, v in e.kwargs]
-            return f"{self.module_class}.{e.op[1:]}({', '.join(args)})", P_ATOM
+            return f"{self.module_class}.{e.callee}({', '.join(args)})", P_ATOM
         args += [f"{k}={self.expr(v) if isinstance(v, E.PrimExpr) else self.pyvalue(v)}"
                  for k, v in e.kwargs]
         return f"{T}.{e.op}({', '.join(args)})", P_ATOM
