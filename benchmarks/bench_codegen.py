@@ -306,7 +306,8 @@ def main() -> int:
     flops = {}
     for path, name, _ in KERNELS:
         _, module, func = load(path, name)
-        flops[name] = count_ops(lower(func, module).body)[0]
+        low = lower(func, module)
+        flops[name] = count_ops(low.body, callees=low.callees)[0]
     comp = compile_times(args.compile_repeat)
     runs = []
     for n in threads:

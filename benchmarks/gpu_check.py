@@ -115,7 +115,8 @@ def main(argv=None):
             failed += not r.ok
             sec = r.kernel.time(*r.arrays, scalars=r.scalars)
             from tirkit.codegen.cuda import lower_gpu
-            flops, iops = count_ops(lower_gpu(k.func, k.module).body)
+            low = lower_gpu(k.func, k.module)
+            flops, iops = count_ops(low.body, callees=low.callees)
             row["ms"] = sec * 1e3
             row["tflops"] = (flops or iops) / sec / 1e12
             a = anchors.get(ANCHOR.get(k.name, ""), {})

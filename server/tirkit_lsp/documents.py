@@ -107,7 +107,7 @@ class Analysis:
 
     def costs(self, func: PrimFunc):
         from tirkit.analysis.cost import kernel_costs
-        return self._once(("cost", id(func)), lambda: kernel_costs(func))
+        return self._once(("cost", id(func)), lambda: kernel_costs(func, self.result.module))
 
     def functions(self):
         return [f for _, f in self.result.module.functions if isinstance(f, PrimFunc)]

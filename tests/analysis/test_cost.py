@@ -104,3 +104,51 @@ def test_one_target_table():
         assert target_peaks(alias) is target.PEAKS[name], alias
     assert target_peaks(target.get("sm90"))["label"] == target.PEAKS["cuda-sm90"]["label"]
     assert target_peaks("cuda-sm90") is not target_peaks("cuda-sm80")
+
+
+CALLS = '''from tvm.script import ir as I
+from tvm.script import tir as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64,), "float32")):
+        for i in range(64):
+            with T.block("row"):
+                vi = T.axis.spatial(64, i)
+                Module.row_sum(T.address_of(A[vi, 0]), T.address_of(B[vi]))
+
+    @T.prim_func(private=True)
+    def row_sum(a: T.handle("float32"), b: T.handle("float32")):
+        X = T.decl_buffer((16,), "float32", data=a)
+        Y = T.decl_buffer((1,), "float32", data=b)
+        Y[0] = T.float32(0)
+        for j in range(16):
+            Y[0] = Y[0] + X[j]
+
+    @T.prim_func(private=True)
+    def down(n: T.int32) -> T.float32:
+        if n > 0:
+            return Module.down(n - 1) * T.float32(2)
+        return T.float32(1)
+'''
+
+
+def test_a_call_counts_the_work_of_the_function_it_calls():
+    """A kernel whose work is done in a module function counts it at each call (with the
+    module given): the callee's FLOPs and bytes moved, times the calls; a recursion counts
+    each function once on its path."""
+    mod = tirkit.parse(CALLS).module
+    one = kernel_costs(mod["row_sum"])
+    assert one.total.flops.value == 16
+    assert one.total.bytes_read.value == 16 * 8
+    kc = kernel_costs(mod["main"], mod)
+    assert kc.total.flops.value == 64 * 16
+    assert kc.total.bytes_read.value == 64 * 16 * 8
+    assert kc.total.bytes_written.value == 64 * 17 * 4
+    row = {b.name: b for b in kc.blocks.values()}["row"]
+    assert row.flops.value == 64 * 16
+    assert kernel_costs(mod["main"]).total.flops.value == 0      # no module: not known
+    # `n - 1` and `* 2` of its return value, the call of itself nothing more
+    assert kernel_costs(mod["down"], mod).total.flops.value == 2

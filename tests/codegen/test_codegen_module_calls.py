@@ -383,3 +383,24 @@ class Module:
     B = A.copy()
     build(good["main"], good, checked=True)(B)
     np.testing.assert_array_equal(B, A % 4 + 8)
+
+
+def test_the_operations_of_a_called_function_count_at_each_call():
+    """What `tirkit bench` divides by its time: a callee's operations once per call (64
+    calls of 16 x 16 float additions, the caller storing nothing itself); a recursion counts
+    each function once on its path, and ends."""
+    from tirkit.codegen.flops import count_ops
+    from tirkit.codegen.passes import lower
+    mod = _module(ROWS)
+    low = lower(mod["main"], mod)
+    assert count_ops(low.body, callees=low.callees) == (64 * 16 * 16, 0)
+    assert count_ops(low.body) == (0, 0)              # the callee not given: not counted
+    mod = _module(SCALE)
+    low = lower(mod["main"], mod)
+    # per element: the caller's `+ 1`, and the callee's `a * 2` or `a - 1` (both branches
+    # of its `if` count, as every `if` does)
+    assert count_ops(low.body, callees=low.callees) == (64 * 3, 0)
+    mod = _module(RECURSIVE.format(depth=1, base=8))
+    low = lower(mod["main"], mod)
+    # `A[i] % 4 + 8` computes on loaded data (2 integer operations); the callee on none
+    assert count_ops(low.body, callees=low.callees) == (0, 8 * 2)

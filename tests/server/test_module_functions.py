@@ -154,6 +154,9 @@ async def test_the_kernel_hover_of_a_called_function_names_its_callers(client):
     h = await client.text_document_hover_async(T.HoverParams(
         T.TextDocumentIdentifier(URI), at(7, "main")))
     assert not any(x.startswith("- called from") for x in h.contents.value.split("\n"))
+    # main's FLOPs hold the work of its two calls: per element its `+` and, in each call,
+    # `a * 2` or `a - 1` (a returned value counts as a stored one; both branches count)
+    assert "- FLOPs: 320" in h.contents.value.split("\n")
 
 
 async def test_call_hierarchy_gives_the_callers_and_the_callees(client):

@@ -8,11 +8,15 @@
 Counting rules (stated once, used everywhere):
 - A block runs once per iteration of the loops around it (a `T.where` predicate is ignored,
   so the count is an upper bound).  Counts are polynomials in the symbolic extents.
-- FLOPs: every arithmetic operator and math call in a stored value (not in buffer indices)
-  counts one operation per execution, whatever its dtype (int8 dot products count as ops);
-  `T.fma` counts two.  A reduction's init is a store of a constant: no FLOPs.
+- FLOPs: every arithmetic operator and math call in a stored or returned value (not in
+  buffer indices) counts one operation per execution, whatever its dtype (int8 dot products
+  count as ops); `T.fma` counts two.  A reduction's init is a store of a constant: no FLOPs.
 - Bytes read/written: one element per BufferLoad/BufferStore per execution (traffic with
-  no cache).  Unique bytes: the bounding box of every access of a buffer over the iteration
+  no cache).
+- A call of a module function (`Module.f(...)`, with the module given) adds f's FLOPs and
+  bytes read/written once per call where they are constant (f's buffers are views of what
+  the caller passes, so its unique bytes are not the caller's); a function already on the
+  call path adds nothing more, so a recursion counts each function once.  Unique bytes: the bounding box of every access of a buffer over the iteration
   domain (compulsory traffic), summed over buffers.  Intensity = FLOPs / unique bytes.
 """
 from __future__ import annotations
@@ -24,7 +28,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of
 from ..ir.text import expr_text
-from ..ir.visit import const_int
+from ..ir.visit import const_int, function_calls
 from .roofline import (PEAKS, bound_by, default_target, format_seconds,  # noqa: F401
                        roofline_seconds, target_peaks)
 
@@ -235,9 +239,42 @@ def _range_of(minimum, extent):
 
 
 class _Counter:
-    def __init__(self):
+    def __init__(self, module=None, path=None, memo=None):
         self.blocks: dict = {}
         self.stack: list = []          # BlockCost accumulators, innermost last
+        self.module = module           # the IRModule whose functions calls reach, or None
+        self.path = set() if path is None else path    # the functions being counted
+        self.memo = {} if memo is None else memo       # name -> (flops, read, written)
+
+    def calls(self, e, mult: Poly):
+        """Add the work of the module functions expression e calls, once per call."""
+        if self.module is None:
+            return
+        for call in function_calls(e):
+            work = self._work(call.callee)
+            for acc in self.stack:
+                acc.flops = acc.flops + mult * work[0]
+                acc.bytes_read = acc.bytes_read + mult * work[1]
+                acc.bytes_written = acc.bytes_written + mult * work[2]
+
+    def _work(self, name) -> tuple:
+        """(FLOPs, bytes read, bytes written) of one call of the module's function `name`:
+        constant Polys, zero where symbolic, unknown or on the call path already."""
+        if name in self.path:
+            return Poly(), Poly(), Poly()
+        if name not in self.memo:
+            g = dict(self.module.prim_funcs()).get(name)
+            work = (Poly(), Poly(), Poly())
+            if g is not None:
+                self.path.add(name)
+                try:
+                    total, _ = _count(g, self.module, self.path, self.memo)
+                finally:
+                    self.path.discard(name)
+                work = tuple(Poly.const(v) if v is not None else Poly() for v in (
+                    total.flops.value, total.bytes_read.value, total.bytes_written.value))
+            self.memo[name] = work
+        return self.memo[name]
 
     def _touch(self, buf, indices, env, nbytes, mult, write):
         for acc in self.stack:
@@ -256,15 +293,20 @@ class _Counter:
 
     def store(self, s: S.BufferStore, env, mult: Poly, count_ops=True):
         ops, dt = _value_ops(s.value) if count_ops else (0, None)
+        self._value(s.value, ops, dt, env, mult)
+        self._touch(s.buffer, s.indices, env, bytes_of(s.value.dtype), mult, True)
+
+    def _value(self, value, ops, dt, env, mult: Poly):
+        """A stored or returned value: its `ops` operations, its loads, its calls."""
         for acc in self.stack:
             acc.flops = acc.flops + mult * ops
             if ops and dt and not acc.dtype_seen:
                 acc.op_dtype, acc.dtype_seen = dt, True
         loads = []
-        _loads(s.value, loads)
+        _loads(value, loads)
         for ld in loads:
             self._touch(ld.buffer, ld.indices, env, bytes_of(ld.dtype), mult, False)
-        self._touch(s.buffer, s.indices, env, bytes_of(s.value.dtype), mult, True)
+        self.calls(value, mult)
 
     def visit(self, s, env, mult: Poly, extents: tuple, init_div=None):
         if s is None:
@@ -299,9 +341,15 @@ class _Counter:
                     env2[id(s.node.var)] = r
                 self.visit(s.body, env2, mult * extent_poly(s.value), extents + (s.value,))
             else:
+                if t is S.LetStmt:
+                    self.calls(s.value, mult)
                 self.visit(s.body, env, mult, extents, init_div)
         elif t is S.Evaluate:
-            pass
+            v = s.value
+            if type(v) is E.Call and v.op == "ret" and len(v.args) == 1:
+                self._value(v.args[0], *_value_ops(v.args[0]), env, mult)
+            else:
+                self.calls(v, mult)
 
     def block(self, b: S.Block, env, mult, extents):
         acc = BlockCost(b.name_hint, executions=mult, loop_extents=extents)
@@ -353,14 +401,21 @@ def _divide(p: Poly, q: Poly) -> Poly:
     return Poly(out)
 
 
-def kernel_costs(func: S.PrimFunc) -> KernelCost:
-    """Costs of every block of a function, and of the whole function."""
-    c = _Counter()
+def _count(func: S.PrimFunc, module, path=None, memo=None) -> tuple:
+    """(the function's total BlockCost, {id(Block): BlockCost})"""
+    c = _Counter(module, path, memo)
     total = BlockCost(func.name)
     c.stack.append(total)
     c.visit(func.body, {}, Poly.const(1), ())
     c.stack.pop()
-    return KernelCost(func.name, c.blocks, total)
+    return total, c.blocks
+
+
+def kernel_costs(func: S.PrimFunc, module=None) -> KernelCost:
+    """Costs of every block of a function, and of the whole function; `module`, the
+    IRModule holding it, gives the work of the functions it calls."""
+    total, blocks = _count(func, module, {func.name})
+    return KernelCost(func.name, blocks, total)
 
 
 __all__ = ["Poly", "BlockCost", "KernelCost", "kernel_costs", "roofline_seconds", "bound_by",

@@ -222,8 +222,9 @@ def cmd_bench(args) -> int:
             # (a tensorized block counts the operations of its intrinsic's desc)
             from ..tensorize.library import with_desc_semantics
             counted = dataclasses.replace(func, body=with_desc_semantics(func.body))
-            lowered = lower(counted, module).body
-            fl, iops = count_ops(lowered, env)
+            low = lower(counted, module)
+            lowered = low.body
+            fl, iops = count_ops(lowered, env, low.callees)
             # only parallel loops use the other threads: a kernel without one runs on one,
             # and its share is of one thread's peak
             used = threads if _has_parallel_loop(lowered) else 1

@@ -110,9 +110,9 @@ class TuneResult:
         return self.best.schedule.mod if self.best else None
 
 
-def _flops(func):
+def _flops(func, module):
     from ..analysis.cost import kernel_costs
-    return kernel_costs(func).total.flops.value
+    return kernel_costs(func, module).total.flops.value
 
 
 class _Search:
@@ -380,7 +380,7 @@ def tune(module, func_name: str, trials: int = 64, *, model=None, runner=None, d
                 extra_sketches=extra_sketches, threads=threads, log=log, progress=progress,
                 cancelled=cancelled, repeat=repeat, min_seconds=min_seconds, target=target,
                 confirm=confirm)
-    flops = _flops(s.func)
+    flops = _flops(s.func, module)
     reference = build_candidate(s.func, module)
     if resume and database is not None:
         s.resume()

@@ -162,7 +162,8 @@ def bench_on_gpu(args, name, func, module, text, rng) -> int:
     except TirkitError as e:
         report_error(args.file, text, e)
         return 1
-    flops, iops = count_ops(lower_gpu(func, module, calls=False).body)
+    low = lower_gpu(func, module)
+    flops, iops = count_ops(low.body, callees=low.callees)
     ops = flops or iops
     dtype = r.kernel.buffers[0].dtype if r.kernel.buffers else "float32"
     peak, label = device_peak(dtype)
