@@ -8,12 +8,13 @@ argument as written (at the call for a wrong count), with f's `def` as the relat
 - a value where f takes a buffer's data (a `T.Buffer` parameter, or `T.handle` that a buffer
   declares itself over), or a pointer where f takes a scalar (error);
 - a pointer to elements of another type than the buffer f reads through it (error);
-- a scalar of another dtype than the parameter's (warning: the engines convert it, as a
-  store converts a value of another dtype).
+- a scalar of another dtype than the parameter's (error: TVM 0.27 passes it unconverted,
+  a literal too, and LLVM refuses the call, "Call parameter type does not match function
+  signature"; tirkit's engines would convert it, as a store does).
 A call of a function the module does not hold is the lowering's `name/undefined`."""
 from __future__ import annotations
 
-from ..diagnostics import error, warning
+from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import stmt as S
 from . import register
@@ -87,9 +88,9 @@ def _check(c: _Call):
                 c.report(error, i, f"reads '{name}' as {element} elements, but the pointer "
                          f"is to {held} elements: their bits would be read as {element}")
         elif a.dtype != p.dtype:
-            c.report(warning, i, f"takes '{p.name}' as {p.dtype}, and {c.text(i)} is "
-                     f"{a.dtype}: the value is converted (write T.Cast(\"{p.dtype}\", ...) "
-                     "to say so)")
+            c.report(error, i, f"takes '{p.name}' as {p.dtype}, and {c.text(i)} is "
+                     f"{a.dtype}: TVM passes the value unconverted and its build fails "
+                     f"(write T.Cast(\"{p.dtype}\", ...))")
 
 
 @register("module-calls", codes=(TYPE,), fast=True)
