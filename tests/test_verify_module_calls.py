@@ -114,3 +114,35 @@ class Module:
                                                                       '"float32"')
     assert d.message == ("a return annotation is a type (`-> T.float32`); TVM does not "
                          "read a string there")
+
+
+def test_a_scalar_of_another_dtype_has_a_fix_that_converts_it():
+    """The quick fix wraps the argument as written in T.Cast to the parameter's dtype; the
+    fixed call checks clean and computes what the engines computed by converting."""
+    import numpy as np
+    from tirkit.codegen.interp import run_reference
+    from tirkit.verify.fixes import text_fixes
+    text = TEXT.replace("CALL", "Module.put(A.data, i, B[i] * 2)")
+    (d,) = [x for x in tirkit.check(text, "m.py") if x.span.line == LINE]
+    parsed = tirkit.parse(text, "m.py")
+    (fix,) = text_fixes(parsed, d.code, d.severity, d.span.line, d.span.column)
+    assert fix.title == "Convert `B[i] * 2` to float32 with T.Cast"
+    (ln, col, end_ln, end_col, new), = fix.edits
+    lines = text.split("\n")
+    row = lines[ln - 1]
+    assert (ln, end_ln, row[col - 1:end_col - 1]) == (LINE, LINE, "B[i] * 2")
+    assert new == 'T.Cast("float32", B[i] * 2)'
+    lines[ln - 1] = row[:col - 1] + new + row[end_col - 1:]
+    fixed = "\n".join(lines)
+    assert [x for x in tirkit.check(fixed, "m.py") if x.severity == "error"] == []
+    mod = tirkit.parse(fixed).module
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal(16).astype("float32")
+    B = rng.integers(-50, 50, 16).astype("int32")
+    run_reference(mod["main"], [A, B], module=mod)
+    np.testing.assert_array_equal(A, (B * 2).astype("float32"))
+    # another mismatch of the same code (a pointer for a scalar) has no such fix
+    text = TEXT.replace("CALL", "Module.put(A.data, B.data, A[i])")
+    (d,) = [x for x in tirkit.check(text, "m.py") if x.span.line == LINE]
+    assert text_fixes(tirkit.parse(text, "m.py"), d.code, d.severity, d.span.line,
+                      d.span.column) == []

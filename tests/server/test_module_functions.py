@@ -205,3 +205,29 @@ async def test_signature_help_while_the_arguments_are_typed(client):
         assert (h.active_signature, h.active_parameter) == (0, active)
     assert await client.text_document_signature_help_async(T.SignatureHelpParams(
         T.TextDocumentIdentifier(uri), T.Position(OTHER, line.index("A[i]")))) is None
+
+
+async def test_a_scalar_of_another_dtype_has_the_convert_quick_fix(client):
+    """`twice` passes B[i] (int32) where scale takes a float32: an error at the argument
+    while typing, and the preferred quick fix wraps it in T.Cast; the fixed text checks
+    clean."""
+    uri = URI.replace(".py", "_convert.py")
+    text = TEXT.replace("Module.scale(A[i], B[i])\n", "Module.scale(B[i], B[i])\n")
+    assert text.count("Module.scale(B[i], B[i])") == 1
+    open_doc(client, uri, text)
+    diags = await wait_diagnostics(client, uri, lambda ds: any(
+        d.code == "type/mismatch" and d.severity == T.DiagnosticSeverity.Error for d in ds))
+    (d,) = [d for d in diags if d.severity == T.DiagnosticSeverity.Error]
+    line = LINES[OTHER].replace("A[i], B[i]", "B[i], B[i]")
+    col = line.index("B[i], B[i]")
+    assert (d.range.start.line, d.range.start.character, d.range.end.character) == (
+        OTHER, col, col + 4)
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    assert [a.title for a in acts] == ["Convert `B[i]` to float32 with T.Cast",
+                                       "Ignore type/mismatch on this line"]
+    assert acts[0].is_preferred
+    fixed = apply_edits(text, acts[0].edit.changes[uri])
+    assert 'Module.scale(T.Cast("float32", B[i]), B[i])' in fixed
+    assert [x for x in tirkit.check(fixed) if x.severity == "error"] == []

@@ -9,6 +9,10 @@ quick fixes, computed here so that every client gets the same edit):
   T.init()", the identity of the update's operator (`+` 0, `*` 1, `T.max` the smallest
   value, `T.min` the largest), for a block with a reduction iterator (the init runs at its
   first value).  This changes what the kernel computes, from garbage to the sum.
+- `type/mismatch` on a scalar argument of a module function's call whose dtype is not the
+  parameter's (rule `module-calls`): "Convert `B[i]` to float32 with T.Cast", the argument
+  as written wrapped in `T.Cast("float32", ...)`: what tirkit's engines did, and what TVM's
+  build needs.
 
 A fix is offered only where the source has the form the edit expects; a schedule primitive
 that repairs a diagnostic is a schedule action instead (schedule/actions.py)."""
@@ -22,6 +26,8 @@ from ..ir.visit import find_first
 from ._common import same_element
 from .iter_type import CODE as ITER_TYPE
 from .iter_type import reduction_edit
+from .module_calls import TYPE as CALL_TYPE
+from .module_calls import converted_argument
 
 UNCOVERED = "dataflow/uncovered-read"
 
@@ -48,6 +54,16 @@ def text_fixes(result, code: str, severity: str, line: int, column: int) -> list
     if code == UNCOVERED:
         fix = _init_fix(result, lines, line, column)
         return [fix] if fix is not None else []
+    if code == CALL_TYPE and severity == "error":
+        found = converted_argument(result.module, line, column)
+        alias = _tir_alias(result)
+        if found is None or alias is None:
+            return []
+        span, dtype = found
+        text = lines[line - 1][span.column - 1:span.end_column - 1]
+        return [TextFix(f"Convert `{text}` to {dtype} with {alias}.Cast",
+                        [(line, span.column, line, span.end_column,
+                          f'{alias}.Cast("{dtype}", {text})')])]
     return []
 
 

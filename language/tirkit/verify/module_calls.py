@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.visit import function_calls
 from . import register
 from ._common import func_accesses
 
@@ -91,6 +92,25 @@ def _check(c: _Call):
             c.report(error, i, f"takes '{p.name}' as {p.dtype}, and {c.text(i)} is "
                      f"{a.dtype}: TVM passes the value unconverted and its build fails "
                      f"(write T.Cast(\"{p.dtype}\", ...))")
+
+
+def converted_argument(module, line: int, column: int):
+    """(the span of the argument, the dtype its parameter takes) where a call of a module
+    function passes, as its argument written at (line, column) on one line, a scalar of
+    another dtype than the parameter's; else None.  The quick fix wraps it in T.Cast."""
+    funcs = {n: f for n, f in module.functions if isinstance(f, S.PrimFunc)}
+    for _, f in module.prim_funcs():
+        for call in function_calls(f.body):
+            g = funcs.get(call.callee)
+            spans = call.arg_spans
+            if g is None or len(spans) != len(call.args) or len(g.params) != len(call.args):
+                continue
+            for a, p, s in zip(call.args, g.params, spans):
+                if s is not None and (s.line, s.column) == (line, column) and \
+                        s.end_line == line and not _takes(g, p)[0] and \
+                        a.dtype not in ("handle", p.dtype):
+                    return s, p.dtype
+    return None
 
 
 @register("module-calls", codes=(TYPE,), fast=True)

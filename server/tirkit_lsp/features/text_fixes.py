@@ -1,7 +1,9 @@
 """Quick fixes that are text edits, computed by the core (`tirkit.verify.fixes`): "Declare
 `vj` a reduction iterator" for a block that accumulates over a spatial iterator
 (`signature/iter-type`), "Initialize `acc[vi]` to 0 in a T.init()" for a block that updates
-an allocated buffer it never initialized (`dataflow/uncovered-read`).  Each carries its edit
+an allocated buffer it never initialized (`dataflow/uncovered-read`), "Convert `B[i]` to
+float32 with T.Cast" for a scalar passed to a module function as another dtype than its
+parameter's (`type/mismatch`).  Each carries its edit
 (no resolve step) and is the preferred fix of its diagnostic.  The code-action feature calls
 this module; it registers no handler."""
 from __future__ import annotations
