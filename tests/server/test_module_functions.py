@@ -231,3 +231,32 @@ async def test_a_scalar_of_another_dtype_has_the_convert_quick_fix(client):
     fixed = apply_edits(text, acts[0].edit.changes[uri])
     assert 'Module.scale(T.Cast("float32", B[i]), B[i])' in fixed
     assert [x for x in tirkit.check(fixed) if x.severity == "error"] == []
+
+
+async def test_inlay_hints_name_the_parameters_of_a_call(client):
+    """Before each argument of a call `Module.f(...)`, f's parameter name (a `T.Buffer`
+    parameter's is its buffer's), as rust-analyzer shows them; none where the argument is
+    written as the parameter's name."""
+    await opened(client)
+    res = await client.text_document_inlay_hint_async(T.InlayHintParams(
+        T.TextDocumentIdentifier(URI), T.Range(T.Position(0, 0), T.Position(len(LINES), 0))))
+    hints = sorted((h.position.line, h.position.character, h.label) for h in res
+                   if h.kind == T.InlayHintKind.Parameter)
+    row, other = LINES[CALL], LINES[OTHER]
+    first, second = row.index("scale(") + 6, row.rindex("scale(") + 6
+    assert hints == [(CALL, first, "a:"), (CALL, row.index("B[i]"), "b:"),
+                     (CALL, second, "a:"), (CALL, row.index("0)"), "b:"),
+                     (OTHER, other.index("scale(") + 6, "a:"),
+                     (OTHER, other.index("B[i]"), "b:")]
+    assert all(h.padding_right for h in res if h.kind == T.InlayHintKind.Parameter)
+    uri = URI.replace(".py", "_named.py")
+    text = TEXT.replace("Module.scale(A[i], B[i])\n", "Module.scale(A[i], b)\n").replace(
+        "        for i in range(64):\n            A[i]", "        for b in range(64):\n"
+        "            A[b]")
+    assert "A[b] = Module.scale(A[i], b)" in text
+    text = text.replace("A[b] = Module.scale(A[i], b)", "A[b] = Module.scale(A[b], b)")
+    open_doc(client, uri, text)
+    await wait_diagnostics(client, uri)
+    res = await client.text_document_inlay_hint_async(T.InlayHintParams(
+        T.TextDocumentIdentifier(uri), T.Range(T.Position(OTHER, 0), T.Position(OTHER + 1, 0))))
+    assert [h.label for h in res if h.kind == T.InlayHintKind.Parameter] == ["a:"]

@@ -267,6 +267,11 @@ class PrimFunc:
                 return b
         return None
 
+    def param_name(self, param: Var) -> str:
+        """The name a parameter is written with: a `T.Buffer` parameter's is its buffer's."""
+        b = self.buffer_of(param)
+        return b.name if b is not None else param.name
+
     def __getattr__(self, name):
         # called only for a field not set yet: a moved function's program, copied on first use
         from .shift import LAZY_FIELDS, materialize

@@ -40,7 +40,7 @@ def _takes(g, p):
     name as written: a `T.Buffer` parameter's is the buffer's)."""
     buf = g.buffer_of(p)
     if buf is not None:
-        return True, buf.dtype, buf.name
+        return True, buf.dtype, g.param_name(p)
     if p.dtype == "handle":
         return True, getattr(getattr(p, "type_annotation", None), "element", None), p.name
     return False, None, p.name

@@ -1,11 +1,13 @@
 """Inlay hints: the trip count after each loop's `for` line (none in a kernel holding errors,
-whose IR may lack the loops under it), and each block iterator's domain and kind after its
-name."""
+whose IR may lack the loops under it), each block iterator's domain and kind after its
+name, and before each argument of a call `Module.f(...)` f's parameter name (none where the
+argument is written as that name, or as its `.data`)."""
 from __future__ import annotations
 
 from lsprotocol import types as T
 
 from tirkit.ir import stmt as S
+from tirkit.ir.visit import function_calls
 
 from .. import render
 
@@ -48,6 +50,33 @@ def inlay_hints(server, a, rng: T.Range) -> list:
             position=conv.position(sp.end_line, sp.end_column),
             label=f": {render.KIND.get(iv.kind, iv.kind)} {render.domain_text(pr, iv.dom)}",
             kind=T.InlayHintKind.Type))
+    out.extend(_parameter_hints(a, conv, first, last))
+    return out
+
+
+def _parameter_hints(a, conv, first: int, last: int) -> list:
+    """`dst:` before each argument of the module's function calls on lines first..last."""
+    funcs = a.result.module.prim_funcs()
+    by_name = dict(funcs)
+    out = []
+    for _, f in funcs:
+        if f.span is None or f.span.end_line < first or f.span.line > last:
+            continue
+        for call in function_calls(f.body):
+            g = by_name.get(call.callee)
+            spans = call.arg_spans
+            if g is None or not (len(spans) == len(call.args) == len(g.params)):
+                continue
+            for p, s in zip(g.params, spans):
+                if s is None or s.line != s.end_line or not first <= s.line <= last or \
+                        s.line > len(a.lines):
+                    continue
+                name = g.param_name(p)
+                if a.lines[s.line - 1][s.column - 1:s.end_column - 1] in (name, name + ".data"):
+                    continue
+                out.append(T.InlayHint(position=conv.position(s.line, s.column),
+                                       label=f"{name}:", kind=T.InlayHintKind.Parameter,
+                                       padding_right=True))
     return out
 
 
