@@ -220,12 +220,18 @@ def signature_parameters(signature: str) -> list:
     return split_top_level(signature[1:]) if signature.startswith("(") else []
 
 
-def function_markdown(func, module: str, callers) -> str:
-    """Hover of a function of a module: its signature and where it is called (`callers`:
-    [(calling PrimFunc, [spans of its calls])])."""
+def function_markdown(func, module: str, callers, cost=None) -> str:
+    """Hover of a function of a module: its signature, the work of one call (`cost`: its
+    `kernel_costs(func, module).total`, None where its IR is partial) and where it is called
+    (`callers`: [(calling PrimFunc, [spans of its calls])])."""
+    work = []
+    if cost is not None and cost.flops.value is not None:
+        moved = (cost.bytes_read + cost.bytes_written).value
+        work = [f"- work per call: {cost.flops.value:,} FLOPs" +
+                (f", {moved:,} bytes read and written" if moved else "")]
     return "\n".join([
         f"**function** `{func.name}` of `{module}`" + (" (private)" if func.private else ""), "",
-        "```python", f"def {func.name}{function_signature(func)}", "```", "",
+        "```python", f"def {func.name}{function_signature(func)}", "```", ""] + work + [
         callers_text(callers) or "- not called in this module"])
 
 

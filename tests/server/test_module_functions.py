@@ -112,6 +112,7 @@ async def test_hover_gives_the_signature_and_the_callers(client):
             "```python",
             "def scale(a: T.float32, b: T.int32) -> T.float32",
             "```", "",
+            "- work per call: 2 FLOPs",           # `a * 2` and `a - 1`: both branches count
             "- called from `main` (line 11, twice), `twice` (line 22)"], pos
 
 

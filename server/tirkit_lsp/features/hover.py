@@ -125,7 +125,8 @@ def t_name_markdown(alias: str, name: str):
 def symbol_markdown(a, sym, target, dirs=()):
     func = sym.func
     if sym.kind == "function":
-        return render.function_markdown(func, a.result.module.name, a.index.callers(sym))
+        cost = None if a.result.has_errors(func) else a.costs(func).total
+        return render.function_markdown(func, a.result.module.name, a.index.callers(sym), cost)
     if sym.kind == "block":
         partial = a.result.has_errors(func)     # partial IR: no regions, cost or intrinsics
         text = _block_markdown(a, func, sym.node, target, partial)
