@@ -396,3 +396,35 @@ def test_a_store_into_a_copy_in_flight_is_a_race():
     assert (d.code, d.span.line, d.related[0][0].line) == ("thread/race", 15, 12)
     assert d.message.startswith("data race: thread (threadIdx.x=0) writes an element that an "
                                 "asynchronous copy of thread (threadIdx.x=0) at line 12")
+
+
+# (a template: the GPU corpus test runs every thread-bound kernel of the test files)
+SPARSE_MMA = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def mma_sp(A: T.Buffer((16, 8), "float16"), C: T.Buffer((16, 8), "float16")):
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(tx, 32)
+    a = T.decl_buffer([4], "float16", scope="local")
+    c = T.decl_buffer([4], "float16", scope="local")
+    meta = T.decl_buffer([1], "uint32", scope="local")
+    for i in range(4):
+        a[i] = A[tx // 4 + i // 2 * 8, tx % 4 * 2 + i % 2]
+    T.evaluate(T.ptx_mma_sp("m16n8k16", "row", "col", "fp16", "fp16", "fp16", a.data, 0,
+                            a.data, 0, c.data, 0, meta.data, 0, {selector}, False,
+                            dtype="float16"))
+'''
+
+
+def test_an_instruction_the_interpreter_lacks_is_refused_by_its_name():
+    """Said at the call before its operands are evaluated: a register buffer's data is
+    no value of its own in the thread interpreter, and naming it first hid the reason."""
+    mod = parse(SPARSE_MMA.format(selector=0)).module
+    rng = np.random.default_rng(2)
+    with pytest.raises(TirkitError) as e:
+        run_threads(mod["mma_sp"], [rng.standard_normal((16, 8)).astype("float16"),
+                                    np.zeros((16, 8), "float16")], module=mod)
+    (d,) = e.value.diagnostics
+    assert (d.code, d.message, d.span.line) == (
+        "codegen/unsupported", "the interpreter has no implementation of T.ptx_mma_sp", 13)

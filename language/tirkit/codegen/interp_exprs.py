@@ -277,6 +277,10 @@ class ExprEval:
             if parse_dtype(e.args[0].dtype).lanes > 1 and parse_dtype(e.dtype).lanes == 1:
                 r = r[..., 0]           # the bits of int8x4 as one int32: one value again
             return r[()] if r.ndim == 0 else r
+        if op != "ceildiv" and op not in _MATH and op not in _BIN:
+            # (said before the operands are evaluated: one may be no value here, as a
+            # register buffer's data in the thread interpreter)
+            fail(UNSUPPORTED, f"the interpreter has no implementation of T.{op}", e)
         args = [self.eval(a, env) for a in e.args]
         with np.errstate(all="ignore"):
             if op == "ceildiv":
@@ -286,10 +290,8 @@ class ExprEval:
                 return cast_to(-np.floor_divide(-a, b), dt)
             elif op in _MATH:
                 r = _MATH[op](args[0])
-            elif op in _BIN:
-                r = _BIN[op](args[0], cast_to(args[1], e.args[0].dtype))
             else:
-                fail(UNSUPPORTED, f"the interpreter has no implementation of T.{op}", e)
+                r = _BIN[op](args[0], cast_to(args[1], e.args[0].dtype))
         return cast_to(r, e.dtype)
 
     def _if_then_else(self, e, env):
