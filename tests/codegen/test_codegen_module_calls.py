@@ -301,6 +301,24 @@ def test_a_device_function_writes_through_a_pointer_into_a_buffer():
         compile_cuda(src.code, "sm_90", "cubin")
 
 
+def test_the_thread_interpreter_runs_a_call_through_a_pointer_and_sees_its_races():
+    """A call from a thread that passes a buffer's element runs with the callee's body in
+    the thread (its view is the caller's buffer from that element on), so the race detector
+    sees its accesses: C[tx] = A[tx]^2 against numpy; every thread writing through one
+    pointer is a race, reported at the callee's store."""
+    mod = _module(DEVICE_POINTER.format(one=1))
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal(128).astype("float32")
+    C = rng.standard_normal(128).astype("float32")
+    run_threads(mod["main"], [A, C], [], module=mod)
+    np.testing.assert_allclose(C, A * A, rtol=1e-6)
+    racy = _module(DEVICE_POINTER.format(one=1).replace("address_of(C[tx])", "address_of(C[0])"))
+    with pytest.raises(TirkitError) as e:
+        run_threads(racy["main"], [A, C], [], module=racy)
+    d = e.value.diagnostics[0]
+    assert (d.code, d.span.line) == ("thread/race", 10), d
+
+
 def test_the_cuda_generator_refuses_a_call_from_the_host():
     """A call outside the thread bindings runs on the host, which the CUDA source does not
     hold: refused at the statement, as any host code is."""
@@ -404,3 +422,75 @@ def test_the_operations_of_a_called_function_count_at_each_call():
     low = lower(mod["main"], mod)
     # `A[i] % 4 + 8` computes on loaded data (2 integer operations); the callee on none
     assert count_ops(low.body, callees=low.callees) == (0, 8 * 2)
+
+
+# a format template: a pointer passed on has no CUDA C here (a device function's parameter is
+# a buffer's data), so the GPU corpus test leaves it out
+FORWARD = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def put(dst: T.handle("float32"), v: T.float32):
+        D = T.decl_buffer((2,), "float32", data=dst)
+        D[0] = v * v
+        D[1] = D[0] + v
+
+    @T.prim_func(private=True)
+    def twice(dst: T.handle("float32"), v: T.float32):
+        Module.put(dst, v + T.float32(1))
+
+    @T.prim_func
+    def main(A: T.Buffer((64,), "float32"), C: T.Buffer((128,), "float32")):
+        for tx in T.thread_binding({threads}, "threadIdx.x"):
+            Module.twice(T.address_of(C[tx * 2]), A[tx])
+'''
+
+
+def test_a_pointer_passed_on_runs_in_the_thread():
+    """`twice` passes its pointer on to `put`, which writes two elements through it: the
+    thread interpreter gives numpy's values (the reference interpreter and the CPU back end
+    pass a pointer on to no function: a handle no single buffer views)."""
+    mod = _module(FORWARD.format(threads=64))
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal(64).astype("float32")
+    v = A + np.float32(1)
+    want = np.stack([v * v, v * v + v], axis=1).reshape(128)
+    C = rng.standard_normal(128).astype("float32")
+    run_threads(mod["main"], [A, C], [], module=mod)
+    np.testing.assert_allclose(C, want, rtol=1e-6)
+
+
+def test_calls_with_a_pointer_the_thread_interpreter_refuses():
+    A = np.random.default_rng(9).standard_normal(64).astype("float32")
+    returning = FORWARD.format(threads=64).replace("        Module.put(dst, v + T.float32(1))",
+                                "        Module.put(dst, v + T.float32(1))\n"
+                                "        return 0").replace(
+        'def twice(dst: T.handle("float32"), v: T.float32):',
+        'def twice(dst: T.handle("float32"), v: T.float32) -> T.int32:')
+    recursive = FORWARD.format(threads=64).replace("Module.put(dst, v + T.float32(1))",
+                                "Module.twice(dst, v + T.float32(1))")
+    for text, line, start in (
+            (returning, 21, "'twice' returns with `return`, and is passed a pointer"),
+            (recursive, 15, "'twice' calls itself again, passing a pointer")):
+        mod = _module(text)
+        with pytest.raises(TirkitError) as e:
+            run_threads(mod["main"], [A, np.zeros(128, "float32")], [], module=mod)
+        d = e.value.diagnostics[0]
+        assert (d.code, d.span.line) == ("codegen/unsupported", line), d
+        assert d.message.startswith(start), d.message
+
+
+def test_tirkit_run_for_cuda_runs_the_kernels_and_leaves_their_device_functions(tmp_path):
+    """`tirkit run --target cuda` on a module: the kernel runs (here in the thread
+    interpreter, its call through a pointer inlined), and the function it calls is named as
+    a device function, not refused as a kernel without threads; named by --func, it is."""
+    path = tmp_path / "device.py"
+    path.write_text(DEVICE_POINTER.format(one=1))
+    cmd = [sys.executable, "-m", "tirkit.cli", "run", "--target", "cuda", str(path)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert "put: a device function, run by the kernels that call it (main)" in lines, lines
+    assert any(x.startswith("main: no GPU here: ran in the thread interpreter on the CPU (1 of "
+                            "1 block(s) of 128 thread(s)") for x in lines), lines
+    r = subprocess.run(cmd + ["--func", "put"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "'put' binds no loop to GPU threads" in r.stderr, r.stderr

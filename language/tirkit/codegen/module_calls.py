@@ -26,6 +26,14 @@ def callee(module, call) -> S.PrimFunc:
     return funcs[name]
 
 
+def callers(module, name) -> list:
+    """The names of the module's prim_funcs that call its function `name`, in order."""
+    if module is None:
+        return []
+    return [n for n, f in module.prim_funcs()
+            if n != name and any(c.callee == name for c in function_calls(f.body))]
+
+
 def called(func, module) -> list:
     """[(name, PrimFunc)] of every function `func` reaches through calls, each once, in the
     order first reached (func itself only when a call reaches it again)."""

@@ -85,6 +85,18 @@ def grid_size(func) -> int:
     return n
 
 
+def _not_a_kernel(args, name, module) -> int:
+    """`--target cuda` on a function that binds no thread: a function the module's kernels
+    call (a device function) is said so and left, unless --func names it; else an error."""
+    from ..module_calls import callers
+    by = callers(module, name) if getattr(args, "func", None) is None else []
+    if by:
+        print(f"{name}: a device function, run by the kernels that call it ({', '.join(by)})")
+        return 0
+    print(f"{args.file}: '{name}' binds no loop to GPU threads", file=sys.stderr)
+    return 1
+
+
 def run_on_cpu_threads(args, name, func, module, text, rng):
     """`tirkit run` of a thread-bound kernel: on the GPU with `--target cuda` where pycuda
     runs kernels, else in the thread interpreter (threads.py) with its race detector.  None
@@ -95,8 +107,7 @@ def run_on_cpu_threads(args, name, func, module, text, rng):
     from .threads import run_threads
     if not is_thread_bound(func):
         if getattr(args, "target", "cpu") == "cuda":
-            print(f"{args.file}: '{name}' binds no loop to GPU threads", file=sys.stderr)
-            return 1
+            return _not_a_kernel(args, name, module)
         return None
     blocks = getattr(args, "blocks", None)
     total = grid_size(func)
@@ -154,8 +165,7 @@ def bench_on_gpu(args, name, func, module, text, rng) -> int:
         print(f"tirkit bench --target cuda: {why}", file=sys.stderr)
         return 2
     if not is_thread_bound(func):
-        print(f"{args.file}: '{name}' binds no loop to GPU threads", file=sys.stderr)
-        return 1
+        return _not_a_kernel(args, name, module)
     try:
         r = run_on_gpu(func, module, rng, parse_sizes(args.size), check=False)
         sec = r.kernel.time(*r.arrays, scalars=r.scalars, repeat=max(args.repeat, 3))

@@ -29,6 +29,7 @@ from ...ir import stmt as S
 from ...ir.dtype import parse_dtype
 from ...ir.visit import find_all, find_first, walk
 from ..handles import with_param_buffers
+from ..inline_calls import inline_pointer_calls
 from ..interp import Interpreter
 from ..errors import RACE
 from ..interp_exprs import LANES, TID, VECTOR_LANES, cast_to
@@ -54,7 +55,7 @@ class ThreadInterpreter(Interpreter):
         "(`tirkit run --target cuda` runs it on a GPU)"
 
     def __init__(self, func, module=None, blocks=None, skip=()):
-        func = with_param_buffers(func)
+        func = inline_pointer_calls(with_param_buffers(func), module)
         lowered = lower_gpu(func, module, skip=skip, calls=False)   # callees: interpreted
         super().__init__(dataclasses.replace(func, body=lowered.body), module)
         self.max_blocks = blocks
