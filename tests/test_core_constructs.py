@@ -525,6 +525,21 @@ def f(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
                    (7, 15, "an index is an integer, not float32")]
 
 
+def test_allocation_extents_are_integers():
+    # an allocation's extents count elements, as a buffer's shape does (a float extent
+    # reached the code generator, which failed on it internally)
+    text = CLASSIC + """@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    data = T.allocate([0.5], "int32")
+    B = T.Buffer([2], "int32", data)
+    B[0] = A[0]
+    A[1] = B[0]
+"""
+    got = [(d.span.line, d.span.column, d.severity, d.message)
+           for d in tirkit.parse(text).diagnostics]
+    assert got == [(6, 24, "error", "an allocation extent is an integer, not float32")]
+
+
 def test_a_tuple_index_gives_its_parts_in_a_store_only():
     # `for j in T.grid(4, 4)`: TVM's parser stores `A[j]` as `A[j_0, j_1]`, refuses `B[j]`
     # on a one-dimensional B (two indices) and cannot read `A[j]`

@@ -166,7 +166,14 @@ class BufferMixin:
         extents = opts.get("extents")
         if not isinstance(extents, (list, tuple)):
             extents = (extents,)
-        extents = tuple(self._as_expr(x, call) for x in extents)
+        # (each extent's own node where they are written as a list: the error's range)
+        node = next((k.value for k in call.keywords if k.arg == "extents"),
+                    call.args[0] if call.args else call)
+        items = C.unparen(node).elts if isinstance(C.unparen(node), (C.ListExpr, C.TupleExpr)) \
+            else [node]
+        extents = tuple(self._integer(self._as_expr(x, call), "an allocation extent",
+                                      items[i] if len(items) == len(extents) else call)
+                        for i, x in enumerate(extents))
         dtype = opts.get("dtype", "float32")
         scope = opts.get("scope", "global")
         if not D.is_dtype(dtype):
