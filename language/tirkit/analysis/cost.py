@@ -12,12 +12,12 @@ Counting rules (stated once, used everywhere):
   buffer indices) counts one operation per execution, whatever its dtype (int8 dot products
   count as ops); `T.fma` counts two.  A reduction's init is a store of a constant: no FLOPs.
 - Bytes read/written: one element per BufferLoad/BufferStore per execution (traffic with
-  no cache).
+  no cache).  Unique bytes: the bounding box of every access of a buffer over the iteration
+  domain (compulsory traffic), summed over buffers.  Intensity = FLOPs / unique bytes.
 - A call of a module function (`Module.f(...)`, with the module given) adds f's FLOPs and
   bytes read/written once per call where they are constant (f's buffers are views of what
   the caller passes, so its unique bytes are not the caller's); a function already on the
-  call path adds nothing more, so a recursion counts each function once.  Unique bytes: the bounding box of every access of a buffer over the iteration
-  domain (compulsory traffic), summed over buffers.  Intensity = FLOPs / unique bytes.
+  call path adds nothing more, so a recursion counts each function once.
 """
 from __future__ import annotations
 

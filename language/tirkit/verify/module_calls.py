@@ -98,6 +98,8 @@ def converted_argument(module, line: int, column: int):
     """(the span of the argument, the dtype its parameter takes) where a call of a module
     function passes, as its argument written at (line, column) on one line, a scalar of
     another dtype than the parameter's; else None.  The quick fix wraps it in T.Cast."""
+    if module is None:
+        return None
     funcs = {n: f for n, f in module.functions if isinstance(f, S.PrimFunc)}
     for _, f in module.prim_funcs():
         for call in function_calls(f.body):
