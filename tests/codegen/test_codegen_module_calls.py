@@ -445,18 +445,37 @@ class Module:
 '''
 
 
-def test_a_pointer_passed_on_runs_in_the_thread():
-    """`twice` passes its pointer on to `put`, which writes two elements through it: the
-    thread interpreter gives numpy's values (the reference interpreter and the CPU back end
-    pass a pointer on to no function: a handle no single buffer views)."""
+def test_a_pointer_passed_on_runs_in_every_engine(tmp_path):
+    """`twice` passes its pointer on to `put`, which writes two elements through it: such a
+    call runs as put's body in twice, so twice reads its pointer through put's view.  The
+    thread interpreter, the reference interpreter and the CPU back end give numpy's values,
+    `tirkit run` runs twice alone too, and the CUDA generator's device function compiles."""
     mod = _module(FORWARD.format(threads=64))
     rng = np.random.default_rng(8)
     A = rng.standard_normal(64).astype("float32")
     v = A + np.float32(1)
     want = np.stack([v * v, v * v + v], axis=1).reshape(128)
-    C = rng.standard_normal(128).astype("float32")
-    run_threads(mod["main"], [A, C], [], module=mod)
-    np.testing.assert_allclose(C, want, rtol=1e-6)
+    cpu = _module(FORWARD.format(threads=64).replace('T.thread_binding(64, "threadIdx.x")',
+                                                     "range(64)"))
+    for run in (lambda C: run_threads(mod["main"], [A, C], [], module=mod),
+                lambda C: run_reference(cpu["main"], [A, C], module=cpu),
+                lambda C: build(cpu["main"], cpu)(A, C)):
+        C = rng.standard_normal(128).astype("float32")
+        run(C)
+        np.testing.assert_allclose(C, want, rtol=1e-6)
+    path = tmp_path / "forward.py"
+    path.write_text(FORWARD.format(threads=64).replace('T.thread_binding(64, "threadIdx.x")',
+                                                       "range(64)"))
+    r = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--check", str(path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("twice: ran in "))
+    assert lines[at + 2].startswith("  D: ok (rel err "), lines
+    src = emit_cuda(mod["main"], mod)
+    assert "__device__ void tirkit_call_twice(float* D, float v) {" in src.kernels_code
+    if find_nvcc() is not None:
+        compile_cuda(src.code, "sm_90", "cubin")
 
 
 def test_calls_with_a_pointer_the_thread_interpreter_refuses():
@@ -469,7 +488,7 @@ def test_calls_with_a_pointer_the_thread_interpreter_refuses():
     recursive = FORWARD.format(threads=64).replace("Module.put(dst, v + T.float32(1))",
                                 "Module.twice(dst, v + T.float32(1))")
     for text, line, start in (
-            (returning, 21, "'twice' returns with `return`, and is passed a pointer"),
+            (returning, 21, "'twice' returns with `return`: a call that passes it a pointer"),
             (recursive, 15, "'twice' calls itself again, passing a pointer")):
         mod = _module(text)
         with pytest.raises(TirkitError) as e:

@@ -109,7 +109,7 @@ def build(func: S.PrimFunc, module: S.IRModule | None = None, cache: bool = True
     from .passes import check_cpu, signature
     from .passes.control import check_control_flow, return_dtype
     from .runtime import Kernel
-    func = with_param_buffers(func)
+    func = with_param_buffers(func, module)
     check_cpu(func)
     check_control_flow(func)
     cpu, features = engine.host_cpu()

@@ -9,9 +9,12 @@ the buffer over it in the body,
 function, `with_param_buffers` reads the parameter as the buffer: the buffer becomes the
 parameter's (as a `T.Buffer` annotation would make it) and its declaration, a view that
 allocates nothing, goes.  Every entry that compiles or runs a function reads it so: `build`,
-`lower`, `lower_gpu` (so `emit_cuda`), both interpreters, `make_inputs`, and the commands.  Only where the parameter is used as that buffer's data and
-nowhere else, and no other buffer views it: a pointer passed on, or two views of other
-shapes or dtypes, leave the parameter as it is (codegen.passes.signature refuses it)."""
+`lower`, `lower_gpu` (so `emit_cuda`), both interpreters, `make_inputs`, and the commands.
+Only where the parameter is used as that buffer's data and nowhere else, and no other buffer
+views it: two views of other shapes or dtypes, or a pointer used as a value, leave the
+parameter as it is (codegen.passes.signature refuses it).  A pointer only passed on to
+another function of the module is read through that function's view, its call inlined
+(inline_calls.inline_forwarded), where the module is given."""
 from __future__ import annotations
 
 import dataclasses
@@ -34,12 +37,17 @@ def _views(body) -> dict:
     return out
 
 
-def with_param_buffers(func: S.PrimFunc) -> S.PrimFunc:
+def with_param_buffers(func: S.PrimFunc, module=None) -> S.PrimFunc:
     """func with each handle parameter that one buffer views read as that buffer's parameter
-    (module doc); func itself when there is none."""
+    (module doc); func itself when there is none.  With its `module`, a handle func only
+    passes on to the module's functions is read through their views first (their calls
+    inlined: inline_calls.inline_forwarded)."""
     loose = [p for p in func.params if p.dtype == "handle" and func.buffer_of(p) is None]
     if not loose:
         return func
+    if module is not None:
+        from .inline_calls import inline_forwarded     # (which reads handles itself)
+        func = inline_forwarded(func, module)
     views = _views(func.body)
     bound = {}
     for p in loose:

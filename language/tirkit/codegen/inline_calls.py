@@ -1,8 +1,13 @@
-"""Calls that pass a pointer, inlined: the thread interpreter runs a statement
-`Module.f(T.address_of(C[tx]), A[tx])` as f's body in the calling thread, so that what f
-reads and writes through the pointer is the caller's buffer, which the race detector
-watches.  (The reference interpreter and the CPU back end run f as a function of its own
-over the storage the pointer addresses: module_calls.py.)
+"""Calls that pass a pointer, inlined: a statement `Module.f(T.address_of(C[tx]), A[tx])` run
+as f's body in the caller.
+
+- The thread interpreter inlines every such call from a thread (`inline_pointer_calls`), so
+  that what f reads and writes through the pointer is the caller's buffer, which the race
+  detector watches.  (The reference interpreter and the CPU back end run f as a function of
+  its own over the storage the pointer addresses: module_calls.py.)
+- Every engine inlines a call that passes on a pointer its caller only hands on (`g(dst)`
+  calling `Module.f(dst, v)`, no buffer of g viewing `dst`: `inline_forwarded`), so that g
+  reads its parameter through f's view and takes it as that buffer (handles.py).
 
 f's buffer viewing a pointer parameter becomes a view of the caller's buffer from the
 addressed element on (its data, an `elem_offset` of the element's flat index); each scalar
@@ -45,16 +50,33 @@ def inline_pointer_calls(func: S.PrimFunc, module, path=()) -> S.PrimFunc:
     return dataclasses.replace(func, body=body)
 
 
+def inline_forwarded(func: S.PrimFunc, module) -> S.PrimFunc:
+    """func with each statement that passes on one of func's own handle parameters (one no
+    buffer of func views) to a module function replaced by that function's body (module
+    doc); func itself where there is none."""
+    loose = {id(p) for p in func.params if p.dtype == "handle" and func.buffer_of(p) is None}
+    if module is None or not loose:
+        return func
+
+    def forwards(s):
+        return passes_pointer(s) and any(isinstance(a, E.Var) and id(a) in loose
+                                         for a in s.value.args)
+    if not contains(func.body, forwards, S.Evaluate):
+        return func
+    body = rebuild(func.body, lambda new, old: _inlined(new.value, module, (func.name,))
+                   if forwards(new) else None)
+    return dataclasses.replace(func, body=body)
+
+
 def _inlined(call, module, path) -> S.Stmt:
     g = callee(module, call)
     if g.name in path:
-        fail(UNSUPPORTED, f"'{g.name}' calls itself again, passing a pointer: the thread "
-             "interpreter runs such a call in the calling thread, and a recursion there has "
-             "no end it can see", call)
+        fail(UNSUPPORTED, f"'{g.name}' calls itself again, passing a pointer: such a call "
+             "runs as its body in the caller, and a recursion there has no end", call)
     if contains(g.body, lambda c: c.op == RET, E.Call):
-        fail(UNSUPPORTED, f"'{g.name}' returns with `return`, and is passed a pointer: the "
-             "thread interpreter runs such a call in the calling thread, where the return "
-             "would leave the caller", call)
+        fail(UNSUPPORTED, f"'{g.name}' returns with `return`: a call that passes it a "
+             "pointer runs as its body in the caller, where the return would leave the "
+             "caller", call)
     if len(call.args) != len(g.params):
         fail(ARGUMENT, f"'{g.name}' takes {len(g.params)} arguments, got {len(call.args)}",
              call)
@@ -67,7 +89,7 @@ def _inlined(call, module, path) -> S.Stmt:
             views[id(buf)] = _view(buf, a, g, call)
         elif p.dtype == "handle":
             fail(UNSUPPORTED, f"'{g.name}' reads its pointer '{p.name}' through no single "
-                 "buffer: the thread interpreter cannot tell what it addresses", call)
+                 "buffer, so what it addresses is not known", call)
         else:
             lets.append((p, a if a.dtype == p.dtype else E.Cast(p.dtype, a, a.span)))
     body = map_buffers(g.body, lambda b: views.get(id(b)))
@@ -87,8 +109,8 @@ def _view(buf, arg, g, call) -> S.Buffer:
         data, offset = arg, None
         dtype = getattr(getattr(arg, "type_annotation", None), "element", None) or buf.dtype
     else:
-        fail(UNSUPPORTED, f"'{g.name}' is passed a pointer the thread interpreter cannot "
-             "follow: a buffer's data (`A.data`) or `T.address_of(A[i])` only", arg)
+        fail(UNSUPPORTED, f"'{g.name}' is passed a pointer that is not a buffer's data "
+             "(`A.data`) or `T.address_of(A[i])`, so what it addresses is not known", arg)
     if dtype != buf.dtype:
         fail(ARGUMENT, f"'{g.name}' reads its buffer '{buf.name}' as {buf.dtype}, and is "
              f"passed a pointer to {dtype} elements", arg)

@@ -67,7 +67,7 @@ class Interpreter(LanesMixin, ExprEval):
     def __init__(self, func: S.PrimFunc, module: S.IRModule | None = None, lanes=True):
         from .handles import with_param_buffers
         from .passes.operator_calls import operator_calls
-        func = with_param_buffers(func)    # a handle one buffer views: its parameter
+        func = with_param_buffers(func, module)    # a handle one buffer views: its parameter
         from ..tensorize.library import with_desc_semantics
         body = operator_calls(func.body)           # T.Div(a, b) is a / b, etc.
         body = with_desc_semantics(body)           # a tensorized block runs its desc

@@ -114,7 +114,8 @@ def selected_kernels(args, doing: str):
     for name in loaded.broken:
         print(f"{args.file}: '{name}' has errors: not {doing}", file=sys.stderr)
     from .handles import with_param_buffers
-    funcs = [(n, with_param_buffers(f)) for n, f in loaded.funcs if n not in loaded.broken]
+    funcs = [(n, with_param_buffers(f, loaded.module)) for n, f in loaded.funcs
+             if n not in loaded.broken]
     if not funcs:
         return 1
     status = 1 if loaded.broken or (loaded.errors and args.func is None) else 0

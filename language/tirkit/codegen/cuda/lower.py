@@ -76,7 +76,7 @@ def lower_gpu(func, module=None, trace=None, skip=(), calls=True) -> LoweredFunc
     barrier with skip=("insert_syncs",)), and (`calls`) every function it calls, each
     lowered once, as its `callees` (device functions: source.py)."""
     from ..module_calls import lowered_callees
-    func = with_param_buffers(func)
+    func = with_param_buffers(func, module)
     check_control_flow(func)
     check_regions(func)
     buffers, scalars, sources = signature(func)

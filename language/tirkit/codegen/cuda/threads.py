@@ -55,7 +55,7 @@ class ThreadInterpreter(Interpreter):
         "(`tirkit run --target cuda` runs it on a GPU)"
 
     def __init__(self, func, module=None, blocks=None, skip=()):
-        func = inline_pointer_calls(with_param_buffers(func), module)
+        func = inline_pointer_calls(with_param_buffers(func, module), module)
         lowered = lower_gpu(func, module, skip=skip, calls=False)   # callees: interpreted
         super().__init__(dataclasses.replace(func, body=lowered.body), module)
         self.max_blocks = blocks

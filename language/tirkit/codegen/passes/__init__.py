@@ -119,7 +119,7 @@ def lower(func: S.PrimFunc, module: S.IRModule | None = None, trace=None,
     (module_calls.py), each lowered once, as its `callees`."""
     from ..handles import with_param_buffers
     from ..module_calls import lowered_callees
-    func = with_param_buffers(func)
+    func = with_param_buffers(func, module)
     check_cpu(func)
     check_control_flow(func)
     buffers, scalars, sources = signature(func)
