@@ -513,3 +513,30 @@ def test_tirkit_run_for_cuda_runs_the_kernels_and_leaves_their_device_functions(
                             "1 block(s) of 128 thread(s)") for x in lines), lines
     r = subprocess.run(cmd + ["--func", "put"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "'put' binds no loop to GPU threads" in r.stderr, r.stderr
+
+
+def test_a_pointer_passed_on_that_cannot_be_inlined_is_refused_with_a_diagnostic(tmp_path):
+    """TVM's packed-API test input: main hands its pointer to a function that returns with
+    `T.ret` and reads nothing through it.  No inlining gives main a view, so main keeps a
+    handle no buffer views and `tirkit run` refuses it with that diagnostic (it was an
+    internal error while the inlining's refusal escaped the command)."""
+    path = tmp_path / "packed.py"
+    path.write_text(HEAD + '''@I.ir_module
+class mod:
+    @T.prim_func
+    def main(A_data: T.handle("float32")) -> T.int32:
+        mod.subroutine(A_data)
+        T.ret(T.int32(0))
+
+    @T.prim_func
+    def subroutine(A_data: T.handle("float32")) -> T.int32:
+        T.evaluate(A_data)
+        T.ret(T.int32(0))
+''')
+    for target in ("cpu", "cuda"):
+        r = subprocess.run([sys.executable, "-m", "tirkit.cli", "run", "--check", "--target",
+                            target, str(path)], capture_output=True, text=True, timeout=300)
+        out = r.stdout + r.stderr
+        assert r.returncode == 1 and "internal error" not in out, out
+        if target == "cpu":
+            assert "parameter 'A_data' is a handle without a buffer" in out, out

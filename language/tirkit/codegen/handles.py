@@ -14,7 +14,7 @@ Only where the parameter is used as that buffer's data and nowhere else, and no 
 views it: two views of other shapes or dtypes, or a pointer used as a value, leave the
 parameter as it is (codegen.passes.signature refuses it).  A pointer only passed on to
 another function of the module is read through that function's view, its call inlined
-(inline_calls.inline_forwarded), where the module is given."""
+(inline_calls.inline_forwarded), where the module is given and the call can be inlined."""
 from __future__ import annotations
 
 import dataclasses
@@ -46,8 +46,12 @@ def with_param_buffers(func: S.PrimFunc, module=None) -> S.PrimFunc:
     if not loose:
         return func
     if module is not None:
+        from ..diagnostics import TirkitError
         from .inline_calls import inline_forwarded     # (which reads handles itself)
-        func = inline_forwarded(func, module)
+        try:
+            func = inline_forwarded(func, module)
+        except TirkitError:
+            pass        # (no inlining: the handle stays loose, as signature() then says)
     views = _views(func.body)
     bound = {}
     for p in loose:
