@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from lsp_helpers import example, expected_marks, server_env
+from test_module_functions import TEXT
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -230,29 +231,10 @@ def test_neovim_tune_this_kernel(tmp_path):
     assert run_matmul(tirkit.parse(text).module) < 1e-5
 
 
-CALLS = """from tvm.script import ir as I
-from tvm.script import tir as T
-
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"),
-             C: T.Buffer((64,), "float32")):
-        for i in range(64):
-            C[i] = Module.scale(A[i], B[i]) + T.float32(1)
-
-    @T.prim_func(private=True)
-    def scale(a: T.float32, b: T.int32) -> T.float32:
-        if b > 0:
-            return a * T.float32(2)
-        return a - T.float32(1)
-
-    @T.prim_func
-    def twice(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32")):
-        for i in range(64):
-            B[i] = Module.scale(A[i], B[i])
-"""
+# the editor test's module (test_module_functions.py), with one call in main and `twice`
+# storing into int32 B: a warning to wait for
+CALLS = TEXT.replace(" + Module.scale(A[i], 0)", " + T.float32(1)").replace(
+    "A[i] = Module.scale(A[i], B[i])", "B[i] = Module.scale(A[i], B[i])")
 
 
 def test_neovim_completion_signature_help_and_callers_of_a_module_function(tmp_path):

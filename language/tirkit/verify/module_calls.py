@@ -69,6 +69,11 @@ class _Call:
                              self.span(i) if i is not None else self.call.span, self.related))
 
 
+def _converted(a, g, p) -> bool:
+    """Whether argument a passes a scalar of another dtype than g's scalar parameter p."""
+    return not _takes(g, p)[0] and a.dtype not in ("handle", p.dtype)
+
+
 def _check(c: _Call):
     g, args = c.g, c.call.args
     if len(args) != len(g.params):
@@ -88,7 +93,7 @@ def _check(c: _Call):
             if element is not None and held is not None and held != element:
                 c.report(error, i, f"reads '{name}' as {element} elements, but the pointer "
                          f"is to {held} elements: their bits would be read as {element}")
-        elif a.dtype != p.dtype:
+        elif _converted(a, g, p):
             c.report(error, i, f"takes '{p.name}' as {p.dtype}, and {c.text(i)} is "
                      f"{a.dtype}: TVM passes the value unconverted and its build fails "
                      f"(write T.Cast(\"{p.dtype}\", ...))")
@@ -109,8 +114,7 @@ def converted_argument(module, line: int, column: int):
                 continue
             for a, p, s in zip(call.args, g.params, spans):
                 if s is not None and (s.line, s.column) == (line, column) and \
-                        s.end_line == line and not _takes(g, p)[0] and \
-                        a.dtype not in ("handle", p.dtype):
+                        s.end_line == line and _converted(a, g, p):
                     return s, p.dtype
     return None
 
