@@ -74,6 +74,17 @@ _MATH = {
     "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
     "bitwise_not": np.invert,
 }
+
+
+def _fused(a, b, c):
+    """a * b + c as a fused multiply-add computes it, to within one rounding: in float64 for
+    narrower floats (where the product is exact), rounded to the call's dtype after."""
+    a = np.asarray(a)
+    wide = np.float64 if a.dtype.itemsize < 8 else a.dtype
+    return np.asarray(a, wide) * np.asarray(b, wide) + np.asarray(c, wide)
+
+
+_TERNARY = {"fma": _fused}
 _BIN = {
     "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "hypot": np.hypot,
     "copysign": np.copysign, "nextafter": np.nextafter, **BITWISE,
@@ -277,7 +288,7 @@ class ExprEval:
             if parse_dtype(e.args[0].dtype).lanes > 1 and parse_dtype(e.dtype).lanes == 1:
                 r = r[..., 0]           # the bits of int8x4 as one int32: one value again
             return r[()] if r.ndim == 0 else r
-        if op != "ceildiv" and op not in _MATH and op not in _BIN:
+        if op != "ceildiv" and op not in _MATH and op not in _BIN and op not in _TERNARY:
             # (said before the operands are evaluated: one may be no value here, as a
             # register buffer's data in the thread interpreter)
             fail(UNSUPPORTED, f"the interpreter has no implementation of T.{op}", e)
@@ -290,6 +301,8 @@ class ExprEval:
                 return cast_to(-np.floor_divide(-a, b), dt)
             elif op in _MATH:
                 r = _MATH[op](args[0])
+            elif op in _TERNARY:
+                r = _TERNARY[op](*args)
             else:
                 r = _BIN[op](args[0], cast_to(args[1], e.args[0].dtype))
         return cast_to(r, e.dtype)

@@ -87,6 +87,17 @@ class Or(BinaryOp): __slots__ = ()
 
 COMPARISONS = (EQ, NE, LT, LE, GT, GE)
 ARITH = (Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max)
+# math calls (`T.exp(x)`, `T.pow(x, y)`, `T.isnan(x)`) by arity; the first two give a value of
+# their first argument's dtype (`likely` too: it marks a condition and computes nothing)
+UNARY_MATH = frozenset({
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+    "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "erf",
+    "sigmoid", "floor", "ceil", "round", "trunc", "nearbyint", "abs", "fabs", "popcount", "clz",
+    "bitwise_not", "likely",
+})
+BINARY_MATH = frozenset({"pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp",
+                         "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"})
+BOOL_RESULT = frozenset({"isnan", "isinf", "isfinite", "isnullptr"})
 
 
 @node

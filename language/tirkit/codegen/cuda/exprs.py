@@ -28,7 +28,7 @@ _HALF = {"half": ("__half2float", "__float2half"),
 _MATH = {op: op + "f" for op in (
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
     "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "floor", "ceil", "trunc", "round",
-    "nearbyint", "fabs", "erf", "pow", "atan2", "fmod", "hypot", "copysign", "nextafter")}
+    "nearbyint", "fabs", "erf", "pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "fma")}
 _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
             "shift_left": "<<", "shift_right": ">>"}
 _BINOP = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.EQ: "==", E.NE: "!=", E.LT: "<",

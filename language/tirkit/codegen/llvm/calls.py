@@ -32,6 +32,7 @@ MATH = {
     "pow": ("llvm.pow", "powf", "pow"), "atan2": (None, "atan2f", "atan2"),
     "fmod": (None, "fmodf", "fmod"), "hypot": (None, "hypotf", "hypot"),
     "copysign": ("llvm.copysign", None, None), "nextafter": (None, "nextafterf", "nextafter"),
+    "fma": ("llvm.fmuladd", None, None),        # as TVM emits it: fused where the target can
 }
 
 class CallMixin:

@@ -12,16 +12,6 @@ from .fold import as_float, cast_folded, fold_minmax
 from .values import (_BufferMethod, _ExprMethod, _GlobalFunc, _is_literal, _Lambda, _Namespace,
                      _PyBuiltin, _Starred)
 
-# math calls whose result has the dtype of their first argument
-UNARY_MATH = {
-    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-    "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "erf",
-    "sigmoid", "floor", "ceil", "round", "trunc", "nearbyint", "abs", "fabs", "popcount", "clz",
-    "bitwise_not", "likely",
-}
-BINARY_MATH = {"pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp",
-               "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"}
-BOOL_RESULT = {"isnan", "isinf", "isfinite", "isnullptr"}
 _BITWISE_CALLS = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
                   "shift_right"}
 # calls whose first argument is the result dtype
@@ -29,7 +19,7 @@ DTYPE_FIRST = {"call_extern", "call_pure_extern", "call_intrin", "call_llvm_intr
                "call_llvm_pure_intrin", "call_packed_lowered", "call_cpacked_lowered",
                "reinterpret", "call_ffi_kernel"}
 # operations whose `dtype=` keyword TVMScript drops, and those where it becomes the first argument
-DTYPE_IGNORED = (UNARY_MATH | BINARY_MATH | BOOL_RESULT | {
+DTYPE_IGNORED = (E.UNARY_MATH | E.BINARY_MATH | E.BOOL_RESULT | {
     "address_of", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "fma",
     "if_then_else", "q_multiply_shift", "q_multiply_shift_per_axis", "rsqrt", "likely",
     "assume", "undef", "vscale", "continue_loop", "break_loop", "thread_return", "infinity",
@@ -37,20 +27,20 @@ DTYPE_IGNORED = (UNARY_MATH | BINARY_MATH | BOOL_RESULT | {
     "tvm_stack_alloca", "tvm_stack_make_shape", "tvm_stack_make_array",
 })
 # the operations typed here (others keep a `dtype=` keyword as written, as their result type)
-_TYPED = UNARY_MATH | BINARY_MATH | BOOL_RESULT | {
+_TYPED = E.UNARY_MATH | E.BINARY_MATH | E.BOOL_RESULT | {
     "if_then_else", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod"}
 DTYPE_FORWARD = {"reinterpret", "call_extern", "call_intrin", "call_llvm_intrin",
                  "call_llvm_pure_intrin", "call_pure_extern", "vectorlow", "vectorhigh",
                  "vectorcombine", "get_active_lane_mask", "masked_load", "dp4a"}
 ARITY = {"if_then_else": 3, "Select": 3, "max": 2, "min": 2, "floordiv": 2, "floormod": 2,
          "truncdiv": 2, "truncmod": 2, "ceildiv": 2, "Cast": 2, "cast": 2, "Ramp": 3,
-         "Broadcast": 2, "Let": 3}
+         "Broadcast": 2, "Let": 3, "fma": 3}
 # TVM's tensor-core builtins
 BUILTIN_ARITY = {"tvm_fill_fragment": 6, "tvm_load_matrix_sync": 8, "tvm_store_matrix_sync": 8,
                  "tvm_mma_sync": 8, "tvm_bmma_sync": 8, "tvm_access_ptr": 5}
 ARITY.update(BUILTIN_ARITY)
-ARITY.update({n: 1 for n in UNARY_MATH})
-ARITY.update({n: 2 for n in BINARY_MATH - {"ldexp"}})
+ARITY.update({n: 1 for n in E.UNARY_MATH})
+ARITY.update({n: 2 for n in E.BINARY_MATH - {"ldexp"}})
 
 _INT_DIV = {k: E.CALL_OPERATORS[k] for k in ("floordiv", "floormod", "truncdiv", "truncmod")}
 
@@ -244,17 +234,21 @@ class CallMixin:
             var, value, body = args
             value, body = self._as_expr(value, n), self._as_expr(body, n)
             return E.Let(var, value, body, body.dtype, span)
-        if name in UNARY_MATH or name in BINARY_MATH or name in BOOL_RESULT:
+        if name == "fma":
+            xs = self.fused_operands([self._as_expr(a, n) for a in args],
+                                     [_is_literal(a) for a in args], n)
+            return E.Call(xs[0].dtype, "fma", tuple(xs), (), span)
+        if name in E.UNARY_MATH or name in E.BINARY_MATH or name in E.BOOL_RESULT:
             xs = [self._as_expr(a, n) for a in args]
             if name in _BITWISE_CALLS:
                 self.integer_operands(f"T.{name}", xs,
                                       n.args if len(n.args) == len(xs) else [n] * len(xs))
-            if name in BINARY_MATH and len(xs) == 2:
+            if name in E.BINARY_MATH and len(xs) == 2:
                 xs = list(self.match_types(xs[0], xs[1], _is_literal(args[0]),
                                            _is_literal(args[1]), n))
                 if name in ("shift_left", "shift_right"):
                     self.shift_amount(xs[0], xs[1], n.args[1] if len(n.args) == 2 else n)
-            dtype = "bool" if name in BOOL_RESULT else "int32" if name == "clz" else \
+            dtype = "bool" if name in E.BOOL_RESULT else "int32" if name == "clz" else \
                 (xs[0].dtype if xs else "float32")
             if name in ("sqrt", "exp", "log", "tanh", "sigmoid", "sin", "cos") and xs and \
                     D.is_int(xs[0].dtype):

@@ -2,7 +2,7 @@
 operand while the expression is still built: floor and truncated division or modulo of
 floats or by a constant zero, a constant shift amount outside the shifted type, a
 non-boolean operand of `not`/`and`/`or` or of a condition, a non-integer operand of a
-bitwise operator or shift."""
+bitwise operator or shift, operands of `T.fma` of different or non-float dtypes."""
 from __future__ import annotations
 
 from ...ir import dtype as D
@@ -53,3 +53,22 @@ class OperandMixin:
             d = D.parse_dtype(v.dtype)
             if d is not None and not (d.is_int or d.is_bool) and v.dtype != ERROR_DTYPE:
                 self.diag("type/mismatch", f"{what} takes integers, not {v.dtype}", node)
+
+    def fused_operands(self, xs, literals, n) -> list:
+        """`T.fma(a, b, c)`'s operands brought to one dtype, a literal taking the others':
+        different dtypes or a non-float one is an error (TVM's LLVM build finds no
+        `llvm.fmuladd` for them)."""
+        dtype = next((x.dtype for x, lit in zip(xs, literals) if not lit), xs[0].dtype)
+        xs = [self.convert_literal(x, dtype, n) if lit and x.dtype != dtype else x
+              for x, lit in zip(xs, literals)]
+        if ERROR_DTYPE in [x.dtype for x in xs]:
+            return xs
+        where = n.args if len(n.args) == len(xs) else [n] * len(xs)
+        bad = next((i for i, x in enumerate(xs) if x.dtype != dtype), None)
+        if bad is not None:
+            self.diag("type/mismatch", f"T.fma takes three operands of one dtype: this one is "
+                      f"{xs[bad].dtype}, the first {dtype}", where[bad])
+        elif not D.is_float(dtype):
+            self.diag("type/mismatch", f"T.fma computes on floating-point values, not {dtype} "
+                      "(TVM's LLVM build has no fused multiply-add for it)", n)
+        return xs
