@@ -128,6 +128,26 @@ def test_mma_forms_against_numpy(case):
     _nvcc(code)
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}-{c[3]}")
+def test_an_mma_counts_its_products_in_the_cost_and_the_build(case):
+    """One `T.ptx_mma` by a warp is 2 m n k operations per product (four products for m8n8k4
+    with fp16), in the kernel's cost and in what `tirkit bench` divides by its time, at the
+    multiplicands' dtype; the register copies around it count nothing."""
+    from tirkit.analysis.cost import kernel_costs
+    from tirkit.codegen.cuda import lower_gpu
+    from tirkit.codegen.flops import count_ops
+    form, at = case[:2]
+    subs, m, n, k = FORMS[form][2:6]
+    r = parse(_mma_text(form, *case[1:]), "mma.py")
+    (_, f), = r.module.prim_funcs()
+    want = 2 * m * n * k * subs
+    c = kernel_costs(f, r.module).total
+    assert (c.flops.value, c.op_dtype) == (want, at)
+    low = lower_gpu(f, r.module)
+    assert count_ops(low.body, callees=low.callees) == \
+        ((0, want) if "int" in at else (want, 0))
+
+
 def test_an_int8_mma_saturates_or_wraps():
     """int32 accumulators: `.satfinite` clamps a sum past int32, without it the sum wraps."""
     for sat in ("True", "False"):

@@ -8,12 +8,15 @@
 Counting rules (stated once, used everywhere):
 - A block runs once per iteration of the loops around it (a `T.where` predicate is ignored,
   so the count is an upper bound).  Counts are polynomials in the symbolic extents.
-- FLOPs: every arithmetic operator and math call in a stored or returned value (not in
-  buffer indices) counts one operation per execution, whatever its dtype (int8 dot products
-  count as ops); `T.fma` counts two.  A reduction's init is a store of a constant: no FLOPs.
-- Bytes read/written: one element per BufferLoad/BufferStore per execution (traffic with
-  no cache).  Unique bytes: the bounding box of every access of a buffer over the iteration
-  domain (compulsory traffic), summed over buffers.  Intensity = FLOPs / unique bytes.
+- FLOPs: the operations of the counted values (`opcount.py`, the rule `tirkit bench` counts
+  with too: stored values, lets' values and evaluated values; floating-point operations and
+  integer operations on data, one per lane, `T.fma` two, a warp's matrix product 2 m n k),
+  summed whatever their dtype (int8 dot products count), per execution.  A reduction's init
+  is a store of a constant: no FLOPs.
+- Bytes read/written: one element per BufferLoad of a counted value (not one whose address
+  is taken) and per BufferStore, per execution (traffic with no cache).  Unique bytes: the
+  bounding box of every access of a buffer over the iteration domain (compulsory traffic),
+  summed over buffers.  Intensity = FLOPs / unique bytes.
 - A call of a module function (`Module.f(...)`, with the module given) adds f's FLOPs and
   bytes read/written once per call where they are constant (f's buffers are views of what
   the caller passes, so its unique bytes are not the caller's); a function already on the
@@ -28,7 +31,8 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import bytes_of
 from ..ir.text import expr_text
-from ..ir.visit import const_int, function_calls
+from ..ir.visit import const_int, function_calls, walk
+from .opcount import counted_values, fragment_shapes, value_ops
 from .roofline import (PEAKS, bound_by, default_target, format_seconds,  # noqa: F401
                        roofline_seconds, target_peaks)
 
@@ -171,64 +175,19 @@ class KernelCost:
 
 # ----------------------------------------------------------------------------- counting
 
-_MATH_CALLS = frozenset("""exp exp2 exp10 log log2 log10 log1p sqrt rsqrt sin cos tan tanh
-    sinh cosh asin acos atan atan2 sigmoid erf pow fabs abs floor ceil round trunc fmod
-    hypot nearbyint copysign ldexp""".split())
-_ARITH = E.ARITH
+def _reads(value) -> list:
+    """The loads a value reads: its BufferLoads but those whose address a call takes
+    (`T.address_of(A[i])` passes a pointer; what the callee reads is its own count)."""
+    out = []
 
-
-def _value_ops(e) -> tuple[int, str | None]:
-    """(operations in a stored value, the dtype of the widest float/int op found)."""
-    count, dtype = 0, None
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, _ARITH):
-            count += 1
-            dtype = dtype or x.dtype
-            stack.extend((x.a, x.b))
-        elif isinstance(x, E.Call):
-            if x.op == "fma":
-                count += 2
-            elif x.op in _MATH_CALLS:
-                count += 1
-            dtype = dtype or (x.dtype if x.op in _MATH_CALLS or x.op == "fma" else None)
-            stack.extend(a for a in x.args if isinstance(a, E.PrimExpr))
-        elif isinstance(x, (E.Cast, E.Not)):
-            stack.append(x.value if isinstance(x, E.Cast) else x.a)
-        elif isinstance(x, E.Select):
-            stack.extend((x.condition, x.true_value, x.false_value))
-        elif isinstance(x, (E.Broadcast,)):
-            stack.append(x.value)
-        elif isinstance(x, E.Let):
-            stack.extend((x.value, x.body))
-        # BufferLoad indices are address arithmetic: not counted
-    return count, dtype
-
-
-def _loads(e, out):
-    stack = [e]
-    while stack:
-        x = stack.pop()
+    def fn(x):
+        if isinstance(x, E.Call) and x.op == "address_of":
+            return False
         if isinstance(x, E.BufferLoad):
             out.append(x)
-            stack.extend(i for i in x.indices)
-        elif isinstance(x, (E.BinaryOp,)):
-            stack.extend((x.a, x.b))
-        elif isinstance(x, E.Call):
-            stack.extend(a for a in x.args if isinstance(a, E.PrimExpr))
-        elif isinstance(x, E.Cast):
-            stack.append(x.value)
-        elif isinstance(x, E.Not):
-            stack.append(x.a)
-        elif isinstance(x, E.Select):
-            stack.extend((x.condition, x.true_value, x.false_value))
-        elif isinstance(x, (E.Broadcast,)):
-            stack.append(x.value)
-        elif isinstance(x, E.Ramp):
-            stack.extend((x.base, x.stride))
-        elif isinstance(x, E.Let):
-            stack.extend((x.value, x.body))
+        return True
+    walk(value, fn)
+    return out
 
 
 def _range_of(minimum, extent):
@@ -239,8 +198,9 @@ def _range_of(minimum, extent):
 
 
 class _Counter:
-    def __init__(self, module=None, path=None, memo=None):
+    def __init__(self, module=None, path=None, memo=None, fragments=None):
         self.blocks: dict = {}
+        self.fragments = fragments or {}   # opcount.fragment_shapes of the function
         self.stack: list = []          # BlockCost accumulators, innermost last
         self.module = module           # the IRModule whose functions calls reach, or None
         self.path = set() if path is None else path    # the functions being counted
@@ -291,20 +251,18 @@ class _Counter:
                     None if (a is None or b is None) else (min(a[0], b[0]), max(a[1], b[1]))
                     for a, b in zip(old, box)]
 
-    def store(self, s: S.BufferStore, env, mult: Poly, count_ops=True):
-        ops, dt = _value_ops(s.value) if count_ops else (0, None)
-        self._value(s.value, ops, dt, env, mult)
+    def store(self, s: S.BufferStore, env, mult: Poly):
+        self._value(s.value, env, mult)
         self._touch(s.buffer, s.indices, env, bytes_of(s.value.dtype), mult, True)
 
-    def _value(self, value, ops, dt, env, mult: Poly):
-        """A stored or returned value: its `ops` operations, its loads, its calls."""
+    def _value(self, value, env, mult: Poly):
+        """A counted value (`opcount.counted_values`): its operations, its loads, its calls."""
+        ops = value_ops(value, self.fragments)
         for acc in self.stack:
-            acc.flops = acc.flops + mult * ops
-            if ops and dt and not acc.dtype_seen:
-                acc.op_dtype, acc.dtype_seen = dt, True
-        loads = []
-        _loads(value, loads)
-        for ld in loads:
+            acc.flops = acc.flops + mult * ops.total
+            if ops.total and not acc.dtype_seen:
+                acc.op_dtype, acc.dtype_seen = ops.dtype, True
+        for ld in _reads(value):
             self._touch(ld.buffer, ld.indices, env, bytes_of(ld.dtype), mult, False)
         self.calls(value, mult)
 
@@ -341,15 +299,11 @@ class _Counter:
                     env2[id(s.node.var)] = r
                 self.visit(s.body, env2, mult * extent_poly(s.value), extents + (s.value,))
             else:
-                if t is S.LetStmt:
-                    self.calls(s.value, mult)
+                for v in counted_values(s):
+                    self._value(v, env, mult)
                 self.visit(s.body, env, mult, extents, init_div)
         elif t is S.Evaluate:
-            v = s.value
-            if type(v) is E.Call and v.op == "ret" and len(v.args) == 1:
-                self._value(v.args[0], *_value_ops(v.args[0]), env, mult)
-            else:
-                self.calls(v, mult)
+            self._value(s.value, env, mult)
 
     def block(self, b: S.Block, env, mult, extents):
         acc = BlockCost(b.name_hint, executions=mult, loop_extents=extents)
@@ -378,7 +332,7 @@ class _Counter:
             for x in s.seq:
                 self._init(x, env, mult)
         elif isinstance(s, S.BufferStore):
-            self.store(s, env, mult, count_ops=True)
+            self.store(s, env, mult)
         else:
             self.visit(s, env, mult, ())
 
@@ -403,7 +357,7 @@ def _divide(p: Poly, q: Poly) -> Poly:
 
 def _count(func: S.PrimFunc, module, path=None, memo=None) -> tuple:
     """(the function's total BlockCost, {id(Block): BlockCost})"""
-    c = _Counter(module, path, memo)
+    c = _Counter(module, path, memo, fragment_shapes(func.body))
     total = BlockCost(func.name)
     c.stack.append(total)
     c.visit(func.body, {}, Poly.const(1), ())

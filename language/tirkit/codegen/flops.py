@@ -1,36 +1,25 @@
-"""Arithmetic operation count of a lowered function: operations in stored values, in the
-values of lets and of calls evaluated for their effect, times the trip counts of the loops
-around them (conditions ignored, both branches of an `if` counted; `a * b + c` counts 2).
+"""Operation count of a lowered function: the operations of its counted values
+(`analysis/opcount.py`: stored values, lets' values, values evaluated for their effect), times
+the trip counts of the loops around them (both branches of an `if` counted).
 
 A call of a module function (`Module.f(...)`) counts f's operations once per call, where
 `callees` holds f lowered (`LoweredFunc.callees`); a function already on the call path
 counts nothing more, so a recursion counts each function once."""
 from __future__ import annotations
 
+from ..analysis.opcount import counted_values, fragment_shapes, value_ops
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.dtype import is_float
-
-_ARITH = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
-# float-typed calls that compute nothing themselves
-_NOT_COUNTED = frozenset({"if_then_else", "likely", "min_value", "max_value", "reinterpret",
-                          "ret"})
-
-
-def _has_load(e) -> bool:
-    if isinstance(e, E.BufferLoad):
-        return True
-    if isinstance(e, E.BinaryOp):
-        return _has_load(e.a) or _has_load(e.b)
-    if isinstance(e, E.Cast):
-        return _has_load(e.value)
-    return False
+from ..ir.visit import function_calls
 
 
 class _Counter:
-    def __init__(self, env, callees):
+    def __init__(self, body, env, callees):
         self.env = env
         self.callees = {c.name: c.body for c in callees}
+        self.fragments = {}              # the wmma fragments' (m, n, k), of every body
+        for b in (body, *self.callees.values()):
+            self.fragments.update(fragment_shapes(b))
         self.path: set = set()           # the module functions being counted
         self.memo: dict = {}             # name -> (float ops, integer ops) of one call
 
@@ -42,32 +31,13 @@ class _Counter:
         return 1
 
     def ops(self, e) -> tuple[int, int]:
-        """(floating-point ops, integer ops on loaded data) in one evaluation of e."""
-        if isinstance(e, _ARITH):
-            fa, ia = self.ops(e.a)
-            fb, ib = self.ops(e.b)
-            if is_float(e.dtype):
-                return fa + fb + 1, ia + ib
-            return fa + fb, ia + ib + (1 if _has_load(e) else 0)
-        if isinstance(e, E.Call):
-            f = i = 0
-            for a in e.args:
-                if isinstance(a, E.PrimExpr):
-                    x, y = self.ops(a)
-                    f, i = f + x, i + y
-            if e.callee is not None:
-                x, y = self.call(e.callee)
-                return f + x, i + y
-            if e.op not in _NOT_COUNTED and is_float(e.dtype):
-                f += 1
-            return f, i
-        if isinstance(e, (E.Cast, E.Not)):
-            return self.ops(e.value if isinstance(e, E.Cast) else e.a)
-        if isinstance(e, E.Select):
-            f1, i1 = self.ops(e.true_value)
-            f2, i2 = self.ops(e.false_value)
-            return f1 + f2, i1 + i2
-        return 0, 0
+        """(floating-point ops, integer ops) of one evaluation of e, its calls' work included."""
+        o = value_ops(e, self.fragments)
+        f, i = o.float, o.integer
+        for c in function_calls(e):
+            x, y = self.call(c.callee)
+            f, i = f + x, i + y
+        return f, i
 
     def call(self, name) -> tuple[int, int]:
         body = self.callees.get(name)
@@ -90,17 +60,14 @@ class _Counter:
                 f, i = self.visit(x, trips)
                 tot = (tot[0] + f, tot[1] + i)
             return tot
-        if isinstance(s, (S.BufferStore, S.Evaluate)):
-            f, i = self.ops(s.value)
-            return f * trips, i * trips
         if isinstance(s, S.IfThenElse):
             a = self.visit(s.then_case, trips)
             b = self.visit(s.else_case, trips) if s.else_case is not None else (0, 0)
             return a[0] + b[0], a[1] + b[1]
         own = (0, 0)
-        if isinstance(s, S.LetStmt):
-            f, i = self.ops(s.value)
-            own = (f * trips, i * trips)
+        for v in counted_values(s):
+            f, i = self.ops(v)
+            own = (own[0] + f * trips, own[1] + i * trips)
         body = getattr(s, "body", None)
         if isinstance(body, S.Stmt):
             f, i = self.visit(body, trips)
@@ -111,4 +78,4 @@ class _Counter:
 def count_ops(body, env=None, callees=()) -> tuple[int, int]:
     """(float ops, integer ops) of a lowered body; env maps id(var) -> int for symbolic
     extents, `callees` are the lowered functions its calls reach (`LoweredFunc.callees`)."""
-    return _Counter(env or {}, callees).visit(body, 1)
+    return _Counter(body, env or {}, callees).visit(body, 1)

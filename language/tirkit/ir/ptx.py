@@ -259,6 +259,38 @@ WMMA_OPS = (WMMA_FILL, WMMA_LOAD, WMMA_MMA, WMMA_STORE)
 ACCESS_PTR = "tvm_access_ptr"
 
 
+def wmma_shape(call):
+    """(m, n, k) a fill, load or store call gives its fragment, or None (another call, or
+    m, n, k not constant)."""
+    if call.op not in (WMMA_FILL, WMMA_LOAD, WMMA_STORE) or len(call.args) < 4:
+        return None
+    mnk = call.args[1:4]
+    return tuple(v.value for v in mnk) if all(isinstance(v, E.IntImm) for v in mnk) else None
+
+
+def matrix_ops(call, fragments):
+    """(operations, multiplicand dtype) of one warp-level matrix multiply-accumulate: 2 m n k
+    for each of its products (`T.ptx_mma` names its shape; `T.tvm_mma_sync` takes the (m, n, k)
+    its accumulator's calls give, `fragments`: id(data var) -> (m, n, k)), for the warp as a
+    whole, and the dtype whose peak it runs at (int8 for 4-bit and 1-bit integers); None for
+    another call or an unknown shape."""
+    if call.op == WMMA_MMA and len(call.args) == 8:
+        mnk = fragments.get(id(call.args[0]))
+        a = getattr(call.args[2], "type_annotation", None)
+        if mnk is None or not isinstance(a, E.PointerType):
+            return None
+        return 2 * mnk[0] * mnk[1] * mnk[2], a.element
+    if call.op in MMA_OPS:
+        parts = mma_call(call)
+        mnk = None if isinstance(parts, str) else parse_shape(parts.words[0])
+        a_type = None if mnk is None else TYPES.get(parts.words[3])
+        dtype = REGISTER_DTYPES.get(a_type, "int8" if a_type in ("s4", "u4", "b1") else None)
+        if dtype is None:
+            return None
+        return 2 * mnk[0] * mnk[1] * mnk[2] * mma_subproducts(mnk, a_type), dtype
+    return None
+
+
 def wmma_tile(scope: str, mnk) -> tuple:
     """(rows, cols) of one fragment of a buffer of `scope` whose calls say (m, n, k): a
     matrix_a fragment is m x k, a matrix_b fragment k x n, an accumulator m x n."""
