@@ -222,13 +222,14 @@ def signature_parameters(signature: str) -> list:
 
 def function_markdown(func, module: str, callers, cost=None) -> str:
     """Hover of a function of a module: its signature, the work of one call (`cost`: its
-    `kernel_costs(func, module).total`, None where its IR is partial) and where it is called
+    `kernel_costs(func, module).total`, None where its IR is partial; in its parameters'
+    names where it loops over a size it is passed) and where it is called
     (`callers`: [(calling PrimFunc, [spans of its calls])])."""
     work = []
-    if cost is not None and cost.flops.value is not None:
-        moved = (cost.bytes_read + cost.bytes_written).value
-        work = [f"- work per call: {cost.flops.value:,} FLOPs" +
-                (f", {moved:,} bytes read and written" if moved else "")]
+    moved = cost.bytes_read + cost.bytes_written if cost is not None else None
+    if cost is not None and (cost.flops.terms or moved.terms):
+        work = [f"- work per call: {cost.flops} FLOPs" +
+                (f", {moved} bytes read and written" if moved.terms else "")]
     return "\n".join([
         f"**function** `{func.name}` of `{module}`" + (" (private)" if func.private else ""), "",
         "```python", f"def {func.name}{function_signature(func)}", "```", ""] + work + [

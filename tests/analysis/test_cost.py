@@ -7,6 +7,7 @@ import pytest
 import tirkit
 from tirkit.analysis.cost import (Poly, bound_by, kernel_costs, roofline_seconds,
                                   target_peaks)
+from call_texts import SIZED
 from conftest import EXAMPLES
 
 
@@ -153,3 +154,32 @@ def test_a_call_counts_the_work_of_the_function_it_calls():
     # `* 2` of its return value, the call of itself nothing more (`n - 1` computes on no
     # data: integer arithmetic on scalars alone does not count, as in `tirkit bench`)
     assert kernel_costs(mod["down"], mod).total.flops.value == 1
+
+
+def test_a_call_counts_its_callees_loops_over_the_sizes_it_passes():
+    """A callee's loop over a scalar parameter runs as many times as the call's argument
+    says: constant, or the caller's own symbol."""
+    mod = tirkit.parse(SIZED.format(second=8)).module
+    kc = kernel_costs(mod["main"], mod)
+    assert kc.total.flops.value == 64 * (16 + 8)
+    assert kc.total.bytes_read.value == 64 * (16 + 8) * 8
+    assert kc.total.bytes_written.value == 64 * (17 + 9) * 4
+    mod = tirkit.parse(SIZED.format(second="m")).module
+    kc = kernel_costs(mod["main"], mod)
+    assert str(kc.total.flops) == "64·m + 1,024"
+    # the callee alone: its parameter stays a symbol
+    assert str(kernel_costs(mod["row_sum"], mod).total.flops) == "n"
+
+
+def test_bench_counts_a_callees_loop_over_a_size_it_is_passed_the_same_way():
+    """`tirkit bench` counts by the call's argument too: a constant, or a size of the caller
+    bound for the run."""
+    from tirkit.codegen.flops import count_ops
+    from tirkit.codegen.passes import lower
+    mod = tirkit.parse(SIZED.format(second=8)).module
+    low = lower(mod["main"], mod)
+    assert count_ops(low.body, callees=low.callees) == (64 * (16 + 8), 0)
+    mod = tirkit.parse(SIZED.format(second="m")).module
+    low = lower(mod["main"], mod)
+    m = next(v for v in low.scalars if v.name == "m")
+    assert count_ops(low.body, {id(m): 5}, low.callees) == (64 * (16 + 5), 0)

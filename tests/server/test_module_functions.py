@@ -9,6 +9,7 @@ from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 
 import tirkit
+from call_texts import SIZED
 from lsp_helpers import open_doc, vscode_client, wait_diagnostics
 from test_features import apply_edits
 
@@ -261,3 +262,21 @@ async def test_inlay_hints_name_the_parameters_of_a_call(client):
     res = await client.text_document_inlay_hint_async(T.InlayHintParams(
         T.TextDocumentIdentifier(uri), T.Range(T.Position(OTHER, 0), T.Position(OTHER + 1, 0))))
     assert [h.label for h in res if h.kind == T.InlayHintKind.Parameter] == ["a:"]
+
+
+async def test_hover_gives_the_work_of_a_function_that_loops_over_a_size_it_is_passed(client):
+    """In its parameter's name: the caller's count puts the call's argument there."""
+    uri = "file:///tmp/tirkit_module_sized.py"
+    text = SIZED.format(second=16)
+    open_doc(client, uri, text)
+    assert [d for d in await wait_diagnostics(client, uri)
+            if d.severity == T.DiagnosticSeverity.Error] == []
+    line = text.split("\n")[9]
+    h = await client.text_document_hover_async(T.HoverParams(
+        T.TextDocumentIdentifier(uri), T.Position(9, line.index("row_sum") + 1)))
+    lines = h.contents.value.split("\n")
+    # per iteration: Y[0] and X[j] read, Y[0] written; once: Y[0] = 0 written
+    assert "- work per call: n FLOPs, 12·n + 4 bytes read and written" in lines, lines
+    h = await client.text_document_hover_async(T.HoverParams(
+        T.TextDocumentIdentifier(uri), T.Position(7, 9)))
+    assert "- FLOPs: 2,048" in h.contents.value.split("\n")      # 128 calls of 16

@@ -18,9 +18,10 @@ Counting rules (stated once, used everywhere):
   bounding box of every access of a buffer over the iteration domain (compulsory traffic),
   summed over buffers.  Intensity = FLOPs / unique bytes.
 - A call of a module function (`Module.f(...)`, with the module given) adds f's FLOPs and
-  bytes read/written once per call where they are constant (f's buffers are views of what
-  the caller passes, so its unique bytes are not the caller's); a function already on the
-  call path adds nothing more, so a recursion counts each function once.
+  bytes read/written once per call, with the call's scalar arguments for f's parameters (a
+  count that keeps another symbol of f's own adds nothing; f's buffers are views of what the
+  caller passes, so its unique bytes are not the caller's); a function already on the call
+  path adds nothing more, so a recursion counts each function once.
 """
 from __future__ import annotations
 
@@ -71,6 +72,19 @@ class Poly:
         return Poly(t)
 
     __rmul__ = __mul__
+
+    def substitute(self, values: dict):
+        """The polynomial with each symbol replaced by its Poly in `values`; None when a
+        symbol has none."""
+        out = Poly()
+        for k, c in self.terms.items():
+            term = Poly.const(c)
+            for name in k:
+                if name not in values:
+                    return None
+                term = term * values[name]
+            out = out + term
+        return out
 
     @property
     def value(self):
@@ -205,36 +219,40 @@ class _Counter:
         self.module = module           # the IRModule whose functions calls reach, or None
         self.path = set() if path is None else path    # the functions being counted
         self.memo = {} if memo is None else memo       # name -> (flops, read, written)
+        # of one call, as Polys over the callee's symbols
 
     def calls(self, e, mult: Poly):
         """Add the work of the module functions expression e calls, once per call."""
         if self.module is None:
             return
         for call in function_calls(e):
-            work = self._work(call.callee)
+            work = self._work(call)
             for acc in self.stack:
                 acc.flops = acc.flops + mult * work[0]
                 acc.bytes_read = acc.bytes_read + mult * work[1]
                 acc.bytes_written = acc.bytes_written + mult * work[2]
 
-    def _work(self, name) -> tuple:
-        """(FLOPs, bytes read, bytes written) of one call of the module's function `name`:
-        constant Polys, zero where symbolic, unknown or on the call path already."""
-        if name in self.path:
-            return Poly(), Poly(), Poly()
+    def _work(self, call) -> tuple:
+        """(FLOPs, bytes read, bytes written) of one call of a module function: its counts
+        with the call's scalar arguments for its parameters (a loop over a size it is passed
+        runs that many times), each zero where it keeps a symbol of the callee's own, and
+        zero for a function unknown or on the call path already."""
+        name = call.callee
+        zero = (Poly(), Poly(), Poly())
+        g = dict(self.module.prim_funcs()).get(name)
+        if name in self.path or g is None:
+            return zero
         if name not in self.memo:
-            g = dict(self.module.prim_funcs()).get(name)
-            work = (Poly(), Poly(), Poly())
-            if g is not None:
-                self.path.add(name)
-                try:
-                    total, _ = _count(g, self.module, self.path, self.memo)
-                finally:
-                    self.path.discard(name)
-                work = tuple(Poly.const(v) if v is not None else Poly() for v in (
-                    total.flops.value, total.bytes_read.value, total.bytes_written.value))
-            self.memo[name] = work
-        return self.memo[name]
+            self.path.add(name)
+            try:
+                total, _ = _count(g, self.module, self.path, self.memo)
+            finally:
+                self.path.discard(name)
+            self.memo[name] = (total.flops, total.bytes_read, total.bytes_written)
+        args = {p.name: extent_poly(a) for p, a in zip(g.params, call.args)
+                if g.buffer_of(p) is None and not p.dtype.startswith("handle")}
+        return tuple(Poly() if w is None else w for w in
+                     (p.substitute(args) for p in self.memo[name]))
 
     def _touch(self, buf, indices, env, nbytes, mult, write):
         for acc in self.stack:

@@ -3,8 +3,9 @@
 the trip counts of the loops around them (both branches of an `if` counted).
 
 A call of a module function (`Module.f(...)`) counts f's operations once per call, where
-`callees` holds f lowered (`LoweredFunc.callees`); a function already on the call path
-counts nothing more, so a recursion counts each function once."""
+`callees` holds f lowered (`LoweredFunc.callees`), a loop over a scalar parameter of f as
+many times as the call's argument says where it is a known size; a function already on the
+call path counts nothing more, so a recursion counts each function once."""
 from __future__ import annotations
 
 from ..analysis.opcount import counted_values, fragment_shapes, value_ops
@@ -16,12 +17,12 @@ from ..ir.visit import function_calls
 class _Counter:
     def __init__(self, body, env, callees):
         self.env = env
-        self.callees = {c.name: c.body for c in callees}
+        self.callees = {c.name: c for c in callees}
         self.fragments = {}              # the wmma fragments' (m, n, k), of every body
-        for b in (body, *self.callees.values()):
+        for b in (body, *(c.body for c in callees)):
             self.fragments.update(fragment_shapes(b))
         self.path: set = set()           # the module functions being counted
-        self.memo: dict = {}             # name -> (float ops, integer ops) of one call
+        self.memo: dict = {}             # (name, sizes) -> (float ops, integer ops) of a call
 
     def ext(self, e):
         if isinstance(e, E.IntImm):
@@ -35,21 +36,30 @@ class _Counter:
         o = value_ops(e, self.fragments)
         f, i = o.float, o.integer
         for c in function_calls(e):
-            x, y = self.call(c.callee)
+            x, y = self.call(c)
             f, i = f + x, i + y
         return f, i
 
-    def call(self, name) -> tuple[int, int]:
-        body = self.callees.get(name)
-        if body is None or name in self.path:
+    def call(self, call) -> tuple[int, int]:
+        """The operations of one call, the callee's scalar parameters bound to the call's
+        arguments where they are known sizes (a constant, or a size bound in env)."""
+        low = self.callees.get(call.callee)
+        if low is None or call.callee in self.path:
             return 0, 0
-        if name not in self.memo:
-            self.path.add(name)
+        params = [v for v, src in zip(low.scalars, low.scalar_sources) if src is None]
+        args = [a for a, buf in zip(call.args, low.param_buffers) if not buf]
+        sizes = {id(p): self.ext(a) for p, a in zip(params, args)
+                 if isinstance(a, E.IntImm) or id(a) in self.env}
+        key = (call.callee, tuple(sorted(sizes.items())))
+        if key not in self.memo:
+            saved, self.env = self.env, {**self.env, **sizes}
+            self.path.add(call.callee)
             try:
-                self.memo[name] = self.visit(body, 1)
+                self.memo[key] = self.visit(low.body, 1)
             finally:
-                self.path.discard(name)
-        return self.memo[name]
+                self.path.discard(call.callee)
+                self.env = saved
+        return self.memo[key]
 
     def visit(self, s, trips) -> tuple[int, int]:
         if isinstance(s, S.For):
