@@ -264,6 +264,8 @@ def _wmma_refusal(old, new):
      "T.tvm_store_matrix_sync with m, n, k = 0, 16, 16: wmma fragments are m16n16k16"),
     ("tvm_fill_fragment(C_frag.data, 16, 16, 16", "tvm_fill_fragment(C_frag.data, 32, 8, 16",
      "T.tvm_store_matrix_sync uses 'C_frag' as an m16n16k16 fragment, another call as m32n8k16"),
+    ("tvm_store_matrix_sync(C_frag.data, 16, 16, 16", "tvm_store_matrix_sync(C_frag.data, 16, "
+     "16 + tx, 16", "T.tvm_store_matrix_sync needs constant m, n, k"),
 ])
 def test_a_fragment_shape_wmma_does_not_have_is_refused(old, new, message):
     """A fuzzed kernel (m = 0 in a store) reached numpy's broadcasting as an internal error."""

@@ -50,10 +50,9 @@ def fragment_shapes(body) -> dict:
 
     def fn(x):
         if isinstance(x, E.Call) and x.op in (FILL, LOAD, STORE):
-            var, m, n, k = x.args[:4]
-            if not all(isinstance(v, E.IntImm) for v in (m, n, k)):
+            var, shape = x.args[0], ptx.wmma_shape(x)
+            if shape is None:
                 fail(UNSUPPORTED, f"T.{x.op} needs constant m, n, k", x)
-            shape = (m.value, n.value, k.value)
             if shape not in SHAPES:
                 fail(UNSUPPORTED, f"T.{x.op} with m, n, k = {', '.join(map(str, shape))}: wmma "
                      "fragments are " + ", ".join("m{}n{}k{}".format(*s) for s in SHAPES), x)
