@@ -159,3 +159,17 @@ def test_predict_file_with_errors(tmp_path):
     only.write_text(BROKEN.split("@T.prim_func\ndef undefined")[0])
     r = tirkit("cost", "predict", "--model", str(DEFAULT_PATH), str(only), tmp_path=tmp_path)
     assert r.returncode == 1 and r.stdout == "" and "[syntax]" in r.stderr
+
+
+def test_predict_leaves_a_kernel_that_calls_module_functions_out(tmp_path):
+    """The features read a kernel's own statements: a kernel whose work is in the functions it
+    calls gets no prediction rather than one of its loop alone; its callee gets one."""
+    from call_texts import SIZED
+    src = tmp_path / "calls.py"
+    src.write_text(SIZED.format(second=8))
+    r = tirkit("cost", "predict", str(src), tmp_path=tmp_path)       # the shipped model
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "main: no prediction (it calls functions of its module, whose work the " \
+        "cost features do not read)"
+    assert re.fullmatch(r"row_sum: predicted [\d.]+ (s|ms|µs|ns)", lines[1]), lines

@@ -265,7 +265,8 @@ async def test_inlay_hints_name_the_parameters_of_a_call(client):
 
 
 async def test_hover_gives_the_work_of_a_function_that_loops_over_a_size_it_is_passed(client):
-    """In its parameter's name: the caller's count puts the call's argument there."""
+    """In its parameter's name: the caller's count puts the call's argument there.  The
+    caller's hover gives its time on the roofline, and no prediction of the cost model."""
     uri = "file:///tmp/tirkit_module_sized.py"
     text = SIZED.format(second=16)
     open_doc(client, uri, text)
@@ -280,3 +281,5 @@ async def test_hover_gives_the_work_of_a_function_that_loops_over_a_size_it_is_p
     h = await client.text_document_hover_async(T.HoverParams(
         T.TextDocumentIdentifier(uri), T.Position(7, 9)))
     assert "- FLOPs: 2,048" in h.contents.value.split("\n")      # 128 calls of 16
+    # the cost model reads a kernel's own statements, not its callees': no prediction
+    assert "predicted" not in h.contents.value and "- estimated time on llvm" in h.contents.value

@@ -186,7 +186,7 @@ def cmd_predict(args) -> int:
     from ..analysis.roofline import format_seconds
     from ..codegen.selection import sound_kernels
     from .model import CostModel
-    from .predict import cpu_kernel, predict_kernels
+    from .predict import calls_functions, cpu_kernel, predict_kernels
     from .train import user_model
     args.func = None
     if args.model:
@@ -215,6 +215,9 @@ def cmd_predict(args) -> int:
             print(f"{name}: predicted {format_seconds(s)}")
         elif not cpu_kernel(f):
             print(f"{name}: no prediction (a GPU kernel: the model predicts CPU kernels)")
+        elif calls_functions(f):
+            print(f"{name}: no prediction (it calls functions of its module, whose work the "
+                  "cost features do not read)")
         else:
             print(f"{name}: no prediction (the cost features cannot read this kernel)")
     return 1 if loaded.errors else 0

@@ -1,8 +1,9 @@
 """What the editor shows from the cost model: predicted times of kernels and the predicted
 speed-up of schedule actions.
 
-    predict_kernels([func, ...])            # [seconds or None]: None for GPU kernels, or
-                                            # when no model is usable
+    predict_kernels([func, ...])            # [seconds or None]: None for GPU kernels, for
+                                            # kernels that call module functions, or when no
+                                            # model is usable
     ranked_actions(module, actions)         # the actions retitled "... — predicted 2.3x faster"
                                             # and ordered fastest first
 
@@ -37,6 +38,13 @@ def cpu_kernel(func) -> bool:
     return default_target(func) == "llvm"
 
 
+def calls_functions(func) -> bool:
+    """Whether the kernel calls functions of its module: the cost features read its own
+    statements only, not the work done in what it calls, so the model does not predict it."""
+    from ..ir.visit import function_calls
+    return bool(function_calls(func.body))
+
+
 def predict_kernels(funcs, model=None) -> list:
     model = model or editor_model()
     out = [None] * len(funcs)
@@ -45,7 +53,7 @@ def predict_kernels(funcs, model=None) -> list:
     from .features import extract
     rows, where = [], []
     for i, f in enumerate(funcs):
-        if not cpu_kernel(f):
+        if not cpu_kernel(f) or calls_functions(f):
             continue
         try:
             rows.append(extract(f))
