@@ -2,13 +2,14 @@
 become the operator nodes they stand for (see `codegen.operators`), and the operators around
 them their dtypes; TVM's fixed-point multiplies (`T.q_multiply_shift`) their integer
 arithmetic (`codegen.fixed_point`); `T.call_intrin(dtype, "tir.name", ...)` the call of
-`T.name` it stands for.  The LLVM pipeline runs it first; the interpreter on the function
+`T.name` it stands for; `T.infinity(dtype)` the constant.  The LLVM pipeline runs it first; the interpreter on the function
 it runs."""
 from __future__ import annotations
 
 from ..fixed_point import is_fixed_point, legalize
 from ..operators import as_operator, is_operator_call, retype, untyped
 from ...ir import expr as E
+from ...ir.dtype import is_float
 from .rewrite import transform
 
 
@@ -22,6 +23,8 @@ def _rule(x):
         return _rule(named) or named
     if untyped(x):              # `T.Min(a, b) + 1`: the Add takes the Min's dtype
         return retype(x)
+    if type(x) is E.Call and x.op == "infinity" and is_float(x.dtype):
+        return E.FloatImm(x.dtype, float("inf"), span=x.span)
     return None
 
 

@@ -215,10 +215,13 @@ class CallMixin:
                                     _is_literal(args[0]), _is_literal(args[1]), n, arith=True)
             self.integer_division(f"T.{name}", a, b, n)
             return _INT_DIV[name](a, b, a.dtype, span)
-        if name in ("min_value", "max_value"):
+        if name in ("min_value", "max_value", "infinity"):
             dtype = args[0] if args else kwargs.get("dtype")
             if not D.is_dtype(dtype):
                 self.fail("type/mismatch", f"T.{name} needs a dtype", n)
+            if name == "infinity" and not D.is_float(dtype):     # TVM: "Cannot decide ..."
+                self.diag("type/mismatch", f"T.infinity takes a floating-point dtype, not "
+                          f"{dtype}", n)
             return E.Call(dtype, name, (E.StringImm(dtype),), (), span)
         if name == "Ramp":
             base, stride, lanes = args
@@ -418,7 +421,16 @@ class _FreshVar:
         self.dtype, self.span = dtype, span
 
 
+# builtins TVM types as the value they move (a warp shuffle's second argument) or by a fixed type
+_SHUFFLES = ("tvm_warp_shuffle", "tvm_warp_shuffle_up", "tvm_warp_shuffle_down")
+_FIXED_TYPES = {"tvm_warp_activemask": "uint32", "dp4a": "int32", "undef": "int32"}
+
+
 def _generic_dtype(name, xs) -> str:
+    if name in _SHUFFLES and len(xs) > 1:
+        return xs[1].dtype
+    if name in _FIXED_TYPES:
+        return _FIXED_TYPES[name]
     # TVM's node constructors spelled as calls (`T.Add(x, 0)`): the node's type
     cls = E.CALL_OPERATORS.get(name) or E.UNARY_CALL_OPERATORS.get(name)
     if cls is not None and cls not in E.ARITH:
