@@ -540,3 +540,48 @@ class mod:
         assert r.returncode == 1 and "internal error" not in out, out
         if target == "cpu":
             assert "parameter 'A_data' is a handle without a buffer" in out, out
+
+
+# a function that returns a value read through a pointer, called in an expression from each
+# thread (a format template, as DEVICE_POINTER)
+TOTAL = HEAD + '''@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((128,), "float32"), C: T.Buffer((32,), "float32")):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            C[tx] = Module.total(T.address_of(A[tx * {step}]), T.float32(2)) + T.float32(1)
+
+    @T.prim_func(private=True)
+    def total(a: T.handle("float32"), w: T.float32) -> T.float32:
+        X = T.decl_buffer((4,), "float32", data=a)
+        s = X[0] + X[1]
+        return (s + X[2] + X[3]) * w
+'''
+
+
+def test_a_value_read_through_a_pointer_runs_in_the_calling_thread():
+    """The call's value comes from the callee's body run in the thread, its final `return`
+    binding the value the expression uses, so the race detector sees what it reads: against
+    numpy; windows that overlap another thread's store race."""
+    mod = _module(TOTAL.format(step=4))
+    A = np.random.default_rng(12).standard_normal(128).astype("float32")
+    C = np.zeros(32, "float32")
+    run_threads(mod["main"], [A, C], [], module=mod)
+    np.testing.assert_allclose(C, A.reshape(32, 4).sum(axis=1) * 2 + 1, rtol=1e-5)
+    racy = _module(TOTAL.format(step=2).replace("C[tx] = Module", "A[tx * 2 + 1] = Module"))
+    with pytest.raises(TirkitError) as e:
+        run_threads(racy["main"], [A.copy(), C], [], module=racy)
+    assert e.value.diagnostics[0].code == "thread/race", e.value.diagnostics
+
+
+def test_a_value_call_whose_function_returns_before_its_end_is_refused_in_a_thread():
+    early = TOTAL.format(step=4).replace(
+        "        s = X[0] + X[1]\n",
+        "        s = X[0] + X[1]\n        if w < T.float32(0):\n            return s\n")
+    mod = _module(early)
+    with pytest.raises(TirkitError) as e:
+        run_threads(mod["main"], [np.ones(128, "float32"), np.zeros(32, "float32")], [],
+                    module=mod)
+    d = e.value.diagnostics[0]
+    assert (d.code, d.span.line) == ("codegen/unsupported", 10), d
+    assert d.message.startswith("'total' returns elsewhere than at its end"), d.message
