@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from ..diagnostics import error
 from ..ir import expr as E
-from ..ir import stmt as S
 from ..ir.visit import function_calls
 from . import register
 from ._common import func_accesses
@@ -99,23 +98,31 @@ def _check(c: _Call):
                      f"(write T.Cast(\"{p.dtype}\", ...))")
 
 
+def call_arguments(module, funcs=None):
+    """(callee, argument, its parameter, the argument's span as written or None) for each
+    argument of each call of a module function in `funcs` (the module's PrimFuncs by
+    default) whose callee the module holds with one parameter per argument, and whose
+    arguments' spans are known: what the quick fix and the editor's parameter hints read."""
+    by_name = dict(module.prim_funcs())
+    for f in by_name.values() if funcs is None else funcs:
+        for call in function_calls(f.body):
+            g = by_name.get(call.callee)
+            spans = call.arg_spans
+            if g is None or not (len(spans) == len(call.args) == len(g.params)):
+                continue
+            yield from ((g, a, p, s) for a, p, s in zip(call.args, g.params, spans))
+
+
 def converted_argument(module, line: int, column: int):
     """(the span of the argument, the dtype its parameter takes) where a call of a module
     function passes, as its argument written at (line, column) on one line, a scalar of
     another dtype than the parameter's; else None.  The quick fix wraps it in T.Cast."""
     if module is None:
         return None
-    funcs = {n: f for n, f in module.functions if isinstance(f, S.PrimFunc)}
-    for _, f in module.prim_funcs():
-        for call in function_calls(f.body):
-            g = funcs.get(call.callee)
-            spans = call.arg_spans
-            if g is None or len(spans) != len(call.args) or len(g.params) != len(call.args):
-                continue
-            for a, p, s in zip(call.args, g.params, spans):
-                if s is not None and (s.line, s.column) == (line, column) and \
-                        s.end_line == line and _converted(a, g, p):
-                    return s, p.dtype
+    for g, a, p, s in call_arguments(module):
+        if s is not None and (s.line, s.column) == (line, column) and s.end_line == line and \
+                _converted(a, g, p):
+            return s, p.dtype
     return None
 
 
@@ -124,7 +131,7 @@ def check_module_calls(func, ctx):
     calls = [c for c, _, _ in func_accesses(func, ctx).calls if c.callee is not None]
     if not calls or ctx.module is None:
         return []
-    funcs = {n: f for n, f in ctx.module.functions if isinstance(f, S.PrimFunc)}
+    funcs = dict(ctx.module.prim_funcs())
     out = []
     for call in calls:
         g = funcs.get(call.callee)

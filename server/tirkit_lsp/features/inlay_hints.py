@@ -7,7 +7,7 @@ from __future__ import annotations
 from lsprotocol import types as T
 
 from tirkit.ir import stmt as S
-from tirkit.ir.visit import function_calls
+from tirkit.verify.module_calls import call_arguments
 
 from .. import render
 
@@ -56,27 +56,19 @@ def inlay_hints(server, a, rng: T.Range) -> list:
 
 def _parameter_hints(a, conv, first: int, last: int) -> list:
     """`dst:` before each argument of the module's function calls on lines first..last."""
-    funcs = a.result.module.prim_funcs()
-    by_name = dict(funcs)
+    module = a.result.module
+    shown = [f for _, f in module.prim_funcs()
+             if f.span is not None and f.span.end_line >= first and f.span.line <= last]
     out = []
-    for _, f in funcs:
-        if f.span is None or f.span.end_line < first or f.span.line > last:
+    for g, _, p, s in call_arguments(module, shown):
+        if s is None or s.line != s.end_line or not first <= s.line <= last or \
+                s.line > len(a.lines):
             continue
-        for call in function_calls(f.body):
-            g = by_name.get(call.callee)
-            spans = call.arg_spans
-            if g is None or not (len(spans) == len(call.args) == len(g.params)):
-                continue
-            for p, s in zip(g.params, spans):
-                if s is None or s.line != s.end_line or not first <= s.line <= last or \
-                        s.line > len(a.lines):
-                    continue
-                name = g.param_name(p)
-                if a.lines[s.line - 1][s.column - 1:s.end_column - 1] in (name, name + ".data"):
-                    continue
-                out.append(T.InlayHint(position=conv.position(s.line, s.column),
-                                       label=f"{name}:", kind=T.InlayHintKind.Parameter,
-                                       padding_right=True))
+        name = g.param_name(p)
+        if a.lines[s.line - 1][s.column - 1:s.end_column - 1] in (name, name + ".data"):
+            continue
+        out.append(T.InlayHint(position=conv.position(s.line, s.column), label=f"{name}:",
+                               kind=T.InlayHintKind.Parameter, padding_right=True))
     return out
 
 
