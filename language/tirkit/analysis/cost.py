@@ -217,6 +217,7 @@ class _Counter:
         self.fragments = fragments or {}   # opcount.fragment_shapes of the function
         self.stack: list = []          # BlockCost accumulators, innermost last
         self.module = module           # the IRModule whose functions calls reach, or None
+        self.funcs = dict(module.prim_funcs()) if module is not None else {}
         self.path = set() if path is None else path    # the functions being counted
         self.memo = {} if memo is None else memo       # name -> (flops, read, written)
         # of one call, as Polys over the callee's symbols
@@ -239,7 +240,7 @@ class _Counter:
         zero for a function unknown or on the call path already."""
         name = call.callee
         zero = (Poly(), Poly(), Poly())
-        g = dict(self.module.prim_funcs()).get(name)
+        g = self.funcs.get(name)
         if name in self.path or g is None:
             return zero
         if name not in self.memo:
