@@ -34,6 +34,10 @@ class Span(NamedTuple):
 
 SEVERITIES = ("error", "warning", "information", "hint")
 
+# codes whose range is text that does nothing: an allocation whose values nothing uses, a
+# suppression that silences nothing (editors show it faded, as unnecessary code)
+UNNECESSARY = frozenset({"dataflow/unused-buffer", "suppression/unused"})
+
 
 @dataclass
 class Diagnostic:

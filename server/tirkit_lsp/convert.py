@@ -5,6 +5,8 @@ from __future__ import annotations
 from lsprotocol import types as T
 from pygls.workspace import PositionCodec
 
+from tirkit.diagnostics import UNNECESSARY
+
 SEVERITY = {
     "error": T.DiagnosticSeverity.Error,
     "warning": T.DiagnosticSeverity.Warning,
@@ -58,7 +60,9 @@ class Converter:
                 for s, m in d.related if s is not None]
         return T.Diagnostic(range=self.range(d.span), message=d.message,
                             severity=SEVERITY.get(d.severity, T.DiagnosticSeverity.Error),
-                            code=d.code, source="tirkit", related_information=related or None)
+                            code=d.code, source="tirkit", related_information=related or None,
+                            tags=[T.DiagnosticTag.Unnecessary] if d.code in UNNECESSARY
+                            else None)
 
 
 def _uri_of(span, uri, path):

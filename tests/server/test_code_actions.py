@@ -207,3 +207,38 @@ async def test_quick_fix_initializes_a_forgotten_accumulator(client):
     assert "            with T.init():\n                acc[vi] = T.float32(0)\n" \
         "            acc[vi] = acc[vi] + A[vi, vk]" in fixed
     assert not [x for x in tirkit.check(fixed) if x.severity == "error"]
+
+
+UNTOUCHED = '''from tvm.script import tirx as T
+
+
+@T.prim_func(s_tir=True)
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    temp = T.alloc_buffer((32,), "float32")
+    for i in range(16):
+        with T.sblock("b"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(3)
+'''
+
+
+async def test_an_unused_allocation_is_faded_and_its_quick_fix_removes_it(client):
+    from lsp_helpers import wait_diagnostics
+    uri = MATMUL.as_uri().replace("matmul.py", "untouched.py")
+    open_doc(client, uri, UNTOUCHED)
+    # a fast rule: reported while typing
+    diags = await wait_diagnostics(
+        client, uri, lambda ds: any(d.code == "dataflow/unused-buffer" for d in ds))
+    (d,) = diags
+    assert (d.range.start.line, d.range.start.character, d.range.end.character) == (5, 4, 8)
+    assert d.severity == T.DiagnosticSeverity.Warning
+    assert list(d.tags) == [T.DiagnosticTag.Unnecessary]
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    assert [a.title for a in acts] == ["Remove the unused allocation of `temp`",
+                                       "Ignore dataflow/unused-buffer on this line"]
+    assert acts[0].is_preferred
+    fixed = _apply(UNTOUCHED, acts[0].edit.changes[uri])
+    assert fixed == UNTOUCHED.replace('    temp = T.alloc_buffer((32,), "float32")\n', "")
+    assert tirkit.check(fixed) == []

@@ -29,6 +29,9 @@ async def test_file_configuration_and_suppressions_apply(client, tmp_path):
     line = text.split("\n")[9]
     assert line[unused.range.start.character:unused.range.end.character] == "thread/"
     assert unused.severity == T.DiagnosticSeverity.Warning
+    # text that does nothing: the editor fades it; the out-of-bounds error is not faded
+    assert list(unused.tags) == [T.DiagnosticTag.Unnecessary]
+    assert next(d for d in diags if d.code == "bounds/out-of-bounds").tags is None
     # without a configuration file: the defaults (type/mismatch reported, no unused report)
     other = (tmp_path.parent / f"{tmp_path.name}-bare" / "k.py")
     open_doc(client, other.as_uri(), text)

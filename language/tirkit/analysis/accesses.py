@@ -48,6 +48,7 @@ class Access:
     in_init: bool = False
     local_depth: int = None      # block depth of a DeclBuffer/Allocate that made it, if any
     speculative: bool = False    # under a `T.Select` operand: evaluated whatever its condition
+    into: object = None          # a load in a store's value or indices: the Buffer it stores
 
 
 @dataclass
@@ -66,6 +67,7 @@ class FuncAccesses:
     # the source regions of `T.match_buffer`s, as accesses of unknown direction (an index
     # Ramp spans a dimension's extent); kept apart from `accesses`: only compaction uses them
     matched: list = field(default_factory=list)
+    decls: list = field(default_factory=list)   # every DeclBuffer statement, in order
 
 
 def accesses(func, cache=None) -> FuncAccesses:
@@ -75,7 +77,8 @@ def accesses(func, cache=None) -> FuncAccesses:
     w = _Walker()
     w.stmt(func.body)
     out = FuncAccesses(w.out, w.env, w.iter_vars, w.realizes, w.loops_of, w.blocks_of,
-                       w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched)
+                       w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched,
+                       w.decls)
     if cache is not None:
         cache[key] = out
     return out
@@ -86,7 +89,8 @@ def stmt_accesses(stmt) -> FuncAccesses:
     w = _Walker()
     w.stmt(stmt)
     return FuncAccesses(w.out, w.env, w.iter_vars, w.realizes, w.loops_of, w.blocks_of,
-                        w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched)
+                        w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched,
+                        w.decls)
 
 
 class _Walker:
@@ -103,6 +107,7 @@ class _Walker:
         self.loop_parents = {}
         self.calls = []
         self.matched = []
+        self.decls = []
         self.loops = []
         self.blocks = []
         self.block_loops = []
@@ -110,6 +115,7 @@ class _Walker:
         self.order = 0
         self.in_init = False
         self.selects = 0         # how many `T.Select` operands enclose the expression
+        self.into = None         # the buffer of the store whose value is being walked
         self.local = {}          # data Var -> block depth of its DeclBuffer/Allocate
 
     # ---- statements ------------------------------------------------------------------
@@ -148,9 +154,11 @@ class _Walker:
         elif t is S.BlockRealize:
             self.realize(s)
         elif t is S.BufferStore:
+            self.into = s.buffer
             for i in s.indices:
                 self.expr(i)
             self.expr(s.value)
+            self.into = None
             self.record(s.buffer, True, s.indices, s.span or s.value.span)
         elif t is S.IfThenElse:
             self.expr(s.condition)
@@ -168,6 +176,8 @@ class _Walker:
         elif t is S.Evaluate:
             self.expr(s.value)
         elif t in (S.Allocate, S.AllocateConst, S.DeclBuffer):
+            if t is S.DeclBuffer:
+                self.decls.append(s)
             key = s.buffer.data if t is S.DeclBuffer else s.buffer_var
             had = key in self.local
             if not had:
@@ -305,4 +315,5 @@ class _Walker:
         self.out.append(Access(buf, is_write, tuple(indices), span, tuple(self.loops),
                                tuple(self.blocks), tuple(self.block_loops),
                                tuple(self.conds), self.order, opaque, self.in_init,
-                               self.local.get(buf.data), self.selects > 0))
+                               self.local.get(buf.data), self.selects > 0,
+                               None if is_write else self.into))

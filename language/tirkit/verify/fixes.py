@@ -13,6 +13,10 @@ quick fixes, computed here so that every client gets the same edit):
   parameter's (rule `module-calls`): "Convert `B[i]` to float32 with T.Cast", the argument
   as written wrapped in `T.Cast("float32", ...)`: what tirkit's engines did, and what TVM's
   build needs.
+- `dataflow/unused-buffer` on a buffer nothing touches: "Remove the unused allocation of
+  `temp`", its line `temp = T.alloc_buffer(...)` deleted (`unused_allocation`).  A buffer
+  that is written and never read keeps its warning only: the blocks that write it are the
+  user's to remove.
 
 A fix is offered only where the source has the form the edit expects; a schedule primitive
 that repairs a diagnostic is a schedule action instead (schedule/actions.py)."""
@@ -28,6 +32,8 @@ from .iter_type import CODE as ITER_TYPE
 from .iter_type import reduction_edit
 from .module_calls import TYPE as CALL_TYPE
 from .module_calls import converted_argument
+from .unused_buffer import CODE as UNUSED
+from .unused_buffer import unused_allocation
 
 UNCOVERED = "dataflow/uncovered-read"
 
@@ -64,6 +70,12 @@ def text_fixes(result, code: str, severity: str, line: int, column: int) -> list
         return [TextFix(f"Convert `{text}` to {dtype} with {alias}.Cast",
                         [(line, span.column, line, span.end_column,
                           f'{alias}.Cast("{dtype}", {text})')])]
+    if code == UNUSED:
+        for _, f in result.module.prim_funcs():
+            edit = unused_allocation(lines, f, line, column)
+            if edit is not None:
+                name = lines[line - 1][column - 1:].split("=")[0].strip()
+                return [TextFix(f"Remove the unused allocation of `{name}`", [edit])]
     return []
 
 

@@ -3,7 +3,8 @@
 (`signature/iter-type`), "Initialize `acc[vi]` to 0 in a T.init()" for a block that updates
 an allocated buffer it never initialized (`dataflow/uncovered-read`), "Convert `B[i]` to
 float32 with T.Cast" for a scalar passed to a module function as another dtype than its
-parameter's (`type/mismatch`).  Each carries its edit
+parameter's (`type/mismatch`), "Remove the unused allocation of `temp`" for a buffer nothing
+touches (`dataflow/unused-buffer`).  Each carries its edit
 (no resolve step) and is the preferred fix of its diagnostic.  The code-action feature calls
 this module; it registers no handler."""
 from __future__ import annotations

@@ -1,0 +1,140 @@
+"""dataflow/unused-buffer: a buffer the kernel allocates (`T.alloc_buffer`) whose values
+nothing uses: never touched, written and never read, or read only to compute other such
+buffers.  Nothing of what they hold reaches the function's results: a stage left over from
+an edit, or a result the kernel forgot to use.
+
+A buffer's values are used where a load of it reaches a parameter: through the stores of
+allocated buffers whose values are used, or directly, by a load anywhere other than in the
+value or indices of a store to an allocated buffer (a store to a parameter, a condition, a
+loop bound, a `let`, the argument of a call that is a statement).  Whatever may pass the
+buffer on unseen counts as a use: its data named anywhere (`X.data`), an address (`T.address_of(X[i])`, a tensor intrinsic's operand),
+a `T.match_buffer` of a region of it.  Declared `T.reads` are not uses: they describe the
+body, which the signature rule checks.
+
+Reported as a warning on the allocation's name (editors fade it as unnecessary code), with
+the blocks that write it as related locations; `unused_allocation` is the quick fix of a
+buffer nothing touches (verify/fixes.py).  Quiet where lowering reported an error."""
+from __future__ import annotations
+
+import re
+
+from ..analysis.accesses import accesses
+from ..diagnostics import warning
+from ..ir import expr as E
+from ..ir.visit import walk
+from . import register
+from ._common import block_label
+
+CODE = "dataflow/unused-buffer"
+
+
+def _allocations(fa) -> dict:
+    """{id(data Var): Buffer} of the buffers func allocates with `T.alloc_buffer`."""
+    out = {id(b.data): b for b, _ in fa.allocs}
+    out.update((id(d.buffer.data), d.buffer) for d in fa.decls if d.spelling == "alloc_buffer")
+    return out
+
+
+def unused_buffers(func, cache=None) -> list:
+    """[(Buffer, writes, reads)] of func's allocated buffers whose values nothing uses
+    (module doc), in source order: the accesses that write each, and the loads of it that
+    feed only other such buffers (or itself: `Z[i] = Z[i] + ...`)."""
+    fa = accesses(func, cache)
+    allocated = _allocations(fa)
+    if not allocated:
+        return []
+    used = {id(a.buffer.data) for a in fa.matched}
+    feeds, writes, reads = {}, {}, {}
+    for a in fa.accesses:
+        k = id(a.buffer.data)
+        if a.is_write:
+            writes.setdefault(k, []).append(a)
+        elif a.into is not None and not a.opaque and id(a.into.data) in allocated:
+            feeds.setdefault(id(a.into.data), set()).add(k)
+            reads.setdefault(k, []).append(a)
+        else:
+            used.add(k)
+    _spread(used, feeds)
+    if any(k not in used for k in allocated):
+        # a buffer's data named anywhere (passed on, bound by a `let`, an attribute's node):
+        # a whole walk, made only where some buffer is left
+        named = set()
+        walk(func.body, lambda x: named.add(id(x)) if type(x) is E.Var and
+             id(x) in allocated and id(x) not in used else None)
+        if named:
+            used |= named
+            _spread(used, feeds)
+    dead = [(b, writes.get(k, []), reads.get(k, [])) for k, b in allocated.items()
+            if k not in used and b.span is not None]
+    return sorted(dead, key=lambda t: (t[0].span.line, t[0].span.column))
+
+
+def _spread(used: set, feeds: dict) -> None:
+    """Add to `used` every buffer whose loads feed, through stores, one already in it."""
+    stack = list(used)
+    while stack:
+        for k in feeds.get(stack.pop(), ()):
+            if k not in used:
+                used.add(k)
+                stack.append(k)
+
+
+def _writers(accs) -> list:
+    """The distinct blocks (or stores outside blocks) of accesses, in program order."""
+    out, seen = [], set()
+    for a in accs:
+        b = a.blocks[-1].block if a.blocks and a.blocks[-1].block.iter_vars else None
+        key = id(b) if b is not None else id(a)
+        if key not in seen:
+            seen.add(key)
+            out.append((b, a))
+    return out
+
+
+def _names(writers) -> str:
+    labels = [block_label(b) if b is not None else f"the store at line {a.span.line}"
+              for b, a in writers[:2] if b is not None or a.span is not None]
+    more = len(writers) - 2
+    return " and ".join(labels) + (f" and {more} more" if more > 0 else "")
+
+
+@register(CODE, fast=True)
+def check_unused_buffer(func, ctx):
+    if ctx.incomplete(func):
+        return []
+    out = []
+    for buf, writes, reads in unused_buffers(func, ctx.cache):
+        writers = _writers(writes)
+        name = f"`{buf.name}`"
+        into = sorted({a.into.name for a in reads if a.into.data is not buf.data})
+        if into:
+            msg = (f"{name} is read only to compute {', '.join(f'`{n}`' for n in into)}, "
+                   f"whose values nothing uses")
+        elif writes:     # (read, if at all, by its own updates: `Z[i] = Z[i] + ...`)
+            msg = (f"{name} is written and never read: the work of {_names(writers)} "
+                   "is lost")
+        else:
+            msg = f"{name} is allocated and never used"
+        related = []
+        for b, a in writers[:2]:
+            span = (b.name_span if b is not None else None) or a.span
+            if span is not None:
+                who = block_label(b) if b is not None else "a store"
+                related.append((span, f"{who} writes {name} here"))
+        out.append(warning(CODE, msg, buf.span, related))
+    return out
+
+
+def unused_allocation(lines, func, line: int, column: int):
+    """The quick fix of a buffer nothing touches, reported at (line, column): its line
+    `X = T.alloc_buffer(...)` removed, as (line, 1, line + 1, 1, ""); None where the buffer
+    is touched or the statement is not alone on its line."""
+    for buf, writes, reads in unused_buffers(func):
+        s = buf.span
+        if (s.line, s.column) != (line, column) or writes or reads:
+            continue
+        src = lines[line - 1] if 0 < line <= len(lines) else ""
+        if re.fullmatch(rf"\s*{re.escape(buf.name)}\s*=\s*T\.(sblock_)?alloc_buffer\(.*\)"
+                        r"\s*(#.*)?", src) and src.count("(") == src.count(")"):
+            return (line, 1, line + 1, 1, "")
+    return None
