@@ -3,7 +3,9 @@ own integer operators evaluated at every point."""
 import itertools
 import random
 
-from tirkit.arith.enumerate import value_range
+import numpy as np
+
+from tirkit.arith.enumerate import box_values, value_range
 from tirkit.ir import expr as E
 
 I32 = "int32"
@@ -91,3 +93,23 @@ def test_random_expressions_against_python():
                                                       range(lo_k, lo_k + n_k))]
         got = value_range(e, {TX: (lo_t, n_t), K: (lo_k, n_k)})
         assert got == (min(values), max(values)), e
+
+
+def test_box_values_of_indices_and_conditions_against_python():
+    """Each expression at every point of the box, one axis per variable in the box's order;
+    a condition (comparisons, and, or, not, a bool constant) as bools."""
+    idx = E.Add(E.Mul(TX, c(4), I32), E.FloorMod(K, c(3), I32), I32)
+    cond = E.Or(E.And(E.LT(TX, c(5), "bool"), E.Not(E.EQ(K, c(2), "bool")), "bool"),
+                E.GE(E.Sub(TX, K, I32), c(6), "bool"), "bool")
+    got = box_values([idx, cond, E.IntImm("bool", 1)], {TX: (2, 7), K: (-1, 4)})
+    want_i = [[tx * 4 + k % 3 for k in range(-1, 3)] for tx in range(2, 9)]
+    want_c = [[(tx < 5 and k != 2) or tx - k >= 6 for k in range(-1, 3)] for tx in range(2, 9)]
+    assert got[0].tolist() == want_i and got[1].tolist() == want_c
+    assert got[1].dtype == np.bool_ and got[2].shape == (7, 4) and got[2].all()
+    # a condition where an integer is needed, an integer where a condition is, a variable the
+    # box does not give, a division by zero somewhere, and too many points: None
+    assert box_values([E.Add(E.LT(TX, c(1), "bool"), c(1), I32)], {TX: (0, 4)}) is None
+    assert box_values([E.And(TX, c(1), "bool")], {TX: (0, 4)}) is None
+    assert box_values([E.Add(TX, K, I32)], {TX: (0, 4)}) is None
+    assert box_values([E.FloorDiv(c(8), TX, I32)], {TX: (0, 4)}) is None
+    assert box_values([TX], {TX: (0, 300), K: (0, 300)}) is None

@@ -49,6 +49,7 @@ class Access:
     local_depth: int = None      # block depth of a DeclBuffer/Allocate that made it, if any
     speculative: bool = False    # under a `T.Select` operand: evaluated whatever its condition
     into: object = None          # a load in a store's value or indices: the Buffer it stores
+    value: object = None         # a store: the value it stores
 
 
 @dataclass
@@ -159,7 +160,7 @@ class _Walker:
                 self.expr(i)
             self.expr(s.value)
             self.into = None
-            self.record(s.buffer, True, s.indices, s.span or s.value.span)
+            self.record(s.buffer, True, s.indices, s.span or s.value.span, value=s.value)
         elif t is S.IfThenElse:
             self.expr(s.condition)
             self.conds.append((s.condition, len(self.blocks)))
@@ -311,9 +312,9 @@ class _Walker:
         self.record(src.buffer, False, idx or (), m.span, opaque=idx is None)
         self.out = out
 
-    def record(self, buf, is_write, indices, span, opaque=False):
+    def record(self, buf, is_write, indices, span, opaque=False, value=None):
         self.out.append(Access(buf, is_write, tuple(indices), span, tuple(self.loops),
                                tuple(self.blocks), tuple(self.block_loops),
                                tuple(self.conds), self.order, opaque, self.in_init,
                                self.local.get(buf.data), self.selects > 0,
-                               None if is_write else self.into))
+                               None if is_write else self.into, value))

@@ -8,6 +8,7 @@ a bitwise operator, one variable in several terms: `16 * (tx % 16) + 8 * (tx // 
 expression takes.
 
     value_range(e, {tx: (0, 32), k: (0, 4)})        # (least, greatest), or None
+    box_values([i + 1, i < 8], {i: (0, 16)})        # [array of i + 1, array of i < 8], or None
 """
 from __future__ import annotations
 
@@ -23,6 +24,32 @@ _DEPTH = 16                     # substitutions followed through `env`
 
 class _Unknown(Exception):
     """The expression reads something the box does not give, or is undefined there."""
+
+
+def box_values(exprs, ranges: dict, env=None, limit: int = LIMIT):
+    """The value of each expression of `exprs` at every point of the box `ranges` ({Var:
+    (min, extent)}, Python ints): numpy arrays of the box's shape, one axis per variable of
+    `ranges` in its order (int64 for an integer expression, bool for a condition: a
+    comparison, `and`, `or`, `not`, a bool constant); None where one reads anything else or
+    is undefined somewhere in the box, or the box holds more than `limit` points."""
+    env = env or {}
+    shape = [max(0, n) for _, n in ranges.values()]
+    if int(np.prod(shape, dtype=np.int64)) > limit:
+        return None
+    values = {}
+    for axis, (v, (lo, n)) in enumerate(ranges.items()):
+        dims = [1] * len(shape)
+        dims[axis] = shape[axis]
+        values[v] = np.arange(lo, lo + shape[axis], dtype=np.int64).reshape(dims)
+    out = []
+    try:
+        with np.errstate(all="raise"):
+            for e in exprs:
+                _used(e, ranges, env, 0)
+                out.append(np.broadcast_to(_eval(e, values, env, 0, True), shape))
+    except (_Unknown, FloatingPointError, OverflowError):
+        return None
+    return out
 
 
 def value_range(e, ranges: dict, env=None, limit: int = LIMIT):
@@ -71,8 +98,10 @@ def _used(e, ranges, env, depth) -> set:
                 raise _Unknown
         elif isinstance(x, E.IntImm):
             continue
-        elif type(x) in ALU and hasattr(x, "a"):
+        elif (type(x) in ALU or type(x) in _LOGIC) and hasattr(x, "a"):
             stack += [(x.a, d), (x.b, d)]
+        elif type(x) is E.Not:
+            stack.append((x.a, d))
         elif isinstance(x, E.Cast):
             stack.append((x.value, d))
         elif isinstance(x, E.Call) and x.op in BITWISE and len(x.args) == 2:
@@ -82,13 +111,29 @@ def _used(e, ranges, env, depth) -> set:
     return out
 
 
-def _eval(x, values, env, depth):
+_LOGIC = {E.And: np.logical_and, E.Or: np.logical_or}
+
+
+def _eval(x, values, env, depth, boolean=False):
+    """x's values; a condition's (bool) only where `boolean` allows one."""
     if isinstance(x, E.IntImm):
+        if x.dtype == "bool":
+            if not boolean:
+                raise _Unknown
+            return np.bool_(x.value)
         return np.int64(x.value)
     if isinstance(x, E.Var):
         if x in values:
             return values[x]
-        return _eval(env[x], values, env, depth + 1)
+        return _eval(env[x], values, env, depth + 1, boolean)
+    if type(x) in _LOGIC or type(x) is E.Not:
+        if not boolean:
+            raise _Unknown
+        ops = [_eval(y, values, env, depth, True) for y in
+               ((x.a,) if type(x) is E.Not else (x.a, x.b))]
+        if any(np.asarray(y).dtype != np.bool_ for y in ops):
+            raise _Unknown              # an integer where a condition is needed
+        return np.logical_not(ops[0]) if type(x) is E.Not else _LOGIC[type(x)](*ops)
     if isinstance(x, E.Cast):
         v = _eval(x.value, values, env, depth)
         if not is_int(x.dtype):
@@ -108,6 +153,6 @@ def _eval(x, values, env, depth):
     if type(x) in DIVIDES and np.any(b == 0):
         raise _Unknown
     out = ALU[type(x)](a, b, True)
-    if out.dtype == np.bool_:
+    if np.asarray(out).dtype == np.bool_ and not boolean:
         raise _Unknown                  # a comparison: not an integer value
     return out

@@ -1,0 +1,144 @@
+"""loop-nest/parallel-race: two iterations of a `T.parallel` loop, or of a loop bound to
+blockIdx, that touch one element, one writing, are an error with a witness (the two values
+of the loop and the element); disjoint, private, guarded and same-value accesses are not;
+TVM compiles and runs the racy kernels without a word."""
+import pytest
+
+import tirkit
+
+CODE = "loop-nest/parallel-race"
+HEAD = "from tvm.script import tir as T\n\n\n"
+
+
+def races(body):
+    text = HEAD + "@T.prim_func\n" + body
+    return [(d.span.line, d.span.column, d.message, [(s.line, s.column, m) for s, m in d.related])
+            for d in tirkit.check(text) if d.code == CODE]
+
+
+SUM = '''def par_sum(A: T.Buffer((64,), "float32"), B: T.Buffer((1,), "float32")):
+    for i in T.parallel(64):
+        B[0] = B[0] + A[i]
+'''
+SHIFT = '''def par_shift(A: T.Buffer((65,), "float32")):
+    for i in T.parallel(64):
+        A[i + 1] = A[i] * T.float32(2)
+'''
+
+
+def test_an_accumulation_and_a_shift_under_a_parallel_loop():
+    assert races(SUM) == [(7, 9, "iterations `i` = 0 and `i` = 1 of the parallel loop both "
+                           "write `B[0]`: they may run at the same time, so the value left "
+                           "depends on their timing", [(6, 5, "loop `i` is parallel here")])]
+    assert races(SHIFT) == [(7, 9, "iteration `i` = 1 reads `A[1]`, which iteration `i` = 0 "
+                             "writes: the parallel loop may run them at the same time, so the "
+                             "value read depends on their timing",
+                             [(6, 5, "loop `i` is parallel here"),
+                              (7, 20, "iteration `i` = 1 reads `A[1]` here")])]
+    (d,) = [d for d in tirkit.check(HEAD + "@T.prim_func\n" + SUM) if d.code == CODE]
+    assert d.severity == "error"
+
+
+def test_overlapping_tiles_through_inner_loops_and_a_let():
+    tiles = races('''def tiles(A: T.Buffer((64,), "float32"), B: T.Buffer((66,), "float32")):
+    for io in T.parallel(16):
+        for ii in range(5):
+            base = io * 4
+            B[base + ii] = A[io * 4]
+''')
+    assert [(line, m.split(":")[0]) for line, _, m, _ in tiles] == [
+        (9, "iterations `io` = 0 and `io` = 1 of the parallel loop both write `B[4]`")]
+    # the loop outside the parallel one at its first value; the 2-d buffer flattened
+    rows = races('''def rows(A: T.Buffer((4, 64), "float32")):
+    for b in range(4):
+        for i in T.parallel(63):
+            A[b, i] = A[b, i + 1] + T.float32(1)
+''')
+    assert [m.split(":")[0] for _, _, m, _ in rows] == [
+        "iteration `i` = 0 reads `A[0, 1]`, which iteration `i` = 1 writes"]
+
+
+def test_blocks_of_a_grid_that_add_into_one_output():
+    got = races('''def split_k(A: T.Buffer((4, 128), "float32"), C: T.Buffer((4,), "float32")):
+    for bx in T.thread_binding(8, thread="blockIdx.x"):
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            for k in range(16):
+                C[tx] = C[tx] + A[tx, bx * 16 + k]
+''')
+    assert [(line, m.split(":")[0], rel) for line, _, m, rel in got] == [
+        (9, "iterations `bx` = 0 and `bx` = 1 of the loop bound to blockIdx.x both write "
+         "`C[0]`", [(6, 5, "loop `bx` is bound to blockIdx.x here")])]
+
+
+@pytest.mark.parametrize("body", [
+    # each iteration its own row
+    '''def rows(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64,), "float32")):
+    for i in T.parallel(64):
+        B[i] = T.float32(0)
+        for j in range(16):
+            B[i] = B[i] + A[i, j]
+''',
+    # storage allocated in the loop is each iteration's own
+    '''def private(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64,), "float32")):
+    for i in T.parallel(64):
+        acc = T.decl_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for j in range(16):
+            acc[0] = acc[0] + A[i, j]
+        B[i] = acc[0]
+''',
+    # one iteration writes under the guard
+    '''def guarded(A: T.Buffer((64,), "float32"), B: T.Buffer((1,), "float32")):
+    for i in T.parallel(64):
+        if i == 0:
+            B[0] = A[i]
+''',
+    # every iteration stores one value: whatever their order, B[0] is left 1
+    '''def same(B: T.Buffer((1,), "float32")):
+    for i in T.parallel(64):
+        B[0] = T.float32(1)
+''',
+    # reading ahead of a serial loop, and a vectorized loop: not parallel
+    '''def serial(A: T.Buffer((65,), "float32")):
+    for i in range(64):
+        A[i + 1] = A[i] * T.float32(2)
+''',
+    # shared memory belongs to one thread block
+    '''def shared(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8, 32), "float32")):
+    S = T.alloc_buffer((32,), "float32", scope="shared")
+    for bx in T.thread_binding(8, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            S[tx] = A[bx, tx]
+            B[bx, tx] = S[tx]
+''',
+])
+def test_no_race(body):
+    assert races(body) == []
+
+
+def test_a_block_reduction_under_a_parallel_loop_is_the_block_rule_s():
+    text = HEAD + '''@T.prim_func
+def blocks(A: T.Buffer((64,), "float32"), B: T.Buffer((1,), "float32")):
+    for i in T.parallel(64):
+        with T.block("sum"):
+            vi = T.axis.reduce(64, i)
+            with T.init():
+                B[0] = T.float32(0)
+            B[0] = B[0] + A[vi]
+'''
+    assert [d.code for d in tirkit.check(text)] == ["loop-nest/reduction-on-parallel"]
+
+
+@pytest.mark.oracle
+def test_tvm_compiles_and_runs_the_racy_kernels():
+    tvm = pytest.importorskip("tvm")
+    import numpy as np
+    from tvm.script import tirx
+
+    for body in (SUM, SHIFT):
+        text = (HEAD + "@T.prim_func\n" + body).replace("from tvm.script import tir as T\n", "")
+        func = tvm.script.from_source(text, extra_vars={"T": tirx})
+        lib = tvm.compile(tvm.IRModule({"main": func}), target="llvm")
+        args = [np.random.default_rng(3).standard_normal(n).astype("float32")
+                for n in ((64, 1) if body is SUM else (65,))]
+        lib["main"](*[tvm.runtime.tensor(a) for a in args])
