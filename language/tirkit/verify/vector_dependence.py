@@ -1,0 +1,112 @@
+"""loop-nest/vector-dependence: lanes of a vectorized loop that depend on each other.
+
+TVM runs a vectorized loop's body one statement at a time for all its lanes, each
+statement's loads before its store; the loop it stands for runs the lanes one after another.
+Where two lanes touch one element, one writing, in an order the vector form reverses, the
+two give different results: `A[i + 1] = A[i] + 1` under `T.vectorized` reads every `A[i]`
+before it stores, so lane 1 reads the old `A[1]`, where the serial loop reads the one lane 0
+wrote.  TVM compiles it without a word, and its result is not the loop's (nor the one
+`tirkit run --check`'s interpreter, which runs the loop as written, computes).
+
+The order is reversed for lanes i < j when j's access comes first in the vector order: a
+load of lane j in the statement whose store lane i makes (or an earlier statement), a store
+of lane j in an earlier statement than lane i's access.  Found with a witness, as
+`loop-nest/parallel-race` finds one (verify/_iterations.py): accesses right under the
+vectorized loop (none in a loop inside it, none in a block with iterators inside it), storage
+allocated outside it (TVM widens one allocated inside to a vector per lane).  Reported on the
+later access of the serial order, with the loop and the other access related."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..diagnostics import error
+from ..ir import stmt as S
+from ..ir.visit import contains
+from . import register
+from ._common import const_int, full_env, func_accesses
+from ._iterations import element_groups, points_by_storage
+
+CODE = "loop-nest/vector-dependence"
+
+
+def _reversed(entries):
+    """The first pair of lanes i < j touching one element, one writing, whose accesses the
+    vector order runs in the other order: ((entry, point, lane) of lane i's access, the same
+    of lane j's) or None.  entries: [(access, points)]."""
+    got = element_groups(entries, [_key(a) for a, _ in entries])
+    if got is None:
+        return None
+    _, lane, which, point, key, starts, ends = got
+    for g in np.flatnonzero(np.minimum.reduceat(lane, starts) !=
+                            np.maximum.reduceat(lane, starts)):
+        # lanes in increasing order: the latest access of the lanes before, and write
+        top, top_write = None, None
+        r = starts[g]
+        while r < ends[g]:
+            nxt = r
+            while nxt < ends[g] and lane[nxt] == lane[r]:
+                nxt += 1
+            for q in range(r, nxt):
+                p = top if key[q] % 2 else top_write
+                if p is not None and key[p] > key[q]:
+                    return (which[p], point[p], lane[p]), (which[q], point[q], lane[q])
+            for q in range(r, nxt):
+                if top is None or key[q] > key[top]:
+                    top = q
+                if key[q] % 2 and (top_write is None or key[q] > key[top_write]):
+                    top_write = q
+            r = nxt
+    return None
+
+
+def _key(a) -> int:
+    """Where an access comes in the vector order of one lane: its statement, loads first
+    (odd: a store)."""
+    return 2 * a.order + int(a.is_write)
+
+
+@register(CODE, fast=True)
+def check_vector_dependence(func, ctx):
+    if ctx.incomplete(func):
+        return []
+    fa = func_accesses(func, ctx)
+    env = full_env(fa)
+    out = []
+    for lp in fa.loops:
+        n = const_int(lp.extent)
+        if lp.kind != "vectorized" or n is None or n < 2 or \
+                contains(lp.node.body, lambda x: True, S.While):
+            continue            # (TVM's vectorizer refuses a `while` inside)
+        # (right under the loop: the order of one in a loop inside it is not read)
+        by_data = points_by_storage(fa, lp, env, lambda a, pos: pos == len(a.loops) - 1)
+        for entries in by_data.values():
+            found = _reversed(entries)
+            if found is not None:
+                out.append(_report(lp, entries, *found))
+    return out
+
+
+def _report(lp, entries, first, second):
+    (ai, pi), (aj, pj) = [(entries[w][0], entries[w][1]) for w, _, _ in (first, second)]
+    li, lj = first[2], second[2]
+    elem = ", ".join(str(int(x[first[1]])) for x in pi[2])
+    name, v = f"`{ai.buffer.name}[{elem}]`", f"`{lp.var.name}`"
+    if ai.is_write and not aj.is_write:
+        msg = (f"lane {v} = {lj} reads {name} before lane {v} = {li} writes it: the "
+               "vectorized loop makes every lane's loads of a statement before its store, so "
+               "the lane reads the old value, where the loop it stands for reads the new one")
+        at, other = aj, (ai, f"lane {v} = {li} writes {name} here")
+    elif aj.is_write and not ai.is_write:
+        msg = (f"lane {v} = {li} reads {name} after lane {v} = {lj} writes it: the "
+               "vectorized loop runs a statement for every lane before the next one, so the "
+               "lane reads the new value, where the loop it stands for reads the old one")
+        at, other = ai, (aj, f"lane {v} = {lj} writes {name} here")
+    else:
+        msg = (f"lanes {v} = {li} and {v} = {lj} both write {name}, the vectorized loop in "
+               f"the other order: it leaves lane {li}'s value, where the loop it stands for "
+               f"leaves lane {lj}'s")
+        at, other = aj, (ai, f"lane {v} = {li} writes {name} here")
+    related = [(lp.span, f"loop {v} is vectorized here")] if lp.span else []
+    if other[0].span is not None and other[0].span != at.span:
+        related.append((other[0].span, other[1]))
+    return error(CODE, msg, at.span or lp.span, related)

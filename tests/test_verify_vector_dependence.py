@@ -1,0 +1,145 @@
+"""loop-nest/vector-dependence: lanes of a vectorized loop that touch one element, one
+writing, in an order the vector form reverses, are an error with a witness; what the vector
+form keeps in order is not reported.  The vector form's result is checked on random inputs:
+tirkit's CPU back end and TVM compute every lane's loads first (numpy's vector expression),
+the interpreter the serial loop."""
+import numpy as np
+import pytest
+
+import tirkit
+from tirkit.codegen import build
+from tirkit.codegen.interp import run_reference
+
+CODE = "loop-nest/vector-dependence"
+HEAD = "from tvm.script import tir as T\n\n\n"
+
+SHIFT = '''def shift(A: T.Buffer((65,), "float32")):
+    for i in T.vectorized(64):
+        A[i + 1] = A[i] + T.float32(1)
+'''
+# a running sum into one element: every lane reads B[0] before any stores it
+SUM = '''def vsum(A: T.Buffer((16,), "float32"), B: T.Buffer((1,), "float32")):
+    for i in T.vectorized(16):
+        B[0] = B[0] + A[i]
+'''
+# lane i + 1 writes A[i + 1] in the first statement, which lane i reads in the second
+ANTI = '''def anti(A: T.Buffer((9,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.vectorized(8):
+        A[i] = A[i] * T.float32(3)
+        B[i] = A[i + 1]
+'''
+# lane i + 1 writes B[i + 1] in the first statement, lane i in the second
+STORES = '''def stores(A: T.Buffer((9,), "float32"), B: T.Buffer((9,), "float32")):
+    for i in T.vectorized(8):
+        B[i] = A[i]
+        B[i + 1] = A[i] * T.float32(2)
+'''
+
+
+def found(body):
+    text = HEAD + "@T.prim_func\n" + body
+    return [(d.span.line, d.span.column, d.message, [(s.line, m) for s, m in d.related])
+            for d in tirkit.check(text) if d.code == CODE]
+
+
+def test_a_lane_that_reads_what_an_earlier_lane_writes():
+    assert found(SHIFT) == [(7, 20, "lane `i` = 1 reads `A[1]` before lane `i` = 0 writes it: "
+                             "the vectorized loop makes every lane's loads of a statement "
+                             "before its store, so the lane reads the old value, where the "
+                             "loop it stands for reads the new one",
+                             [(6, "loop `i` is vectorized here"),
+                              (7, "lane `i` = 0 writes `A[1]` here")])]
+
+
+def test_a_running_sum_into_one_element():
+    assert [(line, m.split(":")[0]) for line, _, m, _ in found(SUM)] == [
+        (7, "lane `i` = 1 reads `B[0]` before lane `i` = 0 writes it")]
+
+
+def test_statements_whose_order_across_lanes_the_vector_form_reverses():
+    assert [(line, m.split(":")[0], rel) for line, _, m, rel in found(ANTI)] == [
+        (8, "lane `i` = 0 reads `A[1]` after lane `i` = 1 writes it",
+         [(6, "loop `i` is vectorized here"), (7, "lane `i` = 1 writes `A[1]` here")])]
+    assert [(line, m.split(",")[0], rel) for line, _, m, rel in found(STORES)] == [
+        (7, "lanes `i` = 0 and `i` = 1 both write `B[1]`",
+         [(6, "loop `i` is vectorized here"), (8, "lane `i` = 0 writes `B[1]` here")])]
+
+
+@pytest.mark.parametrize("body", [
+    # reading ahead: every lane reads the old value in both orders
+    '''def ahead(A: T.Buffer((65,), "float32")):
+    for i in T.vectorized(64):
+        A[i] = A[i + 1] + T.float32(1)
+''',
+    # each lane its own elements
+    '''def own(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.vectorized(8):
+        B[i] = A[i] * T.float32(2)
+        A[i] = B[i] + T.float32(1)
+''',
+    # an earlier statement reads what a later lane writes later: old in both orders
+    '''def later(A: T.Buffer((9,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.vectorized(8):
+        B[i] = A[i + 1]
+        A[i] = B[i] * T.float32(2)
+''',
+    # the same shift run serially
+    '''def serial(A: T.Buffer((65,), "float32")):
+    for i in range(64):
+        A[i + 1] = A[i] + T.float32(1)
+''',
+    # a `while` inside: TVM's vectorizer refuses the loop
+    '''def looping(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    n = T.decl_buffer((1,), "int32", scope="local")
+    n[0] = 0
+    for j in T.vectorized(64):
+        while n[0] < 10:
+            C[j] = C[j] + A[j]
+            n[0] = n[0] + 1
+''',
+])
+def test_not_reported(body):
+    assert found(body) == []
+
+
+def test_the_vector_form_and_the_serial_loop_compute_different_shifts():
+    # (16 lanes: the CPU back end makes one vector of a loop of up to 32, and runs a longer
+    # one 16 lanes at a time, so that a 64-lane shift is neither TVM's result nor the loop's)
+    short = SHIFT.replace("65", "17").replace("64", "16")
+    assert [m for _, _, m, _ in found(short)] == [m for _, _, m, _ in found(SHIFT)]
+    func = tirkit.parse(HEAD + "@T.prim_func\n" + short).module["shift"]
+    a = np.random.default_rng(11).standard_normal(17).astype("float32")
+    serial = a.copy()
+    for i in range(16):
+        serial[i + 1] = serial[i] + 1
+    vector = a.copy()
+    vector[1:] = a[:16] + 1
+    compiled, interpreted = a.copy(), a.copy()
+    build(func)(compiled)
+    run_reference(func, [interpreted])
+    np.testing.assert_array_equal(compiled, vector)
+    np.testing.assert_array_equal(interpreted, serial)
+    assert not np.allclose(vector, serial)
+
+
+@pytest.mark.oracle
+def test_tvm_computes_the_vector_form():
+    tvm = pytest.importorskip("tvm")
+    from tvm.script import tirx
+
+    def run(body, *arrays):
+        func = tvm.script.from_source("@T.prim_func\n" + body, extra_vars={"T": tirx})
+        lib = tvm.compile(tvm.IRModule({"main": func}), target="llvm")
+        out = [tvm.runtime.tensor(x.copy()) for x in arrays]
+        lib["main"](*out)
+        return [x.numpy() for x in out]
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal(65).astype("float32")
+    (got,) = run(SHIFT, a)
+    np.testing.assert_allclose(got[1:], a[:64] + 1, rtol=1e-6)
+    # the running sum: each lane adds its A[i] to the B[0] read before the store, and the
+    # last lane's store is left
+    a, b = rng.standard_normal(16).astype("float32"), rng.standard_normal(1).astype("float32")
+    _, got = run(SUM, a, b)
+    np.testing.assert_allclose(got, b + a[15], rtol=1e-6)
+    assert not np.allclose(got, b + a.sum())
