@@ -142,3 +142,42 @@ def test_tvm_compiles_and_runs_the_racy_kernels():
         args = [np.random.default_rng(3).standard_normal(n).astype("float32")
                 for n in ((64, 1) if body is SUM else (65,))]
         lib["main"](*[tvm.runtime.tensor(a) for a in args])
+
+
+def _fixed(text, code):
+    """text with the quick fix of its `code` diagnostic applied."""
+    from tirkit.verify.fixes import text_fixes
+    (d,) = [d for d in tirkit.check(text) if d.code == code]
+    (fix,) = text_fixes(tirkit.parse(text), code, d.severity, d.span.line, d.span.column)
+    lines = text.split("\n")
+    ((ln, c, end_ln, end_c, new),) = fix.edits
+    assert ln == end_ln
+    lines[ln - 1] = lines[ln - 1][:c - 1] + new + lines[ln - 1][end_c - 1:]
+    return fix.title, "\n".join(lines)
+
+
+def test_the_quick_fix_makes_the_loop_serial_and_the_kernel_computes_the_loop():
+    import numpy as np
+    from tirkit.codegen import build
+
+    title, fixed = _fixed(HEAD + "@T.prim_func\n" + SHIFT, CODE)
+    assert title == "Make loop 'i' serial"
+    assert "    for i in T.serial(64):\n" in fixed and tirkit.check(fixed) == []
+    a = np.random.default_rng(5).standard_normal(65).astype("float32")
+    want = a.copy()
+    for i in range(64):
+        want[i + 1] = want[i] * 2
+    got = a.copy()
+    build(tirkit.parse(fixed).module["par_shift"])(got)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    # none for a loop bound to blockIdx: the kernel needs its grid
+    from tirkit.verify.fixes import text_fixes
+    text = HEAD + '''@T.prim_func
+def split_k(A: T.Buffer((4, 128), "float32"), C: T.Buffer((4,), "float32")):
+    for bx in T.thread_binding(8, thread="blockIdx.x"):
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            for k in range(16):
+                C[tx] = C[tx] + A[tx, bx * 16 + k]
+'''
+    (d,) = [d for d in tirkit.check(text) if d.code == CODE]
+    assert text_fixes(tirkit.parse(text), CODE, "error", d.span.line, d.span.column) == []

@@ -143,3 +143,16 @@ def test_tvm_computes_the_vector_form():
     _, got = run(SUM, a, b)
     np.testing.assert_allclose(got, b + a[15], rtol=1e-6)
     assert not np.allclose(got, b + a.sum())
+
+
+def test_the_quick_fix_makes_the_loop_serial_and_the_kernel_computes_the_loop():
+    from test_verify_parallel_race import _fixed
+
+    title, fixed = _fixed(HEAD + "@T.prim_func\n" + SUM, CODE)
+    assert title == "Make loop 'i' serial"
+    assert "    for i in T.serial(16):\n" in fixed and tirkit.check(fixed) == []
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal(16).astype("float32"), rng.standard_normal(1).astype("float32")
+    got = b.copy()
+    build(tirkit.parse(fixed).module["vsum"])(a, got)
+    np.testing.assert_allclose(got, b + a.sum(), rtol=1e-5)

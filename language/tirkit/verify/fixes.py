@@ -13,6 +13,10 @@ quick fixes, computed here so that every client gets the same edit):
   parameter's (rule `module-calls`): "Convert `B[i]` to float32 with T.Cast", the argument
   as written wrapped in `T.Cast("float32", ...)`: what tirkit's engines did, and what TVM's
   build needs.
+- `loop-nest/parallel-race` under a `T.parallel` loop and `loop-nest/vector-dependence`:
+  "Make loop 'i' serial", its `T.parallel` / `T.vectorized` written `T.serial`
+  (`serial_edit`).  The kernel then computes what the loop as written means, one iteration
+  after another (a loop bound to blockIdx gets no such fix: a GPU kernel needs its grid).
 - `dataflow/unused-buffer` on a buffer nothing touches: "Remove the unused allocation of
   `temp`", its line `temp = T.alloc_buffer(...)` deleted (`unused_allocation`).  A buffer
   that is written and never read keeps its warning only: the blocks that write it are the
@@ -22,6 +26,7 @@ A fix is offered only where the source has the form the edit expects; a schedule
 that repairs a diagnostic is a schedule action instead (schedule/actions.py)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..ir import expr as E
@@ -32,8 +37,13 @@ from .iter_type import CODE as ITER_TYPE
 from .iter_type import reduction_edit
 from .module_calls import TYPE as CALL_TYPE
 from .module_calls import converted_argument
+from . import RuleContext
+from .parallel_race import CODE as RACE
+from .parallel_race import check_parallel_race
 from .unused_buffer import CODE as UNUSED
 from .unused_buffer import unused_allocation
+from .vector_dependence import CODE as LANES
+from .vector_dependence import check_vector_dependence
 
 UNCOVERED = "dataflow/uncovered-read"
 
@@ -70,6 +80,9 @@ def text_fixes(result, code: str, severity: str, line: int, column: int) -> list
         return [TextFix(f"Convert `{text}` to {dtype} with {alias}.Cast",
                         [(line, span.column, line, span.end_column,
                           f'{alias}.Cast("{dtype}", {text})')])]
+    if code in (RACE, LANES) and severity == "error":
+        edit = serial_edit(result, lines, code, line, column)
+        return [TextFix(f"Make loop '{edit[1]}' serial", [edit[0]])] if edit else []
     if code == UNUSED:
         for _, f in result.module.prim_funcs():
             edit = unused_allocation(lines, f, line, column)
@@ -143,3 +156,27 @@ def _tir_alias(result):
     aliases = getattr(result, "aliases", None)
     tir = getattr(aliases, "tir", None) or {}
     return next((a for a, kind in tir.items() if kind in ("tir", "tirx", "tirkit")), None)
+
+
+_KIND = re.compile(r"\b(\w+)\.(parallel|vectorized)\(")
+
+
+def serial_edit(result, lines, code, line, column):
+    """(the edit that writes the loop of the race or lane dependence reported at (line,
+    column) `T.serial`, the loop's name), or None: the rule's diagnostic there names the
+    loop as its first related place, whose header must spell its kind `X.parallel(` or
+    `X.vectorized(`."""
+    rule = check_parallel_race if code == RACE else check_vector_dependence
+    ctx = RuleContext(module=result.module, text=result.text)
+    for _, f in result.module.prim_funcs():
+        for d in rule(f, ctx):
+            if (d.span.line, d.span.column) != (line, column) or not d.related:
+                continue
+            at = d.related[0][0]
+            src = lines[at.line - 1] if 0 < at.line <= len(lines) else ""
+            m = _KIND.search(src, at.column - 1)
+            name = src[at.column - 1:].split(" in ")[0].removeprefix("for ").strip()
+            if m is None or not name.isidentifier():
+                return None
+            return (at.line, m.start(2) + 1, at.line, m.end(2) + 1, "serial"), name
+    return None

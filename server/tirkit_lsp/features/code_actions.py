@@ -13,7 +13,10 @@ Quick fix: a loop that feeds a reduction while parallel, vectorized or bound to
 blockIdx/vthread (`loop-nest/reduction-on-parallel`) is made serial; a block that an
 intrinsic can serve (`tensorize/available`, and at any such block) is tensorized; a spatial
 iterator a block accumulates over (`signature/iter-type`) is declared a reduction, and an
-accumulator without an init gets one (`dataflow/uncovered-read`; features/text_fixes.py).
+accumulator without an init gets one (`dataflow/uncovered-read`), a parallel or vectorized
+loop whose iterations depend on each other is made serial (`loop-nest/parallel-race`,
+`loop-nest/vector-dependence`), and an allocation nothing touches is removed
+(`dataflow/unused-buffer`; features/text_fixes.py).
 
 Commands: `tirkit.recordSchedule` (sent with each action, after its edit) keeps the Python
 of the applied primitive; `tirkit.showTrace` answers the Python accumulated for a document.
