@@ -173,10 +173,86 @@ def test_the_quick_fix_removes_a_buffer_nothing_touches_and_the_kernel_computes_
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
-def test_no_quick_fix_for_a_buffer_that_is_written():
-    text = _kernel(WRITE_X + '''    for i in range(16):
-        B[i] = A[i]
+def test_the_quick_fix_removes_loops_without_blocks_that_write_a_buffer_nothing_reads():
+    text = _kernel('''    for i in range(16):
+        X[i] = A[i] * T.float32(2)
+    for i in range(16):
+        B[i] = A[i] + T.float32(1)
 ''')
     result = tirkit.parse(text)
     (d,) = [d for d in tirkit.check(text) if d.code == CODE]
-    assert text_fixes(result, CODE, "warning", d.span.line, d.span.column) == []
+    (fix,) = text_fixes(result, CODE, "warning", d.span.line, d.span.column)
+    assert (fix.title, fix.edits) == ("Remove `X` and the statements that write it",
+                                      [(6, 1, 7, 1, ""), (7, 1, 9, 1, "")])
+
+
+def _apply(text, edits):
+    lines = text.split("\n")
+    for ln, c, end_ln, end_c, new in sorted(edits, reverse=True):
+        assert (c, end_c, new) == (1, 1, "")          # whole lines deleted
+        del lines[ln - 1:end_ln - 1]
+    return "\n".join(lines)
+
+
+def test_the_quick_fix_removes_a_stage_nothing_reads_and_the_outputs_stay():
+    text = SOFTMAX.format(norm="E[vi, vj]")
+    (d,) = [d for d in tirkit.check(text) if d.code == CODE]
+    (fix,) = text_fixes(tirkit.parse(text), CODE, "warning", d.span.line, d.span.column)
+    assert fix.title == "Remove `Z` and block 'rowsum'"
+    assert fix.edits == [(8, 1, 9, 1, ""), (19, 1, 25, 1, "")]
+    fixed = _apply(text, fix.edits)
+    assert "Z" not in fixed and "rowsum" not in fixed and tirkit.check(fixed) == []
+    A = np.random.default_rng(8).standard_normal((8, 16)).astype("float32")
+    outs = []
+    for t in (text, fixed):
+        P = np.zeros((8, 16), "float32")
+        run_reference(tirkit.parse(t).module["softmax"], [A, P])
+        outs.append(P)
+    np.testing.assert_allclose(outs[0], np.exp(A - A.max(1, keepdims=True)), rtol=1e-6)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_no_stage_is_removed_that_does_something_else():
+    # the block that accumulates Z also writes P: removing it would lose P
+    text = SOFTMAX.format(norm="E[vi, vj]").replace(
+        "            Z[vi] = Z[vi] + E[vi, vj]\n",
+        "            Z[vi] = Z[vi] + E[vi, vj]\n            P[vi, vj] = E[vi, vj]\n")
+    (d,) = [d for d in tirkit.check(text) if d.code == CODE]
+    assert text_fixes(tirkit.parse(text), CODE, "warning", d.span.line, d.span.column) == []
+    # a buffer read to compute another unused one: its own warning, no fix
+    text = SOFTMAX.format(norm="A[vi, vj]")
+    fixes = {d.span.line: text_fixes(tirkit.parse(text), CODE, "warning", d.span.line,
+                                     d.span.column)
+             for d in tirkit.check(text) if d.code == CODE}
+    assert [(line, [f.title for f in fs]) for line, fs in sorted(fixes.items())] == [
+        (6, []), (7, []), (8, ["Remove `Z` and block 'rowsum'"])]
+
+
+def test_the_stage_fix_keeps_every_body_whole_and_every_name_defined():
+    def fixes(text):
+        return {d.span.line: [(f.title, f.edits) for f in text_fixes(
+            tirkit.parse(text), CODE, "warning", d.span.line, d.span.column)]
+            for d in tirkit.check(text) if d.code == CODE}
+    # the whole loop around the stage goes: its body would be left empty
+    assert fixes(_kernel('''    for k in range(4):
+        for i in range(16):
+            X[i] = A[i] * T.float32(2)
+    for i in range(16):
+        B[i] = A[i]
+''')) == {6: [("Remove `X` and the statements that write it",
+              [(6, 1, 7, 1, ""), (7, 1, 10, 1, "")])]}
+    # a kernel that does nothing else, an allocation alone in its function, and a block
+    # whose declared T.writes names the buffer: no fix
+    assert fixes(_kernel('''    for i in range(16):
+        X[i] = A[i] * T.float32(2)
+''')) == {6: []}
+    assert fixes(HEAD + "@T.prim_func(s_tir=True)\ndef f():\n"
+                 "    X = T.alloc_buffer((4,), \"float32\")\n") == {6: []}
+    assert fixes(_kernel('''    with T.sblock("outer"):
+        T.reads(A[0:16])
+        T.writes(X[0:16], B[0:16])
+        for i in range(16):
+            X[i] = A[i]
+        for i in range(16):
+            B[i] = A[i]
+''')) == {6: []}

@@ -18,9 +18,10 @@ quick fixes, computed here so that every client gets the same edit):
   (`serial_edit`).  The kernel then computes what the loop as written means, one iteration
   after another (a loop bound to blockIdx gets no such fix: a GPU kernel needs its grid).
 - `dataflow/unused-buffer` on a buffer nothing touches: "Remove the unused allocation of
-  `temp`", its line `temp = T.alloc_buffer(...)` deleted (`unused_allocation`).  A buffer
-  that is written and never read keeps its warning only: the blocks that write it are the
-  user's to remove.
+  `temp`", its line `temp = T.alloc_buffer(...)` deleted (`unused_allocation`); on one
+  written and never read, "Remove `E` and block 'exp'", its line and the statements that
+  write it (each the largest that does nothing else: the block's loop nest) deleted
+  (`unused_stages`).  The kernel's results are the same: nothing read what was removed.
 
 A fix is offered only where the source has the form the edit expects; a schedule primitive
 that repairs a diagnostic is a schedule action instead (schedule/actions.py)."""
@@ -41,7 +42,7 @@ from . import RuleContext
 from .parallel_race import CODE as RACE
 from .parallel_race import check_parallel_race
 from .unused_buffer import CODE as UNUSED
-from .unused_buffer import unused_allocation
+from .unused_buffer import unused_allocation, unused_stages
 from .vector_dependence import CODE as LANES
 from .vector_dependence import check_vector_dependence
 
@@ -84,11 +85,18 @@ def text_fixes(result, code: str, severity: str, line: int, column: int) -> list
         edit = serial_edit(result, lines, code, line, column)
         return [TextFix(f"Make loop '{edit[1]}' serial", [edit[0]])] if edit else []
     if code == UNUSED:
+        name = lines[line - 1][column - 1:].split("=")[0].strip()
         for _, f in result.module.prim_funcs():
             edit = unused_allocation(lines, f, line, column)
             if edit is not None:
-                name = lines[line - 1][column - 1:].split("=")[0].strip()
                 return [TextFix(f"Remove the unused allocation of `{name}`", [edit])]
+            stages = unused_stages(lines, f, line, column)
+            if stages is not None:
+                edits, blocks = stages
+                what = " and ".join(blocks[:2]) + \
+                    (f" and {len(blocks) - 2} more" if len(blocks) > 2 else "") \
+                    if blocks else "the statements that write it"
+                return [TextFix(f"Remove `{name}` and {what}", edits)]
     return []
 
 

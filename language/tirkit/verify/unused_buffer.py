@@ -12,8 +12,11 @@ a `T.match_buffer` of a region of it.  Declared `T.reads` are not uses: they des
 body, which the signature rule checks.
 
 Reported as a warning on the allocation's name (editors fade it as unnecessary code), with
-the blocks that write it as related locations; `unused_allocation` is the quick fix of a
-buffer nothing touches (verify/fixes.py).  Quiet where lowering reported an error."""
+the blocks that write it as related locations.  Its quick fixes (verify/fixes.py): a buffer
+nothing touches loses its line (`unused_allocation`); one written and never read loses its
+line and the statements that write it (`unused_stages`), each the largest statement that
+does nothing else (a loop nest around its block), where every write is in one.  Quiet where
+lowering reported an error."""
 from __future__ import annotations
 
 import re
@@ -21,7 +24,8 @@ import re
 from ..analysis.accesses import accesses
 from ..diagnostics import warning
 from ..ir import expr as E
-from ..ir.visit import walk
+from ..ir import stmt as S
+from ..ir.visit import statement_paths, walk
 from . import register
 from ._common import block_label
 
@@ -125,16 +129,109 @@ def check_unused_buffer(func, ctx):
     return out
 
 
-def unused_allocation(lines, func, line: int, column: int):
+def unused_allocation(lines, func, line: int, column: int, touched=False):
     """The quick fix of a buffer nothing touches, reported at (line, column): its line
     `X = T.alloc_buffer(...)` removed, as (line, 1, line + 1, 1, ""); None where the buffer
-    is touched or the statement is not alone on its line."""
+    is touched (unless `touched`) or the statement is not alone on its line."""
     for buf, writes, reads in unused_buffers(func):
         s = buf.span
-        if (s.line, s.column) != (line, column) or writes or reads:
+        if (s.line, s.column) != (line, column) or ((writes or reads) and not touched):
             continue
         src = lines[line - 1] if 0 < line <= len(lines) else ""
         if re.fullmatch(rf"\s*{re.escape(buf.name)}\s*=\s*T\.(sblock_)?alloc_buffer\(.*\)"
-                        r"\s*(#.*)?", src) and src.count("(") == src.count(")"):
+                        r"\s*(#.*)?", src) and src.count("(") == src.count(")") and \
+                _suite_keeps(lines, [(line, line)]):
             return (line, 1, line + 1, 1, "")
     return None
+
+
+def unused_stages(lines, func, line: int, column: int):
+    """The quick fix of a buffer written and never read (but by its own updates), reported
+    at (line, column): (the edits that delete its allocation's line and the lines of each
+    statement that writes it, in order, how messages name the blocks removed), or None where a
+    write is in a statement that does something else, the allocation is not alone on its
+    line, or the writes are all the function does."""
+    found = next(((b, w, r) for b, w, r in unused_buffers(func)
+                  if (b.span.line, b.span.column) == (line, column)), None)
+    if found is None or not found[1] or \
+            any(a.into.data is not found[0].data for a in found[2]) or \
+            unused_allocation(lines, func, line, column, touched=True) is None:
+        return None
+    buf = found[0]
+
+    def idle(x) -> bool:         # does nothing but store into buf
+        if type(x) is S.BufferStore:
+            return x.buffer.data is buf.data
+        if type(x) in (S.Evaluate, S.While) or \
+                (type(x) is S.Block and (x.alloc_buffers or x.match_buffers)):
+            return False
+        return all(idle(y) for y in _children(x))
+    stores = statement_paths(func.body, lambda x: type(x) is S.BufferStore and
+                             x.buffer.data is buf.data)
+    tops = {}
+    for store, path in stores:
+        if store.buffer is not buf:
+            return None         # (a view declared over its storage: its line would stay)
+        top, chain = store, list(path)
+        while chain and idle(chain[-1]):
+            top = chain.pop()
+        while type(top) is S.SeqStmt and len(top.seq) == 1:
+            top = top.seq[0]
+        if not chain or type(chain[-1]) is not S.SeqStmt or top.span is None or \
+                type(top) is S.SeqStmt:
+            return None         # (the writes are all that encloses them does)
+        tops[id(top)] = top
+    gone = {id(b) for t in tops.values() for b in _blocks(t)}
+    if any(id(b) not in gone and any(r.buffer.data is buf.data
+                                     for r in (b.reads or ()) + (b.writes or ()))
+           for b in _blocks(func.body)):
+        return None             # (a block that stays names it in its T.reads / T.writes)
+    spans = sorted((t.span.line, t.span.end_line) for t in tops.values())
+    edits = [(line, 1, line + 1, 1, "")] + [(a, 1, b + 1, 1, "") for a, b in spans]
+    edits.sort()
+    if any(e[2] > f[0] for e, f in zip(edits, edits[1:])) or \
+            not _suite_keeps(lines, [(e[0], e[2] - 1) for e in edits]):
+        return None
+    names = [block_label(b) for t in tops.values() for b in _blocks(t) if b.iter_vars]
+    return edits, names
+
+
+def _children(x) -> list:
+    out = []
+    for v in (getattr(x, f, None) for f in ("seq", "body", "init", "block", "then_case",
+                                            "else_case")):
+        if isinstance(v, tuple):
+            out.extend(v)
+        elif isinstance(v, S.Stmt):
+            out.append(v)
+    return out
+
+
+def _blocks(x) -> list:
+    return [y for y, _ in statement_paths(x, lambda y: type(y) is S.Block, nested=True)]
+
+
+def _suite_keeps(lines, removed) -> bool:
+    """Whether each suite (indented body) that loses the 1-based line ranges `removed` keeps
+    a statement of its own: a line of the first removed line's indentation, not removed,
+    before the suite ends (a line indented less) on either side."""
+    gone = {i for a, b in removed for i in range(a, b + 1)}
+
+    def indent(s):
+        return len(s) - len(s.lstrip())
+
+    def code(i):
+        s = lines[i - 1] if 0 < i <= len(lines) else ""
+        return s.strip() and not s.strip().startswith("#")
+    for a, _ in removed:
+        depth, ok = indent(lines[a - 1]), False
+        for step in (-1, 1):
+            i = a + step
+            while 0 < i <= len(lines) and not ok:
+                if code(i) and indent(lines[i - 1]) < depth:
+                    break
+                ok = code(i) and i not in gone and indent(lines[i - 1]) == depth
+                i += step
+        if not ok:
+            return False
+    return True

@@ -4,7 +4,7 @@
 an allocated buffer it never initialized (`dataflow/uncovered-read`), "Convert `B[i]` to
 float32 with T.Cast" for a scalar passed to a module function as another dtype than its
 parameter's (`type/mismatch`), "Remove the unused allocation of `temp`" for a buffer nothing
-touches (`dataflow/unused-buffer`), "Make loop 'i' serial" for a `T.parallel` or
+touches and "Remove `Z` and block 'rowsum'" for one nothing reads (`dataflow/unused-buffer`), "Make loop 'i' serial" for a `T.parallel` or
 `T.vectorized` loop whose iterations depend on each other (`loop-nest/parallel-race`,
 `loop-nest/vector-dependence`).  Each carries its edit
 (no resolve step) and is the preferred fix of its diagnostic.  The code-action feature calls
