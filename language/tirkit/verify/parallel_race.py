@@ -8,13 +8,14 @@ element they share, found by evaluating the accesses' indices and guards at ever
 the loops inside the parallel one (arith/enumerate.py: constant loops, at most 65,536
 points for all the accesses under one parallel loop; the loops outside it at their first
 values).  Iterations that store one value (no load, no call, not the loop's variables) to
-one element by one store leave that value whatever their order, and are not reported.  Accesses in a block with
-iterators inside the loop are left to the block rules (`signature/iter-type`,
-`loop-nest/reduction-on-parallel`): a block's iterators declare its instances independent.
-Storage allocated inside the loop is each iteration's own.  Under `blockIdx`, only the
-function's parameters are read (shared and local memory belong to one thread block).  Not
-read: vector accesses, accesses through an address (intrinsics), and loops of other extents.
-Reported on the write, with the loop and the other access related."""
+one element by one store leave that value whatever their order, and are not reported.
+Accesses in a block with iterators inside the loop are left to the block rules
+(`signature/iter-type`, `loop-nest/reduction-on-parallel`): a block's iterators declare its
+instances independent.  Storage allocated inside the loop is each iteration's own.  Under
+`blockIdx`, only the function's parameters are read (shared and local memory belong to one
+thread block).  Not read: vector accesses, accesses through an address (intrinsics), and
+loops whose bounds are not constants.  Reported on the write, with the loop and the other
+access related; its quick fix under `T.parallel` makes the loop serial (verify/fixes.py)."""
 from __future__ import annotations
 
 import numpy as np

@@ -25,7 +25,7 @@ from ..analysis.accesses import accesses
 from ..diagnostics import warning
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import statement_paths, walk
+from ..ir.visit import child_fields, contains, statement_paths, walk
 from . import register
 from ._common import block_label
 
@@ -161,7 +161,8 @@ def unused_stages(lines, func, line: int, column: int):
 
     def idle(x) -> bool:         # does nothing but store into buf
         if type(x) is S.BufferStore:
-            return x.buffer.data is buf.data
+            return x.buffer.data is buf.data and not contains(
+                x.value, lambda c: c.callee is not None or c.op.startswith("call_"), E.Call)
         if type(x) in (S.Evaluate, S.While) or \
                 (type(x) is S.Block and (x.alloc_buffers or x.match_buffers)):
             return False
@@ -197,13 +198,10 @@ def unused_stages(lines, func, line: int, column: int):
 
 
 def _children(x) -> list:
+    """The statements directly under statement x."""
     out = []
-    for v in (getattr(x, f, None) for f in ("seq", "body", "init", "block", "then_case",
-                                            "else_case")):
-        if isinstance(v, tuple):
-            out.extend(v)
-        elif isinstance(v, S.Stmt):
-            out.append(v)
+    for v in (getattr(x, f) for f in child_fields(type(x))):
+        out.extend(y for y in (v if isinstance(v, tuple) else (v,)) if isinstance(y, S.Stmt))
     return out
 
 

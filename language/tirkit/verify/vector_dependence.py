@@ -13,8 +13,10 @@ load of lane j in the statement whose store lane i makes (or an earlier statemen
 of lane j in an earlier statement than lane i's access.  Found with a witness, as
 `loop-nest/parallel-race` finds one (verify/_iterations.py): accesses right under the
 vectorized loop (none in a loop inside it, none in a block with iterators inside it), storage
-allocated outside it (TVM widens one allocated inside to a vector per lane).  Reported on the
-later access of the serial order, with the loop and the other access related."""
+allocated outside it (TVM widens one allocated inside to a vector per lane), in a loop
+that holds no `while` (TVM's vectorizer refuses one).  Reported on the later access of the
+serial order, with the loop and the other access related; its quick fix makes the loop
+serial (verify/fixes.py)."""
 from __future__ import annotations
 
 import numpy as np
