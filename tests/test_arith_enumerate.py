@@ -106,6 +106,9 @@ def test_box_values_of_indices_and_conditions_against_python():
     want_c = [[(tx < 5 and k != 2) or tx - k >= 6 for k in range(-1, 3)] for tx in range(2, 9)]
     assert got[0].tolist() == want_i and got[1].tolist() == want_c
     assert got[1].dtype == np.bool_ and got[2].shape == (7, 4) and got[2].all()
+    # `T.likely(c)`, as loop partitioning marks a tail's guard, is c
+    (likely,) = box_values([E.Call("bool", "likely", (cond,))], {TX: (2, 7), K: (-1, 4)})
+    assert likely.tolist() == want_c
     # a condition where an integer is needed, an integer where a condition is, a variable the
     # box does not give, a division by zero somewhere, and too many points: None
     assert box_values([E.Add(E.LT(TX, c(1), "bool"), c(1), I32)], {TX: (0, 4)}) is None

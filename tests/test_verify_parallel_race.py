@@ -181,3 +181,14 @@ def split_k(A: T.Buffer((4, 128), "float32"), C: T.Buffer((4,), "float32")):
 '''
     (d,) = [d for d in tirkit.check(text) if d.code == CODE]
     assert text_fixes(tirkit.parse(text), CODE, "error", d.span.line, d.span.column) == []
+
+
+def test_a_guard_marked_likely_is_read():
+    body = '''def tail(A: T.Buffer((64,), "float32"), B: T.Buffer((1,), "float32")):
+    for i in T.parallel(64):
+        if T.likely(i < {n}):
+            B[0] = A[i]
+'''
+    assert [m.split(":")[0] for _, _, m, _ in races(body.format(n=2))] == [
+        "iterations `i` = 0 and `i` = 1 of the parallel loop both write `B[0]`"]
+    assert races(body.format(n=1)) == []

@@ -106,6 +106,8 @@ def _used(e, ranges, env, depth) -> set:
             stack.append((x.value, d))
         elif isinstance(x, E.Call) and x.op in BITWISE and len(x.args) == 2:
             stack += [(a, d) for a in x.args]
+        elif isinstance(x, E.Call) and x.op == "likely" and len(x.args) == 1:
+            stack.append((x.args[0], d))    # (a condition marked likely: itself)
         else:
             raise _Unknown
     return out
@@ -142,6 +144,8 @@ def _eval(x, values, env, depth, boolean=False):
         if np.min(v) < lo or np.max(v) > hi:
             raise _Unknown
         return v
+    if isinstance(x, E.Call) and x.op == "likely":
+        return _eval(x.args[0], values, env, depth, boolean)
     if isinstance(x, E.Call):
         a, b = (_eval(y, values, env, depth) for y in x.args)
         if x.op.startswith("shift") and np.min(b) < 0:
