@@ -36,11 +36,7 @@ def box_values(exprs, ranges: dict, env=None, limit: int = LIMIT):
     shape = [max(0, n) for _, n in ranges.values()]
     if int(np.prod(shape, dtype=np.int64)) > limit:
         return None
-    values = {}
-    for axis, (v, (lo, n)) in enumerate(ranges.items()):
-        dims = [1] * len(shape)
-        dims[axis] = shape[axis]
-        values[v] = np.arange(lo, lo + shape[axis], dtype=np.int64).reshape(dims)
+    values = _axes(ranges)
     out = []
     try:
         with np.errstate(all="raise"):
@@ -69,18 +65,24 @@ def value_range(e, ranges: dict, env=None, limit: int = LIMIT):
         points *= max(0, ranges[v][1])
     if points == 0 or points > limit:
         return None
-    values = {}
-    for axis, v in enumerate(order):
-        lo, n = ranges[v]
-        shape = [1] * len(order)
-        shape[axis] = n
-        values[v] = np.arange(lo, lo + n, dtype=np.int64).reshape(shape)
+    values = _axes({v: ranges[v] for v in order})
     try:
         with np.errstate(all="raise"):
             out = _eval(e, values, env, 0)
     except (_Unknown, FloatingPointError, OverflowError):
         return None
     return int(np.min(out)), int(np.max(out))
+
+
+def _axes(ranges: dict) -> dict:
+    """{Var: the values of its range along its own axis of the box}, arrays that broadcast
+    to the box's shape (one axis per variable of `ranges`, in its order)."""
+    out = {}
+    for axis, (v, (lo, n)) in enumerate(ranges.items()):
+        dims = [1] * len(ranges)
+        dims[axis] = max(0, n)
+        out[v] = np.arange(lo, lo + max(0, n), dtype=np.int64).reshape(dims)
+    return out
 
 
 def _used(e, ranges, env, depth) -> set:

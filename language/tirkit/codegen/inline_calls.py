@@ -39,9 +39,7 @@ from .passes.rewrite import map_buffers
 
 def passes_pointer(s) -> bool:
     """Whether statement s is a call of a module function with a pointer argument."""
-    v = s.value if type(s) is S.Evaluate else None
-    return isinstance(v, E.Call) and v.callee is not None and \
-        any(a.dtype == "handle" for a in v.args)
+    return type(s) is S.Evaluate and _is_pointer_call(s.value)
 
 
 def _is_pointer_call(e) -> bool:

@@ -18,10 +18,9 @@ quick fixes, computed here so that every client gets the same edit):
   (`serial_edit`).  The kernel then computes what the loop as written means, one iteration
   after another (a loop bound to blockIdx gets no such fix: a GPU kernel needs its grid).
 - `dataflow/unused-buffer` on a buffer nothing touches: "Remove the unused allocation of
-  `temp`", its line `temp = T.alloc_buffer(...)` deleted (`unused_allocation`); on one
-  written and never read, "Remove `E` and block 'exp'", its line and the statements that
-  write it (each the largest that does nothing else: the block's loop nest) deleted
-  (`unused_stages`).  The kernel's results are the same: nothing read what was removed.
+  `temp`", its line `temp = T.alloc_buffer(...)` deleted; on one written and never read,
+  "Remove `E` and block 'exp'", its line and the statements that write it (each the largest
+  that does nothing else: the block's loop nest) deleted (`unused_buffer.removal`).  The kernel's results are the same: nothing read what was removed.
 
 A fix is offered only where the source has the form the edit expects; a schedule primitive
 that repairs a diagnostic is a schedule action instead (schedule/actions.py)."""
@@ -42,7 +41,7 @@ from . import RuleContext
 from .parallel_race import CODE as RACE
 from .parallel_race import check_parallel_race
 from .unused_buffer import CODE as UNUSED
-from .unused_buffer import unused_allocation, unused_stages
+from .unused_buffer import joined, removal
 from .vector_dependence import CODE as LANES
 from .vector_dependence import check_vector_dependence
 
@@ -87,16 +86,14 @@ def text_fixes(result, code: str, severity: str, line: int, column: int) -> list
     if code == UNUSED:
         name = lines[line - 1][column - 1:].split("=")[0].strip()
         for _, f in result.module.prim_funcs():
-            edit = unused_allocation(lines, f, line, column)
-            if edit is not None:
-                return [TextFix(f"Remove the unused allocation of `{name}`", [edit])]
-            stages = unused_stages(lines, f, line, column)
-            if stages is not None:
-                edits, blocks = stages
-                what = " and ".join(blocks[:2]) + \
-                    (f" and {len(blocks) - 2} more" if len(blocks) > 2 else "") \
-                    if blocks else "the statements that write it"
-                return [TextFix(f"Remove `{name}` and {what}", edits)]
+            found = removal(lines, f, line, column)
+            if found is None:
+                continue
+            edits, blocks = found
+            return [TextFix(f"Remove the unused allocation of `{name}`" if blocks is None
+                            else f"Remove `{name}` and "
+                            f"{joined(blocks, len(blocks)) or 'the statements that write it'}",
+                            edits)]
     return []
 
 

@@ -12,10 +12,10 @@ a `T.match_buffer` of a region of it.  Declared `T.reads` are not uses: they des
 body, which the signature rule checks.
 
 Reported as a warning on the allocation's name (editors fade it as unnecessary code), with
-the blocks that write it as related locations.  Its quick fixes (verify/fixes.py): a buffer
-nothing touches loses its line (`unused_allocation`); one written and never read loses its
-line and the statements that write it (`unused_stages`), each the largest statement that
-does nothing else (a loop nest around its block), where every write is in one.  Quiet where
+the blocks that write it as related locations.  Its quick fix (`removal`, offered by
+verify/fixes.py): a buffer nothing touches loses its line; one written and never read loses
+its line and the statements that write it, each the largest statement that does nothing else
+(a loop nest around its block), where every write is in one.  Quiet where
 lowering reported an error."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from ..analysis.accesses import accesses
 from ..diagnostics import warning
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import child_fields, contains, statement_paths, walk
+from ..ir.visit import child_fields, contains, find_all, statement_paths, walk
 from . import register
 from ._common import block_label
 
@@ -96,10 +96,15 @@ def _writers(accs) -> list:
 
 
 def _names(writers) -> str:
-    labels = [block_label(b) if b is not None else f"the store at line {a.span.line}"
-              for b, a in writers[:2] if b is not None or a.span is not None]
-    more = len(writers) - 2
-    return " and ".join(labels) + (f" and {more} more" if more > 0 else "")
+    return joined([block_label(b) if b is not None else f"the store at line {a.span.line}"
+                   for b, a in writers[:2] if b is not None or a.span is not None],
+                  len(writers))
+
+
+def joined(labels, count: int) -> str:
+    """The first two of `count` names (`labels` holds them), and how many more."""
+    more = count - 2
+    return " and ".join(labels[:2]) + (f" and {more} more" if more > 0 else "")
 
 
 @register(CODE, fast=True)
@@ -129,35 +134,27 @@ def check_unused_buffer(func, ctx):
     return out
 
 
-def unused_allocation(lines, func, line: int, column: int, touched=False):
-    """The quick fix of a buffer nothing touches, reported at (line, column): its line
-    `X = T.alloc_buffer(...)` removed, as (line, 1, line + 1, 1, ""); None where the buffer
-    is touched (unless `touched`) or the statement is not alone on its line."""
-    for buf, writes, reads in unused_buffers(func):
-        s = buf.span
-        if (s.line, s.column) != (line, column) or ((writes or reads) and not touched):
-            continue
-        src = lines[line - 1] if 0 < line <= len(lines) else ""
-        if re.fullmatch(rf"\s*{re.escape(buf.name)}\s*=\s*T\.(sblock_)?alloc_buffer\(.*\)"
-                        r"\s*(#.*)?", src) and src.count("(") == src.count(")") and \
-                _suite_keeps(lines, [(line, line)]):
-            return (line, 1, line + 1, 1, "")
-    return None
-
-
-def unused_stages(lines, func, line: int, column: int):
-    """The quick fix of a buffer written and never read (but by its own updates), reported
-    at (line, column): (the edits that delete its allocation's line and the lines of each
-    statement that writes it, in order, how messages name the blocks removed), or None where a
-    write is in a statement that does something else, the allocation is not alone on its
-    line, or the writes are all the function does."""
+def removal(lines, func, line: int, column: int):
+    """The quick fix of the buffer reported at (line, column): (the edits, in order, that
+    delete its line `X = T.alloc_buffer(...)` and, for a buffer written and never read (but
+    by its own updates), the lines of each statement that writes it; how messages name the
+    blocks removed, None for a buffer nothing touches).  None where the allocation is not
+    alone on its line, the buffer is read to compute another, a write is in a statement that
+    does something else, a body would be left empty, or a block that stays names it."""
     found = next(((b, w, r) for b, w, r in unused_buffers(func)
                   if (b.span.line, b.span.column) == (line, column)), None)
-    if found is None or not found[1] or \
-            any(a.into.data is not found[0].data for a in found[2]) or \
-            unused_allocation(lines, func, line, column, touched=True) is None:
+    if found is None:
         return None
-    buf = found[0]
+    buf, writes, reads = found
+    src = lines[line - 1] if 0 < line <= len(lines) else ""
+    if not re.fullmatch(rf"\s*{re.escape(buf.name)}\s*=\s*T\.(sblock_)?alloc_buffer\(.*\)"
+                        r"\s*(#.*)?", src) or src.count("(") != src.count(")"):
+        return None
+    if not writes and not reads:
+        return ([(line, 1, line + 1, 1, "")], None) \
+            if _suite_keeps(lines, [(line, line)]) else None
+    if any(a.into.data is not buf.data for a in reads):
+        return None
 
     def idle(x) -> bool:         # does nothing but store into buf
         if type(x) is S.BufferStore:
@@ -188,13 +185,11 @@ def unused_stages(lines, func, line: int, column: int):
            for b in _blocks(func.body)):
         return None             # (a block that stays names it in its T.reads / T.writes)
     spans = sorted((t.span.line, t.span.end_line) for t in tops.values())
-    edits = [(line, 1, line + 1, 1, "")] + [(a, 1, b + 1, 1, "") for a, b in spans]
-    edits.sort()
+    edits = sorted([(line, 1, line + 1, 1, "")] + [(a, 1, b + 1, 1, "") for a, b in spans])
     if any(e[2] > f[0] for e, f in zip(edits, edits[1:])) or \
             not _suite_keeps(lines, [(e[0], e[2] - 1) for e in edits]):
         return None
-    names = [block_label(b) for t in tops.values() for b in _blocks(t) if b.iter_vars]
-    return edits, names
+    return edits, [block_label(b) for t in tops.values() for b in _blocks(t) if b.iter_vars]
 
 
 def _children(x) -> list:
@@ -206,7 +201,7 @@ def _children(x) -> list:
 
 
 def _blocks(x) -> list:
-    return [y for y, _ in statement_paths(x, lambda y: type(y) is S.Block, nested=True)]
+    return find_all(x, lambda _: True, S.Block)
 
 
 def _suite_keeps(lines, removed) -> bool:
