@@ -7,6 +7,7 @@ from lsprotocol import types as T
 
 import tirkit
 from lsp_helpers import example, open_doc, replace_all, vscode_client
+from test_verify_instance_dependence import SHIFT
 from test_verify_iter_type import ROWSUM
 from test_verify_rules import without_init
 
@@ -165,6 +166,7 @@ def _classic(body):
 # the rules' own kernels (tests/test_verify_iter_type.py, tests/test_verify_rules.py)
 SPATIAL_SUM = _classic(ROWSUM)
 NO_INIT = _classic(without_init())
+RUNNING = _classic(SHIFT)
 
 
 async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
@@ -187,6 +189,28 @@ async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
     fixed = _apply(SPATIAL_SUM, [edit])
     assert 'T.axis.remap("SR", [i, j])' in fixed
     assert not [x for x in tirkit.check(fixed) if x.severity == "error"]
+
+
+async def test_quick_fix_declares_a_scan_where_instances_depend_on_each_other(client):
+    from lsp_helpers import wait_diagnostics
+    uri = MATMUL.as_uri().replace("matmul.py", "running.py")
+    open_doc(client, uri, RUNNING)
+    diags = await wait_diagnostics(
+        client, uri, lambda ds: any(d.code == "signature/iter-type" for d in ds))
+    (d,) = [d for d in diags if d.code == "signature/iter-type"]
+    assert (d.range.start.line, d.range.start.character, d.severity) == \
+        (8, 12, T.DiagnosticSeverity.Error)
+    assert [r.message for r in d.related_information] == [
+        "`vi` = 0 writes `A[1]` here", "`vi` = 1 reads `A[1]` here"]
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    assert [a.title for a in acts] == ["Declare `vi` a scan iterator",
+                                       "Ignore signature/iter-type on this line"]
+    (edit,) = acts[0].edit.changes[uri]
+    fixed = _apply(RUNNING, [edit])
+    assert "vi = T.axis.scan(15, i)" in fixed
+    assert not [x for x in tirkit.check(fixed) if x.code == "signature/iter-type"]
 
 
 async def test_quick_fix_initializes_a_forgotten_accumulator(client):

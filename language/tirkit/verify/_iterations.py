@@ -1,15 +1,18 @@
 """The iterations of one loop, read point by point: what an access touches at each value of
 the loop and of the loops inside it (arith/enumerate.py), for the rules on loops whose
-iterations run at once (`loop-nest/parallel-race`, `loop-nest/vector-dependence`)."""
+iterations run at once (`loop-nest/parallel-race`, `loop-nest/vector-dependence`); and the
+first element two iterations (or two instances of a block, verify/_instances.py) touch in
+conflict."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..arith.enumerate import LIMIT, box_values
+from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import lanes_of
-from ..ir.visit import walk
-from ._common import const_int
+from ..ir.visit import contains, walk
+from ._common import const_int, vars_through
 
 
 def allocated_inside(lp) -> set:
@@ -116,3 +119,47 @@ def points_by_storage(fa, lp, env, keep) -> dict:
             budget -= pts[3]
             out.setdefault(id(a.buffer.data), []).append((a, pts))
     return out
+
+
+def invariant_store(a, inner, env) -> bool:
+    """Whether store `a` writes one value in every iteration: no load, no call, none of the
+    variables of the loops `inner` (ids) in its value (then iterations that store it to one
+    element leave that value whatever their order)."""
+    v = a.value
+    return v is not None and not contains(v, lambda x: type(x) in (E.BufferLoad, E.Call)) \
+        and not (vars_through(v, env) & inner)
+
+
+def first_conflict(entries, reads_first=False):
+    """The first element two keys touch (values of a loop, or instances of a block), one
+    writing, other than by one store of one value: ((entry, point, key) of the write, the
+    same of the other access) or None; the other access a write where there is one, or,
+    with `reads_first`, a read where there is one (of a greater key where there is one).  entries: [(access, points, whether it
+    stores one value everywhere)], points as `loop_points` gives them (the key for the loop
+    value)."""
+    got = element_groups(entries, [a.is_write for a, _, _ in entries],
+                         [same for _, _, same in entries])
+    if got is None:
+        return None
+    _, loop, which, point, write, same, starts, ends = got
+    lo = np.minimum.reduceat(loop, starts)
+    hi = np.maximum.reduceat(loop, starts)
+    wrote = np.logical_or.reduceat(write, starts)
+    # (one store of one value alone: whatever the order, the element is left that value)
+    alone = (np.minimum.reduceat(which, starts) == np.maximum.reduceat(which, starts)) & \
+        np.logical_and.reduceat(same, starts)
+    bad = np.flatnonzero(wrote & (lo != hi) & ~alone)
+    if not len(bad):
+        return None
+    rows = range(starts[bad[0]], ends[bad[0]])
+    pair = None
+    if reads_first:         # (a read after the write where there is one)
+        pairs = [(w, o) for o in rows if not write[o] for w in rows
+                 if write[w] and loop[w] != loop[o]]
+        pair = min(pairs, key=lambda p: loop[p[0]] > loop[p[1]], default=None)
+    if pair is None:
+        w = next(r for r in rows if write[r])
+        others = [r for r in rows if loop[r] != loop[w]]
+        pair = w, next((r for r in others if write[r]), others[0])
+    w, o = pair
+    return (which[w], point[w], loop[w]), (which[o], point[o], loop[o])

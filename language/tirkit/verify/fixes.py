@@ -3,7 +3,10 @@ quick fixes, computed here so that every client gets the same edit):
 
 - `signature/iter-type` on a spatial iterator a block accumulates over: "Declare `vj` a
   reduction iterator" (its letter of `T.axis.remap` made "R"; `reduction_edit`).  The
-  kernel computes the same: the loops run the instances in the same order.
+  kernel computes the same: the loops run the instances in the same order.  On a spatial
+  iterator whose instances depend on each other (`A[vi + 1] = A[vi] + B[vi]`): "Declare
+  `vi` a scan iterator" (`T.axis.spatial` made `T.axis.scan`, where it is declared alone;
+  `scan_edit`), which keeps the order the kernel already runs them in.
 - `dataflow/uncovered-read` on the read of a block that updates an allocated buffer
   without a `T.init()` (`acc[vi] = acc[vi] + A[vi, vk]`): "Initialize `acc[vi]` to 0 in a
   T.init()", the identity of the update's operator (`+` 0, `*` 1, `T.max` the smallest
@@ -34,7 +37,8 @@ from ..ir import stmt as S
 from ..ir.visit import find_first
 from ._common import same_element
 from .iter_type import CODE as ITER_TYPE
-from .iter_type import reduction_edit
+from .instance_dependence import check_instance_dependence
+from .iter_type import reduction_edit, scan_edit
 from .module_calls import TYPE as CALL_TYPE
 from .module_calls import converted_argument
 from . import RuleContext
@@ -57,15 +61,19 @@ class TextFix:
 def text_fixes(result, code: str, severity: str, line: int, column: int) -> list:
     """[TextFix] for the diagnostic `code` reported at (line, column) of a parsed file."""
     lines = result.text.split("\n")
-    if code == ITER_TYPE and severity == "error":
-        edit = reduction_edit(lines, line, column)
+    if code == ITER_TYPE:
+        dependent = _dependence_at(result, line, column)
+        if not dependent and severity != "error":
+            return []
+        edit = (scan_edit if dependent else reduction_edit)(lines, line, column)
         if edit is None:
             return []
         ln, start, end, new = edit
         src = lines[line - 1]
         name = src[column - 1:].split(",")[0].split("=")[0].strip()
-        title = f"Declare `{name}` a reduction iterator" if name.isidentifier() else \
-            "Declare the iterator a reduction iterator"
+        what = "a scan iterator" if dependent else "a reduction iterator"
+        title = f"Declare `{name}` {what}" if name.isidentifier() else \
+            f"Declare the iterator {what}"
         return [TextFix(title, [(ln, start, ln, end, new)])]
     if code == UNCOVERED:
         fix = _init_fix(result, lines, line, column)
@@ -95,6 +103,14 @@ def text_fixes(result, code: str, severity: str, line: int, column: int) -> list
                             f"{joined(blocks, len(blocks)) or 'the statements that write it'}",
                             edits)]
     return []
+
+
+def _dependence_at(result, line, column) -> bool:
+    """Whether the `signature/iter-type` reported at (line, column) is one of instances that
+    depend on each other (its fix declares a scan) rather than an accumulation."""
+    ctx = RuleContext(module=result.module, text=result.text)
+    return any((d.span.line, d.span.column) == (line, column)
+               for _, f in result.module.prim_funcs() for d in check_instance_dependence(f, ctx))
 
 
 def _identity(op, dtype, t):

@@ -62,26 +62,38 @@ def _moves(binding, loops, lets) -> bool:
     return any(id(lp.var) in deps and const_int(lp.extent) != 1 for lp in loops)
 
 
-@register(CODE, fast=True)
-def check_iter_type(func, ctx):
-    if ctx.incomplete(func):
-        return []
-    fa = func_accesses(func, ctx)
-    owned = {id(buf): id(r) for buf, r in fa.allocs}
-    matched = {id(m.buffer) for r in fa.realizes for m in r.block.match_buffers}
-    by_block, inits = {}, {}         # per innermost block: its body's accesses, its init's stores
+def block_accesses(fa):
+    """({id(BlockRealize): the accesses of its body}, {id(BlockRealize): the stores of its
+    init}), for each block the accesses in no block inside it, none passed whole."""
+    by_block, inits = {}, {}
     for a in fa.accesses:
         if a.blocks and not a.opaque and not a.in_init:
             by_block.setdefault(id(a.blocks[-1]), []).append(a)
         elif a.blocks and a.in_init and a.is_write:
             inits.setdefault(id(a.blocks[-1]), []).append(a)
-    out = _initialised_by_reduction(fa, inits)
+    return by_block, inits
+
+
+def shared_outside(fa):
+    """A test `(access, BlockRealize) -> bool`: whether the access's buffer is one that all
+    the block's instances share, certainly: a parameter or a global or shared buffer
+    allocated outside the block (a local buffer is private to its thread once lowered), not
+    a `T.match_buffer` view, not declared in the block's body."""
+    owned = {id(buf): id(r) for buf, r in fa.allocs}
+    matched = {id(m.buffer) for r in fa.realizes for m in r.block.match_buffers}
+    return lambda a, r: a.local_depth is None and a.buffer.scope in _SHARED and \
+        id(a.buffer) not in matched and owned.get(id(a.buffer)) != id(r)
+
+
+def unindexed(fa, by_block) -> list:
+    """[(BlockRealize, spatial IterVar, its extent, store)]: each moving spatial iterator
+    that a store of its block to a shared buffer does not index (nor guard), with the first
+    such store."""
+    shared = shared_outside(fa)
+    out = []
     for r in fa.realizes:
         b = r.block
-        here = by_block.get(id(r), ())
-        stores = [a for a in here if a.is_write and a.local_depth is None
-                  and a.buffer.scope in _SHARED and id(a.buffer) not in matched
-                  and owned.get(id(a.buffer)) != id(r)]
+        stores = [a for a in by_block.get(id(r), ()) if a.is_write and shared(a, r)]
         if not stores:
             continue
         loops = fa.loops_of[id(r)]
@@ -94,10 +106,21 @@ def check_iter_type(func, ctx):
             if deps is None:
                 deps = [_deps((a.indices, tuple(c for c, _ in a.conds)), fa.lets)
                         for a in stores]
-            for a, d in zip(stores, deps):
-                if id(iv.var) not in d:
-                    out.append(_report(b, iv, extent, a, here))
-                    break
+            a = next((a for a, d in zip(stores, deps) if id(iv.var) not in d), None)
+            if a is not None:
+                out.append((r, iv, extent, a))
+    return out
+
+
+@register(CODE, fast=True)
+def check_iter_type(func, ctx):
+    if ctx.incomplete(func):
+        return []
+    fa = func_accesses(func, ctx)
+    by_block, inits = block_accesses(fa)
+    out = _initialised_by_reduction(fa, inits)
+    for r, iv, extent, store in unindexed(fa, by_block):
+        out.append(_report(r.block, iv, extent, store, by_block[id(r)]))
     return out
 
 
@@ -173,6 +196,17 @@ def reduction_edit(lines, line: int, column: int):
     wrap onto the next lines), or `T.axis.spatial`/`T.axis.S` made `T.axis.reduce`/
     `T.axis.R`.  (line, column, end_column, new text), 1-based with the end exclusive, or
     None when the source is not one of these forms."""
+    return _kind_edit(lines, line, column, "R")
+
+
+def scan_edit(lines, line: int, column: int):
+    """The edit that declares the iterator named at (line, column) a scan, as
+    `reduction_edit` does for a reduction: `T.axis.spatial`/`T.axis.S` made `T.axis.scan`;
+    None for an iterator of `T.axis.remap`, which has no letter for a scan."""
+    return _kind_edit(lines, line, column, "C")
+
+
+def _kind_edit(lines, line, column, kind):
     if not 1 <= line <= len(lines):
         return None
     src = lines[line - 1]
@@ -183,11 +217,11 @@ def reduction_edit(lines, line: int, column: int):
     index = src[:column - 1].count(",")
     one = _ONE.search(src, eq.end())
     if one is not None:
-        new = "reduce" if one.group(1) == "spatial" else "R"
+        new = "scan" if kind == "C" else "reduce" if one.group(1) == "spatial" else "R"
         return (line, one.start(1) + 1, one.end(1) + 1, new)
     joined = "\n".join(lines[line - 1:line + 2])
     m = _REMAP.search(joined, eq.end())
-    if m is None or len(m.group(2)) != len(names) or m.group(2)[index] != "S":
+    if kind != "R" or m is None or len(m.group(2)) != len(names) or m.group(2)[index] != "S":
         return None
     at = m.start(2) + index
     ln = line + joined.count("\n", 0, at)

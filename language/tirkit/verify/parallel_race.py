@@ -18,14 +18,10 @@ loops whose bounds are not constants.  Reported on the write, with the loop and 
 access related; its quick fix under `T.parallel` makes the loop serial (verify/fixes.py)."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..diagnostics import error
-from ..ir import expr as E
-from ..ir.visit import contains
 from . import register
-from ._common import const_int, full_env, func_accesses, vars_through
-from ._iterations import element_groups, points_by_storage
+from ._common import const_int, full_env, func_accesses
+from ._iterations import first_conflict, invariant_store, points_by_storage
 
 CODE = "loop-nest/parallel-race"
 
@@ -39,40 +35,6 @@ def _why(lp):
     if lp.kind == "thread_binding" and tag.startswith("blockIdx"):
         return f"bound to {tag}", f"the loop bound to {tag}"
     return None
-
-
-def _invariant(a, inner, env) -> bool:
-    """Whether store `a` writes one value in every iteration: no load, no call, none of the
-    variables of the loops `inner` (ids) in its value (then iterations that store it to one
-    element leave that value whatever their order)."""
-    v = a.value
-    return v is not None and not contains(v, lambda x: type(x) in (E.BufferLoad, E.Call)) \
-        and not (vars_through(v, env) & inner)
-
-
-def _conflict(entries):
-    """The first element two loop values touch, one writing, other than by one store of one
-    value: ((entry, point, loop value) of the write, the same of the other access) or None.
-    entries: [(access, points, whether it stores one value everywhere)]."""
-    got = element_groups(entries, [a.is_write for a, _, _ in entries],
-                         [same for _, _, same in entries])
-    if got is None:
-        return None
-    _, loop, which, point, write, same, starts, ends = got
-    lo = np.minimum.reduceat(loop, starts)
-    hi = np.maximum.reduceat(loop, starts)
-    wrote = np.logical_or.reduceat(write, starts)
-    # (one store of one value alone: whatever the order, the element is left that value)
-    alone = (np.minimum.reduceat(which, starts) == np.maximum.reduceat(which, starts)) & \
-        np.logical_and.reduceat(same, starts)
-    bad = np.flatnonzero(wrote & (lo != hi) & ~alone)
-    if not len(bad):
-        return None
-    rows = range(starts[bad[0]], ends[bad[0]])
-    w = next(r for r in rows if write[r])
-    others = [r for r in rows if loop[r] != loop[w]]
-    o = next((r for r in others if write[r]), others[0])
-    return (which[w], point[w], loop[w]), (which[o], point[o], loop[o])
 
 
 @register(CODE, fast=True)
@@ -93,7 +55,7 @@ def check_parallel_race(func, ctx):
         by_data = points_by_storage(
             fa, lp, env, lambda a, pos: why[0] == "parallel" or id(a.buffer.data) in params)
         for entries in by_data.values():
-            found = _conflict([(a, pts, a.is_write and _invariant(a, inner, env))
+            found = first_conflict([(a, pts, a.is_write and invariant_store(a, inner, env))
                                for a, pts in entries])
             if found is not None:
                 out.append(_report(lp, why, entries, *found))
