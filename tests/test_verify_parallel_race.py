@@ -26,6 +26,16 @@ SHIFT = '''def par_shift(A: T.Buffer((65,), "float32")):
 '''
 
 
+def test_a_scalar_buffer_updated_by_every_iteration():
+    # a 0-d buffer has no index to read: the element is the buffer's one value, and the
+    # rule ran (not an internal note) and found the race
+    text = HEAD + "@T.prim_func\n" + SUM.replace('(1,), "float32")', '(), "float32")') \
+        .replace("B[0]", "B[()]")
+    assert [(d.code, d.span.line, d.message[:75]) for d in tirkit.check(text)
+            if d.severity != "hint"] == [
+        (CODE, 7, "iterations `i` = 0 and `i` = 1 of the parallel loop both write `B[()]`: the")]
+
+
 def test_an_accumulation_and_a_shift_under_a_parallel_loop():
     assert races(SUM) == [(7, 9, "iterations `i` = 0 and `i` = 1 of the parallel loop both "
                            "write `B[0]`: they may run at the same time, so the value left "

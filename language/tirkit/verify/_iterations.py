@@ -47,16 +47,12 @@ def flat_layout(buf):
     return strides, offset
 
 
-def loop_points(a, lp, pos, env, limit):
-    """The elements access `a` touches and the loop's value at each: (flat indices, loop
-    values, [index arrays]) over the points where its guards hold, and the points of its
-    box; None where they cannot be read or its box holds more than `limit` points."""
-    ranges = {}
-    for i, x in enumerate(a.loops):
-        lo, n = const_int(x.min), const_int(x.extent)
-        if lo is None or n is None:
-            return None
-        ranges[x.var] = (lo, n if i >= pos else min(n, 1))
+def touched(a, ranges, env, limit):
+    """What access `a` touches over the box `ranges` ({Var: (min, extent)}): (flat indices,
+    mask, [index arrays]), arrays of the box's shape, the mask holding where its guards hold
+    and each index after the first lies in its dimension (past an inner dimension's end an
+    index would name an element of the next row: that is `bounds/out-of-bounds`'s report);
+    None where the access cannot be read or the box holds more than `limit` points."""
     layout = flat_layout(a.buffer)
     if layout is None or len(a.indices) != len(layout[0]) or \
             any(lanes_of(i.dtype) > 1 for i in a.indices):
@@ -65,19 +61,47 @@ def loop_points(a, lp, pos, env, limit):
     if got is None:
         return None
     idx, conds = got[:len(a.indices)], got[len(a.indices):]
-    mask = np.ones(idx[0].shape if idx else (), dtype=bool)
+    shape = tuple(max(0, n) for _, n in ranges.values())
+    mask = np.ones(shape, dtype=bool)
     for c in conds:
         if c.dtype != np.bool_:
             return None
         mask = mask & c
+    for x, n in list(zip(idx, a.buffer.shape))[1:]:
+        mask = mask & (x >= 0) & (x < const_int(n))
+    strides, offset = layout
+    flat = sum((x * s for x, s in zip(idx, strides)), np.int64(offset))
+    return np.broadcast_to(flat, shape), mask, idx
+
+
+def loop_points(a, lp, pos, env, limit):
+    """The elements access `a` touches and the loop's value at each: (flat indices, loop
+    values, [index arrays]) over the points where it touches one (`touched`), and the
+    points of its box; None where they cannot be read or its box holds more than `limit`
+    points."""
+    ranges = {}
+    for i, x in enumerate(a.loops):
+        lo, n = const_int(x.min), const_int(x.extent)
+        if lo is None or n is None:
+            return None
+        ranges[x.var] = (lo, n if i >= pos else min(n, 1))
+    got = touched(a, ranges, env, limit)
+    if got is None:
+        return None
+    flat, mask, idx = got
     axis = list(ranges).index(lp.var)
     shape = mask.shape
     loop = np.broadcast_to(np.arange(ranges[lp.var][0], ranges[lp.var][0] + shape[axis])
                            .reshape([-1 if k == axis else 1 for k in range(len(shape))]),
                            shape)
-    strides, offset = layout
-    flat = sum((x * s for x, s in zip(idx, strides)), np.int64(offset))
-    return np.broadcast_to(flat, shape)[mask], loop[mask], [x[mask] for x in idx], mask.size
+    return flat[mask], loop[mask], [x[mask] for x in idx], mask.size
+
+
+def element_text(a, pts, p) -> str:
+    """How a message names the element access `a` touches at point `p` of its points
+    (`loop_points`' third item, the index arrays): `A[1, 0]`, or `B[()]` for a 0-d
+    buffer."""
+    return f"`{a.buffer.name}[{', '.join(str(int(x[p])) for x in pts[2]) or '()'}]`"
 
 
 def element_groups(entries, *columns):

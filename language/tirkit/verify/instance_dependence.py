@@ -36,10 +36,9 @@ import numpy as np
 
 from ..arith.enumerate import LIMIT, box_values
 from ..diagnostics import error, warning
-from ..ir.dtype import lanes_of
 from . import register
 from ._common import block_label, const_int, full_env, func_accesses
-from ._iterations import first_conflict, flat_layout, invariant_store
+from ._iterations import element_text, first_conflict, invariant_store, touched
 from .iter_type import CODE, block_accesses, shared_outside, unindexed
 
 BLOCK_LIMIT = 1 << 12       # instances read per block: a prefix of each loop beyond it
@@ -82,28 +81,15 @@ def _ids(arrays, shape):
 
 
 def _points(a, ranges, env, ordered, spatial, iters, limit):
-    """What access `a` touches at each instance where its guards hold and its indices lie
-    in the buffer: (element keys, the instance's spatial key, [index arrays], points read,
-    [iterator value arrays]), an element key telling the element and the instance's ordered
-    iterators apart; None where the access cannot be read."""
-    layout = flat_layout(a.buffer)
-    if layout is None or len(a.indices) != len(layout[0]) or \
-            any(lanes_of(i.dtype) > 1 for i in a.indices):
-        return None
-    got = box_values(list(a.indices) + [c for c, _ in a.conds], ranges, env, limit)
+    """What access `a` touches at each instance where it touches one (`touched`): (element
+    keys, the instance's spatial key, [index arrays], points read, [iterator value
+    arrays]), an element key telling the element and the instance's ordered iterators
+    apart; None where the access cannot be read."""
+    got = touched(a, ranges, env, limit)
     if got is None:
         return None
-    idx, conds = got[:len(a.indices)], got[len(a.indices):]
-    mask = np.ones(spatial.shape, dtype=bool)
-    for c in conds:
-        if c.dtype != np.bool_:
-            return None
-        mask = mask & c
-    for x, n in zip(idx, a.buffer.shape):      # (past an end, another rule's report)
-        mask = mask & (x >= 0) & (x < const_int(n))
-    strides, offset = layout
-    flat = sum((x * s for x, s in zip(idx, strides)), np.int64(offset))
-    key = np.broadcast_to(flat, mask.shape) * (int(ordered.max()) + 1) + ordered
+    flat, mask, idx = got
+    key = flat * (int(ordered.max()) + 1) + ordered
     return key[mask], spatial[mask], [x[mask] for x in idx], mask.size, \
         [v[mask] for v in iters]
 
@@ -182,15 +168,12 @@ def _report(b, entries, w, o):
         if len(differ) == 1:
             return f"{names[0]} = {vals[differ[0]]}"
         return f"({', '.join(names)}) = ({', '.join(str(vals[k]) for k in differ)})"
-
-    def elem(a, pts, p):
-        return f"`{a.buffer.name}[{', '.join(str(int(x[p])) for x in pts[2])}]`"
     first = names[0]
     scan = f"declare {first} with T.axis.scan if the order matters"
-    wrote = elem(wa, wp, w[1])
+    wrote = element_text(wa, wp, w[1])
     related = [(wa.span, f"{who(values[0])} writes {wrote} here"),
                (oa.span, f"{who(values[1])} {'writes' if oa.is_write else 'reads'} "
-                         f"{elem(oa, op, o[1])} here")]
+                         f"{element_text(oa, op, o[1])} here")]
     related = [(s, m) for s, m in related if s is not None]
     at = b.iter_vars[differ[0]].span or wa.span
     if oa.is_write:
@@ -203,7 +186,7 @@ def _report(b, entries, w, o):
         "dataflow)" if b.init is None and oa.buffer is wa.buffer else ""
     return error(CODE, f"{block_label(b)}: the instances of spatial "
                  f"iterator{'s' * (len(names) > 1)} {_and(names)} depend on each other: "
-                 f"{who(values[1])} reads {elem(oa, op, o[1])}, which {who(values[0])} "
+                 f"{who(values[1])} reads {element_text(oa, op, o[1])}, which {who(values[0])} "
                  f"writes; a spatial iterator declares its instances independent (any "
                  f"order, or all at once){refused}; {scan}", at, related)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..diagnostics import error
 from . import register
 from ._common import const_int, full_env, func_accesses
-from ._iterations import first_conflict, invariant_store, points_by_storage
+from ._iterations import element_text, first_conflict, invariant_store, points_by_storage
 
 CODE = "loop-nest/parallel-race"
 
@@ -65,8 +65,7 @@ def check_parallel_race(func, ctx):
 def _report(lp, why, entries, w, o):
     what, loop = why
     (wa, wp), (oa, op) = [(entries[k][0], entries[k][1]) for k, _, _ in (w, o)]
-    elem = ", ".join(str(int(x[w[1]])) for x in wp[2])
-    name = f"`{wa.buffer.name}[{elem}]`"
+    name = element_text(wa, wp, w[1])
     v = lp.var.name
     if oa.is_write:
         msg = (f"iterations `{v}` = {w[2]} and `{v}` = {o[2]} of {loop} both write {name}: "

@@ -26,7 +26,7 @@ from ..ir import stmt as S
 from ..ir.visit import contains
 from . import register
 from ._common import const_int, full_env, func_accesses
-from ._iterations import element_groups, points_by_storage
+from ._iterations import element_groups, element_text, points_by_storage
 
 CODE = "loop-nest/vector-dependence"
 
@@ -91,8 +91,7 @@ def check_vector_dependence(func, ctx):
 def _report(lp, entries, first, second):
     (ai, pi), (aj, pj) = [(entries[w][0], entries[w][1]) for w, _, _ in (first, second)]
     li, lj = first[2], second[2]
-    elem = ", ".join(str(int(x[first[1]])) for x in pi[2])
-    name, v = f"`{ai.buffer.name}[{elem}]`", f"`{lp.var.name}`"
+    name, v = element_text(ai, pi, first[1]), f"`{lp.var.name}`"
     if ai.is_write and not aj.is_write:
         msg = (f"lane {v} = {lj} reads {name} before lane {v} = {li} writes it: the "
                "vectorized loop makes every lane's loads of a statement before its store, so "
