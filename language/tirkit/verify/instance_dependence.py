@@ -39,7 +39,7 @@ from ..diagnostics import error, warning
 from . import register
 from ._common import block_label, const_int, full_env, func_accesses
 from ._iterations import element_text, first_conflict, invariant_store, touched
-from .iter_type import CODE, block_accesses, shared_outside, unindexed
+from .iter_type import CODE, block_accesses, shared_outside, unindexed_in
 
 BLOCK_LIMIT = 1 << 12       # instances read per block: a prefix of each loop beyond it
 
@@ -122,17 +122,17 @@ def check_instance_dependence(func, ctx):
         return []
     fa = func_accesses(func, ctx)
     by_block, _ = block_accesses(fa)
-    reported = {id(r) for r, *_ in unindexed(fa, by_block)}
     shared = shared_outside(fa)
     env = full_env(fa)
     out, budget = [], LIMIT
     for r in fa.realizes:
         b = r.block
-        if id(r) in reported or not any(iv.kind == "S" for iv in b.iter_vars):
+        if not any(iv.kind == "S" for iv in b.iter_vars):
             continue
-        here = _in_question(b, [a for a in by_block.get(id(r), ()) if shared(a, r)])
-        if not here:
-            continue
+        kept = [a for a in by_block.get(id(r), ()) if shared(a, r)]
+        here = _in_question(b, kept)
+        if not here or unindexed_in(fa, r, [a for a in kept if a.is_write]):
+            continue            # (iter_type's report on a store the iterator misses)
         ranges = instance_box(fa, r, min(BLOCK_LIMIT, budget))
         iters = box_values(list(r.iter_values), ranges, env) if ranges else None
         if iters is None:

@@ -90,25 +90,29 @@ def unindexed(fa, by_block) -> list:
     that a store of its block to a shared buffer does not index (nor guard), with the first
     such store."""
     shared = shared_outside(fa)
-    out = []
-    for r in fa.realizes:
-        b = r.block
-        stores = [a for a in by_block.get(id(r), ()) if a.is_write and shared(a, r)]
-        if not stores:
+    return [(r, *found) for r in fa.realizes
+            for found in unindexed_in(fa, r, [a for a in by_block.get(id(r), ())
+                                              if a.is_write and shared(a, r)])]
+
+
+def unindexed_in(fa, r, stores) -> list:
+    """[(spatial IterVar, its extent, store)] of block r, as `unindexed` gives them;
+    `stores`: the block's stores to buffers its instances share (`shared_outside`)."""
+    if not stores:
+        return []
+    out, deps = [], None            # deps, per store: what its indices and guards depend on
+    loops = fa.loops_of[id(r)]
+    for iv, value in zip(r.block.iter_vars, r.iter_values):
+        extent = const_int(iv.dom.extent)
+        if iv.kind != "S" or iv.span is None or extent == 1 or \
+                not _moves(value, loops, fa.lets):
             continue
-        loops = fa.loops_of[id(r)]
-        deps = None                     # per store: what its indices and guards depend on
-        for iv, value in zip(b.iter_vars, r.iter_values):
-            extent = const_int(iv.dom.extent)
-            if iv.kind != "S" or iv.span is None or extent == 1 or \
-                    not _moves(value, loops, fa.lets):
-                continue
-            if deps is None:
-                deps = [_deps((a.indices, tuple(c for c, _ in a.conds)), fa.lets)
-                        for a in stores]
-            a = next((a for a, d in zip(stores, deps) if id(iv.var) not in d), None)
-            if a is not None:
-                out.append((r, iv, extent, a))
+        if deps is None:
+            deps = [_deps((a.indices, tuple(c for c, _ in a.conds)), fa.lets)
+                    for a in stores]
+        a = next((a for a, d in zip(stores, deps) if id(iv.var) not in d), None)
+        if a is not None:
+            out.append((iv, extent, a))
     return out
 
 
