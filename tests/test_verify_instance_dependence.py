@@ -162,6 +162,13 @@ def test_independent_instances_are_left_alone(body):
     assert _found(body) == []
 
 
+def test_a_loop_that_runs_no_instance():
+    # `range(4, 2)` runs nothing: no instance, no report, and the rule does not fail
+    body = SHIFT.replace("range(15)", "range(4, 2)")
+    assert [(d.code, d.severity) for d in tirkit.check(HEAD + textwrap.dedent(body), "k.py")
+            if d.code in (CODE, "internal")] == []
+
+
 def test_each_thread_block_has_its_own_shared_memory():
     # instances that differ only in blockIdx.x write one element of shared memory, each
     # thread block its own copy; those that differ in threadIdx.x share it

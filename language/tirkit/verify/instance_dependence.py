@@ -55,7 +55,7 @@ def instance_box(fa, r, limit=BLOCK_LIMIT):
     for k, lp in enumerate(fa.loops_of[id(r)]):
         lo, n = const_int(lp.min), const_int(lp.extent)
         fixed = k < start or (lp.thread_tag or "").startswith("blockIdx")
-        if lo is None or n == 0 or (n is None and not fixed):
+        if lo is None or (n is not None and n < 1) or (n is None and not fixed):
             return None
         ranges[lp.var] = [lo, 1 if fixed else n]
     while int(np.prod([n for _, n in ranges.values()], dtype=np.int64)) > limit:
