@@ -139,6 +139,61 @@ def blocks(A: T.Buffer((64,), "float32"), B: T.Buffer((1,), "float32")):
     assert [d.code for d in tirkit.check(text)] == ["loop-nest/reduction-on-parallel"]
 
 
+STAGES = '''def stages(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"),
+           C: T.Buffer((16,), "float32")):
+    for i in T.parallel(15):
+        with T.block("X"):
+            vi = T.axis.spatial(15, i)
+            A[vi + 1] = B[vi] * T.float32(2)
+        with T.block("Y"):
+            vi = T.axis.spatial(15, i)
+            C[vi] = A[vi] + T.float32(1)
+'''
+
+
+def test_two_blocks_whose_iterations_meet_under_a_parallel_loop():
+    # each block's instances are independent; iteration 1's block Y reads what iteration
+    # 0's block X writes
+    assert races(STAGES) == [(10, 13, "iteration `i` = 1 reads `A[1]`, which iteration "
+                              "`i` = 0 writes: the parallel loop may run them at the same "
+                              "time, so the value read depends on their timing",
+                              [(7, 5, "loop `i` is parallel here"),
+                               (13, 21, "iteration `i` = 1 reads `A[1]` here")])]
+
+
+@pytest.mark.parametrize("change", [
+    ("T.parallel(15)", "range(15)"),                       # not parallel
+    ("C[vi] = A[vi] +", "C[vi] = A[vi + 1] +"),            # Y reads its own iteration's A
+    ("C[vi] = A[vi] +", "B[vi] = A[vi + 1] +"),            # Y writes what X read before
+])
+def test_blocks_that_do_not_meet_across_iterations(change):
+    body = STAGES.replace(*change)
+    assert body != STAGES
+    assert races(body) == []
+
+
+def test_one_block_whose_instances_meet_is_the_block_rule_s():
+    text = HEAD + "@T.prim_func\n" + STAGES.replace(
+        "A[vi + 1] = B[vi] * T.float32(2)", "A[vi + 1] = A[vi] * T.float32(2)").replace(
+        "C[vi] = A[vi] +", "C[vi] = B[vi] +")
+    assert sorted(d.code for d in tirkit.check(text)) == ["signature/iter-type"]
+
+
+@pytest.mark.oracle
+def test_tvm_parallelises_the_two_blocks():
+    # TVM's `parallel` accepts the loop (each block has compact dataflow and data-parallel
+    # bindings): the race is not its concern
+    tvm = pytest.importorskip("tvm")
+    from tvm import s_tir
+    from tvm.script import tirx
+    text = (HEAD + "@T.prim_func(s_tir=True)\n" + STAGES.replace("T.parallel", "range"))
+    text = text.replace("T.block(", "T.sblock(").replace("from tvm.script import tir as T\n", "")
+    sch = s_tir.Schedule(tvm.script.from_source(text, extra_vars={"T": tirx}))
+    (i,) = sch.get_loops(sch.get_sblock("X"))
+    sch.parallel(i)
+    assert "T.parallel(15)" in sch.mod["main"].script()
+
+
 @pytest.mark.oracle
 def test_tvm_compiles_and_runs_the_racy_kernels():
     tvm = pytest.importorskip("tvm")

@@ -123,26 +123,41 @@ def element_groups(entries, *columns):
     return (flat, loop, which, point, *cols, starts, np.r_[starts[1:], len(flat)])
 
 
-def points_by_storage(fa, lp, env, keep) -> dict:
+def points_by_storage(fa, lp, env, keep, blocks=False) -> dict:
     """{id(data Var): [(access, points)]} of the accesses under loop `lp` that
     `keep(access, lp's position in its loops)` accepts and whose points can be read
-    (`loop_points`), leaving out accesses through an address, storage allocated inside the
-    loop (each iteration's own) and accesses in a block with iterators inside it (whose
-    iterators declare its instances independent: the block rules judge those); at most
-    LIMIT points in all."""
+    (`loop_points`), for storage some of them write; leaving out accesses through an
+    address, storage allocated inside the loop (each iteration's own) and, unless `blocks`,
+    accesses in a block with iterators inside it (whose iterators declare its instances
+    independent: the block rules judge two accesses of one such block, `block_owner`, and
+    storage only one such block touches is left out); at most LIMIT points in all."""
     inside = allocated_inside(lp)
-    out, budget = {}, LIMIT
+    groups = {}
     for a in fa.accesses:
         pos = next((i for i, x in enumerate(a.loops) if x is lp), None)
-        if pos is None or a.opaque or id(a.buffer.data) in inside or not keep(a, pos) or \
-                any(r.block.iter_vars and a.block_loops[j] > pos
-                    for j, r in enumerate(a.blocks)):
+        if pos is None or a.opaque or id(a.buffer.data) in inside or not keep(a, pos):
             continue
-        pts = loop_points(a, lp, pos, env, budget)
-        if pts is not None:
-            budget -= pts[3]
-            out.setdefault(id(a.buffer.data), []).append((a, pts))
+        owner = block_owner(a, pos)
+        if owner is None or blocks:
+            groups.setdefault(id(a.buffer.data), []).append((a, pos, owner))
+    out, budget = {}, LIMIT
+    for key, group in groups.items():
+        owners = {id(o) if o is not None else None for _, _, o in group}
+        if not any(a.is_write for a, _, _ in group) or (None not in owners and len(owners) == 1):
+            continue
+        for a, pos, _ in group:
+            pts = loop_points(a, lp, pos, env, budget)
+            if pts is not None:
+                budget -= pts[3]
+                out.setdefault(key, []).append((a, pts))
     return out
+
+
+def block_owner(a, pos):
+    """The outermost block with iterators around access `a` inside the loop at position
+    `pos` of its loops (its BlockRealize), or None."""
+    return next((r for j, r in enumerate(a.blocks)
+                 if r.block.iter_vars and a.block_loops[j] > pos), None)
 
 
 def invariant_store(a, inner, env) -> bool:
@@ -154,36 +169,64 @@ def invariant_store(a, inner, env) -> bool:
         and not (vars_through(v, env) & inner)
 
 
-def first_conflict(entries, reads_first=False):
+def first_conflict(entries, reads_first=False, owners=None):
     """The first element two keys touch (values of a loop, or instances of a block), one
     writing, other than by one store of one value: ((entry, point, key) of the write, the
     same of the other access) or None; the other access a write where there is one, or,
-    with `reads_first`, a read where there is one (of a greater key where there is one).  entries: [(access, points, whether it
-    stores one value everywhere)], points as `loop_points` gives them (the key for the loop
-    value)."""
+    with `reads_first`, a read where there is one (of a greater key where there is one).
+    entries: [(access, points, whether it stores one value everywhere)], points as
+    `loop_points` gives them (the key for the loop value).  owners: one per entry (None
+    for none); two accesses of one owner are no pair."""
+    codes = [-1 - k if o is None else o for k, o in
+             enumerate(_codes(owners) if owners is not None else [None] * len(entries))]
     got = element_groups(entries, [a.is_write for a, _, _ in entries],
-                         [same for _, _, same in entries])
+                         [same for _, _, same in entries], codes)
     if got is None:
         return None
-    _, loop, which, point, write, same, starts, ends = got
+    _, loop, which, point, write, same, own, starts, ends = got
     lo = np.minimum.reduceat(loop, starts)
     hi = np.maximum.reduceat(loop, starts)
     wrote = np.logical_or.reduceat(write, starts)
     # (one store of one value alone: whatever the order, the element is left that value)
     alone = (np.minimum.reduceat(which, starts) == np.maximum.reduceat(which, starts)) & \
         np.logical_and.reduceat(same, starts)
-    bad = np.flatnonzero(wrote & (lo != hi) & ~alone)
-    if not len(bad):
-        return None
-    rows = range(starts[bad[0]], ends[bad[0]])
-    pair = None
+    # (every access of one owner: no pair)
+    lo_own = np.minimum.reduceat(own, starts)
+    one = (lo_own == np.maximum.reduceat(own, starts)) & (lo_own >= 0)
+    for g in np.flatnonzero(wrote & (lo != hi) & ~alone & ~one):
+        rows = np.arange(starts[g], ends[g])
+        pair = _pair(rows, loop, write, own, reads_first)
+        if pair is not None:
+            w, o = pair
+            return (which[w], point[w], loop[w]), (which[o], point[o], loop[o])
+    return None
+
+
+def _codes(owners):
+    """Owners as ints, equal for one owner (None kept)."""
+    ids = {}
+    return [None if o is None else ids.setdefault(id(o), len(ids)) for o in owners]
+
+
+def _pair(rows, loop, write, own, reads_first):
+    """(write row, other row) of a group that may be a pair: other keys, not one owner."""
+    def ok(w, others):
+        return (loop[others] != loop[w]) & ((own[w] < 0) | (own[others] != own[w]))
+    writes = rows[write[rows]]
     if reads_first:         # (a read after the write where there is one)
-        pairs = [(w, o) for o in rows if not write[o] for w in rows
-                 if write[w] and loop[w] != loop[o]]
-        pair = min(pairs, key=lambda p: loop[p[0]] > loop[p[1]], default=None)
-    if pair is None:
-        w = next(r for r in rows if write[r])
-        others = [r for r in rows if loop[r] != loop[w]]
-        pair = w, next((r for r in others if write[r]), others[0])
-    w, o = pair
-    return (which[w], point[w], loop[w]), (which[o], point[o], loop[o])
+        back = None
+        for o in rows[~write[rows]]:
+            m = ok(o, writes)
+            if m.any():
+                later = m & (loop[writes] < loop[o])
+                if later.any():
+                    return writes[later][0], o
+                back = back or (writes[m][0], o)
+        if back is not None:
+            return back
+    for w in writes:
+        m = ok(w, rows)
+        if m.any():
+            cand = rows[m]
+            return w, next((r for r in cand if write[r]), cand[0])
+    return None

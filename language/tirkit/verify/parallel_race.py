@@ -9,9 +9,11 @@ the loops inside the parallel one (arith/enumerate.py: constant loops, at most 6
 points for all the accesses under one parallel loop; the loops outside it at their first
 values).  Iterations that store one value (no load, no call, not the loop's variables) to
 one element by one store leave that value whatever their order, and are not reported.
-Accesses in a block with iterators inside the loop are left to the block rules
-(`signature/iter-type`, `loop-nest/reduction-on-parallel`): a block's iterators declare its
-instances independent.  Storage allocated inside the loop is each iteration's own.  Under
+Two accesses of one block with iterators inside the loop (the outermost such block) are
+left to the block rules (`signature/iter-type`, `loop-nest/reduction-on-parallel`): a
+block's iterators declare its instances independent.  Accesses of two blocks are read:
+block `Y` of iteration 1 reading the `A[1]` that block `X` of iteration 0 writes is a race,
+and TVM's `parallel` accepts the loop (each block alone has compact dataflow).  Storage allocated inside the loop is each iteration's own.  Under
 `blockIdx`, only the function's parameters are read (shared and local memory belong to one
 thread block).  Not read: vector accesses, accesses through an address (intrinsics), and
 loops whose bounds are not constants.  Reported on the write, with the loop and the other
@@ -21,7 +23,8 @@ from __future__ import annotations
 from ..diagnostics import error
 from . import register
 from ._common import const_int, full_env, func_accesses
-from ._iterations import element_text, first_conflict, invariant_store, points_by_storage
+from ._iterations import (block_owner, element_text, first_conflict, invariant_store,
+                          points_by_storage)
 
 CODE = "loop-nest/parallel-race"
 
@@ -53,10 +56,12 @@ def check_parallel_race(func, ctx):
         inner = {id(x.var) for x in fa.loops if x is lp or
                  any(p is lp for p in fa.loop_parents.get(id(x), ()))}
         by_data = points_by_storage(
-            fa, lp, env, lambda a, pos: why[0] == "parallel" or id(a.buffer.data) in params)
+            fa, lp, env, lambda a, pos: why[0] == "parallel" or id(a.buffer.data) in params,
+            blocks=True)
         for entries in by_data.values():
-            found = first_conflict([(a, pts, a.is_write and invariant_store(a, inner, env))
-                               for a, pts in entries])
+            found = first_conflict(
+                [(a, pts, a.is_write and invariant_store(a, inner, env)) for a, pts in entries],
+                owners=[block_owner(a, a.loops.index(lp)) for a, _ in entries])
             if found is not None:
                 out.append(_report(lp, why, entries, *found))
     return out
