@@ -65,7 +65,47 @@ def test_statements_whose_order_across_lanes_the_vector_form_reverses():
          [(6, "loop `i` is vectorized here"), (8, "lane `i` = 0 writes `B[1]` here")])]
 
 
+# ANTI with each statement a block: each block's instances are independent, the two blocks'
+# lanes are not
+ANTI_BLOCKS = '''def anti_blocks(A: T.Buffer((9,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.vectorized(8):
+        with T.block("X"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = A[vi] * T.float32(3)
+        with T.block("Y"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi + 1]
+'''
+
+
+def test_two_blocks_whose_lanes_the_vector_form_reverses():
+    assert [(line, m.split(":")[0], rel) for line, _, m, rel in found(ANTI_BLOCKS)] == [
+        (12, "lane `i` = 0 reads `A[1]` after lane `i` = 1 writes it",
+         [(6, "loop `i` is vectorized here"), (9, "lane `i` = 1 writes `A[1]` here")])]
+    # what it says, run: the CPU back end's vector form reads the tripled A[1]
+    func = tirkit.parse(HEAD + "@T.prim_func\n" + ANTI_BLOCKS).module["anti_blocks"]
+    rng = np.random.default_rng(13)
+    a, b = rng.standard_normal(9).astype("float32"), rng.standard_normal(8).astype("float32")
+    compiled, interpreted = [a.copy(), b.copy()], [a.copy(), b.copy()]
+    build(func)(*compiled)
+    run_reference(func, interpreted)
+    np.testing.assert_allclose(compiled[1], np.r_[a[1:8] * 3, a[8]], rtol=1e-6)
+    np.testing.assert_array_equal(interpreted[1], a[1:])
+
+
+def test_one_block_whose_lanes_meet_is_the_block_rule_s():
+    text = HEAD + "@T.prim_func\n" + '''def one(A: T.Buffer((9,), "float32")):
+    for i in T.vectorized(8):
+        with T.block("X"):
+            vi = T.axis.spatial(8, i)
+            A[vi + 1] = A[vi] * T.float32(3)
+'''
+    assert [d.code for d in tirkit.check(text)] == ["signature/iter-type"]
+
+
 @pytest.mark.parametrize("body", [
+    # two blocks, each lane its own elements: B[i] read by Y is what X wrote in lane i
+    ANTI_BLOCKS.replace("B[vi] = A[vi + 1]", "B[vi] = A[vi]"),
     # reading ahead: every lane reads the old value in both orders
     '''def ahead(A: T.Buffer((65,), "float32")):
     for i in T.vectorized(64):

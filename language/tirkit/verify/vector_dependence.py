@@ -12,7 +12,8 @@ The order is reversed for lanes i < j when j's access comes first in the vector 
 load of lane j in the statement whose store lane i makes (or an earlier statement), a store
 of lane j in an earlier statement than lane i's access.  Found with a witness, as
 `loop-nest/parallel-race` finds one (verify/_iterations.py): accesses right under the
-vectorized loop (none in a loop inside it, none in a block with iterators inside it), storage
+vectorized loop (none in a loop inside it; two accesses of one block with iterators are the
+block rules', `signature/iter-type`, while two blocks' are read), storage
 allocated outside it (TVM widens one allocated inside to a vector per lane), in a loop
 that holds no `while` (TVM's vectorizer refuses one).  Reported on the later access of the
 serial order, with the loop and the other access related; its quick fix makes the loop
@@ -26,37 +27,47 @@ from ..ir import stmt as S
 from ..ir.visit import contains
 from . import register
 from ._common import const_int, full_env, func_accesses
-from ._iterations import element_groups, element_text, points_by_storage
+from ._iterations import block_owner, element_groups, element_text, points_by_storage
 
 CODE = "loop-nest/vector-dependence"
 
 
-def _reversed(entries):
+def _reversed(entries, owners):
     """The first pair of lanes i < j touching one element, one writing, whose accesses the
-    vector order runs in the other order: ((entry, point, lane) of lane i's access, the same
-    of lane j's) or None.  entries: [(access, points)]."""
-    got = element_groups(entries, [_key(a) for a, _ in entries])
+    vector order runs in the other order, not both of one owner: ((entry, point, lane) of
+    lane i's access, the same of lane j's) or None.  entries: [(access, points)]; owners:
+    one per entry (None for none)."""
+    ids = {}
+    codes = [-1 - k if o is None else ids.setdefault(id(o), len(ids))
+             for k, o in enumerate(owners)]
+    got = element_groups(entries, [_key(a) for a, _ in entries], codes)
     if got is None:
         return None
-    _, lane, which, point, key, starts, ends = got
+    _, lane, which, point, key, own, starts, ends = got
+
+    def latest(best, q):
+        """Of the rows in `best` ({owner: row}), the latest in the vector order that may
+        pair with row q (not of q's owner)."""
+        rows = [p for c, p in best.items() if c < 0 or c != own[q]]
+        return max(rows, key=lambda p: key[p], default=None)
     for g in np.flatnonzero(np.minimum.reduceat(lane, starts) !=
                             np.maximum.reduceat(lane, starts)):
-        # lanes in increasing order: the latest access of the lanes before, and write
-        top, top_write = None, None
+        # lanes in increasing order: per owner, the latest access of the lanes before, and
+        # the latest write
+        top, top_write = {}, {}
         r = starts[g]
         while r < ends[g]:
             nxt = r
             while nxt < ends[g] and lane[nxt] == lane[r]:
                 nxt += 1
             for q in range(r, nxt):
-                p = top if key[q] % 2 else top_write
+                p = latest(top if key[q] % 2 else top_write, q)
                 if p is not None and key[p] > key[q]:
                     return (which[p], point[p], lane[p]), (which[q], point[q], lane[q])
             for q in range(r, nxt):
-                if top is None or key[q] > key[top]:
-                    top = q
-                if key[q] % 2 and (top_write is None or key[q] > key[top_write]):
-                    top_write = q
+                for best, keep in ((top, True), (top_write, key[q] % 2)):
+                    if keep and (own[q] not in best or key[q] > key[best[own[q]]]):
+                        best[own[q]] = q
             r = nxt
     return None
 
@@ -80,9 +91,10 @@ def check_vector_dependence(func, ctx):
                 contains(lp.node.body, lambda x: True, S.While):
             continue            # (TVM's vectorizer refuses a `while` inside)
         # (right under the loop: the order of one in a loop inside it is not read)
-        by_data = points_by_storage(fa, lp, env, lambda a, pos: pos == len(a.loops) - 1)
+        by_data = points_by_storage(fa, lp, env, lambda a, pos: pos == len(a.loops) - 1,
+                                    blocks=True)
         for entries in by_data.values():
-            found = _reversed(entries)
+            found = _reversed(entries, [block_owner(a, len(a.loops) - 1) for a, _ in entries])
             if found is not None:
                 out.append(_report(lp, entries, *found))
     return out
