@@ -68,7 +68,8 @@ class FuncAccesses:
     # the source regions of `T.match_buffer`s, as accesses of unknown direction (an index
     # Ramp spans a dimension's extent); kept apart from `accesses`: only compaction uses them
     matched: list = field(default_factory=list)
-    decls: list = field(default_factory=list)   # every DeclBuffer statement, in order
+    decls: list = field(default_factory=list)   # every DeclBuffer and Allocate, in order
+    decl_loops: dict = field(default_factory=dict)   # id(decls' statement) -> enclosing Loops
 
 
 def accesses(func, cache=None) -> FuncAccesses:
@@ -79,7 +80,7 @@ def accesses(func, cache=None) -> FuncAccesses:
     w.stmt(func.body)
     out = FuncAccesses(w.out, w.env, w.iter_vars, w.realizes, w.loops_of, w.blocks_of,
                        w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched,
-                       w.decls)
+                       w.decls, w.decl_loops)
     if cache is not None:
         cache[key] = out
     return out
@@ -91,7 +92,7 @@ def stmt_accesses(stmt) -> FuncAccesses:
     w.stmt(stmt)
     return FuncAccesses(w.out, w.env, w.iter_vars, w.realizes, w.loops_of, w.blocks_of,
                         w.allocs, w.lets, w.all_loops, w.loop_parents, w.calls, w.matched,
-                        w.decls)
+                        w.decls, w.decl_loops)
 
 
 class _Walker:
@@ -109,6 +110,7 @@ class _Walker:
         self.calls = []
         self.matched = []
         self.decls = []
+        self.decl_loops = {}
         self.loops = []
         self.blocks = []
         self.block_loops = []
@@ -177,8 +179,9 @@ class _Walker:
         elif t is S.Evaluate:
             self.expr(s.value)
         elif t in (S.Allocate, S.AllocateConst, S.DeclBuffer):
-            if t is S.DeclBuffer:
+            if t is not S.AllocateConst:
                 self.decls.append(s)
+                self.decl_loops[id(s)] = tuple(self.loops)
             key = s.buffer.data if t is S.DeclBuffer else s.buffer_var
             had = key in self.local
             if not had:

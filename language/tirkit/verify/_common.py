@@ -166,15 +166,12 @@ def _owners(func, fa):
     own = {b.data: (b.shape, b.dtype, b) for _, b in func.buffer_map}
     for b, _ in fa.allocs:
         own.setdefault(b.data, (b.shape, b.dtype, b))
-
-    def f(x):
-        if isinstance(x, S.Allocate):
+    for x in fa.decls:               # (in program order: the first one owns the storage)
+        if type(x) is S.Allocate:
             own.setdefault(x.buffer_var, (x.extents, x.dtype, None))
-        elif isinstance(x, S.DeclBuffer) and x.buffer.data not in params:
+        elif x.buffer.data not in params:
             b = x.buffer
             own.setdefault(b.data, (b.shape, b.dtype, b))
-        return True
-    walk(func.body, f)
     return own
 
 

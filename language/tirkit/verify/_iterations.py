@@ -11,23 +11,21 @@ from ..arith.enumerate import LIMIT, box_values
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import lanes_of
-from ..ir.visit import contains, walk
+from ..ir.visit import contains
 from ._common import const_int, vars_through
 
 
-def allocated_inside(lp) -> set:
-    """ids of the data Vars of storage allocated in the loop's body (each iteration's)."""
-    out = set()
+def allocated_inside(fa, lp) -> set:
+    """ids of the data Vars of storage allocated in the body of loop `lp` (each
+    iteration's): blocks' `T.alloc_buffer`s, `T.allocate`s and buffers declared there."""
+    if not isinstance(lp.node, (S.For, S.AttrStmt)):
+        return set()
 
-    def f(x):
-        if type(x) is S.Allocate:
-            out.add(id(x.buffer_var))
-        elif type(x) is S.DeclBuffer:
-            out.add(id(x.buffer.data))
-        elif type(x) is S.Block:
-            out.update(id(b.data) for b in x.alloc_buffers)
-    if isinstance(lp.node, (S.For, S.AttrStmt)):
-        walk(lp.node.body, f)
+    def inside(loops):
+        return any(x is lp for x in loops)
+    out = {id(b.data) for b, r in fa.allocs if inside(fa.loops_of[id(r)])}
+    out.update(id(d.buffer_var if type(d) is S.Allocate else d.buffer.data)
+               for d in fa.decls if inside(fa.decl_loops[id(d)]))
     return out
 
 
@@ -131,7 +129,7 @@ def points_by_storage(fa, lp, env, keep, blocks=False) -> dict:
     accesses in a block with iterators inside it (whose iterators declare its instances
     independent: the block rules judge two accesses of one such block, `block_owner`, and
     storage only one such block touches is left out); at most LIMIT points in all."""
-    inside = allocated_inside(lp)
+    inside = allocated_inside(fa, lp)
     groups = {}
     for a in fa.accesses:
         pos = next((i for i, x in enumerate(a.loops) if x is lp), None)

@@ -35,7 +35,8 @@ CODE = "dataflow/unused-buffer"
 def _allocations(fa) -> dict:
     """{id(data Var): Buffer} of the buffers func allocates with `T.alloc_buffer`."""
     out = {id(b.data): b for b, _ in fa.allocs}
-    out.update((id(d.buffer.data), d.buffer) for d in fa.decls if d.spelling == "alloc_buffer")
+    out.update((id(d.buffer.data), d.buffer) for d in fa.decls
+               if type(d) is S.DeclBuffer and d.spelling == "alloc_buffer")
     return out
 
 
