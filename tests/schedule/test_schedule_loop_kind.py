@@ -83,3 +83,53 @@ def test_loops_over_a_decomposed_reduction():
     text = body_text(sch)
     assert "for i in T.parallel(16):" in text and "for j in T.vectorized(16):" in text
     check_scheduled(sch)
+
+
+RUNNING = HEAD + '''@T.prim_func
+def running(A: T.Buffer((16, 9), "float32"), B: T.Buffer((16, 8), "float32")):
+    for i, j in T.grid(16, 8):
+        with T.block("step"):
+            A[i, j + 1] = A[i, j] + B[i, j]
+'''
+STAGES = HEAD + '''@T.prim_func
+def stages(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"),
+           C: T.Buffer((16,), "float32")):
+    for i in range(15):
+        with T.block("X"):
+            vi = T.axis.spatial(15, i)
+            A[vi] = A[vi] * T.float32(3)
+        with T.block("Y"):
+            vi = T.axis.spatial(15, i)
+            C[vi] = A[vi + 1]
+'''
+
+
+@pytest.mark.parametrize("prim", ["parallel", "vectorize"])
+def test_a_loop_whose_iterations_depend_on_each_other_is_refused(prim):
+    # iterations of `j` each read the A[i, j] the one before writes (a running sum, in
+    # order); `i` runs rows apart, and may run in parallel or as vector lanes
+    sch = sched(RUNNING)
+    i, j = sch.get_loops(sch.get_block("step"))
+    with refused(f"{prim}/dependence") as e:
+        getattr(sch, prim)(j)
+    assert e.value.node_name == "j"
+    assert "`j` = 1 reads `A[0, 1]`" in e.value.message
+    getattr(sch, prim)(i)
+    check_scheduled(sch)
+
+
+def test_two_blocks_whose_iterations_meet_are_refused():
+    # each block's instances are independent, but iteration 1's block X writes the A[1]
+    # that iteration 0's block Y reads (after, in the loop; TVM parallelizes and
+    # vectorizes this loop, each block having compact dataflow)
+    sch = sched(STAGES)
+    (i,) = sch.get_loops(sch.get_block("X"))
+    with refused("parallel/dependence") as e:
+        sch.parallel(i)
+    assert "iteration `i` = 0 reads `A[1]`, which iteration `i` = 1 writes" in e.value.message
+    with refused("vectorize/dependence") as e:
+        sch.vectorize(i)
+    assert "lane `i` = 0 reads `A[1]` after lane `i` = 1 writes it" in e.value.message
+    from tirkit.schedule.actions import actions_at
+    titles = [a.title for a in actions_at(tirkit.parse(STAGES), 7)]
+    assert "Unroll loop 'i'" in titles and "Parallelize loop 'i'" not in titles

@@ -121,14 +121,15 @@ def element_groups(entries, *columns):
     return (flat, loop, which, point, *cols, starts, np.r_[starts[1:], len(flat)])
 
 
-def points_by_storage(fa, lp, env, keep, blocks=False) -> dict:
+def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
     """{id(data Var): [(access, points)]} of the accesses under loop `lp` that
     `keep(access, lp's position in its loops)` accepts and whose points can be read
     (`loop_points`), for storage some of them write; leaving out accesses through an
     address, storage allocated inside the loop (each iteration's own) and, unless `blocks`,
     accesses in a block with iterators inside it (whose iterators declare its instances
     independent: the block rules judge two accesses of one such block, `block_owner`, and
-    storage only one such block touches is left out); at most LIMIT points in all."""
+    storage only one such block touches is left out, unless `within`); at most LIMIT
+    points in all."""
     inside = allocated_inside(fa, lp)
     groups = {}
     for a in fa.accesses:
@@ -141,7 +142,8 @@ def points_by_storage(fa, lp, env, keep, blocks=False) -> dict:
     out, budget = {}, LIMIT
     for key, group in groups.items():
         owners = {id(o) if o is not None else None for _, _, o in group}
-        if not any(a.is_write for a, _, _ in group) or (None not in owners and len(owners) == 1):
+        if not any(a.is_write for a, _, _ in group) or \
+                (not within and None not in owners and len(owners) == 1):
             continue
         for a, pos, _ in group:
             pts = loop_points(a, lp, pos, env, budget)

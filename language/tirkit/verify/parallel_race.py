@@ -20,6 +20,7 @@ loops whose bounds are not constants.  Reported on the write, with the loop and 
 access related; its quick fix under `T.parallel` makes the loop serial (verify/fixes.py)."""
 from __future__ import annotations
 
+from ..analysis.accesses import accesses
 from ..diagnostics import error
 from . import register
 from ._common import const_int, full_env, func_accesses
@@ -46,25 +47,45 @@ def check_parallel_race(func, ctx):
         return []
     fa = func_accesses(func, ctx)
     env = full_env(fa)
-    params = {id(b.data) for _, b in func.buffer_map}
     out = []
     for lp in fa.loops:
         why = _why(lp)
         n = const_int(lp.extent)
-        if why is None or n is None or n < 2:
-            continue
-        inner = {id(x.var) for x in fa.loops if x is lp or
-                 any(p is lp for p in fa.loop_parents.get(id(x), ()))}
-        by_data = points_by_storage(
-            fa, lp, env, lambda a, pos: why[0] == "parallel" or id(a.buffer.data) in params,
-            blocks=True)
-        for entries in by_data.values():
-            found = first_conflict(
-                [(a, pts, a.is_write and invariant_store(a, inner, env)) for a, pts in entries],
-                owners=[block_owner(a, a.loops.index(lp)) for a, _ in entries])
+        if why is not None and n is not None and n >= 2:
+            found = _race(func, fa, lp, why, env)
             if found is not None:
-                out.append(_report(lp, why, entries, *found))
+                out.append(found)
     return out
+
+
+def iteration_conflict(func, node):
+    """The error of two iterations of loop `node` (a For of `func`, made parallel) that
+    touch one element, one writing, two accesses of one block with iterators included:
+    what the `parallel` schedule primitive refuses; None."""
+    fa = accesses(func)
+    lp = next((x for x in fa.loops if x.node is node), None)
+    n = const_int(lp.extent) if lp is not None else None
+    if n is None or n < 2:
+        return None
+    return _race(func, fa, lp, ("parallel", "the parallel loop"), full_env(fa), within=True)
+
+
+def _race(func, fa, lp, why, env, within=False):
+    """The first race between two iterations of loop `lp` (`_why`'s words for it), or None;
+    `within`: two accesses of one block with iterators count too."""
+    params = {id(b.data) for _, b in func.buffer_map}
+    inner = {id(x.var) for x in fa.loops if x is lp or
+             any(p is lp for p in fa.loop_parents.get(id(x), ()))}
+    by_data = points_by_storage(
+        fa, lp, env, lambda a, pos: why[0] == "parallel" or id(a.buffer.data) in params,
+        blocks=True, within=within)
+    for entries in by_data.values():
+        found = first_conflict(
+            [(a, pts, a.is_write and invariant_store(a, inner, env)) for a, pts in entries],
+            owners=None if within else [block_owner(a, a.loops.index(lp)) for a, _ in entries])
+        if found is not None:
+            return _report(lp, why, entries, *found)
+    return None
 
 
 def _report(lp, why, entries, w, o):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analysis.accesses import accesses
 from ..diagnostics import error
 from ..ir import stmt as S
 from ..ir.visit import contains
@@ -86,18 +87,37 @@ def check_vector_dependence(func, ctx):
     env = full_env(fa)
     out = []
     for lp in fa.loops:
-        n = const_int(lp.extent)
-        if lp.kind != "vectorized" or n is None or n < 2 or \
-                contains(lp.node.body, lambda x: True, S.While):
-            continue            # (TVM's vectorizer refuses a `while` inside)
-        # (right under the loop: the order of one in a loop inside it is not read)
-        by_data = points_by_storage(fa, lp, env, lambda a, pos: pos == len(a.loops) - 1,
-                                    blocks=True)
-        for entries in by_data.values():
-            found = _reversed(entries, [block_owner(a, len(a.loops) - 1) for a, _ in entries])
+        if lp.kind == "vectorized":
+            found = _dependence(fa, lp, env)
             if found is not None:
-                out.append(_report(lp, entries, *found))
+                out.append(found)
     return out
+
+
+def lane_conflict(func, node):
+    """The error of two lanes of loop `node` (a For of `func`, made vectorized) whose
+    accesses to one element the vector form reverses, two accesses of one block with
+    iterators included: what the `vectorize` schedule primitive refuses; None."""
+    fa = accesses(func)
+    lp = next((x for x in fa.loops if x.node is node), None)
+    return _dependence(fa, lp, full_env(fa), within=True) if lp is not None else None
+
+
+def _dependence(fa, lp, env, within=False):
+    """The first pair of lanes of vectorized loop `lp` in reversed order, or None; `within`:
+    two accesses of one block with iterators count too."""
+    n = const_int(lp.extent)
+    if n is None or n < 2 or contains(lp.node.body, lambda x: True, S.While):
+        return None             # (TVM's vectorizer refuses a `while` inside)
+    # (right under the loop: the order of one in a loop inside it is not read)
+    by_data = points_by_storage(fa, lp, env, lambda a, pos: pos == len(a.loops) - 1,
+                                blocks=True, within=within)
+    for entries in by_data.values():
+        found = _reversed(entries, [None if within else block_owner(a, len(a.loops) - 1)
+                                    for a, _ in entries])
+        if found is not None:
+            return _report(lp, entries, *found)
+    return None
 
 
 def _report(lp, entries, first, second):

@@ -1,12 +1,16 @@
 """parallel, vectorize, unroll: change a loop's kind.
 
 Refused for parallel and vectorize: a loop that feeds a reduction iterator of a block under
-it or does not start at zero."""
+it, does not start at zero, or whose iterations (lanes) touch one element, one writing, in
+an order the new kind does not keep (verify/parallel_race.py, verify/vector_dependence.py)."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import expr as E
+from ...verify.parallel_race import iteration_conflict
+from ...verify.vector_dependence import lane_conflict
+from .. import _ir
 from ..analysis import binding_uses, realizes_under
 from ..registry import primitive
 
@@ -25,12 +29,26 @@ def check_no_reduction(sch, f, what):
 
 def _set_kind(sch, loop, kind, what):
     f, _ = sch.loop_info(loop)
+    new = dataclasses.replace(f, kind=kind, thread_tag=None)
     if kind in ("parallel", "vectorized"):
         check_no_reduction(sch, f, what)
         if not (isinstance(f.min, E.IntImm) and f.min.value == 0):
             raise sch.error(f"{what}/nonzero-min", f"loop '{f.loop_var.name}' does not start "
                             "at zero", f)
-    sch.replace(loop.func, f, dataclasses.replace(f, kind=kind, thread_tag=None))
+        check_independent(sch, loop.func, f, new, what)
+    sch.replace(loop.func, f, new)
+
+
+def check_independent(sch, func_name, f, new, what):
+    """Refuse a loop whose iterations (lanes, for `vectorize`) touch one element, one
+    writing, in an order the new kind does not keep: the race and lane rules' witness,
+    every pair of accesses read (two of one block too, which TVM refuses as a block without
+    compact dataflow, and two blocks', which it lets through)."""
+    func = sch.func(func_name)
+    trial = dataclasses.replace(func, body=_ir.replace_nodes(func.body, {id(f): new}))
+    d = (iteration_conflict if new.kind == "parallel" else lane_conflict)(trial, new)
+    if d is not None:
+        raise sch.error(f"{what}/dependence", f"loop '{f.loop_var.name}': {d.message}", f)
 
 
 @primitive("parallel")
