@@ -179,6 +179,48 @@ def test_one_block_whose_instances_meet_is_the_block_rule_s():
     assert sorted(d.code for d in tirkit.check(text)) == ["signature/iter-type"]
 
 
+# compute_at's result: each iteration computes the T_add element it reads, and iterations
+# 0 and 1 both compute T_add[0], the same value (x is not written under the loop)
+RECOMPUTED = '''def recomputed(x: T.Buffer((4,), "float32"), R: T.Buffer((64,), "float32")):
+    T_add = T.alloc_buffer((4,), "float32")
+    for i0_0 in T.parallel(8):
+        with T.block("T_add"):
+            ax0 = T.axis.spatial(4, i0_0 // 2)
+            T_add[ax0] = x[ax0] + T.float32(1)
+        for i0_1 in range(8):
+            with T.block("T_repeat"):
+                ax0 = T.axis.spatial(64, i0_0 * 8 + i0_1)
+                R[ax0] = T_add[ax0 // 16]
+'''
+
+
+def test_iterations_that_store_one_value_to_an_element_they_then_read():
+    # whatever their timing, the element holds the value when each iteration reads it:
+    # the iteration wrote it first
+    assert races(RECOMPUTED) == []
+    # the value read from storage the loop writes, or an index that is no iterator of the
+    # element, may differ between iterations: a race
+    x_written = RECOMPUTED.replace("R[ax0] = T_add[ax0 // 16]",
+                                   "R[ax0] = T_add[ax0 // 16]\n                x[0] = R[ax0]")
+    assert len(races(x_written)) == 1
+    by_tile = RECOMPUTED.replace(
+        "            T_add[ax0] = x[ax0] + T.float32(1)",
+        "            t = T.axis.spatial(8, i0_0)\n"
+        "            T_add[ax0] = x[ax0] + T.Cast(\"float32\", t)")
+    assert len(races(by_tile)) == 1
+    # read before the iteration writes it: the value read depends on the other's timing
+    read_first = RECOMPUTED.replace(
+        'R: T.Buffer((64,), "float32")):',
+        'R: T.Buffer((64,), "float32"), P: T.Buffer((8,), "float32")):').replace(
+        '        with T.block("T_add"):',
+        '        with T.block("pre"):\n'
+        '            v = T.axis.spatial(8, i0_0)\n'
+        '            P[v] = T_add[v // 2]\n'
+        '        with T.block("T_add"):')
+    assert [m.split(":")[0] for _, _, m, _ in races(read_first)] == [
+        "iteration `i0_0` = 1 reads `T_add[0]`, which iteration `i0_0` = 0 writes"]
+
+
 @pytest.mark.oracle
 def test_tvm_parallelises_the_two_blocks():
     # TVM's `parallel` accepts the loop (each block has compact dataflow and data-parallel

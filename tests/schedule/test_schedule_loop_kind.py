@@ -133,3 +133,40 @@ def test_two_blocks_whose_iterations_meet_are_refused():
     from tirkit.schedule.actions import actions_at
     titles = [a.title for a in actions_at(tirkit.parse(STAGES), 7)]
     assert "Unroll loop 'i'" in titles and "Parallelize loop 'i'" not in titles
+
+
+OVERLAPPED = HEAD + '''@T.prim_func
+def overlapped(A: T.Buffer((14, 4), "float32"), B: T.Buffer((14, 4), "float32")):
+    for v0, v1, v2 in T.grid(6, 4, 4):
+        with T.block("block"):
+            i = T.axis.spatial(14, v0 * 2 + v1)
+            j = T.axis.spatial(4, v2)
+            B[i, j] = A[i, j] + T.float32(1)
+'''
+
+
+def test_iterations_that_write_one_value_to_an_element_may_run_in_parallel():
+    # iterations 0 and 1 of v0 both write B[2, :], each the same A[2, :] + 1 (as TVM's
+    # reorder test `overlapped_access` does): any order leaves that value
+    sch = sched(OVERLAPPED)
+    v0, v1, v2 = sch.get_loops(sch.get_block("block"))
+    sch.parallel(v0)
+    assert sch.get(v0).kind == "parallel"
+
+
+VIEWS = HEAD + '''@T.prim_func
+def views(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            S = T.match_buffer(B[vi, vj], [], offset_factor=1)
+            S[()] = A[vi, vj] * T.float32(2)
+'''
+
+
+def test_a_view_of_each_instance_s_own_element_is_no_shared_element():
+    # `S[()]` is B[vi, vj] for each instance (as TVM's `element_wise_subregion_match`)
+    sch = sched(VIEWS)
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.parallel(i)
+    assert sch.get(i).kind == "parallel"

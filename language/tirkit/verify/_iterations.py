@@ -11,7 +11,7 @@ from ..arith.enumerate import LIMIT, box_values
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import lanes_of
-from ..ir.visit import contains
+from ..ir.visit import contains, vars_in
 from ._common import const_int, vars_through
 
 
@@ -125,16 +125,20 @@ def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
     """{id(data Var): [(access, points)]} of the accesses under loop `lp` that
     `keep(access, lp's position in its loops)` accepts and whose points can be read
     (`loop_points`), for storage some of them write; leaving out accesses through an
-    address, storage allocated inside the loop (each iteration's own) and, unless `blocks`,
+    address or a `T.match_buffer` view (each block instance's own region, which the view's
+    indices do not tell), storage allocated inside the loop (each iteration's own) and,
+    unless `blocks`,
     accesses in a block with iterators inside it (whose iterators declare its instances
     independent: the block rules judge two accesses of one such block, `block_owner`, and
     storage only one such block touches is left out, unless `within`); at most LIMIT
     points in all."""
     inside = allocated_inside(fa, lp)
+    views = {id(m.buffer) for r in fa.realizes for m in r.block.match_buffers}
     groups = {}
     for a in fa.accesses:
         pos = next((i for i, x in enumerate(a.loops) if x is lp), None)
-        if pos is None or a.opaque or id(a.buffer.data) in inside or not keep(a, pos):
+        if pos is None or a.opaque or id(a.buffer.data) in inside or \
+                id(a.buffer) in views or not keep(a, pos):
             continue
         owner = block_owner(a, pos)
         if owner is None or blocks:
@@ -153,6 +157,13 @@ def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
     return out
 
 
+def written_under(fa, lp) -> set:
+    """ids of the data Vars of storage some access under loop `lp` writes (or passes by
+    address)."""
+    return {id(a.buffer.data) for a in fa.accesses
+            if (a.is_write or a.opaque) and any(x is lp for x in a.loops)}
+
+
 def block_owner(a, pos):
     """The outermost block with iterators around access `a` inside the loop at position
     `pos` of its loops (its BlockRealize), or None."""
@@ -160,46 +171,89 @@ def block_owner(a, pos):
                  if r.block.iter_vars and a.block_loops[j] > pos), None)
 
 
-def invariant_store(a, inner, env) -> bool:
-    """Whether store `a` writes one value in every iteration: no load, no call, none of the
-    variables of the loops `inner` (ids) in its value (then iterations that store it to one
-    element leave that value whatever their order)."""
+def invariant_store(a, inner, env, written=frozenset()) -> bool:
+    """Whether store `a` writes one value to each element, whichever iteration makes it: no
+    call in its value, no load of storage in `written` (ids of the data Vars the loop
+    writes), and each variable in it either determined by an index of the store itself
+    (`B[vi] = A[vi] + 1`: one element, one `vi`; `_pinned`) or free of the loops `inner`
+    (ids).  Iterations that store it to one element by one store then leave that value
+    whatever their order."""
     v = a.value
-    return v is not None and not contains(v, lambda x: type(x) in (E.BufferLoad, E.Call)) \
-        and not (vars_through(v, env) & inner)
+    if v is None or contains(v, lambda x: type(x) is E.Call or (
+            type(x) is E.BufferLoad and id(x.buffer.data) in written)):
+        return False
+    pinned = _pinned(a)
+    return all(id(x) in pinned or not (vars_through(x, env) & inner) for x in vars_in(v))
+
+
+def _pinned(a) -> set:
+    """ids of the variables that one index of access `a` determines alone: the index is
+    the variable times a constant other than 0, plus a constant (`vi`, `vj + 64`)."""
+    from ..arith import Analyzer
+    an, out = Analyzer(), set()
+    for i in a.indices:
+        if isinstance(i, E.Var):
+            out.add(id(i))
+            continue
+        aff = an.to_aff(i)
+        ((k, c),) = aff.terms.items() if len(aff.terms) == 1 else ((None, 0),)
+        if isinstance(k, E.Var) and c:
+            out.add(id(k))
+    return out
 
 
 def first_conflict(entries, reads_first=False, owners=None):
     """The first element two keys touch (values of a loop, or instances of a block), one
-    writing, other than by one store of one value: ((entry, point, key) of the write, the
-    same of the other access) or None; the other access a write where there is one, or,
-    with `reads_first`, a read where there is one (of a greater key where there is one).
-    entries: [(access, points, whether it stores one value everywhere)], points as
+    writing, in an order that matters: ((entry, point, key) of the write, the same of the
+    other access) or None; the other access a write where there is one, or, with
+    `reads_first`, a read where there is one (of a greater key where there is one).
+    entries: [(access, points, whether it stores one value to each element)], points as
     `loop_points` gives them (the key for the loop value).  owners: one per entry (None
-    for none); two accesses of one owner are no pair."""
+    for none); two accesses of one owner are no pair.  An element written by one store of
+    one value (`invariant_store`) and read only by keys that wrote it before is left out:
+    whatever the order, each read and the end find that value."""
     codes = [-1 - k if o is None else o for k, o in
              enumerate(_codes(owners) if owners is not None else [None] * len(entries))]
     got = element_groups(entries, [a.is_write for a, _, _ in entries],
-                         [same for _, _, same in entries], codes)
+                         [same for _, _, same in entries], codes,
+                         [a.order for a, _, _ in entries])
     if got is None:
         return None
-    _, loop, which, point, write, same, own, starts, ends = got
+    flat, loop, which, point, write, same, own, order, starts, ends = got
     lo = np.minimum.reduceat(loop, starts)
     hi = np.maximum.reduceat(loop, starts)
     wrote = np.logical_or.reduceat(write, starts)
-    # (one store of one value alone: whatever the order, the element is left that value)
-    alone = (np.minimum.reduceat(which, starts) == np.maximum.reduceat(which, starts)) & \
-        np.logical_and.reduceat(same, starts)
     # (every access of one owner: no pair)
     lo_own = np.minimum.reduceat(own, starts)
     one = (lo_own == np.maximum.reduceat(own, starts)) & (lo_own >= 0)
-    for g in np.flatnonzero(wrote & (lo != hi) & ~alone & ~one):
+    bad = wrote & (lo != hi) & ~one
+    if bad.any():
+        bad &= ~_one_value(flat, loop, which, write, same, order, starts)
+    for g in np.flatnonzero(bad):
         rows = np.arange(starts[g], ends[g])
         pair = _pair(rows, loop, write, own, reads_first)
         if pair is not None:
             w, o = pair
             return (which[w], point[w], loop[w]), (which[o], point[o], loop[o])
     return None
+
+
+def _one_value(flat, loop, which, write, same, order, starts):
+    """Per group: whether one store of one value writes it (`invariant_store`) and each key
+    that reads it wrote it before, in program order."""
+    big = np.iinfo(np.int64).max
+    writer_lo = np.minimum.reduceat(np.where(write, which, big), starts)
+    writer_hi = np.maximum.reduceat(np.where(write, which, -1), starts)
+    one_store = (writer_lo == writer_hi) & np.logical_and.reduceat(~write | same, starts)
+    # (segments: the rows of one group and one key)
+    seg = np.flatnonzero(np.r_[True, (flat[1:] != flat[:-1]) | (loop[1:] != loop[:-1])])
+    w_first = np.minimum.reduceat(np.where(write, order, big), seg)
+    r_first = np.minimum.reduceat(np.where(write, big, order), seg)
+    seg_ok = (r_first == big) | (w_first < r_first)
+    group_of = np.searchsorted(starts, seg, side="right") - 1
+    all_ok = np.ones(len(starts), dtype=bool)
+    np.logical_and.at(all_ok, group_of, seg_ok)
+    return one_store & all_ok
 
 
 def _codes(owners):

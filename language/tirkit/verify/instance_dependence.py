@@ -143,11 +143,13 @@ def check_instance_dependence(func, ctx):
         spatial = _ids([v for v, k in zip(iters, kinds) if k == "S"], shape)
         ordered = _ids([v for v, k in zip(iters, kinds) if k not in ("S", "R")], shape)
         inner = {id(v) for v in ranges} | {id(iv.var) for iv in b.iter_vars}
+        written = {id(a.buffer.data) for a in fa.accesses
+                   if (a.is_write or a.opaque) and any(x is r for x in a.blocks)}
         by_data = {}
         for a in here:
             pts = _points(a, ranges, env, ordered, spatial, iters, LIMIT)
             if pts is not None:
-                same = a.is_write and invariant_store(a, inner, env)
+                same = a.is_write and invariant_store(a, inner, env, written)
                 by_data.setdefault(id(a.buffer.data), []).append((a, pts, same))
         for entries in by_data.values():
             found = first_conflict(entries, reads_first=True)

@@ -7,13 +7,17 @@ Only what is certain is reported: a witness, two values of the loop's variable a
 element they share, found by evaluating the accesses' indices and guards at every point of
 the loops inside the parallel one (arith/enumerate.py: constant loops, at most 65,536
 points for all the accesses under one parallel loop; the loops outside it at their first
-values).  Iterations that store one value (no load, no call, not the loop's variables) to
-one element by one store leave that value whatever their order, and are not reported.
-Two accesses of one block with iterators inside the loop (the outermost such block) are
-left to the block rules (`signature/iter-type`, `loop-nest/reduction-on-parallel`): a
-block's iterators declare its instances independent.  Accesses of two blocks are read:
-block `Y` of iteration 1 reading the `A[1]` that block `X` of iteration 0 writes is a race,
-and TVM's `parallel` accepts the loop (each block alone has compact dataflow).  Storage allocated inside the loop is each iteration's own.  Under
+values).  Iterations that store one value to an element by one store leave that value
+whatever their order, and are not reported, even where iterations read it after writing it
+themselves: a value with no call, no load of storage the loop writes, and no variable of
+the loops inside but the store's own indices (`T_add[ax0] = x[ax0] + 1`, as compute_at
+recomputes a producer's overlapping elements in each tile).  Two accesses of one block
+with iterators inside the loop (the outermost such block) are left to the block rules
+(`signature/iter-type`, `loop-nest/reduction-on-parallel`): a block's iterators declare its
+instances independent.  Accesses of two blocks are read: block `Y` of iteration 1 reading
+the `A[1]` that block `X` of iteration 0 writes is a race, and TVM's `parallel` accepts the
+loop (each block alone has compact dataflow).  Storage allocated inside the loop is each
+iteration's own.  Under
 `blockIdx`, only the function's parameters are read (shared and local memory belong to one
 thread block).  Not read: vector accesses, accesses through an address (intrinsics), and
 loops whose bounds are not constants.  Reported on the write, with the loop and the other
@@ -25,7 +29,7 @@ from ..diagnostics import error
 from . import register
 from ._common import const_int, full_env, func_accesses
 from ._iterations import (block_owner, element_text, first_conflict, invariant_store,
-                          points_by_storage)
+                          points_by_storage, written_under)
 
 CODE = "loop-nest/parallel-race"
 
@@ -79,9 +83,11 @@ def _race(func, fa, lp, why, env, within=False):
     by_data = points_by_storage(
         fa, lp, env, lambda a, pos: why[0] == "parallel" or id(a.buffer.data) in params,
         blocks=True, within=within)
+    written = written_under(fa, lp)
     for entries in by_data.values():
         found = first_conflict(
-            [(a, pts, a.is_write and invariant_store(a, inner, env)) for a, pts in entries],
+            [(a, pts, a.is_write and invariant_store(a, inner, env, written))
+             for a, pts in entries],
             owners=None if within else [block_owner(a, a.loops.index(lp)) for a, _ in entries])
         if found is not None:
             return _report(lp, why, entries, *found)
