@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tirkit
+from test_verify_iter_type import HEAD, diag, found
 
-HEAD = "from tvm.script import tir as T\n\n\n"
 CODE = "signature/iter-type"
 
 SHIFT = """
@@ -31,18 +31,8 @@ def pairs(A: T.Buffer((16,), "float32"), B: T.Buffer((8,), "float32")):
 """
 
 
-def _found(body):
-    return [(d.severity, d.span.line, d.span.column, d.span.end_column)
-            for d in tirkit.check(HEAD + textwrap.dedent(body), "k.py") if d.code == CODE]
-
-
-def _diag(body):
-    (d,) = [d for d in tirkit.check(HEAD + textwrap.dedent(body), "k.py") if d.code == CODE]
-    return d
-
-
 def test_an_instance_that_reads_what_another_writes_is_an_error_on_the_iterator():
-    d = _diag(SHIFT)
+    d = diag(SHIFT)
     assert (d.severity, d.span.line, d.span.column, d.span.end_column) == ("error", 9, 13, 39)
     assert d.message == (
         "block 'step': the instances of spatial iterator `vi` depend on each other: "
@@ -55,13 +45,13 @@ def test_an_instance_that_reads_what_another_writes_is_an_error_on_the_iterator(
 
 
 def test_reading_ahead_is_a_dependence_too():
-    d = _diag(SHIFT.replace("A[vi + 1] = A[vi] + B[vi]", "A[vi] = A[vi + 1] + B[vi]"))
+    d = diag(SHIFT.replace("A[vi + 1] = A[vi] + B[vi]", "A[vi] = A[vi + 1] + B[vi]"))
     assert d.severity == "error"
     assert "`vi` = 0 reads `A[1]`, which `vi` = 1 writes" in d.message
 
 
 def test_two_instances_that_write_one_element_are_a_warning():
-    d = _diag(PAIRS)
+    d = diag(PAIRS)
     assert (d.severity, d.span.line, d.span.column) == ("warning", 9, 13)
     assert d.message == (
         "block 'half': instances `vi` = 0 and `vi` = 1 of spatial iterator `vi` both write "
@@ -78,7 +68,7 @@ def test_a_witness_that_differs_in_two_iterators_names_both():
                 vi, vj = T.axis.remap("SS", [i, j])
                 A[vi + 1, vj + 1] = A[vi, vj] * T.float32(2)
     """
-    d = _diag(body)
+    d = diag(body)
     assert (d.severity, d.span.line, d.span.column) == ("error", 9, 13)
     assert "(`vi`, `vj`) = (1, 1) reads `A[1, 1]`, which (`vi`, `vj`) = (0, 0) writes" \
         in d.message
@@ -94,7 +84,7 @@ def test_instances_beyond_the_enumerated_part_are_still_judged_by_a_part_of_them
                 vi, vj = T.axis.remap("SS", [i, j])
                 A[vi + 1, vj] = A[vi, vj] * T.float32(2)
     """
-    assert [f[:3] for f in _found(body)] == [("error", 9, 13)]
+    assert [f[:3] for f in found(body)] == [("error", 9, 13)]
 
 
 def test_an_accumulation_is_reported_once_as_before():
@@ -122,10 +112,10 @@ def test_an_accumulation_the_store_indexes_through_a_let_is_found_by_its_instanc
                 t = vj // 16
                 B[vi + t] = B[vi + t] + A[vi, vj]
     """
-    d = _diag(body)
+    d = diag(body)
     assert (d.severity, d.span.line, d.span.column) == ("error", 9, 17)
     assert "`vj` = 1 reads `B[0]`, which `vj` = 0 writes" in d.message
-    assert _found(body.replace("vj // 16", "vj // 16 * 16")) == [("error", 9, 17, 19)]
+    assert found(body.replace("vj // 16", "vj // 16 * 16")) == [("error", 9, 17, 19)]
 
 
 GEMM = """
@@ -159,7 +149,7 @@ def gemm(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
     SHIFT.replace("A[vi + 1] = A[vi] + B[vi]", "A[vi] = A[vi] + B[vi]"),
 ])
 def test_independent_instances_are_left_alone(body):
-    assert _found(body) == []
+    assert found(body) == []
 
 
 def test_a_loop_that_runs_no_instance():
@@ -185,8 +175,8 @@ def test_each_thread_block_has_its_own_shared_memory():
                     v = T.axis.spatial(256, bx * 32 + tx)
                     B[v] = S[v % 32]
     """
-    assert _found(body) == []
-    assert _found(body.replace("S[v % 32] = A[v]", "S[v % 16] = A[v]")) == [
+    assert found(body) == []
+    assert found(body.replace("S[v % 32] = A[v]", "S[v % 16] = A[v]")) == [
         ("warning", 11, 17, 54)]
 
 
@@ -206,7 +196,7 @@ def _applied(text, fix):
 
 def test_the_quick_fix_declares_a_scan_and_the_kernel_computes_the_same():
     text = HEAD + textwrap.dedent(SHIFT)
-    (fix,) = _scan_fix(text, _diag(SHIFT))
+    (fix,) = _scan_fix(text, diag(SHIFT))
     assert fix.title == "Declare `vi` a scan iterator"
     fixed = _applied(text, fix)
     assert "vi = T.axis.scan(15, i)" in fixed
@@ -231,7 +221,7 @@ def test_the_quick_fix_declares_a_scan_and_the_kernel_computes_the_same():
 
 def test_the_warning_gets_the_same_fix_and_the_remap_form_none():
     text = HEAD + textwrap.dedent(PAIRS)
-    (fix,) = _scan_fix(text, _diag(PAIRS))
+    (fix,) = _scan_fix(text, diag(PAIRS))
     assert "vi = T.axis.scan(16, i)" in _applied(text, fix)
     # the accumulation keeps its reduction fix; a dependence declared by T.axis.remap,
     # which has no letter for a scan, gets none
@@ -243,7 +233,7 @@ def test_the_warning_gets_the_same_fix_and_the_remap_form_none():
                 vi, vj = T.axis.remap("SS", [i, j])
                 A[vi + 1, vj + 1] = A[vi, vj] * T.float32(2)
     """
-    assert _scan_fix(HEAD + textwrap.dedent(body), _diag(body)) == []
+    assert _scan_fix(HEAD + textwrap.dedent(body), diag(body)) == []
 
 
 @pytest.mark.oracle
@@ -288,5 +278,5 @@ def test_an_index_past_the_end_of_a_dimension_meets_no_element_of_the_next():
     """
     codes = [d.code for d in tirkit.check(HEAD + textwrap.dedent(body), "k.py")]
     assert "bounds/out-of-bounds" in codes
-    assert _found(body) == []
-    assert _found(body.replace("2 * vj + 1", "vj // 2")) == [("warning", 9, 17, 19)]
+    assert found(body) == []
+    assert found(body.replace("2 * vj + 1", "vj // 2")) == [("warning", 9, 17, 19)]

@@ -20,20 +20,20 @@ def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
 """
 
 
-def _found(body):
+def found(body):
     text = HEAD + textwrap.dedent(body)
     return [(d.severity, d.span.line, d.span.column, d.span.end_column)
             for d in tirkit.check(text, "k.py") if d.code == "signature/iter-type"]
 
 
-def _diag(body):
+def diag(body):
     (d,) = [d for d in tirkit.check(HEAD + textwrap.dedent(body), "k.py")
             if d.code == "signature/iter-type"]
     return d
 
 
 def test_a_spatial_iterator_accumulated_over_is_an_error_on_the_iterator():
-    d = _diag(ROWSUM)
+    d = diag(ROWSUM)
     # on `vj` of the remap, with the store as the related location
     assert (d.severity, d.span.line, d.span.column, d.span.end_column) == ("error", 9, 17, 19)
     assert d.message == (
@@ -49,14 +49,14 @@ def test_a_spatial_iterator_accumulated_over_is_an_error_on_the_iterator():
 def test_the_same_block_declared_as_a_reduction_is_clean():
     init = "            with T.init():\n                B[vi] = T.float32(0)\n"
     with_init = ROWSUM.replace("            B[vi] = B[vi]", init + "            B[vi] = B[vi]")
-    assert _found(with_init.replace('"SS"', '"SR"')) == []
+    assert found(with_init.replace('"SS"', '"SR"')) == []
     # still "SS", but with an init: the error no longer asks for one
-    assert "T.init()" not in _diag(with_init).message
+    assert "T.init()" not in diag(with_init).message
 
 
 def test_an_overwrite_is_a_warning():
     body = ROWSUM.replace("B[vi] = B[vi] + A[vi, vj]", "B[vi] = A[vi, vj]")
-    d = _diag(body)
+    d = diag(body)
     assert d.severity == "warning"
     assert "all write this element: the last one wins" in d.message
 
@@ -70,7 +70,7 @@ def test_each_spatial_iterator_that_misses_the_store_is_reported():
                 vi, vj, vk = T.axis.remap("SSS", [i, j, k])
                 B[0] = B[0] + A[vi, vj, vk]
     """
-    assert _found(body) == [("error", 9, 13, 15), ("error", 9, 17, 19), ("error", 9, 21, 23)]
+    assert found(body) == [("error", 9, 13, 15), ("error", 9, 17, 19), ("error", 9, 21, 23)]
 
 
 @pytest.mark.parametrize("change", [
@@ -85,7 +85,7 @@ def test_each_spatial_iterator_that_misses_the_store_is_reported():
 def test_what_is_not_certainly_a_conflict_is_left_alone(change):
     body = ROWSUM.replace(*change)
     assert body != ROWSUM
-    assert _found(body) == []
+    assert found(body) == []
 
 
 def test_a_buffer_allocated_by_the_block_itself_is_its_own():
@@ -99,7 +99,7 @@ def test_a_buffer_allocated_by_the_block_itself_is_its_own():
                 t[0] = A[vi, vj]
                 B[vi, vj] = t[0] * T.float32(2)
     """
-    assert _found(body) == []
+    assert found(body) == []
 
 
 @pytest.mark.oracle
@@ -147,7 +147,7 @@ def test_the_edit_that_declares_an_iterator_a_reduction(source, at, edit):
 def test_the_edit_on_the_reported_iterator_clears_the_error_and_keeps_the_program():
     from tirkit.verify.iter_type import reduction_edit
     text = HEAD + textwrap.dedent(ROWSUM)
-    d = _diag(ROWSUM)
+    d = diag(ROWSUM)
     line, col, end, new = reduction_edit(text.split("\n"), d.span.line, d.span.column)
     lines = text.split("\n")
     lines[line - 1] = lines[line - 1][:col - 1] + new + lines[line - 1][end - 1:]
@@ -184,7 +184,7 @@ def f(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
 
 
 def test_a_reduction_iterator_that_indexes_the_init_is_an_error():
-    d = _diag(INIT_BY_REDUCTION)
+    d = diag(INIT_BY_REDUCTION)
     assert (d.severity, d.span.line, d.span.column, d.span.end_column) == ("error", 9, 17, 19)
     assert d.message.startswith(
         "block 'C': reduction iterator `vj` indexes `C[vi, vj]`, which T.init() initializes: "
@@ -193,7 +193,7 @@ def test_a_reduction_iterator_that_indexes_the_init_is_an_error():
     ((span, note),) = d.related
     assert (span.line, note) == (11, "T.init() writes `C[vi, vj]` here")
     # an init that does not move with the reduction iterator is the usual reduction
-    assert _found(INIT_BY_REDUCTION.replace("C[vi, vj]", "C[vi, 0]")) == []
+    assert found(INIT_BY_REDUCTION.replace("C[vi, vj]", "C[vi, 0]")) == []
 
 
 def test_the_init_indexed_by_a_reduction_iterator_runs_once_per_row():

@@ -221,6 +221,20 @@ def test_iterations_that_store_one_value_to_an_element_they_then_read():
         "iteration `i0_0` = 1 reads `T_add[0]`, which iteration `i0_0` = 0 writes"]
 
 
+def test_a_read_ahead_of_the_iteration_s_own_write_in_an_inner_loop_is_a_race():
+    # each iteration writes every T_add[k] with one value, but reads T_add[k + 1] in the
+    # same inner iteration, before it writes it: the value read depends on the others
+    body = '''def ahead(x: T.Buffer((9,), "float32"), R: T.Buffer((64,), "float32")):
+    T_add = T.alloc_buffer((9,), "float32")
+    for i in T.parallel(8):
+        for k in range(8):
+            T_add[k] = x[k] + T.float32(1)
+            R[i * 8 + k] = T_add[k + 1]
+'''
+    assert [m.split(":")[0] for _, _, m, _ in races(body)] == [
+        "iterations `i` = 0 and `i` = 1 of the parallel loop both write `T_add[1]`"]
+
+
 @pytest.mark.oracle
 def test_tvm_parallelises_the_two_blocks():
     # TVM's `parallel` accepts the loop (each block has compact dataflow and data-parallel

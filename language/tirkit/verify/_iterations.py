@@ -202,24 +202,26 @@ def _pinned(a) -> set:
     return out
 
 
-def first_conflict(entries, reads_first=False, owners=None):
+def first_conflict(entries, reads_first=False, owners=None, inner=None):
     """The first element two keys touch (values of a loop, or instances of a block), one
     writing, in an order that matters: ((entry, point, key) of the write, the same of the
     other access) or None; the other access a write where there is one, or, with
     `reads_first`, a read where there is one (of a greater key where there is one).
     entries: [(access, points, whether it stores one value to each element)], points as
     `loop_points` gives them (the key for the loop value).  owners: one per entry (None
-    for none); two accesses of one owner are no pair.  An element written by one store of
-    one value (`invariant_store`) and read only by keys that wrote it before is left out:
+    for none); two accesses of one owner are no pair.  inner: one per entry, the loops
+    inside one key (an iteration, an instance) around the access; an element written by
+    one store of one value (`invariant_store`) and read only by keys that wrote it before,
+    the store in a statement before the read's and in none of its loops, is left out:
     whatever the order, each read and the end find that value."""
     codes = [-1 - k if o is None else o for k, o in
              enumerate(_codes(owners) if owners is not None else [None] * len(entries))]
     got = element_groups(entries, [a.is_write for a, _, _ in entries],
                          [same for _, _, same in entries], codes,
-                         [a.order for a, _, _ in entries])
+                         _follows(entries, inner))
     if got is None:
         return None
-    flat, loop, which, point, write, same, own, order, starts, ends = got
+    flat, loop, which, point, write, same, own, follows, starts, ends = got
     lo = np.minimum.reduceat(loop, starts)
     hi = np.maximum.reduceat(loop, starts)
     wrote = np.logical_or.reduceat(write, starts)
@@ -228,7 +230,7 @@ def first_conflict(entries, reads_first=False, owners=None):
     one = (lo_own == np.maximum.reduceat(own, starts)) & (lo_own >= 0)
     bad = wrote & (lo != hi) & ~one
     if bad.any():
-        bad &= ~_one_value(flat, loop, which, write, same, order, starts)
+        bad &= ~_one_value(flat, loop, which, write, same, follows, starts)
     for g in np.flatnonzero(bad):
         rows = np.arange(starts[g], ends[g])
         pair = _pair(rows, loop, write, own, reads_first)
@@ -238,22 +240,34 @@ def first_conflict(entries, reads_first=False, owners=None):
     return None
 
 
-def _one_value(flat, loop, which, write, same, order, starts):
+def _follows(entries, inner):
+    """Per entry, a bit mask of the stores of one value whose every write of an element
+    comes, within one key, before the entry reads it: a store in an earlier statement
+    and in none of the entry's loops inside the key (`inner`); 0 without `inner`, or
+    beyond 62 entries."""
+    if inner is None or len(entries) > 62:
+        return [0] * len(entries)
+    loops = [{id(x) for x in lps} for lps in inner]
+    return [0 if a.is_write else
+            sum(1 << k for k, (w, _, same) in enumerate(entries)
+                if same and w.order < a.order and not loops[k] & loops[j])
+            for j, (a, _, _) in enumerate(entries)]
+
+
+def _one_value(flat, loop, which, write, same, follows, starts):
     """Per group: whether one store of one value writes it (`invariant_store`) and each key
-    that reads it wrote it before, in program order."""
+    that reads it wrote it before (`_follows`)."""
     big = np.iinfo(np.int64).max
     writer_lo = np.minimum.reduceat(np.where(write, which, big), starts)
     writer_hi = np.maximum.reduceat(np.where(write, which, -1), starts)
     one_store = (writer_lo == writer_hi) & np.logical_and.reduceat(~write | same, starts)
-    # (segments: the rows of one group and one key)
+    writer = np.repeat(np.minimum(writer_lo, 62), np.diff(np.r_[starts, len(flat)]))
+    # (segments: the rows of one group and one key; the key wrote the element)
     seg = np.flatnonzero(np.r_[True, (flat[1:] != flat[:-1]) | (loop[1:] != loop[:-1])])
-    w_first = np.minimum.reduceat(np.where(write, order, big), seg)
-    r_first = np.minimum.reduceat(np.where(write, big, order), seg)
-    seg_ok = (r_first == big) | (w_first < r_first)
-    group_of = np.searchsorted(starts, seg, side="right") - 1
-    all_ok = np.ones(len(starts), dtype=bool)
-    np.logical_and.at(all_ok, group_of, seg_ok)
-    return one_store & all_ok
+    seg_wrote = np.repeat(np.logical_or.reduceat(write, seg), np.diff(np.r_[seg, len(flat)]))
+    after = (np.asarray(follows, dtype=np.int64) >> writer) & 1
+    row_ok = write | (seg_wrote & (after == 1))
+    return one_store & np.logical_and.reduceat(row_ok, starts)
 
 
 def _codes(owners):

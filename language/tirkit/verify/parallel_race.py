@@ -88,7 +88,8 @@ def _race(func, fa, lp, why, env, within=False):
         found = first_conflict(
             [(a, pts, a.is_write and invariant_store(a, inner, env, written))
              for a, pts in entries],
-            owners=None if within else [block_owner(a, a.loops.index(lp)) for a, _ in entries])
+            owners=None if within else [block_owner(a, a.loops.index(lp)) for a, _ in entries],
+            inner=[a.loops[a.loops.index(lp) + 1:] for a, _ in entries])
         if found is not None:
             return _report(lp, why, entries, *found)
     return None
