@@ -1,8 +1,8 @@
 """The iterations of one loop, read point by point: what an access touches at each value of
 the loop and of the loops inside it (arith/enumerate.py), for the rules on loops whose
 iterations run at once (`loop-nest/parallel-race`, `loop-nest/vector-dependence`); and the
-first element two iterations (or two instances of a block, verify/_instances.py) touch in
-conflict."""
+first element two iterations (or two instances of a block, verify/instance_dependence.py)
+touch in conflict."""
 from __future__ import annotations
 
 import numpy as np
@@ -214,10 +214,9 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None):
     one store of one value (`invariant_store`) and read only by keys that wrote it before,
     the store in a statement before the read's and in none of its loops, is left out:
     whatever the order, each read and the end find that value."""
-    codes = [-1 - k if o is None else o for k, o in
-             enumerate(_codes(owners) if owners is not None else [None] * len(entries))]
     got = element_groups(entries, [a.is_write for a, _, _ in entries],
-                         [same for _, _, same in entries], codes,
+                         [same for _, _, same in entries],
+                         owner_codes(owners if owners is not None else [None] * len(entries)),
                          _follows(entries, inner))
     if got is None:
         return None
@@ -270,10 +269,12 @@ def _one_value(flat, loop, which, write, same, follows, starts):
     return one_store & np.logical_and.reduceat(row_ok, starts)
 
 
-def _codes(owners):
-    """Owners as ints, equal for one owner (None kept)."""
+def owner_codes(owners) -> list:
+    """Owners (one per entry, None for none) as ints: one per owner from 0, and for an
+    entry of none its own negative code (its accesses pair with any other)."""
     ids = {}
-    return [None if o is None else ids.setdefault(id(o), len(ids)) for o in owners]
+    return [-1 - k if o is None else ids.setdefault(id(o), len(ids))
+            for k, o in enumerate(owners)]
 
 
 def _pair(rows, loop, write, own, reads_first):

@@ -28,7 +28,9 @@ to its thread once lowered), whose indices do not contain the iterator even thro
 `let`, under no guard (`if`, `T.where`, `T.if_then_else`) that mentions it, for an
 iterator whose binding moves with a loop of more than one iteration.  Reported on the
 iterator, with the store (or the init's store) as a related location.  `reduction_edit`
-is the quick fix of the first case (verify/fixes.py)."""
+is the quick fix of the first case (verify/fixes.py).  Spatial instances that depend on
+each other through stores that do index the iterator (`A[vi + 1] = A[vi]`) are found by
+enumeration in verify/instance_dependence.py, under this code; `scan_edit` is its fix."""
 from __future__ import annotations
 
 import re

@@ -28,7 +28,8 @@ from ..ir import stmt as S
 from ..ir.visit import contains
 from . import register
 from ._common import const_int, full_env, func_accesses
-from ._iterations import block_owner, element_groups, element_text, points_by_storage
+from ._iterations import (block_owner, element_groups, element_text, owner_codes,
+                          points_by_storage)
 
 CODE = "loop-nest/vector-dependence"
 
@@ -38,10 +39,7 @@ def _reversed(entries, owners):
     vector order runs in the other order, not both of one owner: ((entry, point, lane) of
     lane i's access, the same of lane j's) or None.  entries: [(access, points)]; owners:
     one per entry (None for none)."""
-    ids = {}
-    codes = [-1 - k if o is None else ids.setdefault(id(o), len(ids))
-             for k, o in enumerate(owners)]
-    got = element_groups(entries, [_key(a) for a, _ in entries], codes)
+    got = element_groups(entries, [_key(a) for a, _ in entries], owner_codes(owners))
     if got is None:
         return None
     _, lane, which, point, key, own, starts, ends = got
