@@ -88,6 +88,8 @@ VERDICTS = [
      "reads `[vi, vj + 1]` and `[vi, vj + 2]` of a 128-wide buffer with `vj` up to 127"),
     (r"rfactor__argmax_split_different_indices__",
      "writes `argmax_v1[i + 1]` up to 128 on extent 128, outside its declared `T.writes`"),
+    (r"tvmscript_type__element_wise_env_thread_x__",
+     "TVM print/parse fixture never built: it launches `blockIdx.x` as `i` (128 blocks) and binds an inner loop to `blockIdx.x` again, so every launched block writes all of `B` and `C`, `C` from the `B` the others write too"),
     (r"plan_update_buffer_allocation_location__(before|after)__2__",
      "block `P1` declares `vi` spatial over the rolling index `(vi * 4 + vj) % 6`: instances (vi, vj) = (0, 0) and (1, 2) both update `B[c, 0]` (TVM's `rolling_buffer` declares such an iterator opaque, as this test's `P2` does)"),
     (r"rolling_buffer__func_multi_writers__",

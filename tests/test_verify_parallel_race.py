@@ -26,6 +26,17 @@ SHIFT = '''def par_shift(A: T.Buffer((65,), "float32")):
 '''
 
 
+def test_a_nest_beyond_the_enumerated_points_is_read_in_part():
+    # 512 x 512 points under the parallel loop: a prefix of each loop is read, and the
+    # witness lies in it
+    big = SUM.replace("A: T.Buffer((64,), \"float32\")", "A: T.Buffer((512, 512), \"float32\")") \
+        .replace("for i in T.parallel(64):", "for i in T.parallel(512):\n        for j in range(512):") \
+        .replace("        B[0] = B[0] + A[i]", "            B[0] = B[0] + A[i, j]")
+    assert "range(512)" in big and "A[i, j]" in big
+    assert [m.split(":")[0] for _, _, m, _ in races(big)] == [
+        "iterations `i` = 0 and `i` = 1 of the parallel loop both write `B[0]`"]
+
+
 def test_a_scalar_buffer_updated_by_every_iteration():
     # a 0-d buffer has no index to read: the element is the buffer's one value, and the
     # rule ran (not an internal note) and found the race
@@ -233,6 +244,10 @@ def test_a_read_ahead_of_the_iteration_s_own_write_in_an_inner_loop_is_a_race():
 '''
     assert [m.split(":")[0] for _, _, m, _ in races(body)] == [
         "iterations `i` = 0 and `i` = 1 of the parallel loop both write `T_add[1]`"]
+    # read behind the write in the same inner iteration, or in a later one: each
+    # iteration wrote the element first
+    assert races(body.replace("T_add[k + 1]", "T_add[k]")) == []
+    assert races(body.replace("T_add[k + 1]", "T_add[k // 2]")) == []
 
 
 @pytest.mark.oracle

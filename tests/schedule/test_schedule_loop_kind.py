@@ -170,3 +170,22 @@ def test_a_view_of_each_instance_s_own_element_is_no_shared_element():
     i, j = sch.get_loops(sch.get_block("B"))
     sch.parallel(i)
     assert sch.get(i).kind == "parallel"
+
+
+TOTAL = HEAD + '''@T.prim_func
+def total(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1,), "float32")):
+    for i, j in T.grid(1024, 1024):
+        with T.block("s"):
+            B[0] = B[0] + A[i, j]
+'''
+
+
+def test_a_large_nest_is_checked_in_part():
+    # a million points under `i`: a prefix of each loop is read, and two rows adding into
+    # B[0] are found there
+    sch = sched(TOTAL)
+    i, j = sch.get_loops(sch.get_block("s"))
+    with refused("parallel/dependence") as e:
+        sch.parallel(i)
+    assert "iterations `i` = 0 and `i` = 1 of the parallel loop both write `B[0]`" \
+        in e.value.message

@@ -11,7 +11,8 @@ from ..arith.enumerate import LIMIT, box_values
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import lanes_of
-from ..ir.visit import contains, vars_in
+from ..ir.equality import structural_equal
+from ..ir.visit import contains, rebuild, vars_in
 from ._common import const_int, vars_through
 
 
@@ -72,27 +73,46 @@ def touched(a, ranges, env, limit):
     return np.broadcast_to(flat, shape), mask, idx
 
 
-def loop_points(a, lp, pos, env, limit):
+def loop_points(a, lp, pos, env, limit, part=None):
     """The elements access `a` touches and the loop's value at each: (flat indices, loop
-    values, [index arrays]) over the points where it touches one (`touched`), and the
-    points of its box; None where they cannot be read or its box holds more than `limit`
-    points."""
+    values, [index arrays]) over the points where it touches one (`touched`), the points
+    of its box, and {id(Loop): values} of the loops inside `lp` around it at each point;
+    None where they cannot be read.  A box of more than `limit` points
+    is cut to `part` points (`limit` without it): a prefix of each loop, the largest cut
+    first, `lp` kept to two values at least; a witness found in part of the points holds
+    for the whole."""
     ranges = {}
     for i, x in enumerate(a.loops):
         lo, n = const_int(x.min), const_int(x.extent)
         if lo is None or n is None:
             return None
-        ranges[x.var] = (lo, n if i >= pos else min(n, 1))
-    got = touched(a, ranges, env, limit)
+        ranges[x.var] = [lo, n if i >= pos else min(n, 1)]
+    def size():
+        return int(np.prod([max(0, n) for _, n in ranges.values()], dtype=np.int64))
+    limit = limit if size() <= limit else min(limit, part or limit)
+    while size() > limit:
+        v = max(ranges, key=lambda x: ranges[x][1] - (x is lp.var) * 2)
+        if ranges[v][1] <= (2 if v is lp.var else 1):
+            return None
+        ranges[v][1] = (ranges[v][1] + 1) // 2
+    got = touched(a, {v: tuple(x) for v, x in ranges.items()}, env, limit)
     if got is None:
         return None
     flat, mask, idx = got
-    axis = list(ranges).index(lp.var)
     shape = mask.shape
-    loop = np.broadcast_to(np.arange(ranges[lp.var][0], ranges[lp.var][0] + shape[axis])
-                           .reshape([-1 if k == axis else 1 for k in range(len(shape))]),
-                           shape)
-    return flat[mask], loop[mask], [x[mask] for x in idx], mask.size
+    loop = np.broadcast_to(_axis(ranges, list(ranges), lp.var), shape)
+    names = list(ranges)
+    inner = {id(x): np.broadcast_to(_axis(ranges, names, x.var), shape)[mask]
+             for x in a.loops[pos + 1:]}
+    return flat[mask], loop[mask], [x[mask] for x in idx], mask.size, inner
+
+
+def _axis(ranges, names, var):
+    """The values of loop `var` along its own axis of the box `ranges`."""
+    k = names.index(var)
+    lo, n = ranges[var]
+    return np.arange(lo, lo + max(0, n)).reshape([-1 if j == k else 1
+                                                  for j in range(len(names))])
 
 
 def element_text(a, pts, p) -> str:
@@ -102,11 +122,12 @@ def element_text(a, pts, p) -> str:
     return f"`{a.buffer.name}[{', '.join(str(int(x[p])) for x in pts[2]) or '()'}]`"
 
 
-def element_groups(entries, *columns):
+def element_groups(entries, *columns, points=None):
     """The points of `entries` ([(access, points, ...)], points as `loop_points` gives them)
     sorted by element, then by loop value: (flat, loop, which entry, which point, each of
-    `columns` (one value per entry), group starts, group ends), a group being the points of
-    one element; None where there is no point."""
+    `columns` (one value per entry), `points` (one array per entry, a value per point) where
+    given, group starts, group ends), a group being the points of one element; None where
+    there is no point."""
     sizes = [len(p[0]) for _, p, *_ in entries]
     if not sum(sizes):
         return None
@@ -116,6 +137,8 @@ def element_groups(entries, *columns):
     point = np.concatenate([np.arange(n) for n in sizes])
     order = np.lexsort((loop, flat))
     cols = [np.repeat(np.asarray(c), sizes)[order] for c in columns]
+    if points is not None:
+        cols.append(np.concatenate(points)[order])
     flat, loop, which, point = (x[order] for x in (flat, loop, which, point))
     starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
     return (flat, loop, which, point, *cols, starts, np.r_[starts[1:], len(flat)])
@@ -127,11 +150,11 @@ def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
     (`loop_points`), for storage some of them write; leaving out accesses through an
     address or a `T.match_buffer` view (each block instance's own region, which the view's
     indices do not tell), storage allocated inside the loop (each iteration's own) and,
-    unless `blocks`,
-    accesses in a block with iterators inside it (whose iterators declare its instances
-    independent: the block rules judge two accesses of one such block, `block_owner`, and
-    storage only one such block touches is left out, unless `within`); at most LIMIT
-    points in all."""
+    unless `blocks`, accesses in a block with iterators inside it (whose iterators declare
+    its instances independent: the block rules judge two accesses of one such block,
+    `block_owner`, and storage only one such block touches is left out, unless `within`);
+    at most LIMIT points in all, an access whose points do not fit read in part (a prefix
+    of LIMIT / 8 points)."""
     inside = allocated_inside(fa, lp)
     views = {id(m.buffer) for r in fa.realizes for m in r.block.match_buffers}
     groups = {}
@@ -150,7 +173,7 @@ def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
                 (not within and None not in owners and len(owners) == 1):
             continue
         for a, pos, _ in group:
-            pts = loop_points(a, lp, pos, env, budget)
+            pts = loop_points(a, lp, pos, env, budget, part=LIMIT // 8)
             if pts is not None:
                 budget -= pts[3]
                 out.setdefault(key, []).append((a, pts))
@@ -175,14 +198,19 @@ def invariant_store(a, inner, env, written=frozenset()) -> bool:
     """Whether store `a` writes one value to each element, whichever iteration makes it: no
     call in its value, no load of storage in `written` (ids of the data Vars the loop
     writes), and each variable in it either determined by an index of the store itself
-    (`B[vi] = A[vi] + 1`: one element, one `vi`; `_pinned`) or free of the loops `inner`
-    (ids).  Iterations that store it to one element by one store then leave that value
+    (`B[vi] = A[vi] + 1`: one element, one `vi`; `_pinned`), inside a load at the store's
+    own indices, or free of the loops `inner` (ids).  Iterations that store it to one element by one store then leave that value
     whatever their order."""
     v = a.value
     if v is None or contains(v, lambda x: type(x) is E.Call or (
             type(x) is E.BufferLoad and id(x.buffer.data) in written)):
         return False
     pinned = _pinned(a)
+    # (a load at the store's own indices is a value of the element: `B[i, j % 4] = A[i,
+    # j % 4]`)
+    v = rebuild(v, lambda x, _: E.IntImm("int32", 0) if type(x) is E.BufferLoad and
+                len(x.indices) == len(a.indices) and
+                all(structural_equal(p, q) for p, q in zip(x.indices, a.indices)) else None)
     return all(id(x) in pinned or not (vars_through(x, env) & inner) for x in vars_in(v))
 
 
@@ -210,17 +238,17 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None):
     entries: [(access, points, whether it stores one value to each element)], points as
     `loop_points` gives them (the key for the loop value).  owners: one per entry (None
     for none); two accesses of one owner are no pair.  inner: one per entry, the loops
-    inside one key (an iteration, an instance) around the access; an element written by
-    one store of one value (`invariant_store`) and read only by keys that wrote it before,
-    the store in a statement before the read's and in none of its loops, is left out:
+    inside one key around the access (their values the points' fifth item).  An element
+    written by one store of one value (`invariant_store`) is left out where every key that
+    reads it wrote it before (`_written_before`; without `inner`, where no key reads it):
     whatever the order, each read and the end find that value."""
     got = element_groups(entries, [a.is_write for a, _, _ in entries],
                          [same for _, _, same in entries],
                          owner_codes(owners if owners is not None else [None] * len(entries)),
-                         _follows(entries, inner))
+                         points=_written_before(entries, inner))
     if got is None:
         return None
-    flat, loop, which, point, write, same, own, follows, starts, ends = got
+    flat, loop, which, point, write, same, own, before, starts, ends = got
     lo = np.minimum.reduceat(loop, starts)
     hi = np.maximum.reduceat(loop, starts)
     wrote = np.logical_or.reduceat(write, starts)
@@ -229,7 +257,13 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None):
     one = (lo_own == np.maximum.reduceat(own, starts)) & (lo_own >= 0)
     bad = wrote & (lo != hi) & ~one
     if bad.any():
-        bad &= ~_one_value(flat, loop, which, write, same, follows, starts)
+        big = np.iinfo(np.int64).max
+        writer_lo = np.minimum.reduceat(np.where(write, which, big), starts)
+        writer_hi = np.maximum.reduceat(np.where(write, which, -1), starts)
+        one_store = (writer_lo == writer_hi) & np.logical_and.reduceat(~write | same, starts)
+        writer = np.repeat(writer_lo, np.diff(np.r_[starts, len(flat)]))
+        ok = write | (before == writer)      # (read after its key's own write of it)
+        bad &= ~(one_store & np.logical_and.reduceat(ok, starts))
     for g in np.flatnonzero(bad):
         rows = np.arange(starts[g], ends[g])
         pair = _pair(rows, loop, write, own, reads_first)
@@ -239,34 +273,56 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None):
     return None
 
 
-def _follows(entries, inner):
-    """Per entry, a bit mask of the stores of one value whose every write of an element
-    comes, within one key, before the entry reads it: a store in an earlier statement
-    and in none of the entry's loops inside the key (`inner`); 0 without `inner`, or
-    beyond 62 entries."""
-    if inner is None or len(entries) > 62:
-        return [0] * len(entries)
-    loops = [{id(x) for x in lps} for lps in inner]
-    return [0 if a.is_write else
-            sum(1 << k for k, (w, _, same) in enumerate(entries)
-                if same and w.order < a.order and not loops[k] & loops[j])
-            for j, (a, _, _) in enumerate(entries)]
+def _written_before(entries, inner):
+    """Per point of each read entry, the store of one value (its entry) whose write of the
+    element, in the same key, comes before the read in execution order: the values of the
+    loops both are in, then the statement order; -1 where there is none (or no `inner`)."""
+    out = [np.full(len(p[0]), -1, dtype=np.int64) for _, p, _ in entries]
+    if inner is None:
+        return out
+    for k, (w, wp, same) in enumerate(entries):
+        if not same:
+            continue
+        for j, (r, rp, _) in enumerate(entries):
+            if r.is_write or not len(rp[0]) or not len(wp[0]):
+                continue
+            shared = []
+            for x, y in zip(inner[k], inner[j]):
+                if x is not y:
+                    break
+                shared.append(id(x))
+            stamp_w, stamp_r = _stamps(len(wp[0]), [wp[4][v] for v in shared], w.order,
+                                       len(rp[0]), [rp[4][v] for v in shared], r.order)
+            where = np.flatnonzero(out[j] < 0)
+            hit = _earlier(wp[0], wp[1], stamp_w, rp[0][where], rp[1][where], stamp_r[where])
+            out[j][where[hit]] = k
+    return out
 
 
-def _one_value(flat, loop, which, write, same, follows, starts):
-    """Per group: whether one store of one value writes it (`invariant_store`) and each key
-    that reads it wrote it before (`_follows`)."""
-    big = np.iinfo(np.int64).max
-    writer_lo = np.minimum.reduceat(np.where(write, which, big), starts)
-    writer_hi = np.maximum.reduceat(np.where(write, which, -1), starts)
-    one_store = (writer_lo == writer_hi) & np.logical_and.reduceat(~write | same, starts)
-    writer = np.repeat(np.minimum(writer_lo, 62), np.diff(np.r_[starts, len(flat)]))
-    # (segments: the rows of one group and one key; the key wrote the element)
-    seg = np.flatnonzero(np.r_[True, (flat[1:] != flat[:-1]) | (loop[1:] != loop[:-1])])
-    seg_wrote = np.repeat(np.logical_or.reduceat(write, seg), np.diff(np.r_[seg, len(flat)]))
-    after = (np.asarray(follows, dtype=np.int64) >> writer) & 1
-    row_ok = write | (seg_wrote & (after == 1))
-    return one_store & np.logical_and.reduceat(row_ok, starts)
+def _stamps(n_w, w_loops, w_order, n_r, r_loops, r_order):
+    """Comparable execution times of a write's and a read's points within one key: the
+    shared loops' values in mixed radix, then the statement order (a write stamp is below
+    a read stamp exactly when the write comes first)."""
+    stamp_w, stamp_r = np.zeros(n_w, dtype=np.int64), np.zeros(n_r, dtype=np.int64)
+    for a, b in zip(w_loops, r_loops):
+        lo = min(int(a.min()), int(b.min()))
+        span = max(int(a.max()), int(b.max())) - lo + 1
+        stamp_w, stamp_r = stamp_w * span + (a - lo), stamp_r * span + (b - lo)
+    return stamp_w * 2 + (0 if w_order < r_order else 2), stamp_r * 2 + 1
+
+
+def _earlier(w_flat, w_key, w_stamp, r_flat, r_key, r_stamp):
+    """For each read point, whether a write point of the same element and key has a
+    smaller stamp."""
+    lo = min(int(w_key.min()), int(r_key.min()))
+    span = max(int(w_key.max()), int(r_key.max())) - lo + 1
+    w_at, r_at = w_flat * span + (w_key - lo), r_flat * span + (r_key - lo)
+    order = np.lexsort((w_stamp, w_at))
+    w_at, w_stamp = w_at[order], w_stamp[order]
+    first = np.r_[True, w_at[1:] != w_at[:-1]]
+    w_at, w_stamp = w_at[first], w_stamp[first]      # the earliest write per element and key
+    at = np.minimum(np.searchsorted(w_at, r_at), len(w_at) - 1)
+    return (w_at[at] == r_at) & (w_stamp[at] < r_stamp)
 
 
 def owner_codes(owners) -> list:

@@ -152,8 +152,7 @@ def check_instance_dependence(func, ctx):
                 same = a.is_write and invariant_store(a, inner, env, written)
                 by_data.setdefault(id(a.buffer.data), []).append((a, pts, same))
         for entries in by_data.values():
-            found = first_conflict(entries, reads_first=True, inner=[
-                a.loops[len(fa.loops_of[id(r)]):] for a, _, _ in entries])
+            found = first_conflict(entries, reads_first=True)
             if found is not None:
                 out.append(_report(b, entries, *found))
                 break

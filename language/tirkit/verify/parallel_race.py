@@ -6,12 +6,14 @@ under `T.parallel`, or `A[i + 1] = A[i] * 2`.  TVM compiles both without a word.
 Only what is certain is reported: a witness, two values of the loop's variable and the
 element they share, found by evaluating the accesses' indices and guards at every point of
 the loops inside the parallel one (arith/enumerate.py: constant loops, at most 65,536
-points for all the accesses under one parallel loop; the loops outside it at their first
-values).  Iterations that store one value to an element by one store leave that value
-whatever their order, and are not reported, even where iterations read it after writing it
-themselves: a value with no call, no load of storage the loop writes, and no variable of
-the loops inside but the store's own indices (`T_add[ax0] = x[ax0] + 1`, as compute_at
-recomputes a producer's overlapping elements in each tile).  Two accesses of one block
+points for all the accesses under one parallel loop, an access whose points do not fit
+read in part, a prefix of each loop; the loops outside it at their first values).
+Iterations that store one value to an element by one store leave that value whatever
+their order, and are not reported, even where iterations read it after writing it
+themselves (in execution order: the loops both are in, then the statements): a value with
+no call, no load of storage the loop writes, and no variable of the loops inside but those
+the store's own indices fix or inside a load at those indices (`T_add[ax0] = x[ax0] + 1`,
+as compute_at recomputes a producer's overlapping elements in each tile).  Two accesses of one block
 with iterators inside the loop (the outermost such block) are left to the block rules
 (`signature/iter-type`, `loop-nest/reduction-on-parallel`): a block's iterators declare its
 instances independent.  Accesses of two blocks are read: block `Y` of iteration 1 reading
