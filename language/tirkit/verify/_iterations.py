@@ -76,8 +76,8 @@ def touched(a, ranges, env, limit):
 def loop_points(a, lp, pos, env, limit, part=None):
     """The elements access `a` touches and the loop's value at each: (flat indices, loop
     values, [index arrays]) over the points where it touches one (`touched`), the points
-    of its box, and {id(Loop): values} of the loops inside `lp` around it at each point;
-    None where they cannot be read.  A box of more than `limit` points
+    of its box, {id(Loop): values} of the loops inside `lp` around it at each point, and
+    whether the box was cut (below); None where they cannot be read.  A box of more than `limit` points
     is cut to `part` points (`limit` without it): a prefix of each loop, the largest cut
     first, `lp` kept to two values at least; a witness found in part of the points holds
     for the whole."""
@@ -89,7 +89,8 @@ def loop_points(a, lp, pos, env, limit, part=None):
         ranges[x.var] = [lo, n if i >= pos else min(n, 1)]
     def size():
         return int(np.prod([max(0, n) for _, n in ranges.values()], dtype=np.int64))
-    limit = limit if size() <= limit else min(limit, part or limit)
+    cut = size() > limit
+    limit = min(limit, part or limit) if cut else limit
     while size() > limit:
         v = max(ranges, key=lambda x: ranges[x][1] - (x is lp.var) * 2)
         if ranges[v][1] <= (2 if v is lp.var else 1):
@@ -104,7 +105,7 @@ def loop_points(a, lp, pos, env, limit, part=None):
     names = list(ranges)
     inner = {id(x): np.broadcast_to(_axis(ranges, names, x.var), shape)[mask]
              for x in a.loops[pos + 1:]}
-    return flat[mask], loop[mask], [x[mask] for x in idx], mask.size, inner
+    return flat[mask], loop[mask], [x[mask] for x in idx], mask.size, inner, cut
 
 
 def _axis(ranges, names, var):
@@ -230,7 +231,7 @@ def _pinned(a) -> set:
     return out
 
 
-def first_conflict(entries, reads_first=False, owners=None, inner=None):
+def first_conflict(entries, reads_first=False, owners=None, inner=None, cut=False):
     """The first element two keys touch (values of a loop, or instances of a block), one
     writing, in an order that matters: ((entry, point, key) of the write, the same of the
     other access) or None; the other access a write where there is one, or, with
@@ -241,7 +242,9 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None):
     inside one key around the access (their values the points' fifth item).  An element
     written by one store of one value (`invariant_store`) is left out where every key that
     reads it wrote it before (`_written_before`; without `inner`, where no key reads it):
-    whatever the order, each read and the end find that value."""
+    whatever the order, each read and the end find that value.  `cut`: some entry's points
+    are a part of its own (a read's earlier write may be outside them): every element one
+    store of one value writes is left out."""
     got = element_groups(entries, [a.is_write for a, _, _ in entries],
                          [same for _, _, same in entries],
                          owner_codes(owners if owners is not None else [None] * len(entries)),
@@ -262,7 +265,7 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None):
         writer_hi = np.maximum.reduceat(np.where(write, which, -1), starts)
         one_store = (writer_lo == writer_hi) & np.logical_and.reduceat(~write | same, starts)
         writer = np.repeat(writer_lo, np.diff(np.r_[starts, len(flat)]))
-        ok = write | (before == writer)      # (read after its key's own write of it)
+        ok = write | (before == writer) | cut     # (read after its key's own write of it)
         bad &= ~(one_store & np.logical_and.reduceat(ok, starts))
     for g in np.flatnonzero(bad):
         rows = np.arange(starts[g], ends[g])

@@ -45,10 +45,11 @@ BLOCK_LIMIT = 1 << 12       # instances read per block: a prefix of each loop be
 
 
 def instance_box(fa, r, limit=BLOCK_LIMIT):
-    """{Var: (min, extent)}: the loops that run block r's instances, each cut to a prefix
-    where the box would hold more than `limit` points; those outside the block around r and
-    those bound to blockIdx at their first value.  None where a loop is not constant (a
-    loop outside at its first value needs only a constant start) or runs nothing."""
+    """({Var: (min, extent)}, whether it was cut): the loops that run block r's instances,
+    each cut to a prefix where the box would hold more than `limit` points; those outside
+    the block around r and those bound to blockIdx at their first value.  None where a
+    loop is not constant (a loop outside at its first value needs only a constant start)
+    or runs nothing."""
     parents = fa.blocks_of[id(r)]
     start = len(fa.loops_of[id(parents[-1])]) if parents else 0
     ranges = {}
@@ -58,12 +59,13 @@ def instance_box(fa, r, limit=BLOCK_LIMIT):
         if lo is None or (n is not None and n < 1) or (n is None and not fixed):
             return None
         ranges[lp.var] = [lo, 1 if fixed else n]
+    cut = False
     while int(np.prod([n for _, n in ranges.values()], dtype=np.int64)) > limit:
         v = max(ranges, key=lambda x: ranges[x][1])
         if ranges[v][1] <= 2:
             return None
-        ranges[v][1] = (ranges[v][1] + 1) // 2
-    return {v: tuple(x) for v, x in ranges.items()}
+        ranges[v][1], cut = (ranges[v][1] + 1) // 2, True
+    return {v: tuple(x) for v, x in ranges.items()}, cut
 
 
 def _ids(arrays, shape):
@@ -133,7 +135,7 @@ def check_instance_dependence(func, ctx):
         here = _in_question(b, kept)
         if not here or unindexed_in(fa, r, [a for a in kept if a.is_write]):
             continue            # (iter_type's report on a store the iterator misses)
-        ranges = instance_box(fa, r, min(BLOCK_LIMIT, budget))
+        ranges, cut = instance_box(fa, r, min(BLOCK_LIMIT, budget)) or (None, False)
         iters = box_values(list(r.iter_values), ranges, env) if ranges else None
         if iters is None:
             continue
@@ -152,7 +154,7 @@ def check_instance_dependence(func, ctx):
                 same = a.is_write and invariant_store(a, inner, env, written)
                 by_data.setdefault(id(a.buffer.data), []).append((a, pts, same))
         for entries in by_data.values():
-            found = first_conflict(entries, reads_first=True)
+            found = first_conflict(entries, reads_first=True, cut=cut)
             if found is not None:
                 out.append(_report(b, entries, *found))
                 break

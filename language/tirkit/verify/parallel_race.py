@@ -67,7 +67,9 @@ def check_parallel_race(func, ctx):
 def iteration_conflict(func, node):
     """The error of two iterations of loop `node` (a For of `func`, made parallel) that
     touch one element, one writing, two accesses of one block with iterators included:
-    what the `parallel` schedule primitive refuses; None."""
+    what the `parallel` schedule primitive refuses; None.  Only global storage is read: a
+    GPU kernel's shared, local or warp buffers, made CPU threads' by a parallel loop around
+    their thread bindings, are not judged."""
     fa = accesses(func)
     lp = next((x for x in fa.loops if x.node is node), None)
     n = const_int(lp.extent) if lp is not None else None
@@ -78,20 +80,25 @@ def iteration_conflict(func, node):
 
 def _race(func, fa, lp, why, env, within=False):
     """The first race between two iterations of loop `lp` (`_why`'s words for it), or None;
-    `within`: two accesses of one block with iterators count too."""
+    `within` (the primitive's check): two accesses of one block with iterators count too,
+    and only global storage is read."""
     params = {id(b.data) for _, b in func.buffer_map}
     inner = {id(x.var) for x in fa.loops if x is lp or
              any(p is lp for p in fa.loop_parents.get(id(x), ()))}
-    by_data = points_by_storage(
-        fa, lp, env, lambda a, pos: why[0] == "parallel" or id(a.buffer.data) in params,
-        blocks=True, within=within)
+
+    def keep(a, pos):
+        if within:
+            return a.buffer.scope == "global"
+        return why[0] == "parallel" or id(a.buffer.data) in params
+    by_data = points_by_storage(fa, lp, env, keep, blocks=True, within=within)
     written = written_under(fa, lp)
     for entries in by_data.values():
         found = first_conflict(
             [(a, pts, a.is_write and invariant_store(a, inner, env, written))
              for a, pts in entries],
             owners=None if within else [block_owner(a, a.loops.index(lp)) for a, _ in entries],
-            inner=[a.loops[a.loops.index(lp) + 1:] for a, _ in entries])
+            inner=[a.loops[a.loops.index(lp) + 1:] for a, _ in entries],
+            cut=any(pts[5] for _, pts in entries))
         if found is not None:
             return _report(lp, why, entries, *found)
     return None
