@@ -116,3 +116,13 @@ def test_box_values_of_indices_and_conditions_against_python():
     assert box_values([E.Add(TX, K, I32)], {TX: (0, 4)}) is None
     assert box_values([E.FloorDiv(c(8), TX, I32)], {TX: (0, 4)}) is None
     assert box_values([TX], {TX: (0, 300), K: (0, 300)}) is None
+
+
+def test_an_empty_box_has_no_values():
+    # a loop of no iteration (`T.thread_binding(0, ...)`, `range(-0)`) beside one of 2**31
+    # (whose values are not made) and a cast and a shift that look at them
+    i, k = var("i"), var("k")
+    cast = E.Cast("int64", E.Mul(i, c(32), I32))
+    exprs = [cast, E.Call(I32, "shift_left", (c(1), k))]
+    assert box_values(exprs, {i: (0, 0), k: (0, 2 ** 31 - 1)}) is None
+    assert box_values(exprs, {i: (0, 0)}) is None

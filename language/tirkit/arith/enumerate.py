@@ -31,11 +31,11 @@ def box_values(exprs, ranges: dict, env=None, limit: int = LIMIT):
     (min, extent)}, Python ints): numpy arrays of the box's shape, one axis per variable of
     `ranges` in its order (int64 for an integer expression, bool for a condition: a
     comparison, `and`, `or`, `not`, a bool constant); None where one reads anything else or
-    is undefined somewhere in the box, or the box holds more than `limit` points."""
+    is undefined somewhere in the box, or the box holds no point or more than `limit`."""
     env = env or {}
     shape = [max(0, n) for _, n in ranges.values()]
-    if int(np.prod(shape, dtype=np.int64)) > limit:
-        return None
+    if not 0 < int(np.prod(shape, dtype=np.int64)) <= limit:
+        return None         # (an empty box may still span 2**31 values of another loop)
     values = _axes(ranges)
     out = []
     try:
@@ -143,14 +143,14 @@ def _eval(x, values, env, depth, boolean=False):
         if not is_int(x.dtype):
             raise _Unknown
         lo, hi = int_range(x.dtype)
-        if np.min(v) < lo or np.max(v) > hi:
+        if np.size(v) and (np.min(v) < lo or np.max(v) > hi):
             raise _Unknown
         return v
     if isinstance(x, E.Call) and x.op == "likely":
         return _eval(x.args[0], values, env, depth, boolean)
     if isinstance(x, E.Call):
         a, b = (_eval(y, values, env, depth) for y in x.args)
-        if x.op.startswith("shift") and np.min(b) < 0:
+        if x.op.startswith("shift") and np.size(b) and np.min(b) < 0:
             raise _Unknown
         return BITWISE[x.op](a, b)
     if not is_int(x.a.dtype):
