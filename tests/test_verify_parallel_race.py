@@ -29,9 +29,10 @@ SHIFT = '''def par_shift(A: T.Buffer((65,), "float32")):
 def test_a_nest_beyond_the_enumerated_points_is_read_in_part():
     # 512 x 512 points under the parallel loop: a prefix of each loop is read, and the
     # witness lies in it
-    big = SUM.replace("A: T.Buffer((64,), \"float32\")", "A: T.Buffer((512, 512), \"float32\")") \
-        .replace("for i in T.parallel(64):", "for i in T.parallel(512):\n        for j in range(512):") \
-        .replace("        B[0] = B[0] + A[i]", "            B[0] = B[0] + A[i, j]")
+    big = SUM.replace('A: T.Buffer((64,), "float32")', 'A: T.Buffer((512, 512), "float32")')
+    big = big.replace("for i in T.parallel(64):",
+                      "for i in T.parallel(512):\n        for j in range(512):")
+    big = big.replace("        B[0] = B[0] + A[i]", "            B[0] = B[0] + A[i, j]")
     assert "range(512)" in big and "A[i, j]" in big
     assert [m.split(":")[0] for _, _, m, _ in races(big)] == [
         "iterations `i` = 0 and `i` = 1 of the parallel loop both write `B[0]`"]

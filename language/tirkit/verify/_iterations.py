@@ -77,10 +77,10 @@ def loop_points(a, lp, pos, env, limit, part=None):
     """The elements access `a` touches and the loop's value at each: (flat indices, loop
     values, [index arrays]) over the points where it touches one (`touched`), the points
     of its box, {id(Loop): values} of the loops inside `lp` around it at each point, and
-    whether the box was cut (below); None where they cannot be read.  A box of more than `limit` points
-    is cut to `part` points (`limit` without it): a prefix of each loop, the largest cut
-    first, `lp` kept to two values at least; a witness found in part of the points holds
-    for the whole."""
+    whether the box was cut; None where they cannot be read.  A box of more than `limit`
+    points is cut to `part` points (`limit` without it): a prefix of each loop, the
+    largest cut first, `lp` kept to two values at least; a witness found in part of the
+    points holds for the whole."""
     ranges = {}
     for i, x in enumerate(a.loops):
         lo, n = const_int(x.min), const_int(x.extent)
@@ -200,8 +200,8 @@ def invariant_store(a, inner, env, written=frozenset()) -> bool:
     call in its value, no load of storage in `written` (ids of the data Vars the loop
     writes), and each variable in it either determined by an index of the store itself
     (`B[vi] = A[vi] + 1`: one element, one `vi`; `_pinned`), inside a load at the store's
-    own indices, or free of the loops `inner` (ids).  Iterations that store it to one element by one store then leave that value
-    whatever their order."""
+    own indices, or free of the loops `inner` (ids).  Iterations that store it to one
+    element by one store then leave that value whatever their order."""
     v = a.value
     if v is None or contains(v, lambda x: type(x) is E.Call or (
             type(x) is E.BufferLoad and id(x.buffer.data) in written)):

@@ -13,17 +13,18 @@ their order, and are not reported, even where iterations read it after writing i
 themselves (in execution order: the loops both are in, then the statements): a value with
 no call, no load of storage the loop writes, and no variable of the loops inside but those
 the store's own indices fix or inside a load at those indices (`T_add[ax0] = x[ax0] + 1`,
-as compute_at recomputes a producer's overlapping elements in each tile).  Two accesses of one block
-with iterators inside the loop (the outermost such block) are left to the block rules
+as compute_at recomputes a producer's overlapping elements in each tile); where a nest is
+read in part, such elements are not judged.  Two accesses of one block with iterators
+inside the loop (the outermost such block) are left to the block rules
 (`signature/iter-type`, `loop-nest/reduction-on-parallel`): a block's iterators declare its
 instances independent.  Accesses of two blocks are read: block `Y` of iteration 1 reading
 the `A[1]` that block `X` of iteration 0 writes is a race, and TVM's `parallel` accepts the
 loop (each block alone has compact dataflow).  Storage allocated inside the loop is each
-iteration's own.  Under
-`blockIdx`, only the function's parameters are read (shared and local memory belong to one
-thread block).  Not read: vector accesses, accesses through an address (intrinsics), and
-loops whose bounds are not constants.  Reported on the write, with the loop and the other
-access related; its quick fix under `T.parallel` makes the loop serial (verify/fixes.py)."""
+iteration's own.  Under `blockIdx`, only the function's parameters are read (shared and
+local memory belong to one thread block).  Not read: vector accesses, accesses through an
+address (intrinsics), and loops whose bounds are not constants.  Reported on the write,
+with the loop and the other access related; its quick fix under `T.parallel` makes the
+loop serial (verify/fixes.py)."""
 from __future__ import annotations
 
 from ..analysis.accesses import accesses
