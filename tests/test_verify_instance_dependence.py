@@ -59,15 +59,19 @@ def test_two_instances_that_write_one_element_are_a_warning():
         "overwrite each other's value; declare `vi` with T.axis.scan if the order matters")
 
 
+# instances that differ in both iterators meet: (0, 0) writes A[1, 1], (1, 1) reads it
+DIAG = """
+@T.prim_func
+def diag(A: T.Buffer((9, 9), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("d"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A[vi + 1, vj + 1] = A[vi, vj] * T.float32(2)
+"""
+
+
 def test_a_witness_that_differs_in_two_iterators_names_both():
-    body = """
-    @T.prim_func
-    def diag(A: T.Buffer((9, 9), "float32")):
-        for i, j in T.grid(8, 8):
-            with T.block("d"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                A[vi + 1, vj + 1] = A[vi, vj] * T.float32(2)
-    """
+    body = DIAG
     d = diag(body)
     assert (d.severity, d.span.line, d.span.column) == ("error", 9, 13)
     assert "(`vi`, `vj`) = (1, 1) reads `A[1, 1]`, which (`vi`, `vj`) = (0, 0) writes" \
@@ -225,14 +229,7 @@ def test_the_warning_gets_the_same_fix_and_the_remap_form_none():
     assert "vi = T.axis.scan(16, i)" in _applied(text, fix)
     # the accumulation keeps its reduction fix; a dependence declared by T.axis.remap,
     # which has no letter for a scan, gets none
-    body = """
-    @T.prim_func
-    def diag(A: T.Buffer((9, 9), "float32")):
-        for i, j in T.grid(8, 8):
-            with T.block("d"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                A[vi + 1, vj + 1] = A[vi, vj] * T.float32(2)
-    """
+    body = DIAG
     assert _scan_fix(HEAD + textwrap.dedent(body), diag(body)) == []
 
 

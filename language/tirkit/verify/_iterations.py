@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analysis.accesses import accesses
 from ..arith.enumerate import LIMIT, box_values
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -87,25 +88,43 @@ def loop_points(a, lp, pos, env, limit, part=None):
         if lo is None or n is None:
             return None
         ranges[x.var] = [lo, n if i >= pos else min(n, 1)]
-    def size():
-        return int(np.prod([max(0, n) for _, n in ranges.values()], dtype=np.int64))
-    cut = size() > limit
+    cut = box_size(ranges) > limit
     limit = min(limit, part or limit) if cut else limit
-    while size() > limit:
-        v = max(ranges, key=lambda x: ranges[x][1] - (x is lp.var) * 2)
-        if ranges[v][1] <= (2 if v is lp.var else 1):
-            return None
-        ranges[v][1] = (ranges[v][1] + 1) // 2
+    if not cut_box(ranges, limit, lambda v: 2 if v is lp.var else 1):
+        return None
     got = touched(a, {v: tuple(x) for v, x in ranges.items()}, env, limit)
     if got is None:
         return None
     flat, mask, idx = got
-    shape = mask.shape
-    loop = np.broadcast_to(_axis(ranges, list(ranges), lp.var), shape)
-    names = list(ranges)
+    shape, names = mask.shape, list(ranges)
+    loop = np.broadcast_to(_axis(ranges, names, lp.var), shape)
     inner = {id(x): np.broadcast_to(_axis(ranges, names, x.var), shape)[mask]
              for x in a.loops[pos + 1:]}
     return flat[mask], loop[mask], [x[mask] for x in idx], mask.size, inner, cut
+
+
+def box_size(ranges) -> int:
+    """The points of the box `ranges` ({Var: [min, extent]})."""
+    return int(np.prod([max(0, n) for _, n in ranges.values()], dtype=np.int64))
+
+
+def cut_box(ranges, limit, floor) -> bool:
+    """Cut the box `ranges` ({Var: [min, extent]}, in place) to at most `limit` points: a
+    prefix of each loop, halving the one with the most values above `floor(var)` first
+    (the fewest values it may keep, 1 or 2); False where it cannot be cut that far.  A
+    witness found in part of a box holds for the whole."""
+    while box_size(ranges) > limit:
+        v = max(ranges, key=lambda x: ranges[x][1] - 2 * (floor(x) - 1))
+        if ranges[v][1] <= floor(v):
+            return False
+        ranges[v][1] = (ranges[v][1] + 1) // 2
+    return True
+
+
+def loop_at(func, node):
+    """(the accesses of `func`, the Loop record of its loop statement `node`, or None)."""
+    fa = accesses(func)
+    return fa, next((x for x in fa.loops if x.node is node), None)
 
 
 def _axis(ranges, names, var):
@@ -181,11 +200,11 @@ def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
     return out
 
 
-def written_under(fa, lp) -> set:
-    """ids of the data Vars of storage some access under loop `lp` writes (or passes by
-    address)."""
+def written_under(fa, scope) -> set:
+    """ids of the data Vars of storage some access under `scope` (a loop's Loop record, or
+    a BlockRealize) writes (or passes by address)."""
     return {id(a.buffer.data) for a in fa.accesses
-            if (a.is_write or a.opaque) and any(x is lp for x in a.loops)}
+            if (a.is_write or a.opaque) and any(x is scope for x in a.loops + a.blocks)}
 
 
 def block_owner(a, pos):

@@ -38,7 +38,8 @@ from ..arith.enumerate import LIMIT, box_values
 from ..diagnostics import error, warning
 from . import register
 from ._common import block_label, const_int, full_env, func_accesses
-from ._iterations import element_text, first_conflict, invariant_store, touched
+from ._iterations import (box_size, cut_box, element_text, first_conflict, invariant_store,
+                          touched, written_under)
 from .iter_type import CODE, block_accesses, shared_outside, unindexed_in
 
 BLOCK_LIMIT = 1 << 12       # instances read per block: a prefix of each loop beyond it
@@ -59,12 +60,9 @@ def instance_box(fa, r, limit=BLOCK_LIMIT):
         if lo is None or (n is not None and n < 1) or (n is None and not fixed):
             return None
         ranges[lp.var] = [lo, 1 if fixed else n]
-    cut = False
-    while int(np.prod([n for _, n in ranges.values()], dtype=np.int64)) > limit:
-        v = max(ranges, key=lambda x: ranges[x][1])
-        if ranges[v][1] <= 2:
-            return None
-        ranges[v][1], cut = (ranges[v][1] + 1) // 2, True
+    cut = box_size(ranges) > limit
+    if not cut_box(ranges, limit, lambda v: 2):
+        return None
     return {v: tuple(x) for v, x in ranges.items()}, cut
 
 
@@ -145,8 +143,7 @@ def check_instance_dependence(func, ctx):
         spatial = _ids([v for v, k in zip(iters, kinds) if k == "S"], shape)
         ordered = _ids([v for v, k in zip(iters, kinds) if k not in ("S", "R")], shape)
         inner = {id(v) for v in ranges} | {id(iv.var) for iv in b.iter_vars}
-        written = {id(a.buffer.data) for a in fa.accesses
-                   if (a.is_write or a.opaque) and any(x is r for x in a.blocks)}
+        written = written_under(fa, r)
         by_data = {}
         for a in here:
             pts = _points(a, ranges, env, ordered, spatial, iters, LIMIT)

@@ -27,12 +27,11 @@ with the loop and the other access related; its quick fix under `T.parallel` mak
 loop serial (verify/fixes.py)."""
 from __future__ import annotations
 
-from ..analysis.accesses import accesses
 from ..diagnostics import error
 from . import register
 from ._common import const_int, full_env, func_accesses
 from ._iterations import (block_owner, element_text, first_conflict, invariant_store,
-                          points_by_storage, written_under)
+                          loop_at, points_by_storage, written_under)
 
 CODE = "loop-nest/parallel-race"
 
@@ -71,8 +70,7 @@ def iteration_conflict(func, node):
     what the `parallel` schedule primitive refuses; None.  Only global storage is read: a
     GPU kernel's shared, local or warp buffers, made CPU threads' by a parallel loop around
     their thread bindings, are not judged."""
-    fa = accesses(func)
-    lp = next((x for x in fa.loops if x.node is node), None)
+    fa, lp = loop_at(func, node)
     n = const_int(lp.extent) if lp is not None else None
     if n is None or n < 2:
         return None

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.accesses import accesses
 from ..diagnostics import error
 from ..ir import stmt as S
 from ..ir.visit import contains
 from . import register
 from ._common import const_int, full_env, func_accesses
-from ._iterations import (block_owner, element_groups, element_text, owner_codes,
-                          points_by_storage)
+from ._iterations import (block_owner, element_groups, element_text, loop_at,
+                          owner_codes, points_by_storage)
 
 CODE = "loop-nest/vector-dependence"
 
@@ -96,8 +95,7 @@ def lane_conflict(func, node):
     """The error of two lanes of loop `node` (a For of `func`, made vectorized) whose
     accesses to one element the vector form reverses, two accesses of one block with
     iterators included: what the `vectorize` schedule primitive refuses; None."""
-    fa = accesses(func)
-    lp = next((x for x in fa.loops if x.node is node), None)
+    fa, lp = loop_at(func, node)
     return _dependence(fa, lp, full_env(fa), within=True) if lp is not None else None
 
 
