@@ -192,10 +192,26 @@ def _scan_fix(text, d):
 
 def _applied(text, fix):
     ((line, col, end_line, end, new),) = fix.edits
-    assert line == end_line
     lines = text.split("\n")
-    lines[line - 1] = lines[line - 1][:col - 1] + new + lines[line - 1][end - 1:]
+    lines[line - 1:end_line] = (lines[line - 1][:col - 1] + new +
+                                lines[end_line - 1][end - 1:]).split("\n")
     return "\n".join(lines)
+
+
+def _run_both(text, fixed, *shapes, seed=11):
+    """Each kernel run on the same random inputs: [its arrays after the run]."""
+    pytest.importorskip("llvmlite")
+    from tirkit.codegen import build
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    got = []
+    for src in (text, fixed):
+        mod = tirkit.parse(src).module
+        ((_, f),) = mod.prim_funcs()
+        arrays = [a.copy() for a in inputs]
+        build(f, mod)(*arrays)
+        got.append(arrays)
+    return inputs, got
 
 
 def test_the_quick_fix_declares_a_scan_and_the_kernel_computes_the_same():
@@ -206,30 +222,94 @@ def test_the_quick_fix_declares_a_scan_and_the_kernel_computes_the_same():
     assert "vi = T.axis.scan(15, i)" in fixed
     assert [d for d in tirkit.check(fixed, "k.py") if d.severity == "error"] == []
     # both run the instances in order: A becomes the running sum of B, from A[0]
-    pytest.importorskip("llvmlite")
-    from tirkit.codegen import build
-    rng = np.random.default_rng(11)
-    a0 = rng.standard_normal(16).astype(np.float32)
-    b = rng.standard_normal(16).astype(np.float32)
-    got = []
-    for src in (text, fixed):
-        mod = tirkit.parse(src).module
-        ((_, f),) = mod.prim_funcs()
-        a = a0.copy()
-        build(f, mod)(a, b)
-        got.append(a)
+    (a0, b), ((a, _), (a_fixed, _)) = _run_both(text, fixed, 16, 16)
     want = a0[0] + np.concatenate([[0], np.cumsum(b[:15], dtype=np.float64)])
-    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
-    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_allclose(a, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(a, a_fixed)
 
 
-def test_the_warning_gets_the_same_fix_and_the_remap_form_none():
+def test_the_warning_gets_the_same_fix():
     text = HEAD + textwrap.dedent(PAIRS)
     (fix,) = _scan_fix(text, diag(PAIRS))
     assert "vi = T.axis.scan(16, i)" in _applied(text, fix)
-    # the accumulation keeps its reduction fix; a dependence declared by T.axis.remap,
-    # which has no letter for a scan, gets none
-    body = DIAG
+
+
+def test_an_iterator_of_remap_is_declared_apart_and_the_kernel_computes_the_same():
+    # T.axis.remap has no letter for a scan: the statement is split, the iterator declared
+    # with T.axis.scan over its loop's range, the others as they were
+    text = HEAD + textwrap.dedent(DIAG)
+    (fix,) = _scan_fix(text, diag(DIAG))
+    assert fix.title == "Declare `vi` a scan iterator"
+    ((line, col, end_line, end, new),) = fix.edits
+    assert (line, col, end_line, end) == (9, 13, 9, 48)
+    assert new == "vi = T.axis.scan(8, i)\n            vj = T.axis.spatial(8, j)"
+    fixed = _applied(text, fix)
+    assert tirkit.check(fixed, "k.py") == []
+    (a0,), ((a,), (a_fixed,)) = _run_both(text, fixed, (9, 9))
+    want = a0.astype(np.float64)
+    for i in range(8):
+        for j in range(8):
+            want[i + 1, j + 1] = want[i, j] * 2
+    np.testing.assert_allclose(a, want, rtol=1e-6)
+    np.testing.assert_array_equal(a, a_fixed)
+
+
+FOUR = """
+@T.prim_func
+def four(A: T.Buffer((2, 3, 16, 4), "float32"), B: T.Buffer((2, 3, 16, 4), "float32")):
+    for b, c, i, j in T.grid(2, 3, 15, 4):
+        with T.block("step"):
+            vb, vc, vi, vj = T.axis.remap(
+                "SSSS", [b, c, i, j])  # one row after another
+            A[vb, vc, vi + 1, vj] = A[vb, vc, vi, vj] + B[vb, vc, vi, vj]
+"""
+
+
+def test_the_iterators_before_and_after_stay_in_remaps_or_alone():
+    text = HEAD + textwrap.dedent(FOUR)
+    d = diag(FOUR)
+    assert (d.span.line, d.span.column) == (9, 21)
+    (fix,) = _scan_fix(text, d)
+    fixed = _applied(text, fix)
+    assert "\n".join(fixed.split("\n")[8:12]) == (
+        '            vb, vc = T.axis.remap("SS", [b, c])\n'
+        "            vi = T.axis.scan(15, i)\n"
+        "            vj = T.axis.spatial(4, j)  # one row after another\n"
+        "            A[vb, vc, vi + 1, vj] = A[vb, vc, vi, vj] + B[vb, vc, vi, vj]")
+    assert tirkit.check(fixed, "k.py") == []
+    (a0, b), ((a, _), (a_fixed, _)) = _run_both(text, fixed, (2, 3, 16, 4), (2, 3, 16, 4))
+    want = a0[:, :, :1] + np.concatenate(
+        [np.zeros((2, 3, 1, 4)), np.cumsum(b[:, :, :15], axis=2, dtype=np.float64)], axis=2)
+    np.testing.assert_allclose(a, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(a, a_fixed)
+
+
+@pytest.mark.parametrize("loops, remap, decl", [
+    # a loop from 1: the scan is declared over [1, 15)
+    ("for i, j in T.grid(15, 4)", '"SS", [i, j]', "vi = T.axis.scan(15, i)"),
+    ("for i in T.serial(1, 15):\n        for j in range(4)", '"SS", [i, j]',
+     "vi = T.axis.scan((1, 15), i)"),
+])
+def test_the_scan_keeps_its_loops_range(loops, remap, decl):
+    body = f"""
+@T.prim_func
+def k(A: T.Buffer((16, 4), "float32")):
+    {loops}:
+            with T.block("step"):
+                vi, vj = T.axis.remap({remap})
+                A[vi + 1, vj] = A[vi, vj] * T.float32(0.5)
+"""
+    text = HEAD + textwrap.dedent(body)
+    (fix,) = _scan_fix(text, diag(body))
+    fixed = _applied(text, fix)
+    assert decl in fixed
+    assert tirkit.check(fixed, "k.py") == []
+
+
+def test_a_remap_over_a_tuple_of_loops_gets_no_fix():
+    body = DIAG.replace("for i, j in T.grid(8, 8)", "for ij in T.grid(8, 8)").replace(
+        "[i, j]", "ij")
+    assert diag(body).severity == "error"
     assert _scan_fix(HEAD + textwrap.dedent(body), diag(body)) == []
 
 

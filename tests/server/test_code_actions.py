@@ -7,7 +7,7 @@ from lsprotocol import types as T
 
 import tirkit
 from lsp_helpers import example, open_doc, replace_all, vscode_client
-from test_verify_instance_dependence import SHIFT
+from test_verify_instance_dependence import FOUR, SHIFT
 from test_verify_iter_type import ROWSUM
 from test_verify_rules import without_init
 
@@ -167,6 +167,7 @@ def _classic(body):
 SPATIAL_SUM = _classic(ROWSUM)
 NO_INIT = _classic(without_init())
 RUNNING = _classic(SHIFT)
+ROWS = _classic(FOUR)
 
 
 async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
@@ -191,26 +192,43 @@ async def test_quick_fix_declares_the_accumulated_iterator_a_reduction(client):
     assert not [x for x in tirkit.check(fixed) if x.severity == "error"]
 
 
-async def test_quick_fix_declares_a_scan_where_instances_depend_on_each_other(client):
+async def _iter_type_fixes(client, name, text):
+    """(the one signature/iter-type diagnostic of `text` opened as `name`, its quick fixes)."""
     from lsp_helpers import wait_diagnostics
-    uri = MATMUL.as_uri().replace("matmul.py", "running.py")
-    open_doc(client, uri, RUNNING)
+    uri = MATMUL.as_uri().replace("matmul.py", name)
+    open_doc(client, uri, text)
     diags = await wait_diagnostics(
         client, uri, lambda ds: any(d.code == "signature/iter-type" for d in ds))
     (d,) = [d for d in diags if d.code == "signature/iter-type"]
+    acts = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
+    return d, [(a.title, a.edit.changes[uri] if a.edit else None) for a in acts]
+
+
+async def test_quick_fix_declares_a_scan_where_instances_depend_on_each_other(client):
+    d, acts = await _iter_type_fixes(client, "running.py", RUNNING)
     assert (d.range.start.line, d.range.start.character, d.severity) == \
         (8, 12, T.DiagnosticSeverity.Error)
     assert [r.message for r in d.related_information] == [
         "`vi` = 0 writes `A[1]` here", "`vi` = 1 reads `A[1]` here"]
-    acts = await client.text_document_code_action_async(T.CodeActionParams(
-        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range,
-        context=T.CodeActionContext(diagnostics=[d], only=[T.CodeActionKind.QuickFix])))
-    assert [a.title for a in acts] == ["Declare `vi` a scan iterator",
-                                       "Ignore signature/iter-type on this line"]
-    (edit,) = acts[0].edit.changes[uri]
-    fixed = _apply(RUNNING, [edit])
+    assert [title for title, _ in acts] == ["Declare `vi` a scan iterator",
+                                            "Ignore signature/iter-type on this line"]
+    fixed = _apply(RUNNING, acts[0][1])
     assert "vi = T.axis.scan(15, i)" in fixed
     assert not [x for x in tirkit.check(fixed) if x.code == "signature/iter-type"]
+
+
+async def test_quick_fix_splits_a_remap_to_declare_the_scan(client):
+    d, acts = await _iter_type_fixes(client, "rows.py", ROWS)
+    assert (d.range.start.line, d.range.start.character) == (8, 20)      # `vi`
+    title, (edit,) = acts[0]
+    assert title == "Declare `vi` a scan iterator"
+    assert (edit.range.start.line, edit.range.end.line) == (8, 9)      # the call wraps
+    fixed = _apply(ROWS, [edit])
+    assert 'vb, vc = T.axis.remap("SS", [b, c])\n            vi = T.axis.scan(15, i)\n' \
+        "            vj = T.axis.spatial(4, j)  # one row after another\n" in fixed
+    assert tirkit.check(fixed) == []
 
 
 async def test_quick_fix_initializes_a_forgotten_accumulator(client):

@@ -5,8 +5,9 @@ quick fixes, computed here so that every client gets the same edit):
   reduction iterator" (its letter of `T.axis.remap` made "R"; `reduction_edit`).  The
   kernel computes the same: the loops run the instances in the same order.  On a spatial
   iterator whose instances depend on each other (`A[vi + 1] = A[vi] + B[vi]`): "Declare
-  `vi` a scan iterator" (`T.axis.spatial` made `T.axis.scan`, where it is declared alone;
-  `scan_edit`), which keeps the order the kernel already runs them in.
+  `vi` a scan iterator" (`T.axis.spatial` made `T.axis.scan`; a `T.axis.remap` statement,
+  which has no letter for a scan, split with `vi` declared apart; `scan_edit`), which keeps
+  the order the kernel already runs them in.
 - `dataflow/uncovered-read` on the read of a block that updates an allocated buffer
   without a `T.init()` (`acc[vi] = acc[vi] + A[vi, vk]`): "Initialize `acc[vi]` to 0 in a
   T.init()", the identity of the update's operator (`+` 0, `*` 1, `T.max` the smallest
@@ -23,7 +24,8 @@ quick fixes, computed here so that every client gets the same edit):
 - `dataflow/unused-buffer` on a buffer nothing touches: "Remove the unused allocation of
   `temp`", its line `temp = T.alloc_buffer(...)` deleted; on one written and never read,
   "Remove `E` and block 'exp'", its line and the statements that write it (each the largest
-  that does nothing else: the block's loop nest) deleted (`unused_buffer.removal`).  The kernel's results are the same: nothing read what was removed.
+  that does nothing else: the block's loop nest) deleted (`unused_buffer.removal`).  The
+  kernel's results are the same: nothing read what was removed.
 
 A fix is offered only where the source has the form the edit expects; a schedule primitive
 that repairs a diagnostic is a schedule action instead (schedule/actions.py)."""
@@ -65,16 +67,19 @@ def text_fixes(result, code: str, severity: str, line: int, column: int) -> list
         dependent = _dependence_at(result, line, column)
         if not dependent and severity != "error":
             return []
-        edit = (scan_edit if dependent else reduction_edit)(lines, line, column)
+        if dependent:
+            edit = scan_edit(lines, line, column, _realize_declaring(result, line, column))
+        else:
+            edit = reduction_edit(lines, line, column)
+            edit = edit and (edit[0], edit[1], edit[0], edit[2], edit[3])
         if edit is None:
             return []
-        ln, start, end, new = edit
         src = lines[line - 1]
         name = src[column - 1:].split(",")[0].split("=")[0].strip()
         what = "a scan iterator" if dependent else "a reduction iterator"
         title = f"Declare `{name}` {what}" if name.isidentifier() else \
             f"Declare the iterator {what}"
-        return [TextFix(title, [(ln, start, ln, end, new)])]
+        return [TextFix(title, [edit])]
     if code == UNCOVERED:
         fix = _init_fix(result, lines, line, column)
         return [fix] if fix is not None else []
@@ -111,6 +116,15 @@ def _dependence_at(result, line, column) -> bool:
     ctx = RuleContext(module=result.module, text=result.text)
     return any((d.span.line, d.span.column) == (line, column)
                for _, f in result.module.prim_funcs() for d in check_instance_dependence(f, ctx))
+
+
+def _realize_declaring(result, line, column):
+    """The block (its BlockRealize) one of whose iterators is declared at (line, column)."""
+    def here(r):
+        return any(iv.span is not None and (iv.span.line, iv.span.column) == (line, column)
+                   for iv in r.block.iter_vars)
+    return next(filter(None, (find_first(f.body, here, S.BlockRealize)
+                              for _, f in result.module.prim_funcs())), None)
 
 
 def _identity(op, dtype, t):

@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import re
 
+from ..arith.writeback import simplify
 from ..diagnostics import error, warning
+from ..ir import expr as E
 from ..ir.visit import vars_in
 from . import register
 from ._common import block_label, const_int, func_accesses, same_element, text
@@ -205,11 +207,74 @@ def reduction_edit(lines, line: int, column: int):
     return _kind_edit(lines, line, column, "R")
 
 
-def scan_edit(lines, line: int, column: int):
-    """The edit that declares the iterator named at (line, column) a scan, as
-    `reduction_edit` does for a reduction: `T.axis.spatial`/`T.axis.S` made `T.axis.scan`;
-    None for an iterator of `T.axis.remap`, which has no letter for a scan."""
-    return _kind_edit(lines, line, column, "C")
+def scan_edit(lines, line: int, column: int, realize):
+    """The edit that declares the iterator named at (line, column) of the block `realize` a
+    scan, as `reduction_edit` does for a reduction: `T.axis.spatial`/`T.axis.S` made
+    `T.axis.scan`.  `T.axis.remap` has no letter for a scan, so its statement is split
+    (`remap_split`).  (line, column, end_line, end_column, new text), or None."""
+    edit = _kind_edit(lines, line, column, "C")
+    if edit is not None:
+        ln, start, end, new = edit
+        return (ln, start, ln, end, new)
+    return remap_split(lines, line, column, realize)
+
+
+def remap_split(lines, line: int, column: int, realize):
+    """The edit that takes the iterator named at (line, column) out of its
+    `T.axis.remap(kinds, [loops])` statement (the call may wrap onto the next two lines) and
+    declares it `T.axis.scan` over its loop's range; the iterators before and after it stay
+    in a remap of their own, or are declared alone where one is left.  None where the
+    statement is not of that form (loops passed as one tuple, names not the block's)."""
+    if realize is None or not 1 <= line <= len(lines):
+        return None
+    src = lines[line - 1]
+    eq = re.search(r"(?<![=!<>])=(?!=)", src)
+    joined = "\n".join(lines[line - 1:line + 2])
+    m = _REMAP.search(joined, eq.end()) if eq is not None else None
+    tail = _LOOPS.match(joined, m.end()) if m is not None else None
+    if tail is None or eq.start() < column - 1:
+        return None
+    prefix = joined[eq.end():m.start()].strip()          # "T." as the file spells it
+    names = [n.strip() for n in src[:eq.start()].split(",")]
+    loops = [x.strip() for x in tail.group(1).split(",") if x.strip()]
+    ivs = [(iv, v) for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+           if iv.span is not None and iv.span.line == line]
+    index = src[:column - 1].count(",")
+    if [iv.var.name for iv, _ in ivs] != names or [getattr(v, "name", None) for _, v in ivs] \
+            != loops or len(m.group(2)) != len(names) or not prefix.endswith("."):
+        return None
+    iv = ivs[index][0]
+    if iv.var.dtype != "int32" and iv.dom.extent.dtype != iv.var.dtype:
+        return None
+    quote, kinds = m.group(1), m.group(2)
+
+    def kept(lo, hi):                   # the iterators [lo, hi), of the kinds they had
+        if hi - lo == 1:
+            return [f"{names[lo]} = {prefix}axis.{_SPELLED[kinds[lo]]}"
+                    f"({_dom_text(ivs[lo][0])}, {loops[lo]})"]
+        return [f"{', '.join(names[lo:hi])} = {prefix}axis.remap({quote}{kinds[lo:hi]}{quote}, "
+                f"[{', '.join(loops[lo:hi])}])"] if hi > lo else []
+    decls = kept(0, index) + [f"{names[index]} = {prefix}axis.scan({_dom_text(iv)}, "
+                              f"{loops[index]})"] + kept(index + 1, len(names))
+    if prefix != "T." and any("T." in d for d in decls):
+        return None                     # (`text` spells a typed constant `T.int64(8)`)
+    indent = src[:len(src) - len(src.lstrip())]
+    end = tail.end()
+    end_line = line + joined.count("\n", 0, end)
+    end_column = end - (joined.rfind("\n", 0, end) + 1) + 1
+    return (line, len(indent) + 1, end_line, end_column, ("\n" + indent).join(decls))
+
+
+_LOOPS = re.compile(r"\s*,\s*\[([\w\s,]*)\]\s*\)")
+_SPELLED = {"S": "spatial", "R": "reduce"}
+
+
+def _dom_text(iv) -> str:
+    """An iterator's range as `T.axis.*` takes it: its extent, or (start, end)."""
+    dom = iv.dom
+    if const_int(dom.min) == 0:
+        return text(dom.extent)
+    return f"({text(dom.min)}, {text(simplify(E.Add(dom.min, dom.extent, dom.min.dtype)))})"
 
 
 def _kind_edit(lines, line, column, kind):
