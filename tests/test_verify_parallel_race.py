@@ -233,6 +233,46 @@ def test_iterations_that_store_one_value_to_an_element_they_then_read():
         "iteration `i0_0` = 1 reads `T_add[0]`, which iteration `i0_0` = 0 writes"]
 
 
+# a padded convolution's pad recomputed in each parallel tile (compute_at), as most
+# convolution schedules make it: tiles o and o + 1 both write P[4 * o + 4] and P[4 * o + 5],
+# each the same value of X or 0, then read them
+PADDED = '''def padded(X: T.Buffer((16,), "float32"), Y: T.Buffer((16,), "float32")):
+    P = T.alloc_buffer((18,), "float32")
+    for o in T.parallel(4):
+        for k in range(6):
+            with T.block("pad"):
+                vh = T.axis.spatial(18, o * 4 + k)
+                P[vh] = T.if_then_else(1 <= vh and vh < 17, X[vh - 1], T.float32(0))
+        for h, r in T.grid(4, 3):
+            with T.block("conv"):
+                vo = T.axis.spatial(16, o * 4 + h)
+                vr = T.axis.reduce(3, r)
+                with T.init():
+                    Y[vo] = T.float32(0)
+                Y[vo] = Y[vo] + P[vo + vr]
+'''
+
+
+@pytest.mark.parametrize("value", [
+    "T.if_then_else(1 <= vh and vh < 17, X[vh - 1], T.float32(0))",
+    "T.exp(T.if_then_else(1 <= vh, X[T.min(vh, 16) - 1], T.float32(0)))",
+    "T.max(X[T.min(vh, 15)], T.float32(0))",
+])
+def test_a_pure_call_computes_one_value(value):
+    # a call whose value depends on its arguments alone (a math function, if_then_else)
+    assert races(PADDED.replace(
+        "T.if_then_else(1 <= vh and vh < 17, X[vh - 1], T.float32(0))", value)) == []
+
+
+def test_a_call_with_effects_or_state_may_give_each_iteration_its_own_value():
+    for value in ('T.call_extern("float32", "next_sample")',
+                  'T.call_pure_extern("float32", "expf", X[T.min(vh, 15)]) + '
+                  'T.call_extern("float32", "next_sample")'):
+        assert [m.split(":")[0] for _, _, m, _ in races(PADDED.replace(
+            "T.if_then_else(1 <= vh and vh < 17, X[vh - 1], T.float32(0))", value))] == [
+            "iteration `o` = 1 reads `P[4]`, which iteration `o` = 0 writes"]
+
+
 def test_a_read_ahead_of_the_iteration_s_own_write_in_an_inner_loop_is_a_race():
     # each iteration writes every T_add[k] with one value, but reads T_add[k + 1] in the
     # same inner iteration, before it writes it: the value read depends on the others

@@ -154,6 +154,37 @@ def test_iterations_that_write_one_value_to_an_element_may_run_in_parallel():
     assert sch.get(v0).kind == "parallel"
 
 
+PADDED_CONV = HEAD + '''@T.prim_func
+def conv(X: T.Buffer((64,), "float32"), W: T.Buffer((3,), "float32"),
+         Y: T.Buffer((64,), "float32")):
+    P = T.alloc_buffer((66,), "float32")
+    for h in range(66):
+        with T.block("pad"):
+            vh = T.axis.spatial(66, h)
+            P[vh] = T.if_then_else(1 <= vh and vh < 65, X[vh - 1], T.float32(0))
+    for o, r in T.grid(64, 3):
+        with T.block("conv"):
+            vo, vr = T.axis.remap("SR", [o, r])
+            with T.init():
+                Y[vo] = T.float32(0)
+            Y[vo] = Y[vo] + P[vo + vr] * W[vr]
+'''
+
+
+def test_a_pad_recomputed_in_each_parallel_tile_is_accepted():
+    # compute_at puts the pad in each tile, with the two elements of its halo that the
+    # next tile computes too: the same value, so the tiles may run at once
+    sch = sched(PADDED_CONV)
+    o, r = sch.get_loops(sch.get_block("conv"))
+    o0, o1 = sch.split(o, [8, 8])
+    sch.parallel(o0)
+    sch.compute_at(sch.get_block("pad"), o0)
+    assert [sch.get(x).extent.value for x in sch.get_loops(sch.get_block("pad"))] == [8, 10]
+    sch.parallel(sch.get_loops(sch.get_block("pad"))[0])
+    assert sch.get(o0).kind == "parallel"
+    check_scheduled(sch)
+
+
 VIEWS = HEAD + '''@T.prim_func
 def views(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
     for i, j in T.grid(16, 16):

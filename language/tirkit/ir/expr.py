@@ -98,6 +98,13 @@ UNARY_MATH = frozenset({
 BINARY_MATH = frozenset({"pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp",
                          "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"})
 BOOL_RESULT = frozenset({"isnan", "isinf", "isfinite", "isnullptr"})
+# calls whose value depends on their arguments alone: they read no storage or state and change
+# none (TVM's CallEffectKind kPure), the externs a program declares pure included
+PURE_CALLS = UNARY_MATH | BINARY_MATH | BOOL_RESULT | frozenset({
+    "if_then_else", "reinterpret", "fma", "q_multiply_shift", "ceildiv", "floordiv",
+    "floormod", "truncdiv", "truncmod", "min_value", "max_value", "infinity",
+    "call_pure_extern", "call_llvm_pure_intrin",
+})
 
 
 @node

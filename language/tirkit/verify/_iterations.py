@@ -216,13 +216,14 @@ def block_owner(a, pos):
 
 def invariant_store(a, inner, env, written=frozenset()) -> bool:
     """Whether store `a` writes one value to each element, whichever iteration makes it: no
-    call in its value, no load of storage in `written` (ids of the data Vars the loop
-    writes), and each variable in it either determined by an index of the store itself
+    call in its value but of a pure function (`E.PURE_CALLS`: `T.exp`, `T.if_then_else`, as
+    a padding writes its zeros), no load of storage in `written` (ids of the data Vars the
+    loop writes), and each variable in it either determined by an index of the store itself
     (`B[vi] = A[vi] + 1`: one element, one `vi`; `_pinned`), inside a load at the store's
     own indices, or free of the loops `inner` (ids).  Iterations that store it to one
     element by one store then leave that value whatever their order."""
     v = a.value
-    if v is None or contains(v, lambda x: type(x) is E.Call or (
+    if v is None or contains(v, lambda x: (type(x) is E.Call and x.op not in E.PURE_CALLS) or (
             type(x) is E.BufferLoad and id(x.buffer.data) in written)):
         return False
     pinned = _pinned(a)
