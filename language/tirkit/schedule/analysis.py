@@ -1,6 +1,6 @@
 """What the primitives need to know about blocks: read/write regions (declared, or inferred
 from the body by analysis/regions.py), producers and consumers within a scope, output
-buffers, bindings."""
+buffers, bindings; and whether a loop's iterations that run at once meet (`dependence`)."""
 from __future__ import annotations
 
 from ..ir import expr as E
@@ -10,6 +10,8 @@ from ..arith import writeback as A
 # block regions come from the one region analysis (re-exported for the primitives)
 from ..analysis.regions import (atom_vars, infer_regions, region_of_indices,  # noqa: F401
                                 regions_of)
+from ..verify.parallel_race import iteration_conflict
+from ..verify.vector_dependence import lane_conflict
 from . import _ir
 
 def read_buffers(block: S.Block) -> list:
@@ -129,3 +131,11 @@ def opaque_uses(stmt, buf) -> list:
         return True
     walk(stmt, v)
     return out
+
+
+def dependence(func, loop):
+    """The diagnostic of two iterations of `loop` (a For of `func`) that its kind runs at
+    once, parallel threads or vector lanes, touching one element, one writing; None.  What
+    `parallel` and `vectorize` refuse, and compute_at where it would make such a loop so."""
+    check = {"parallel": iteration_conflict, "vectorized": lane_conflict}.get(loop.kind)
+    return check(func, loop) if check is not None else None

@@ -8,10 +8,8 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import expr as E
-from ...verify.parallel_race import iteration_conflict
-from ...verify.vector_dependence import lane_conflict
 from .. import _ir
-from ..analysis import binding_uses, realizes_under
+from ..analysis import binding_uses, dependence, realizes_under
 from ..registry import primitive
 
 
@@ -46,7 +44,7 @@ def check_independent(sch, func_name, f, new, what):
     compact dataflow, and two blocks', which it lets through)."""
     func = sch.func(func_name)
     trial = dataclasses.replace(func, body=_ir.replace_nodes(func.body, {id(f): new}))
-    d = (iteration_conflict if new.kind == "parallel" else lane_conflict)(trial, new)
+    d = dependence(trial, new)
     if d is not None:
         raise sch.error(f"{what}/dependence", f"loop '{f.loop_var.name}': {d.message}", f)
 
