@@ -1,5 +1,6 @@
 from kernels import MATMUL
 from sched_util import body_text, check_result, refused, sched
+from test_schedule_loop_kind import RUNNING, STAGES
 
 
 def test_bind_block_and_thread():
@@ -42,3 +43,23 @@ def test_split_of_bound_loop_is_refused():
         sch.split(i, [2, 8])
     with refused("fuse/annotated-loop"):
         sch.fuse(i, j)
+
+
+def test_a_loop_whose_iterations_meet_is_not_bound_to_blocks():
+    # the thread blocks of a grid run at once, as a parallel loop's iterations: a running
+    # sum along `j`, or block Y of iteration 0 reading the A[1] that block X of iteration 1
+    # writes, is refused with the race rule's witness (loop-nest/parallel-race)
+    sch = sched(RUNNING)
+    i, j = sch.get_loops(sch.get_block("step"))
+    with refused("bind/dependence", "j") as e:
+        sch.bind(j, "blockIdx.x")
+    assert e.value.message.startswith(
+        "loop 'j': iteration `j` = 1 reads `A[0, 1]`, which iteration `j` = 0 writes: the "
+        "loop bound to blockIdx.x may run them at the same time")
+    sch.bind(i, "blockIdx.x")           # rows apart
+    check_result(sch)
+    sch = sched(STAGES)
+    (i,) = sch.get_loops(sch.get_block("X"))
+    with refused("bind/dependence", "i") as e:
+        sch.bind(i, "blockIdx.y")
+    assert "iteration `i` = 0 reads `A[1]`, which iteration `i` = 1 writes" in e.value.message

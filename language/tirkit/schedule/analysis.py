@@ -3,6 +3,8 @@ from the body by analysis/regions.py), producers and consumers within a scope, o
 buffers, bindings; and whether a loop's iterations that run at once meet (`dependence`)."""
 from __future__ import annotations
 
+import dataclasses
+
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.visit import find_all, walk
@@ -133,9 +135,30 @@ def opaque_uses(stmt, buf) -> list:
     return out
 
 
+def runs_at_once(loop) -> bool:
+    """Whether the loop's iterations may run at the same time, as parallel threads, thread
+    blocks (a loop bound to blockIdx) or vector lanes."""
+    return loop.kind in ("parallel", "vectorized") or (
+        loop.kind == "thread_binding" and (loop.thread_tag or "").startswith("blockIdx"))
+
+
 def dependence(func, loop):
-    """The diagnostic of two iterations of `loop` (a For of `func`) that its kind runs at
-    once, parallel threads or vector lanes, touching one element, one writing; None.  What
-    `parallel` and `vectorize` refuse, and compute_at where it would make such a loop so."""
-    check = {"parallel": iteration_conflict, "vectorized": lane_conflict}.get(loop.kind)
-    return check(func, loop) if check is not None else None
+    """The diagnostic of two iterations of `loop` (a For of `func`) that run at once
+    (`runs_at_once`) touching one element, one writing, in an order its kind does not keep;
+    None.  What `parallel`, `vectorize` and `bind` refuse, and compute_at where it would
+    make such a loop so."""
+    if not runs_at_once(loop):
+        return None
+    return (lane_conflict if loop.kind == "vectorized" else iteration_conflict)(func, loop)
+
+
+def check_independent(sch, func_name, f, new, what):
+    """Refuse to make loop `f` into `new` where the iterations (lanes) of `new` would touch
+    one element, one writing, in an order its kind does not keep: the race and lane rules'
+    witness, every pair of accesses read (two of one block too, which TVM refuses as a block
+    without compact dataflow, and two blocks', which it lets through)."""
+    func = sch.func(func_name)
+    trial = dataclasses.replace(func, body=_ir.replace_nodes(func.body, {id(f): new}))
+    d = dependence(trial, new)
+    if d is not None:
+        raise sch.error(f"{what}/dependence", f"loop '{f.loop_var.name}': {d.message}", f)

@@ -11,9 +11,10 @@ read in part, a prefix of each loop; the loops outside it at their first values)
 Iterations that store one value to an element by one store leave that value whatever
 their order, and are not reported, even where iterations read it after writing it
 themselves (in execution order: the loops both are in, then the statements): a value with
-no call, no load of storage the loop writes, and no variable of the loops inside but those
+no call but of a pure function, no load of storage the loop writes, and no variable of the loops inside but those
 the store's own indices fix or inside a load at those indices (`T_add[ax0] = x[ax0] + 1`,
-as compute_at recomputes a producer's overlapping elements in each tile); where a nest is
+as compute_at recomputes a producer's overlapping elements in each tile; a call only of a
+pure function, `T.if_then_else` of a padding, `T.exp`); where a nest is
 read in part, such elements are not judged.  Two accesses of one block with iterators
 inside the loop (the outermost such block) are left to the block rules
 (`signature/iter-type`, `loop-nest/reduction-on-parallel`): a block's iterators declare its
@@ -65,16 +66,17 @@ def check_parallel_race(func, ctx):
 
 
 def iteration_conflict(func, node):
-    """The error of two iterations of loop `node` (a For of `func`, made parallel) that
-    touch one element, one writing, two accesses of one block with iterators included:
-    what the `parallel` schedule primitive refuses; None.  Only global storage is read: a
-    GPU kernel's shared, local or warp buffers, made CPU threads' by a parallel loop around
-    their thread bindings, are not judged."""
+    """The error of two iterations of loop `node` (a For of `func`, parallel or bound to
+    blockIdx) that touch one element, one writing, two accesses of one block with iterators
+    included: what the `parallel` and `bind` schedule primitives refuse; None.  Only global
+    storage is read: a GPU kernel's shared, local or warp buffers, made CPU threads' by a
+    parallel loop around their thread bindings, are not judged."""
     fa, lp = loop_at(func, node)
     n = const_int(lp.extent) if lp is not None else None
-    if n is None or n < 2:
+    why = _why(lp) if lp is not None else None
+    if n is None or n < 2 or why is None:
         return None
-    return _race(func, fa, lp, ("parallel", "the parallel loop"), full_env(fa), within=True)
+    return _race(func, fa, lp, why, full_env(fa), within=True)
 
 
 def _race(func, fa, lp, why, env, within=False):

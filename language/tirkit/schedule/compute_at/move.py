@@ -12,8 +12,8 @@ from .. import _ir
 from .checks import check_cover, check_passed, check_reads, contains, is_under
 from .nest import make_nest
 from .region import needed_region
-from ..analysis import (consumers, dependence, output_buffers, producers, scope_blocks,
-                        write_buffers)
+from ..analysis import (consumers, dependence, output_buffers, producers, runs_at_once,
+                        scope_blocks, write_buffers)
 
 
 def move(sch, block, loop, preserve_unit_loops, index, reverse):
@@ -103,9 +103,9 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
 
 def _check_independent(sch, func, scope, mapping, loops, blk, what):
     """The block is computed in each iteration of the loops around its new place: those that
-    run their iterations at once (parallel, vectorized) must not then have two touch one
-    element, one writing (the check of `parallel` and `vectorize`; the witness is theirs)."""
-    at_once = {id(a.loop_var): a for a in loops if a.kind in ("parallel", "vectorized")}
+    run their iterations at once (parallel, vectorized, bound to blockIdx) must not then have
+    two touch one element, one writing (the check of `parallel`, `vectorize` and `bind`)."""
+    at_once = {id(a.loop_var): a for a in loops if runs_at_once(a)}
     if not at_once:
         return
     new_scope = _ir.replace_nodes(scope, mapping)

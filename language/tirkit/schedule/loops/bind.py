@@ -1,13 +1,16 @@
 """bind: bind a loop to a GPU thread axis (`blockIdx.x`, `threadIdx.y`, `vthread.x`...).
 
 Refused: an unknown axis, a loop that feeds a reduction iterator unless the axis is a
-`threadIdx` (cross-thread reduction), a loop that does not start at zero."""
+`threadIdx` (cross-thread reduction), a loop that does not start at zero, a loop bound to
+`blockIdx` whose iterations, the grid's thread blocks, would touch one element of global
+storage, one writing (the race rule's witness, as `parallel` refuses; the threads of one
+block are the thread rules' and the runs')."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import expr as E
-from ..analysis import binding_uses, realizes_under
+from ..analysis import binding_uses, check_independent, realizes_under
 from ..registry import primitive
 
 AXES = {f"{p}.{a}" for p in ("blockIdx", "threadIdx", "vthread") for a in "xyz"} | {"vthread"}
@@ -30,5 +33,6 @@ def bind(sch, loop, thread_axis):
                             f"{'reduction' if iv.kind == 'R' else 'scan'} iterator "
                             f"'{iv.var.name}' of block '{r.block.name_hint}' and cannot be "
                             f"bound to '{thread_axis}'", f, [(r.block, "block")])
-    sch.replace(loop.func, f, dataclasses.replace(f, kind="thread_binding",
-                                                   thread_tag=thread_axis))
+    new = dataclasses.replace(f, kind="thread_binding", thread_tag=thread_axis)
+    check_independent(sch, loop.func, f, new, "bind")
+    sch.replace(loop.func, f, new)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import expr as E
-from .. import _ir
-from ..analysis import binding_uses, dependence, realizes_under
+from ..analysis import binding_uses, check_independent, realizes_under
 from ..registry import primitive
 
 
@@ -35,18 +34,6 @@ def _set_kind(sch, loop, kind, what):
                             "at zero", f)
         check_independent(sch, loop.func, f, new, what)
     sch.replace(loop.func, f, new)
-
-
-def check_independent(sch, func_name, f, new, what):
-    """Refuse a loop whose iterations (lanes, for `vectorize`) touch one element, one
-    writing, in an order the new kind does not keep: the race and lane rules' witness,
-    every pair of accesses read (two of one block too, which TVM refuses as a block without
-    compact dataflow, and two blocks', which it lets through)."""
-    func = sch.func(func_name)
-    trial = dataclasses.replace(func, body=_ir.replace_nodes(func.body, {id(f): new}))
-    d = dependence(trial, new)
-    if d is not None:
-        raise sch.error(f"{what}/dependence", f"loop '{f.loop_var.name}': {d.message}", f)
 
 
 @primitive("parallel")
