@@ -273,6 +273,41 @@ def test_a_call_with_effects_or_state_may_give_each_iteration_its_own_value():
             "iteration `o` = 1 reads `P[4]`, which iteration `o` = 0 writes"]
 
 
+# a loop whose bounds move with the parallel loop (a triangular solve: row i subtracts the
+# x[j] of the rows before it, which other iterations compute at the same time)
+TRIANGULAR = '''def trsv(L: T.Buffer((16, 16), "float32"), x: T.Buffer((16,), "float32")):
+    for i in T.parallel(16):
+        for j in range(i):
+            x[i] = x[i] - L[i, j] * x[j]
+'''
+
+
+def test_a_loop_bounded_by_the_parallel_loop_is_read_within_its_bounds():
+    # (iteration 0 runs no j, and writes nothing)
+    assert [m.split(":")[0] for _, _, m, _ in races(TRIANGULAR)] == [
+        "iteration `i` = 2 reads `x[1]`, which iteration `i` = 1 writes"]
+    # reading another vector: each row its own x[i]
+    assert races(TRIANGULAR.replace("x[i] - L[i, j] * x[j]", "x[i] - L[i, j] * L[j, i]")) == []
+    # packed rows: row i's j < i elements start at i * (i - 1) // 2, apart from the other
+    # rows' only within the loop's bounds: one more (j up to i) and row 1 meets row 0
+    packed = '''def packed(L: T.Buffer((16, 16), "float32"), P: T.Buffer((120,), "float32")):
+    for i in T.parallel(16):
+        for j in range(i):
+            P[i * (i - 1) // 2 + j] = L[i, j]
+'''
+    assert races(packed) == []
+    assert [m.split(":")[0] for _, _, m, _ in races(packed.replace("range(i)", "range(i + 1)"))] \
+        == ["iterations `i` = 0 and `i` = 1 of the parallel loop both write `P[0]`"]
+    # a start that moves: row i updates x[i:16] with its own x[i]
+    shifted = TRIANGULAR.replace("for j in range(i):", "for j in range(i, 16):").replace(
+        "x[i] = x[i] - L[i, j] * x[j]", "x[j] = x[j] + L[i, j] * x[i]")
+    assert [m.split(":")[0] for _, _, m, _ in races(shifted)] == [
+        "iterations `i` = 0 and `i` = 1 of the parallel loop both write `x[1]`"]
+    # rows apart again: row i writes only the columns from i on of its own row
+    assert races(shifted.replace("x[j] = x[j] + L[i, j] * x[i]",
+                                 "L[i, j] = L[i, j] * x[i]")) == []
+
+
 def test_a_read_ahead_of_the_iteration_s_own_write_in_an_inner_loop_is_a_race():
     # each iteration writes every T_add[k] with one value, but reads T_add[k + 1] in the
     # same inner iteration, before it writes it: the value read depends on the others

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.accesses import accesses
-from ..arith.enumerate import LIMIT, box_values
+from ..arith.enumerate import LIMIT, box_values, value_range
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import lanes_of
@@ -47,17 +47,19 @@ def flat_layout(buf):
     return strides, offset
 
 
-def touched(a, ranges, env, limit):
+def touched(a, ranges, env, limit, guards=()):
     """What access `a` touches over the box `ranges` ({Var: (min, extent)}): (flat indices,
-    mask, [index arrays]), arrays of the box's shape, the mask holding where its guards hold
-    and each index after the first lies in its dimension (past an inner dimension's end an
-    index would name an element of the next row: that is `bounds/out-of-bounds`'s report);
-    None where the access cannot be read or the box holds more than `limit` points."""
+    mask, [index arrays]), arrays of the box's shape, the mask holding where its guards (and
+    the conditions `guards`) hold and each index after the first lies in its dimension
+    (past an inner dimension's end an index would name an element of the next row: that is
+    `bounds/out-of-bounds`'s report); None where the access cannot be read or the box holds
+    more than `limit` points."""
     layout = flat_layout(a.buffer)
     if layout is None or len(a.indices) != len(layout[0]) or \
             any(lanes_of(i.dtype) > 1 for i in a.indices):
         return None
-    got = box_values(list(a.indices) + [c for c, _ in a.conds], ranges, env, limit)
+    got = box_values(list(a.indices) + [c for c, _ in a.conds] + list(guards), ranges, env,
+                     limit)
     if got is None:
         return None
     idx, conds = got[:len(a.indices)], got[len(a.indices):]
@@ -82,17 +84,23 @@ def loop_points(a, lp, pos, env, limit, part=None):
     points is cut to `part` points (`limit` without it): a prefix of each loop, the
     largest cut first, `lp` kept to two values at least; a witness found in part of the
     points holds for the whole."""
-    ranges = {}
+    ranges, bounds = {}, []
     for i, x in enumerate(a.loops):
         lo, n = const_int(x.min), const_int(x.extent)
         if lo is None or n is None:
-            return None
+            # bounds that move with the loops around (`range(i)` inside loop `i`): the
+            # loop's values over theirs, and a guard that keeps each point within its own
+            span = _moving_bounds(x, ranges, env, limit)
+            if span is None:
+                return None
+            (lo, n), guard = span
+            bounds.append(guard)
         ranges[x.var] = [lo, n if i >= pos else min(n, 1)]
     cut = box_size(ranges) > limit
     limit = min(limit, part or limit) if cut else limit
     if not cut_box(ranges, limit, lambda v: 2 if v is lp.var else 1):
         return None
-    got = touched(a, {v: tuple(x) for v, x in ranges.items()}, env, limit)
+    got = touched(a, {v: tuple(x) for v, x in ranges.items()}, env, limit, bounds)
     if got is None:
         return None
     flat, mask, idx = got
@@ -101,6 +109,20 @@ def loop_points(a, lp, pos, env, limit, part=None):
     inner = {id(x): np.broadcast_to(_axis(ranges, names, x.var), shape)[mask]
              for x in a.loops[pos + 1:]}
     return flat[mask], loop[mask], [x[mask] for x in idx], mask.size, inner, cut
+
+
+def _moving_bounds(x, ranges, env, limit):
+    """((min, extent), guard) of loop `x` whose bounds are expressions of the loops in
+    `ranges` ({Var: [min, extent]}, the loops around it): the values it takes over theirs,
+    and the condition `min <= var < min + extent` of each point; None where they cannot
+    be read."""
+    box = {v: tuple(r) for v, r in ranges.items()}
+    end = E.Add(x.min, x.extent, x.min.dtype)
+    lo, hi = value_range(x.min, box, env, limit), value_range(end, box, env, limit)
+    if lo is None or hi is None:
+        return None
+    guard = E.And(E.GE(x.var, x.min, "bool"), E.LT(x.var, end, "bool"), "bool")
+    return (lo[0], max(0, hi[1] - lo[0])), guard
 
 
 def box_size(ranges) -> int:

@@ -5,14 +5,17 @@ under `T.parallel`, or `A[i + 1] = A[i] * 2`.  TVM compiles both without a word.
 
 Only what is certain is reported: a witness, two values of the loop's variable and the
 element they share, found by evaluating the accesses' indices and guards at every point of
-the loops inside the parallel one (arith/enumerate.py: constant loops, at most 65,536
+the loops inside the parallel one (arith/enumerate.py: constant loops, and loops whose
+bounds are expressions of the loops around them, `range(i)` inside parallel `i`, read
+within those bounds at each point; at most 65,536
 points for all the accesses under one parallel loop, an access whose points do not fit
 read in part, a prefix of each loop; the loops outside it at their first values).
 Iterations that store one value to an element by one store leave that value whatever
 their order, and are not reported, even where iterations read it after writing it
 themselves (in execution order: the loops both are in, then the statements): a value with
-no call but of a pure function, no load of storage the loop writes, and no variable of the loops inside but those
-the store's own indices fix or inside a load at those indices (`T_add[ax0] = x[ax0] + 1`,
+no call but of a pure function, no load of storage the loop writes, and no variable of the
+loops inside but those the store's own indices fix or inside a load at those indices
+(`T_add[ax0] = x[ax0] + 1`,
 as compute_at recomputes a producer's overlapping elements in each tile; a call only of a
 pure function, `T.if_then_else` of a padding, `T.exp`); where a nest is
 read in part, such elements are not judged.  Two accesses of one block with iterators
@@ -23,7 +26,8 @@ the `A[1]` that block `X` of iteration 0 writes is a race, and TVM's `parallel` 
 loop (each block alone has compact dataflow).  Storage allocated inside the loop is each
 iteration's own.  Under `blockIdx`, only the function's parameters are read (shared and
 local memory belong to one thread block).  Not read: vector accesses, accesses through an
-address (intrinsics), and loops whose bounds are not constants.  Reported on the write,
+address (intrinsics), and loops whose bounds depend on anything but constants and the
+loops around them (a size passed as a parameter).  Reported on the write,
 with the loop and the other access related; its quick fix under `T.parallel` makes the
 loop serial (verify/fixes.py)."""
 from __future__ import annotations
