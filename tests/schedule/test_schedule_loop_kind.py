@@ -231,3 +231,21 @@ def test_a_large_nest_whose_copies_write_one_value_is_accepted():
     by = sch.get_loops(sch.get_block("C"))[0]
     sch.parallel(by)
     assert sch.get(by).kind == "parallel"
+
+
+TRSV = HEAD + '''@T.prim_func
+def trsv(L: T.Buffer((16, 16), "float32"), x: T.Buffer((16,), "float32")):
+    for i in range(16):
+        for j in range(i):
+            with T.block("s"):
+                x[i] = x[i] - L[i, j] * x[j]
+'''
+
+
+def test_a_triangular_loop_is_read_within_its_bounds():
+    # row i reads the x[j] of the rows before it: the inner loop's bounds move with `i`
+    sch = sched(TRSV)
+    i, j = sch.get_loops(sch.get_block("s"))
+    with refused("parallel/dependence", "i") as e:
+        sch.parallel(i)
+    assert "iteration `i` = 2 reads `x[1]`, which iteration `i` = 1 writes" in e.value.message
