@@ -3,6 +3,9 @@ so where two iterations would then touch one element, one writing, the move is r
 the race rule's witness, as `parallel` refuses such a loop; a block whose copies write one
 value to each element (a padding recomputed in each tile) or whose tiles are disjoint is
 moved."""
+import pytest
+
+import tirkit
 from kernels import HEAD
 from sched_util import check_scheduled, refused, sched
 
@@ -23,8 +26,10 @@ def rows(A: T.Buffer((8, 64), "float32"), S: T.Buffer((8, 64), "float32")):
 
 
 def _column_tiles(sch):
-    """S's columns in 4 parallel tiles, each over all the rows: (j_0, i, j_1)."""
-    i, j = sch.get_loops(sch.get_block("S"))
+    """S's columns in 4 parallel tiles, each over all the rows: (j_0, i, j_1); for a tirkit
+    or a TVM schedule."""
+    get = getattr(sch, "get_sblock", None) or sch.get_block
+    i, j = sch.get_loops(get("S"))
     j0, j1 = sch.split(j, [4, 16])
     sch.reorder(j0, i, j1)
     sch.parallel(j0)
@@ -44,6 +49,22 @@ def test_a_reduction_computed_again_in_each_parallel_tile_is_refused():
             "`j_0` = 1 of the parallel loop both write `mx[0]`")
     assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("mx"))] == ["i", "k"]
     check_scheduled(sch)
+
+
+@pytest.mark.oracle
+def test_tvm_moves_the_reduction_into_the_tiles():
+    # TVM 0.27's compute_at does not look at the parallel loop around the place it moves a
+    # block to (its print spells a block's allocation T.sblock_alloc_buffer)
+    tvm = pytest.importorskip("tvm")
+    from tvm import s_tir
+    text = tirkit.to_script(tirkit.parse(ROWS).module, spelling="tirx").replace(
+        "from tvm.script import tirx as T\n", "").replace(
+        "= T.alloc_buffer(", "= T.sblock_alloc_buffer(")
+    sch = s_tir.Schedule(tvm.script.from_source(text))
+    _column_tiles(sch)
+    sch.compute_at(sch.get_sblock("mx"), sch.get_loops(sch.get_sblock("S"))[1])
+    moved = sch.mod["main"].script()
+    assert moved.index("for j_0 in T.parallel(4):") < moved.index('T.sblock("mx")')
 
 
 def test_a_reduction_computed_in_its_own_parallel_row_is_moved():
