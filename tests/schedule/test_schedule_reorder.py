@@ -96,3 +96,38 @@ def test_reorder_loops_of_different_nests():
     _, j = sch.get_loops(sch.get_block("C"))
     with refused(("reorder/not-one-nest",)):
         sch.reorder(j, i)
+
+
+COLUMNS = HEAD + '''@T.prim_func
+def columns(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32"),
+            C: T.Buffer((4, 8), "float32")):
+    for j, i in T.grid(7, 4):
+        with T.block("X"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A[vi, vj + 1] = B[vi, vj]
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[(vi + 1) % 4, vj]
+'''
+
+
+def test_a_parallel_loop_moved_out_of_a_serial_one_keeps_its_iterations_apart():
+    # column by column, row i reads the A[i + 1, j] that row i + 1 wrote in the column
+    # before; with the rows parallel outside the columns, it reads it while row i + 1 runs
+    sch = sched(COLUMNS)
+    j, i = sch.get_loops(sch.get_block("X"))
+    sch.parallel(i)
+    with refused("reorder/dependence", "i") as e:
+        sch.reorder(i, j)
+    assert e.value.message.startswith(
+        "loop 'i' moved out of loop 'j': iteration `i` = 3 reads `A[0, 1]`, which iteration "
+        "`i` = 0 writes")
+    assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("X"))] == ["j", "i"]
+    check_scheduled(sch)
+    # each row reading its own: the rows stay apart outside the columns
+    sch = sched(COLUMNS.replace("A[(vi + 1) % 4, vj]", "A[vi, vj]"))
+    j, i = sch.get_loops(sch.get_block("X"))
+    sch.parallel(i)
+    sch.reorder(i, j)
+    assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("X"))] == ["i", "j"]
+    check_scheduled(sch)

@@ -152,13 +152,23 @@ def dependence(func, loop):
     return (lane_conflict if loop.kind == "vectorized" else iteration_conflict)(func, loop)
 
 
-def check_independent(sch, func_name, f, new, what):
-    """Refuse to make loop `f` into `new` where the iterations (lanes) of `new` would touch
-    one element, one writing, in an order its kind does not keep: the race and lane rules'
-    witness, every pair of accesses read (two of one block too, which TVM refuses as a block
-    without compact dataflow, and two blocks', which it lets through)."""
-    func = sch.func(func_name)
-    trial = dataclasses.replace(func, body=_ir.replace_nodes(func.body, {id(f): new}))
-    d = dependence(trial, new)
-    if d is not None:
-        raise sch.error(f"{what}/dependence", f"loop '{f.loop_var.name}': {d.message}", f)
+def check_independent(sch, func, old, new, loops, what, doing, related=()):
+    """Refuse to put statement `new` in place of `old` in `func` where one of `loops` (the
+    loops concerned, of the kinds they will have) that runs its iterations at once would
+    then have two of them touch one element, one writing, in an order its kind does not
+    keep: error
+    `{what}/dependence` on that loop, with the race or lane rule's witness (every pair of
+    accesses read: two of one block too, which TVM refuses as a block without compact
+    dataflow, and two blocks', which it lets through); `doing(loop)` says what the primitive
+    did to it ("loop 'i'", "block 'mx' computed in each iteration of loop 'j_0'")."""
+    at_once = {id(f.loop_var): f for f in loops if runs_at_once(f)}
+    if not at_once:
+        return
+    trial = dataclasses.replace(func, body=_ir.replace_nodes(func.body, {id(old): new}))
+    for s in _ir.stmts(trial.body):
+        if isinstance(s, S.For) and id(s.loop_var) in at_once:
+            d = dependence(trial, s)
+            if d is not None:
+                loop = at_once[id(s.loop_var)]
+                raise sch.error(f"{what}/dependence", f"{doing(loop)}: {d.message}", loop,
+                                list(related))

@@ -12,8 +12,8 @@ from .. import _ir
 from .checks import check_cover, check_passed, check_reads, contains, is_under
 from .nest import make_nest
 from .region import needed_region
-from ..analysis import (consumers, dependence, output_buffers, producers, runs_at_once,
-                        scope_blocks, write_buffers)
+from ..analysis import (check_independent, consumers, output_buffers, producers,
+                        runs_at_once, scope_blocks, write_buffers)
 
 
 def move(sch, block, loop, preserve_unit_loops, index, reverse):
@@ -96,25 +96,11 @@ def move(sch, block, loop, preserve_unit_loops, index, reverse):
     mapping = {}
     inlining.removal(info, mapping)
     mapping[id(f)] = new_f
-    _check_independent(sch, func, scope, mapping, outer_loops, blk, what)
+    # the block is computed in each iteration of the loops around its new place: those that
+    # run their iterations at once must not then have two meet
+    if any(runs_at_once(a) for a in outer_loops):
+        check_independent(sch, func, scope, _ir.replace_nodes(scope, mapping), outer_loops,
+                          what, lambda x: f"block '{blk.name_hint}' computed in each "
+                          f"iteration of loop '{x.loop_var.name}'", [(blk, "block")])
     inlining.rewrite_scope(sch, block.func, scope, mapping)
     return None
-
-
-def _check_independent(sch, func, scope, mapping, loops, blk, what):
-    """The block is computed in each iteration of the loops around its new place: those that
-    run their iterations at once (parallel, vectorized, bound to blockIdx) must not then have
-    two touch one element, one writing (the check of `parallel`, `vectorize` and `bind`)."""
-    at_once = {id(a.loop_var): a for a in loops if runs_at_once(a)}
-    if not at_once:
-        return
-    new_scope = _ir.replace_nodes(scope, mapping)
-    trial = dataclasses.replace(func, body=_ir.replace_nodes(func.body, {id(scope): new_scope}))
-    for s in _ir.stmts(trial.body):
-        if isinstance(s, S.For) and id(s.loop_var) in at_once:
-            d = dependence(trial, s)
-            if d is not None:
-                loop = at_once[id(s.loop_var)]
-                raise sch.error(f"{what}/dependence",
-                                f"block '{blk.name_hint}' computed in each iteration of loop "
-                                f"'{loop.loop_var.name}': {d.message}", loop, [(blk, "block")])

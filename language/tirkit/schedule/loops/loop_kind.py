@@ -32,7 +32,8 @@ def _set_kind(sch, loop, kind, what):
         if not (isinstance(f.min, E.IntImm) and f.min.value == 0):
             raise sch.error(f"{what}/nonzero-min", f"loop '{f.loop_var.name}' does not start "
                             "at zero", f)
-        check_independent(sch, loop.func, f, new, what)
+        check_independent(sch, sch.func(loop.func), f, new, [new], what,
+                          lambda x: f"loop '{x.loop_var.name}'")
     sch.replace(loop.func, f, new)
 
 

@@ -6,14 +6,16 @@ The given loops must lie on one path of singly nested loops; they take the given
 the loops between them keep their places. Refused: repeated loops, loops on different
 branches or with several statements between them, blocks under them with scan/opaque
 iterators bound to the moved loops or with non-affine bindings, extents that depend on
-another moved loop."""
+another moved loop, a loop whose iterations run at once (parallel, vectorized, bound to
+blockIdx) moved out of a loop so that two of them would touch one element, one writing
+(`parallel`'s check)."""
 from __future__ import annotations
 
 import dataclasses
 
 from ...ir import stmt as S
 from .. import _ir
-from ..analysis import is_affine, realizes_under
+from ..analysis import check_independent, is_affine, realizes_under, runs_at_once
 from ..registry import primitive
 
 
@@ -81,6 +83,18 @@ def reorder(sch, *ordered_loops):
     body = bottom.body
     for f in reversed(order):
         body = dataclasses.replace(f, body=body)
+    # a loop whose iterations run at once, moved out of a loop that ran them in turn, must
+    # not then have two of them meet
+    out_of = {}
+    for k, c in enumerate(order):
+        was_above = chain[:next(n for n, x in enumerate(chain) if x is c)]
+        left = [x for x in was_above if not any(x is y for y in order[:k])]
+        if left and runs_at_once(c):
+            out_of[id(c.loop_var)] = left[0]
+    check_independent(sch, sch.func(func), top, body, [c for c in order
+                                                          if id(c.loop_var) in out_of],
+                      "reorder", lambda x: f"loop '{x.loop_var.name}' moved out of loop "
+                      f"'{out_of[id(x.loop_var)].loop_var.name}'")
     sch.replace(func, top, body)
     return None
 
