@@ -145,8 +145,8 @@ def runs_at_once(loop) -> bool:
 def dependence(func, loop):
     """The diagnostic of two iterations of `loop` (a For of `func`) that run at once
     (`runs_at_once`) touching one element, one writing, in an order its kind does not keep;
-    None.  What `parallel`, `vectorize` and `bind` refuse, and compute_at where it would
-    make such a loop so."""
+    None.  What `parallel`, `vectorize` and `bind` refuse, and `compute_at`,
+    `reverse_compute_at` and `reorder` where they would make such a loop so."""
     if not runs_at_once(loop):
         return None
     return (lane_conflict if loop.kind == "vectorized" else iteration_conflict)(func, loop)
@@ -156,11 +156,11 @@ def check_independent(sch, func, old, new, loops, what, doing, related=()):
     """Refuse to put statement `new` in place of `old` in `func` where one of `loops` (the
     loops concerned, of the kinds they will have) that runs its iterations at once would
     then have two of them touch one element, one writing, in an order its kind does not
-    keep: error
-    `{what}/dependence` on that loop, with the race or lane rule's witness (every pair of
-    accesses read: two of one block too, which TVM refuses as a block without compact
-    dataflow, and two blocks', which it lets through); `doing(loop)` says what the primitive
-    did to it ("loop 'i'", "block 'mx' computed in each iteration of loop 'j_0'")."""
+    keep: error `{what}/dependence` on that loop, with the race or lane rule's witness
+    (every pair of accesses read: two of one block too, which TVM refuses as a block
+    without compact dataflow, and two blocks', which it lets through); `doing(loop)` says
+    what the primitive did to it ("loop 'i'", "block 'mx' computed in each iteration of
+    loop 'j_0'")."""
     at_once = {id(f.loop_var): f for f in loops if runs_at_once(f)}
     if not at_once:
         return

@@ -10,8 +10,8 @@ written buffer with another block, producers that are not all under the loop, a 
 of the block placed before the insertion point, a block passed by the move that reads what
 it writes, a consumer that reads what its producers do not write (some of its instances
 would never run) or that would read beyond what they wrote in the same iteration, a region
-that cannot be solved, a parallel or vectorized loop around the new place whose iterations
-the block would make touch one element, one writing."""
+that cannot be solved, a parallel, vectorized or blockIdx-bound loop around the new place
+whose iterations the block would make touch one element, one writing."""
 from __future__ import annotations
 
 from .move import move
