@@ -160,7 +160,8 @@ def check_independent(sch, func, old, new, loops, what, doing, related=()):
     (every pair of accesses read: two of one block too, which TVM refuses as a block
     without compact dataflow, and two blocks', which it lets through); `doing(loop)` says
     what the primitive did to it ("loop 'i'", "block 'mx' computed in each iteration of
-    loop 'j_0'")."""
+    loop 'j_0'").  A loop whose iterations already met in `func` is let through: the
+    primitive did not make that race (the race rule reports it)."""
     at_once = {id(f.loop_var): f for f in loops if runs_at_once(f)}
     if not at_once:
         return
@@ -168,7 +169,7 @@ def check_independent(sch, func, old, new, loops, what, doing, related=()):
     for s in _ir.stmts(trial.body):
         if isinstance(s, S.For) and id(s.loop_var) in at_once:
             d = dependence(trial, s)
-            if d is not None:
-                loop = at_once[id(s.loop_var)]
+            loop = at_once[id(s.loop_var)]
+            if d is not None and dependence(func, loop) is None:
                 raise sch.error(f"{what}/dependence", f"{doing(loop)}: {d.message}", loop,
                                 list(related))
