@@ -308,6 +308,32 @@ def test_a_loop_bounded_by_the_parallel_loop_is_read_within_its_bounds():
                                  "L[i, j] = L[i, j] * x[i]")) == []
 
 
+# the row maxima computed again for each column of each parallel tile: 32,768 points for
+# each of the reduction's accesses, more than the rule reads in all
+RECOMPUTED_MAX = '''def rows(A: T.Buffer((8, 64), "float32"), S: T.Buffer((8, 64), "float32")):
+    mx = T.alloc_buffer((8,), "float32")
+    for j_0 in T.parallel(4):
+        for i, j_1 in T.grid(8, 16):
+            for ax0 in range(64):
+                with T.block("mx"):
+                    vi, vk = T.axis.remap("SR", [i, ax0])
+                    with T.init():
+                        mx[vi] = T.min_value("float32")
+                    mx[vi] = T.max(mx[vi], A[vi, vk])
+            with T.block("S"):
+                vi = T.axis.spatial(8, i)
+                vj = T.axis.spatial(64, j_0 * 16 + j_1)
+                S[vi, vj] = A[vi, vj] - mx[vi]
+'''
+
+
+def test_every_access_of_a_nest_beyond_the_points_read_gets_its_share():
+    # the init's store and the update's load fit the points read, the update's store did
+    # not and was not read: each access now reads a prefix of its own
+    assert [m.split(":")[0] for _, _, m, _ in races(RECOMPUTED_MAX)] == [
+        "iteration `j_0` = 1 reads `mx[0]`, which iteration `j_0` = 0 writes"]
+
+
 def test_a_read_ahead_of_the_iteration_s_own_write_in_an_inner_loop_is_a_race():
     # each iteration writes every T_add[k] with one value, but reads T_add[k + 1] in the
     # same inner iteration, before it writes it: the value read depends on the others

@@ -100,3 +100,23 @@ def test_a_vectorized_loop_keeps_its_lanes_in_order_too():
     # computed once per row, outside the vector
     sch.compute_at(sch.get_block("mx"), i)
     assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("mx"))] == ["i"]
+
+
+def _compute_at_titles(sch):
+    """The editor's compute_at actions on block mx of the scheduled kernel."""
+    from tirkit.schedule.actions import actions_at
+    text = tirkit.to_script(sch.mod)
+    line = next(n for n, s in enumerate(text.split("\n"), 1) if 'T.block("mx")' in s)
+    return [a.title for a in actions_at(tirkit.parse(text), line, 20)
+            if a.title.startswith("Compute 'mx'")]
+
+
+def test_the_editor_offers_only_the_moves_that_keep_the_tiles_apart():
+    sch = sched(ROWS)
+    _column_tiles(sch)
+    assert _compute_at_titles(sch) == []
+    sch = sched(ROWS)
+    i, j = sch.get_loops(sch.get_block("S"))
+    sch.parallel(i)
+    assert _compute_at_titles(sch) == ["Compute 'mx' at loop 'i' of 'S'",
+                                       "Compute 'mx' at loop 'j' of 'S'"]

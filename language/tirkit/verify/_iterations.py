@@ -76,31 +76,42 @@ def touched(a, ranges, env, limit, guards=()):
     return np.broadcast_to(flat, shape), mask, idx
 
 
-def loop_points(a, lp, pos, env, limit, part=None):
-    """The elements access `a` touches and the loop's value at each: (flat indices, loop
-    values, [index arrays]) over the points where it touches one (`touched`), the points
-    of its box, {id(Loop): values} of the loops inside `lp` around it at each point, and
-    whether the box was cut; None where they cannot be read.  A box of more than `limit`
-    points is cut to `part` points (`limit` without it): a prefix of each loop, the
-    largest cut first, `lp` kept to two values at least; a witness found in part of the
-    points holds for the whole."""
-    ranges, bounds = {}, []
+def loop_box(a, pos, env):
+    """(ranges, guards) of the points access `a` is read at under the loop at `pos` of its
+    loops: {Var: [min, extent]} of its loops, those outside that loop at their first value,
+    and the conditions that keep each point within the bounds of a loop whose bounds move
+    with the loops around it (`range(i)` inside loop `i`); None where they cannot be read."""
+    ranges, guards = {}, []
     for i, x in enumerate(a.loops):
         lo, n = const_int(x.min), const_int(x.extent)
         if lo is None or n is None:
-            # bounds that move with the loops around (`range(i)` inside loop `i`): the
-            # loop's values over theirs, and a guard that keeps each point within its own
-            span = _moving_bounds(x, ranges, env, limit)
+            # the loop's values over those of the loops around, and a guard that keeps each
+            # point within its own
+            span = _moving_bounds(x, ranges, env, LIMIT)
             if span is None:
                 return None
             (lo, n), guard = span
-            bounds.append(guard)
+            guards.append(guard)
         ranges[x.var] = [lo, n if i >= pos else min(n, 1)]
+    return ranges, guards
+
+
+def loop_points(a, lp, pos, env, limit, box=None):
+    """The elements access `a` touches and the loop's value at each: (flat indices, loop
+    values, [index arrays]) over the points where it touches one (`touched`), the points
+    of its box, {id(Loop): values} of the loops inside `lp` around it at each point, and
+    whether the box was cut; None where they cannot be read.  `box`: `loop_box`'s, when
+    already made.  A box of more than `limit` points is cut: a prefix of each loop, the
+    largest cut first, `lp` kept to two values at least; a witness found in part of the
+    points holds for the whole."""
+    box = box or loop_box(a, pos, env)
+    if box is None:
+        return None
+    ranges, guards = {v: list(r) for v, r in box[0].items()}, box[1]
     cut = box_size(ranges) > limit
-    limit = min(limit, part or limit) if cut else limit
     if not cut_box(ranges, limit, lambda v: 2 if v is lp.var else 1):
         return None
-    got = touched(a, {v: tuple(x) for v, x in ranges.items()}, env, limit, bounds)
+    got = touched(a, {v: tuple(x) for v, x in ranges.items()}, env, limit, guards)
     if got is None:
         return None
     flat, mask, idx = got
@@ -195,8 +206,8 @@ def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
     unless `blocks`, accesses in a block with iterators inside it (whose iterators declare
     its instances independent: the block rules judge two accesses of one such block,
     `block_owner`, and storage only one such block touches is left out, unless `within`);
-    at most LIMIT points in all, an access whose points do not fit read in part (a prefix
-    of LIMIT / 8 points)."""
+    at most LIMIT points in all, shared out from the smallest box up: each access reads its
+    whole box where its share holds it, a prefix of it otherwise (`loop_points`)."""
     inside = allocated_inside(fa, lp)
     views = {id(m.buffer) for r in fa.realizes for m in r.block.match_buffers}
     groups = {}
@@ -208,17 +219,27 @@ def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
         owner = block_owner(a, pos)
         if owner is None or blocks:
             groups.setdefault(id(a.buffer.data), []).append((a, pos, owner))
-    out, budget = {}, LIMIT
+    todo = []
     for key, group in groups.items():
         owners = {id(o) if o is not None else None for _, _, o in group}
         if not any(a.is_write for a, _, _ in group) or \
                 (not within and None not in owners and len(owners) == 1):
             continue
         for a, pos, _ in group:
-            pts = loop_points(a, lp, pos, env, budget, part=LIMIT // 8)
-            if pts is not None:
-                budget -= pts[3]
-                out.setdefault(key, []).append((a, pts))
+            box = loop_box(a, pos, env)
+            if box is not None:
+                todo.append((key, a, pos, box, box_size(box[0])))
+    # the budget shared out from the smallest box up: whole boxes where they fit, an equal
+    # share of what is left for the others
+    limits, budget = {}, LIMIT
+    for k, t in enumerate(sorted(range(len(todo)), key=lambda t: todo[t][4])):
+        limits[t] = min(todo[t][4], budget // (len(todo) - k))
+        budget -= limits[t]
+    out = {}
+    for t, (key, a, pos, box, _) in enumerate(todo):
+        pts = loop_points(a, lp, pos, env, limits[t], box)
+        if pts is not None:
+            out.setdefault(key, []).append((a, pts))
     return out
 
 
