@@ -8,6 +8,8 @@ from there.
 """
 from __future__ import annotations
 
+import textwrap
+
 HEAD = "from tvm.script import tir as T\n\n\n"
 
 
@@ -36,19 +38,24 @@ def {name}(A: T.Buffer(({m}, {k}), "{dtype}"), B: T.Buffer(({k}, {n}), "{dtype}"
 
 def row_reduction(rows: int = 8, cols: int = 24, name: str = "rowsum", *,
                   init: str = "T.float32(0)", update: str = "B[vi] + A[vi, vk]",
-                  regions: bool = False) -> str:
+                  regions: bool = False, parallel_k: bool = False) -> str:
     """B[i] = reduce over k of A[i, k] (block "B"), by default a sum without declared regions
-    (they are inferred). Line 7 is the block."""
+    (they are inferred). Line 7 is the block; with `parallel_k`, the loop over k is
+    `T.parallel` inside the rows' (a race: TVM's `rowsum_not_serial`), and line 8."""
     decl = ("            T.reads(A[vi, vk])\n            T.writes(B[vi])\n" if regions else "")
-    return HEAD + f'''@T.prim_func
-def {name}(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "float32")):
-    for i, k in T.grid({rows}, {cols}):
-        with T.block("B"):
+    block = f'''        with T.block("B"):
             vi, vk = T.axis.remap("SR", [i, k])
 {decl}            with T.init():
                 B[vi] = {init}
             B[vi] = {update}
 '''
+    loops = f"    for i, k in T.grid({rows}, {cols}):\n"
+    if parallel_k:
+        loops = f"    for i in range({rows}):\n        for k in T.parallel({cols}):\n"
+        block = textwrap.indent(block, "    ")
+    return HEAD + f'''@T.prim_func
+def {name}(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "float32")):
+''' + loops + block
 
 
 def elementwise_pair(name: str, shape=(8, 8), out_shape=None, *,

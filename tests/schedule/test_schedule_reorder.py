@@ -1,4 +1,4 @@
-from kernels import CHAIN, HEAD, MATMUL
+from kernels import CHAIN, HEAD, MATMUL, row_reduction
 from sched_util import body_text, check_scheduled, refused, sched
 
 SCAN = HEAD + '''@T.prim_func
@@ -136,16 +136,7 @@ def test_a_parallel_loop_moved_out_of_a_serial_one_keeps_its_iterations_apart():
 def test_a_race_the_loop_already_had_does_not_block_the_reorder():
     # the rows of B summed by a parallel loop over k (TVM's `rowsum_not_serial`): racy as
     # written (loop-nest/reduction-on-parallel), and no more so outside the rows
-    sch = sched(HEAD + '''@T.prim_func
-def rowsum(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
-    for i in range(8):
-        for k in T.parallel(16):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SR", [i, k])
-                with T.init():
-                    B[vi] = T.float32(0)
-                B[vi] = B[vi] + A[vi, vk]
-''')
+    sch = sched(row_reduction(8, 16, parallel_k=True))
     i, k = sch.get_loops(sch.get_block("B"))
     sch.reorder(k, i)
     assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("B"))] == ["k", "i"]
