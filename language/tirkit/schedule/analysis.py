@@ -152,16 +152,17 @@ def dependence(func, loop):
     return (lane_conflict if loop.kind == "vectorized" else iteration_conflict)(func, loop)
 
 
-def check_independent(sch, func, old, new, loops, what, doing, related=()):
+def check_independent(sch, func, old, new, loops, what, doing=None, related=()):
     """Refuse to put statement `new` in place of `old` in `func` where one of `loops` (the
     loops concerned, of the kinds they will have) that runs its iterations at once would
     then have two of them touch one element, one writing, in an order its kind does not
     keep: error `{what}/dependence` on that loop, with the race or lane rule's witness
     (every pair of accesses read: two of one block too, which TVM refuses as a block
     without compact dataflow, and two blocks', which it lets through); `doing(loop)` says
-    what the primitive did to it ("loop 'i'", "block 'mx' computed in each iteration of
-    loop 'j_0'").  A loop whose iterations already met in `func` is let through: the
-    primitive did not make that race (the race rule reports it)."""
+    what the primitive did to it ("block 'mx' computed in each iteration of loop 'j_0'";
+    by default the loop's name, "loop 'i'").  A loop whose iterations already met in
+    `func` is let through: the primitive did not make that race (the race rule reports
+    it)."""
     at_once = {id(f.loop_var): f for f in loops if runs_at_once(f)}
     if not at_once:
         return
@@ -171,5 +172,6 @@ def check_independent(sch, func, old, new, loops, what, doing, related=()):
             d = dependence(trial, s)
             loop = at_once[id(s.loop_var)]
             if d is not None and dependence(func, loop) is None:
-                raise sch.error(f"{what}/dependence", f"{doing(loop)}: {d.message}", loop,
+                said = doing(loop) if doing else f"loop '{loop.loop_var.name}'"
+                raise sch.error(f"{what}/dependence", f"{said}: {d.message}", loop,
                                 list(related))

@@ -225,21 +225,18 @@ def remap_split(lines, line: int, column: int, realize):
     declares it `T.axis.scan` over its loop's range; the iterators before and after it stay
     in a remap of their own, or are declared alone where one is left.  None where the
     statement is not of that form (loops passed as one tuple, names not the block's)."""
-    if realize is None or not 1 <= line <= len(lines):
+    found = _declaration(lines, line, column) if realize is not None else None
+    if found is None:
         return None
-    src = lines[line - 1]
-    eq = re.search(r"(?<![=!<>])=(?!=)", src)
-    joined = "\n".join(lines[line - 1:line + 2])
-    m = _REMAP.search(joined, eq.end()) if eq is not None else None
+    src, eq, names, index, joined = found
+    m = _REMAP.search(joined, eq.end())
     tail = _LOOPS.match(joined, m.end()) if m is not None else None
-    if tail is None or eq.start() < column - 1:
+    if tail is None:
         return None
     prefix = joined[eq.end():m.start()].strip()          # "T." as the file spells it
-    names = [n.strip() for n in src[:eq.start()].split(",")]
     loops = [x.strip() for x in tail.group(1).split(",") if x.strip()]
     ivs = [(iv, v) for iv, v in zip(realize.block.iter_vars, realize.iter_values)
            if iv.span is not None and iv.span.line == line]
-    index = src[:column - 1].count(",")
     if [iv.var.name for iv, _ in ivs] != names or [getattr(v, "name", None) for _, v in ivs] \
             != loops or len(m.group(2)) != len(names) or not prefix.endswith("."):
         return None
@@ -259,10 +256,8 @@ def remap_split(lines, line: int, column: int, realize):
     if prefix != "T." and any("T." in d for d in decls):
         return None                     # (`text` spells a typed constant `T.int64(8)`)
     indent = src[:len(src) - len(src.lstrip())]
-    end = tail.end()
-    end_line = line + joined.count("\n", 0, end)
-    end_column = end - (joined.rfind("\n", 0, end) + 1) + 1
-    return (line, len(indent) + 1, end_line, end_column, ("\n" + indent).join(decls))
+    return (line, len(indent) + 1, *_position(joined, line, tail.end()),
+            ("\n" + indent).join(decls))
 
 
 _LOOPS = re.compile(r"\s*,\s*\[([\w\s,]*)\]\s*\)")
@@ -277,7 +272,10 @@ def _dom_text(iv) -> str:
     return f"({text(dom.min)}, {text(simplify(E.Add(dom.min, dom.extent, dom.min.dtype)))})"
 
 
-def _kind_edit(lines, line, column, kind):
+def _declaration(lines, line, column):
+    """(its source line, the match of its `=`, the names it assigns, the index of the one at
+    `column`, the line joined with the next two) of the iterator declaration whose name is
+    at (line, column); None where (line, column) is not left of an assignment."""
     if not 1 <= line <= len(lines):
         return None
     src = lines[line - 1]
@@ -285,16 +283,26 @@ def _kind_edit(lines, line, column, kind):
     if eq is None or eq.start() < column - 1:
         return None
     names = [n.strip() for n in src[:eq.start()].split(",")]
-    index = src[:column - 1].count(",")
+    return (src, eq, names, src[:column - 1].count(","),
+            "\n".join(lines[line - 1:line + 2]))
+
+
+def _position(joined, line, at):
+    """(line, column), 1-based, of offset `at` of the lines `joined` that start at `line`."""
+    return line + joined.count("\n", 0, at), at - (joined.rfind("\n", 0, at) + 1) + 1
+
+
+def _kind_edit(lines, line, column, kind):
+    found = _declaration(lines, line, column)
+    if found is None:
+        return None
+    src, eq, names, index, joined = found
     one = _ONE.search(src, eq.end())
     if one is not None:
         new = "scan" if kind == "C" else "reduce" if one.group(1) == "spatial" else "R"
         return (line, one.start(1) + 1, one.end(1) + 1, new)
-    joined = "\n".join(lines[line - 1:line + 2])
     m = _REMAP.search(joined, eq.end())
     if kind != "R" or m is None or len(m.group(2)) != len(names) or m.group(2)[index] != "S":
         return None
-    at = m.start(2) + index
-    ln = line + joined.count("\n", 0, at)
-    col = at - (joined.rfind("\n", 0, at) + 1) + 1
+    ln, col = _position(joined, line, m.start(2) + index)
     return (ln, col, col + 1, "R")

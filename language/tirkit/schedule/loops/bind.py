@@ -34,6 +34,5 @@ def bind(sch, loop, thread_axis):
                             f"'{iv.var.name}' of block '{r.block.name_hint}' and cannot be "
                             f"bound to '{thread_axis}'", f, [(r.block, "block")])
     new = dataclasses.replace(f, kind="thread_binding", thread_tag=thread_axis)
-    check_independent(sch, sch.func(loop.func), f, new, [new], "bind",
-                      lambda x: f"loop '{x.loop_var.name}'")
+    check_independent(sch, sch.func(loop.func), f, new, [new], "bind")
     sch.replace(loop.func, f, new)

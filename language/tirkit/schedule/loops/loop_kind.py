@@ -32,8 +32,7 @@ def _set_kind(sch, loop, kind, what):
         if not (isinstance(f.min, E.IntImm) and f.min.value == 0):
             raise sch.error(f"{what}/nonzero-min", f"loop '{f.loop_var.name}' does not start "
                             "at zero", f)
-        check_independent(sch, sch.func(loop.func), f, new, [new], what,
-                          lambda x: f"loop '{x.loop_var.name}'")
+        check_independent(sch, sch.func(loop.func), f, new, [new], what)
     sch.replace(loop.func, f, new)
 
 
