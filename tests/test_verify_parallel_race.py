@@ -233,6 +233,19 @@ def test_iterations_that_store_one_value_to_an_element_they_then_read():
         "iteration `i0_0` = 1 reads `T_add[0]`, which iteration `i0_0` = 0 writes"]
 
 
+def test_two_stores_of_one_value_and_a_read_the_first_covers():
+    # each iteration writes both elements of T0 before it reads T0[0]: once the first
+    # store is found before every read, the second has none left to look at
+    two = '''def two(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    T0 = T.alloc_buffer((2,), "float32")
+    for i in T.parallel(8):
+        T0[0] = T.float32(1)
+        T0[1] = T.float32(2)
+        B[i] = T0[0] * A[i]
+'''
+    assert [d.code for d in tirkit.check(HEAD + "@T.prim_func\n" + two)] == []
+
+
 # a padded convolution's pad recomputed in each parallel tile (compute_at), as most
 # convolution schedules make it: tiles o and o + 1 both write P[4 * o + 4] and P[4 * o + 5],
 # each the same value of X or 0, then read them

@@ -360,6 +360,8 @@ def _written_before(entries, inner):
             stamp_w, stamp_r = _stamps(len(wp[0]), [wp[4][v] for v in shared], w.order,
                                        len(rp[0]), [rp[4][v] for v in shared], r.order)
             where = np.flatnonzero(out[j] < 0)
+            if not len(where):
+                continue
             hit = _earlier(wp[0], wp[1], stamp_w, rp[0][where], rp[1][where], stamp_r[where])
             out[j][where[hit]] = k
     return out
