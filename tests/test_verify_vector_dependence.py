@@ -196,3 +196,123 @@ def test_the_quick_fix_makes_the_loop_serial_and_the_kernel_computes_the_loop():
     got = b.copy()
     build(tirkit.parse(fixed).module["vsum"])(a, got)
     np.testing.assert_allclose(got, b + a.sum(), rtol=1e-5)
+
+
+# every lane stores one value to T0[0] and reads it after its own store: the vector form
+# stores it once for all lanes, and each lane reads the value the loop's lane reads
+UNIFORM = '''def uniform(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
+            T0: T.Buffer((1,), "float32")):
+    for i in T.vectorized(8):
+        T0[0] = A[0] * T.float32(2)
+        B[i] = T0[0] * A[i]
+'''
+# a sum every lane computes again from its own reset, in a loop inside the vectorized one:
+# the lanes compute the same values in step
+RESET = '''def reset(A: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32"),
+          B: T.Buffer((8,), "float32")):
+    for i in T.vectorized(8):
+        S[0] = T.float32(0)
+        for k in range(4):
+            S[0] = S[0] + A[k]
+        B[i] = A[i] - S[0]
+'''
+# a loop inside the vectorized one: TVM runs `k` outside the lanes, so at `k` = 1 lane 0
+# doubles the A[1] that lane 1 doubled at `k` = 0, and C records it
+STAGES = '''def stages(A: T.Buffer((9,), "float32"), C: T.Buffer((8, 2), "float32")):
+    for i in T.vectorized(8):
+        for k in range(2):
+            A[i + k] = A[i + k] * T.float32(2) + T.float32(1)
+            C[i, k] = A[i + k]
+'''
+
+
+def _run_both(body, *arrays):
+    """The CPU back end's and the interpreter's results of `body` on copies of `arrays`."""
+    name = body.split("(")[0].split()[-1]
+    func = tirkit.parse(HEAD + "@T.prim_func\n" + body).module[name]
+    compiled, interpreted = [x.copy() for x in arrays], [x.copy() for x in arrays]
+    build(func)(*compiled)
+    run_reference(func, interpreted)
+    return compiled, interpreted
+
+
+def test_a_value_every_lane_stores_alike_and_reads_after_its_own_store():
+    assert found(UNIFORM) == [] and found(RESET) == []
+    rng = np.random.default_rng(21)
+    a, b, t = (rng.standard_normal(n).astype("float32") for n in (8, 8, 1))
+    for got in _run_both(UNIFORM, a, b, t):
+        np.testing.assert_allclose(got[1], a[0] * 2 * a, rtol=1e-6)
+    for got in _run_both(RESET, a, t, b):
+        np.testing.assert_allclose(got[2], a - a[:4].sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("body, line, message", [
+    # no reset: lane 1 adds to the sum lane 0 left, where the vector form adds once
+    (RESET.replace("        S[0] = T.float32(0)\n", ""), 9,
+     "lane `i` = 1 reads `S[0]` at `k` = 0 before lane `i` = 0 writes it at `k` = 3"),
+    # only lane 0 adds: lane 1 reads the sum where the loop's lane 1 reads its own reset
+    (RESET.replace("            S[0] = S[0] + A[k]",
+                   "            if i == 0:\n                S[0] = S[0] + A[k]"), 12,
+     "lane `i` = 0 reads `S[0]` after lane `i` = 1 writes it"),
+])
+def test_values_the_lanes_do_not_store_alike(body, line, message):
+    assert [(ln, m.split(":")[0]) for ln, _, m, _ in found(body)] == [(line, message)]
+
+
+def test_accesses_in_a_loop_inside_the_vectorized_one():
+    assert [(ln, m.split(":")[0], rel) for ln, _, m, rel in found(STAGES)] == [
+        (8, "lane `i` = 1 reads `A[1]` at `k` = 0 before lane `i` = 0 writes it at `k` = 1",
+         [(6, "loop `i` is vectorized here"), (8, "lane `i` = 0 writes `A[1]` here")])]
+    shift = SHIFT.replace("        A[i + 1]", "        for k in range(3):\n            A[i + 1]")
+    assert [(ln, m.split(":")[0]) for ln, _, m, _ in found(shift)] == [
+        (8, "lane `i` = 1 reads `A[1]` at `k` = 0 before lane `i` = 0 writes it at `k` = 2")]
+    # the CPU back end runs a vectorized loop with a loop inside as the loop it stands for
+    a = np.random.default_rng(22).standard_normal(9).astype("float32")
+    c = np.random.default_rng(23).standard_normal((8, 2)).astype("float32")
+    compiled, interpreted = _run_both(STAGES, a, c)
+    np.testing.assert_allclose(compiled[1], interpreted[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("body", [
+    # each lane its own elements, in a loop inside
+    '''def own_rows(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.vectorized(8):
+        for k in range(4):
+            B[i] = B[i] + A[i, k]
+''',
+    # a loop whose bounds move with the lane: TVM runs it lane by lane, in the loop's order
+    '''def by_lane(A: T.Buffer((9,), "float32")):
+    for i in T.vectorized(8):
+        for k in range(i):
+            A[i + 1] = A[i] + T.float32(1)
+''',
+])
+def test_loops_inside_not_reported(body):
+    assert found(body) == []
+
+
+@pytest.mark.oracle
+def test_tvm_runs_loops_inside_outside_the_lanes_and_stores_alike_values_once():
+    tvm = pytest.importorskip("tvm")
+    from tvm.script import tirx
+
+    def run(body, *arrays):
+        func = tvm.script.from_source("@T.prim_func\n" + body, extra_vars={"T": tirx})
+        lib = tvm.compile(tvm.IRModule({"main": func}), target="llvm")
+        out = [tvm.runtime.tensor(x.copy()) for x in arrays]
+        lib["main"](*out)
+        return [x.numpy() for x in out]
+    rng = np.random.default_rng(24)
+    a, b, t = (rng.standard_normal(n).astype("float32") for n in (8, 8, 1))
+    np.testing.assert_allclose(run(UNIFORM, a, b, t)[1], a[0] * 2 * a, rtol=1e-6)
+    np.testing.assert_allclose(run(RESET, a, t, b)[2], a - a[:4].sum(), rtol=1e-5)
+    a = rng.standard_normal(9).astype("float32")
+    c = rng.standard_normal((8, 2)).astype("float32")
+    vector, vc = a.copy(), c.copy()
+    for k in range(2):
+        vector[k:k + 8] = vector[k:k + 8] * 2 + 1
+        vc[:, k] = vector[k:k + 8]
+    _, serial = _run_both(STAGES, a, c)
+    got = run(STAGES, a, c)
+    np.testing.assert_allclose(got[1], vc, rtol=1e-6)
+    assert not np.allclose(got[1], serial[1])

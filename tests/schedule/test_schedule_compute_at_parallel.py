@@ -120,3 +120,27 @@ def test_the_editor_offers_only_the_moves_that_keep_the_tiles_apart():
     sch.parallel(i)
     assert _compute_at_titles(sch) == ["Compute 'mx' at loop 'i' of 'S'",
                                        "Compute 'mx' at loop 'j' of 'S'"]
+
+
+def test_a_reduction_computed_again_in_each_lane_of_a_vectorized_loop():
+    # the lanes compute the row maximum in step from their own inits, each the same values
+    # as the loop's lanes compute one after another: the block is moved
+    sch = sched(ROWS)
+    i, j = sch.get_loops(sch.get_block("S"))
+    sch.vectorize(j)
+    sch.compute_at(sch.get_block("mx"), j)
+    assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("mx"))] == [
+        "i", "j", "ax0"]
+    check_scheduled(sch)
+    # a sample in each step of the reduction: the lanes' maxima differ, and in step lane
+    # 0 reads the mx[0] lane 1 wrote last, where the loop's lane 0 reads its own; the
+    # accesses in the block's own loop are read
+    sampled = ROWS.replace("T.max(mx[vi], A[vi, vk])",
+                           'T.max(mx[vi], A[vi, vk] * T.call_extern("float32", "next_sample"))')
+    sch = sched(sampled)
+    i, j = sch.get_loops(sch.get_block("S"))
+    sch.vectorize(j)
+    with refused("compute_at/dependence", "j") as e:
+        sch.compute_at(sch.get_block("mx"), j)
+    assert "lane `j` = 0 reads `mx[0]` after lane `j` = 1 writes it at `ax0` = 0" \
+        in e.value.message

@@ -175,11 +175,11 @@ def element_text(a, pts, p) -> str:
     return f"`{a.buffer.name}[{', '.join(str(int(x[p])) for x in pts[2]) or '()'}]`"
 
 
-def element_groups(entries, *columns, points=None):
+def element_groups(entries, *columns, points=()):
     """The points of `entries` ([(access, points, ...)], points as `loop_points` gives them)
     sorted by element, then by loop value: (flat, loop, which entry, which point, each of
-    `columns` (one value per entry), `points` (one array per entry, a value per point) where
-    given, group starts, group ends), a group being the points of one element; None where
+    `columns` (one value per entry), each of `points` (one array per entry, a value per
+    point), group starts, group ends), a group being the points of one element; None where
     there is no point."""
     sizes = [len(p[0]) for _, p, *_ in entries]
     if not sum(sizes):
@@ -190,8 +190,7 @@ def element_groups(entries, *columns, points=None):
     point = np.concatenate([np.arange(n) for n in sizes])
     order = np.lexsort((loop, flat))
     cols = [np.repeat(np.asarray(c), sizes)[order] for c in columns]
-    if points is not None:
-        cols.append(np.concatenate(points)[order])
+    cols += [np.concatenate(p)[order] for p in points]
     flat, loop, which, point = (x[order] for x in (flat, loop, which, point))
     starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
     return (flat, loop, which, point, *cols, starts, np.r_[starts[1:], len(flat)])
@@ -304,14 +303,14 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None, cut=Fals
     for none); two accesses of one owner are no pair.  inner: one per entry, the loops
     inside one key around the access (their values the points' fifth item).  An element
     written by one store of one value (`invariant_store`) is left out where every key that
-    reads it wrote it before (`_written_before`; without `inner`, where no key reads it):
+    reads it wrote it before (`written_before`; without `inner`, where no key reads it):
     whatever the order, each read and the end find that value.  `cut`: some entry's points
     are a part of its own (a read's earlier write may be outside them): every element one
     store of one value writes is left out."""
     got = element_groups(entries, [a.is_write for a, _, _ in entries],
                          [same for _, _, same in entries],
                          owner_codes(owners if owners is not None else [None] * len(entries)),
-                         points=_written_before(entries, inner))
+                         points=[written_before(entries, inner)])
     if got is None:
         return None
     flat, loop, which, point, write, same, own, before, starts, ends = got
@@ -326,10 +325,7 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None, cut=Fals
         big = np.iinfo(np.int64).max
         writer_lo = np.minimum.reduceat(np.where(write, which, big), starts)
         writer_hi = np.maximum.reduceat(np.where(write, which, -1), starts)
-        one_store = (writer_lo == writer_hi) & np.logical_and.reduceat(~write | same, starts)
-        writer = np.repeat(writer_lo, np.diff(np.r_[starts, len(flat)]))
-        ok = write | (before == writer) | cut     # (read after its key's own write of it)
-        bad &= ~(one_store & np.logical_and.reduceat(ok, starts))
+        bad &= ~((writer_lo == writer_hi) & settled(write, same, before, starts, cut))
     for g in np.flatnonzero(bad):
         rows = np.arange(starts[g], ends[g])
         pair = _pair(rows, loop, write, own, reads_first)
@@ -339,7 +335,16 @@ def first_conflict(entries, reads_first=False, owners=None, inner=None, cut=Fals
     return None
 
 
-def _written_before(entries, inner):
+def settled(write, same, before, starts, cut):
+    """Per group of `element_groups` (one element): whether every write of it is a store
+    `same` marks and every read comes after its key's own write of it (`before`,
+    `written_before`'s, not -1), or, with `cut` (a read's earlier write may lie outside the
+    points read), every write is one of `same`."""
+    return np.logical_and.reduceat(~write | same, starts) & \
+        np.logical_and.reduceat(write | (before >= 0) | cut, starts)
+
+
+def written_before(entries, inner):
     """Per point of each read entry, the store of one value (its entry) whose write of the
     element, in the same key, comes before the read in execution order: the values of the
     loops both are in, then the statement order; -1 where there is none (or no `inner`)."""

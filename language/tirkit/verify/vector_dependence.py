@@ -1,55 +1,69 @@
 """loop-nest/vector-dependence: lanes of a vectorized loop that depend on each other.
 
 TVM runs a vectorized loop's body one statement at a time for all its lanes, each
-statement's loads before its store; the loop it stands for runs the lanes one after another.
-Where two lanes touch one element, one writing, in an order the vector form reverses, the
-two give different results: `A[i + 1] = A[i] + 1` under `T.vectorized` reads every `A[i]`
-before it stores, so lane 1 reads the old `A[1]`, where the serial loop reads the one lane 0
-wrote.  TVM compiles it without a word, and its result is not the loop's (nor the one
-`tirkit run --check`'s interpreter, which runs the loop as written, computes).
+statement's loads before its store, and a loop inside it outside the lanes (at each of its
+iterations, each statement for all lanes); the loop it stands for runs the lanes one after
+another.  Where two lanes touch one element, one writing, in an order the vector form
+reverses, the two give different results: `A[i + 1] = A[i] + 1` under `T.vectorized` reads
+every `A[i]` before it stores, so lane 1 reads the old `A[1]`, where the serial loop reads
+the one lane 0 wrote.  TVM compiles it without a word, and its result is not the loop's (nor
+the one `tirkit run --check`'s interpreter, which runs the loop as written, computes).
 
-The order is reversed for lanes i < j when j's access comes first in the vector order: a
-load of lane j in the statement whose store lane i makes (or an earlier statement), a store
-of lane j in an earlier statement than lane i's access.  Found with a witness, as
-`loop-nest/parallel-race` finds one (verify/_iterations.py): accesses right under the
-vectorized loop (none in a loop inside it; two accesses of one block with iterators are the
-block rules', `signature/iter-type`, while two blocks' are read), storage
-allocated outside it (TVM widens one allocated inside to a vector per lane), in a loop
-that holds no `while` (TVM's vectorizer refuses one).  Reported on the later access of the
-serial order, with the loop and the other access related; its quick fix makes the loop
-serial (verify/fixes.py)."""
+The vector order of an access is its schedule vector: the loops inside the vectorized one
+around it (where each starts, its value), then its statement, loads first.  The order is
+reversed for lanes i < j when j's access comes first in it: a load of lane j in the
+statement whose store lane i makes (or earlier), a store of lane j earlier than lane i's
+access.  Found with a witness, as `loop-nest/parallel-race` finds one
+(verify/_iterations.py), over storage allocated outside the loop (TVM widens one allocated
+inside to a vector per lane), in a loop that holds no `while` (TVM's vectorizer refuses
+one); not read: accesses in a loop inside whose bounds move with the lane (TVM runs it lane
+by lane, in the loop's order).  Two accesses of one block with iterators are the block
+rules' (`signature/iter-type`), two blocks' are read.  An element that every store of it
+stores alike in all lanes (indices, guards and value free of the lane, loads only of
+storage the loop does not write or of that element, `T0[0] = A[0] * 2`, a reduction
+computed again in each lane from its own init) is not reported where each lane reads it
+after its own write: in step the lanes store the same values, and each reads the one the
+loop's lane reads.  Reported on the later access of the serial order, with the loop and the
+other access related; its quick fix makes the loop serial (verify/fixes.py)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..diagnostics import error
+from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.visit import contains
+from ..ir.equality import structural_equal
+from ..ir.visit import contains, rebuild
 from . import register
-from ._common import const_int, full_env, func_accesses
-from ._iterations import (block_owner, element_groups, element_text, loop_at,
-                          owner_codes, points_by_storage)
+from ._common import const_int, full_env, func_accesses, vars_through
+from ._iterations import (block_owner, element_groups, element_text, loop_at, owner_codes,
+                          points_by_storage, settled, written_before, written_under)
 
 CODE = "loop-nest/vector-dependence"
 
 
-def _reversed(entries, owners):
+def _reversed(entries, keys, owners, uniform, before, cut):
     """The first pair of lanes i < j touching one element, one writing, whose accesses the
-    vector order runs in the other order, not both of one owner: ((entry, point, lane) of
-    lane i's access, the same of lane j's) or None.  entries: [(access, points)]; owners:
-    one per entry (None for none)."""
-    got = element_groups(entries, [_key(a) for a, _ in entries], owner_codes(owners))
+    vector order runs in the other order, not both of one owner and not of an element the
+    lanes store alike (`_settled`): ((entry, point, lane) of lane i's access, the same of
+    lane j's) or None.  entries: [(access, points)]; keys: per entry, each point's place in
+    the vector order (`_vector_keys`); owners: one per entry (None for none); uniform: per
+    entry, whether it stores alike in every lane (`_uniform`); before: `written_before`'s
+    per point; cut: some entry's points are a part of its own."""
+    got = element_groups(entries, [a.is_write for a, _ in entries], uniform,
+                         owner_codes(owners), points=[keys, before])
     if got is None:
         return None
-    _, lane, which, point, key, own, starts, ends = got
+    _, lane, which, point, write, same, own, key, before, starts, ends = got
+    bad = np.minimum.reduceat(lane, starts) != np.maximum.reduceat(lane, starts)
+    bad &= ~settled(write, same, before, starts, cut)
 
     def latest(best, q):
         """Of the rows in `best` ({owner: row}), the latest in the vector order that may
         pair with row q (not of q's owner)."""
         rows = [p for c, p in best.items() if c < 0 or c != own[q]]
         return max(rows, key=lambda p: key[p], default=None)
-    for g in np.flatnonzero(np.minimum.reduceat(lane, starts) !=
-                            np.maximum.reduceat(lane, starts)):
+    for g in np.flatnonzero(bad):
         # lanes in increasing order: per owner, the latest access of the lanes before, and
         # the latest write
         top, top_write = {}, {}
@@ -59,21 +73,59 @@ def _reversed(entries, owners):
             while nxt < ends[g] and lane[nxt] == lane[r]:
                 nxt += 1
             for q in range(r, nxt):
-                p = latest(top if key[q] % 2 else top_write, q)
+                p = latest(top if write[q] else top_write, q)
                 if p is not None and key[p] > key[q]:
                     return (which[p], point[p], lane[p]), (which[q], point[q], lane[q])
             for q in range(r, nxt):
-                for best, keep in ((top, True), (top_write, key[q] % 2)):
+                for best, keep in ((top, True), (top_write, write[q])):
                     if keep and (own[q] not in best or key[q] > key[best[own[q]]]):
                         best[own[q]] = q
             r = nxt
     return None
 
 
-def _key(a) -> int:
-    """Where an access comes in the vector order of one lane: its statement, loads first
-    (odd: a store)."""
-    return 2 * a.order + int(a.is_write)
+def _vector_keys(entries, inner, first):
+    """Per entry, each point's place in the vector order as a rank, equal for the lanes of
+    one access at one iteration of the loops inside: the schedule vector (where each loop
+    inside starts, its value; ...; the statement, loads first) compared in lexicographic
+    order.  inner: per entry, the loops inside the vectorized one around it; first: {id(Loop):
+    the first statement order in it}."""
+    width = 2 * max(len(x) for x in inner) + 1
+    rows = []
+    for (a, pts), loops in zip(entries, inner):
+        m = np.full((len(pts[0]), width), -1, dtype=np.int64)
+        for d, x in enumerate(loops):
+            m[:, 2 * d] = 2 * first[id(x)]
+            m[:, 2 * d + 1] = pts[4][id(x)]
+        m[:, 2 * len(loops)] = 2 * a.order + int(a.is_write)
+        rows.append(m)
+    every = np.concatenate(rows)
+    order = np.lexsort(every.T[::-1])
+    ranks = np.empty(len(every), dtype=np.int64)
+    ranks[order] = np.r_[0, np.any(every[order][1:] != every[order][:-1], axis=1)].cumsum()
+    return np.split(ranks, np.cumsum([len(m) for m in rows])[:-1])
+
+
+def _uniform(a, lane, env, written) -> bool:
+    """Whether store `a` stores alike in every lane of the vectorized loop whose variable's
+    id is `lane`: its indices, guards and value free of the lane (through block iterators'
+    bindings), the value but for loads of the store's own element; no call in the value
+    but of a pure function, and no load of storage the loop writes (`written`) but of that
+    element.  Run in step, the lanes then store the same values to one element at the same
+    statements, as long as each reads it after its own write (`settled`)."""
+    if not a.is_write or a.value is None:
+        return False
+
+    def own(x):
+        return type(x) is E.BufferLoad and x.buffer.data is a.buffer.data and \
+            len(x.indices) == len(a.indices) and \
+            all(structural_equal(p, q) for p, q in zip(x.indices, a.indices))
+    if contains(a.value, lambda x: (type(x) is E.Call and x.op not in E.PURE_CALLS) or (
+            type(x) is E.BufferLoad and id(x.buffer.data) in written and not own(x))):
+        return False
+    value = rebuild(a.value, lambda x, _: E.IntImm("int32", 0) if own(x) else None)
+    return not any(lane in vars_through(e, env)
+                   for e in (value, *a.indices, *(c for c, _ in a.conds)))
 
 
 @register(CODE, fast=True)
@@ -105,37 +157,68 @@ def _dependence(fa, lp, env, within=False):
     n = const_int(lp.extent)
     if n is None or n < 2 or contains(lp.node.body, lambda x: True, S.While):
         return None             # (TVM's vectorizer refuses a `while` inside)
-    # (right under the loop: the order of one in a loop inside it is not read)
-    by_data = points_by_storage(fa, lp, env, lambda a, pos: pos == len(a.loops) - 1,
-                                blocks=True, within=within)
+    lane = id(lp.var)
+
+    def keep(a, pos):
+        # (TVM runs a loop inside whose bounds move with the lane lane by lane)
+        return not any(lane in vars_through(x.min, env) | vars_through(x.extent, env)
+                       for x in a.loops[pos + 1:])
+    by_data = points_by_storage(fa, lp, env, keep, blocks=True, within=within)
+    written = written_under(fa, lp)
+    first = {}
+    for a in fa.accesses:
+        for x in a.loops:
+            first[id(x)] = min(first.get(id(x), a.order), a.order)
     for entries in by_data.values():
-        found = _reversed(entries, [None if within else block_owner(a, len(a.loops) - 1)
-                                    for a, _ in entries])
+        inner = [a.loops[a.loops.index(lp) + 1:] for a, _ in entries]
+        uniform = [_uniform(a, lane, env, written) for a, _ in entries]
+        found = _reversed(
+            entries, _vector_keys(entries, inner, first),
+            [None if within else block_owner(a, a.loops.index(lp)) for a, _ in entries],
+            uniform, written_before([(a, pts, u) for (a, pts), u in zip(entries, uniform)],
+                                    inner),
+            any(pts[5] for _, pts in entries))
         if found is not None:
-            return _report(lp, entries, *found)
+            return _report(lp, entries, inner, *found)
     return None
 
 
-def _report(lp, entries, first, second):
+def _report(lp, entries, inner, first, second):
     (ai, pi), (aj, pj) = [(entries[w][0], entries[w][1]) for w, _, _ in (first, second)]
     li, lj = first[2], second[2]
+    at_i, at_j = (_iteration(inner[w], entries[w][1], p) for w, p, _ in (first, second))
     name, v = element_text(ai, pi, first[1]), f"`{lp.var.name}`"
+    runs = "runs a statement for every lane before the next one"
+    if any(inner[w] for w, _, _ in (first, second)):
+        loops = ", ".join(f"`{x.var.name}`" for x in inner[first[0]] or inner[second[0]])
+        runs = (f"runs each statement, at each iteration of the loops inside it ({loops}), "
+                "for every lane before the next one")
     if ai.is_write and not aj.is_write:
-        msg = (f"lane {v} = {lj} reads {name} before lane {v} = {li} writes it: the "
-               "vectorized loop makes every lane's loads of a statement before its store, so "
-               "the lane reads the old value, where the loop it stands for reads the new one")
+        how = ("makes every lane's loads of a statement before its store"
+               if ai.order == aj.order and at_i == at_j else runs)
+        msg = (f"lane {v} = {lj} reads {name}{at_j} before lane {v} = {li} writes it{at_i}: "
+               f"the vectorized loop {how}, so the lane reads the old value, where the loop "
+               "it stands for reads the new one")
         at, other = aj, (ai, f"lane {v} = {li} writes {name} here")
     elif aj.is_write and not ai.is_write:
-        msg = (f"lane {v} = {li} reads {name} after lane {v} = {lj} writes it: the "
-               "vectorized loop runs a statement for every lane before the next one, so the "
-               "lane reads the new value, where the loop it stands for reads the old one")
+        msg = (f"lane {v} = {li} reads {name}{at_i} after lane {v} = {lj} writes it{at_j}: "
+               f"the vectorized loop {runs}, so the lane reads the new value, where the loop "
+               "it stands for reads the old one")
         at, other = ai, (aj, f"lane {v} = {lj} writes {name} here")
     else:
-        msg = (f"lanes {v} = {li} and {v} = {lj} both write {name}, the vectorized loop in "
-               f"the other order: it leaves lane {li}'s value, where the loop it stands for "
-               f"leaves lane {lj}'s")
+        msg = (f"lanes {v} = {li}{at_i} and {v} = {lj}{at_j} both write {name}, the "
+               f"vectorized loop in the other order: it leaves lane {li}'s value, where the "
+               f"loop it stands for leaves lane {lj}'s")
         at, other = aj, (ai, f"lane {v} = {li} writes {name} here")
     related = [(lp.span, f"loop {v} is vectorized here")] if lp.span else []
     if other[0].span is not None and other[0].span != at.span:
         related.append((other[0].span, other[1]))
     return error(CODE, msg, at.span or lp.span, related)
+
+
+def _iteration(loops, pts, p) -> str:
+    """How a message names the iteration of the loops inside the vectorized one at point
+    `p` of an access's points: " at `k` = 3", or nothing."""
+    if not loops:
+        return ""
+    return " at " + ", ".join(f"`{x.var.name}` = {int(pts[4][id(x)][p])}" for x in loops)
