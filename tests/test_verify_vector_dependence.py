@@ -225,6 +225,20 @@ STAGES = '''def stages(A: T.Buffer((9,), "float32"), C: T.Buffer((8, 2), "float3
             C[i, k] = A[i + k]
 '''
 
+# softmax with its maximum and its sum computed again in each lane, the sum from the
+# maximum: in step the lanes store the same values to both
+CHAIN = '''def chain(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    mx = T.alloc_buffer((1,), "float32")
+    sm = T.alloc_buffer((1,), "float32")
+    for i in T.vectorized(8):
+        mx[0] = T.min_value("float32")
+        for k0 in range(8):
+            mx[0] = T.max(mx[0], A[k0])
+        sm[0] = T.float32(0)
+        for k1 in range(8):
+            sm[0] = sm[0] + T.exp(A[k1] - mx[0])
+        B[i] = T.exp(A[i] - mx[0]) / sm[0]
+'''
 
 def _run_both(body, *arrays):
     """The CPU back end's and the interpreter's results of `body` on copies of `arrays`."""
@@ -244,6 +258,11 @@ def test_a_value_every_lane_stores_alike_and_reads_after_its_own_store():
         np.testing.assert_allclose(got[1], a[0] * 2 * a, rtol=1e-6)
     for got in _run_both(RESET, a, t, b):
         np.testing.assert_allclose(got[2], a - a[:4].sum(), rtol=1e-5)
+    # a value stored alike from another one stored alike
+    assert found(CHAIN) == []
+    for got in _run_both(CHAIN, a, b):
+        np.testing.assert_allclose(got[1], np.exp(a - a.max()) / np.exp(a - a.max()).sum(),
+                                   rtol=1e-5)
 
 
 @pytest.mark.parametrize("body, line, message", [
@@ -254,6 +273,13 @@ def test_a_value_every_lane_stores_alike_and_reads_after_its_own_store():
     (RESET.replace("            S[0] = S[0] + A[k]",
                    "            if i == 0:\n                S[0] = S[0] + A[k]"), 12,
      "lane `i` = 0 reads `S[0]` after lane `i` = 1 writes it"),
+    # each lane adds its own count of terms (TVM runs that loop lane by lane, each adding
+    # to the sum the lanes before left)
+    (RESET.replace("range(4)", "range(i)"), 11,
+     "lane `i` = 0 reads `S[0]` after lane `i` = 1 writes it"),
+    # the sum from a maximum of each lane's own: the lanes' maxima, and so their sums, differ
+    (CHAIN.replace("T.max(mx[0], A[k0])", "T.max(mx[0], A[k0] * T.Cast(\"float32\", i))"), 15,
+     "lane `i` = 0 reads `mx[0]` after lane `i` = 1 writes it"),
 ])
 def test_values_the_lanes_do_not_store_alike(body, line, message):
     assert [(ln, m.split(":")[0]) for ln, _, m, _ in found(body)] == [(line, message)]
@@ -306,6 +332,14 @@ def test_tvm_runs_loops_inside_outside_the_lanes_and_stores_alike_values_once():
     a, b, t = (rng.standard_normal(n).astype("float32") for n in (8, 8, 1))
     np.testing.assert_allclose(run(UNIFORM, a, b, t)[1], a[0] * 2 * a, rtol=1e-6)
     np.testing.assert_allclose(run(RESET, a, t, b)[2], a - a[:4].sum(), rtol=1e-5)
+    np.testing.assert_allclose(run(CHAIN, a, b)[1],
+                               np.exp(a - a.max()) / np.exp(a - a.max()).sum(), rtol=1e-5)
+    # a loop whose bounds move with the lane runs lane by lane: lane i adds its i terms to
+    # the sum the lanes before left, and every lane then reads the last
+    by_lane = RESET.replace("range(4)", "range(i)")
+    got = run(by_lane, a, t, b)[2]
+    np.testing.assert_allclose(got, a - np.cumsum(a[:7]).sum(), rtol=1e-5, atol=1e-5)
+    assert not np.allclose(got, _run_both(by_lane, a, t, b)[1][2])
     a = rng.standard_normal(9).astype("float32")
     c = rng.standard_normal((8, 2)).astype("float32")
     vector, vc = a.copy(), c.copy()

@@ -18,12 +18,13 @@ access.  Found with a witness, as `loop-nest/parallel-race` finds one
 inside to a vector per lane), in a loop that holds no `while` (TVM's vectorizer refuses
 one); not read: accesses in a loop inside whose bounds move with the lane (TVM runs it lane
 by lane, in the loop's order).  Two accesses of one block with iterators are the block
-rules' (`signature/iter-type`), two blocks' are read.  An element that every store of it
-stores alike in all lanes (indices, guards and value free of the lane, loads only of
-storage the loop does not write or of that element, `T0[0] = A[0] * 2`, a reduction
-computed again in each lane from its own init) is not reported where each lane reads it
-after its own write: in step the lanes store the same values, and each reads the one the
-loop's lane reads.  Reported on the later access of the serial order, with the loop and the
+rules' (`signature/iter-type`), two blocks' are read.  An element of storage that every
+store of it stores alike in all lanes (indices, guards and value free of the lane, loads
+only of storage the loop does not write or writes only so, none in a loop whose bounds
+move with the lane: `T0[0] = A[0] * 2`, a reduction computed again in each lane from its
+own init, softmax's sum from its maximum) is not reported where each lane reads it after
+its own write: in step the lanes store the same values, and each reads the one the loop's
+lane reads.  Reported on the later access of the serial order, with the loop and the
 other access related; its quick fix makes the loop serial (verify/fixes.py)."""
 from __future__ import annotations
 
@@ -32,12 +33,11 @@ import numpy as np
 from ..diagnostics import error
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.equality import structural_equal
-from ..ir.visit import contains, rebuild
+from ..ir.visit import contains
 from . import register
 from ._common import const_int, full_env, func_accesses, vars_through
 from ._iterations import (block_owner, element_groups, element_text, loop_at, owner_codes,
-                          points_by_storage, settled, written_before, written_under)
+                          points_by_storage, settled, written_before)
 
 CODE = "loop-nest/vector-dependence"
 
@@ -106,26 +106,45 @@ def _vector_keys(entries, inner, first):
     return np.split(ranks, np.cumsum([len(m) for m in rows])[:-1])
 
 
-def _uniform(a, lane, env, written) -> bool:
+def _alike(fa, lp, lane, env) -> set:
+    """ids of the data Vars of the storage that loop `lp` (its variable's id `lane`)
+    writes only by stores that store alike in every lane (`_uniform`), each reading only
+    such storage or storage the loop does not write: the largest such set, found by
+    dropping storage until none is left to drop.  A store in a loop whose bounds move with
+    the lane is run a number of times of each lane's own, and stores alike in none."""
+    stores = [a for a in fa.accesses
+              if (a.is_write or a.opaque) and any(x is lp for x in a.loops)]
+    alike = {id(a.buffer.data) for a in stores}
+    moving = {id(a.buffer.data) for a in stores if a.opaque or _moves(a, lp, lane, env)}
+    while True:
+        drop = {id(a.buffer.data) for a in stores if id(a.buffer.data) in moving or
+                not _uniform(a, lane, env, moving)} & alike
+        if not drop:
+            return alike
+        alike -= drop
+        moving |= drop
+
+
+def _moves(a, lp, lane, env) -> bool:
+    """Whether access `a` is in a loop inside `lp` whose bounds move with the lane (the
+    variable's id `lane`), a loop TVM runs lane by lane."""
+    inner = a.loops[next(k for k, x in enumerate(a.loops) if x is lp) + 1:]
+    return any(lane in vars_through(x.min, env) | vars_through(x.extent, env) for x in inner)
+
+
+def _uniform(a, lane, env, moving) -> bool:
     """Whether store `a` stores alike in every lane of the vectorized loop whose variable's
     id is `lane`: its indices, guards and value free of the lane (through block iterators'
-    bindings), the value but for loads of the store's own element; no call in the value
-    but of a pure function, and no load of storage the loop writes (`written`) but of that
-    element.  Run in step, the lanes then store the same values to one element at the same
-    statements, as long as each reads it after its own write (`settled`)."""
-    if not a.is_write or a.value is None:
+    bindings and lets), no call in the value but of a pure function, and no load of storage
+    in `moving` (ids of the data Vars of storage the loop writes that may hold other values
+    in other lanes).  Run in step, the lanes then store the same values to one element at
+    the same statements, as long as each reads it after its own write (`settled`)."""
+    if not a.is_write or a.value is None or contains(
+            a.value, lambda x: (type(x) is E.Call and x.op not in E.PURE_CALLS) or (
+                type(x) is E.BufferLoad and id(x.buffer.data) in moving)):
         return False
-
-    def own(x):
-        return type(x) is E.BufferLoad and x.buffer.data is a.buffer.data and \
-            len(x.indices) == len(a.indices) and \
-            all(structural_equal(p, q) for p, q in zip(x.indices, a.indices))
-    if contains(a.value, lambda x: (type(x) is E.Call and x.op not in E.PURE_CALLS) or (
-            type(x) is E.BufferLoad and id(x.buffer.data) in written and not own(x))):
-        return False
-    value = rebuild(a.value, lambda x, _: E.IntImm("int32", 0) if own(x) else None)
     return not any(lane in vars_through(e, env)
-                   for e in (value, *a.indices, *(c for c, _ in a.conds)))
+                   for e in (a.value, *a.indices, *(c for c, _ in a.conds)))
 
 
 @register(CODE, fast=True)
@@ -161,17 +180,16 @@ def _dependence(fa, lp, env, within=False):
 
     def keep(a, pos):
         # (TVM runs a loop inside whose bounds move with the lane lane by lane)
-        return not any(lane in vars_through(x.min, env) | vars_through(x.extent, env)
-                       for x in a.loops[pos + 1:])
+        return not _moves(a, lp, lane, env)
     by_data = points_by_storage(fa, lp, env, keep, blocks=True, within=within)
-    written = written_under(fa, lp)
+    alike = _alike(fa, lp, lane, env)
     first = {}
     for a in fa.accesses:
         for x in a.loops:
             first[id(x)] = min(first.get(id(x), a.order), a.order)
     for entries in by_data.values():
         inner = [a.loops[a.loops.index(lp) + 1:] for a, _ in entries]
-        uniform = [_uniform(a, lane, env, written) for a, _ in entries]
+        uniform = [a.is_write and id(a.buffer.data) in alike for a, _ in entries]
         found = _reversed(
             entries, _vector_keys(entries, inner, first),
             [None if within else block_owner(a, a.loops.index(lp)) for a, _ in entries],
