@@ -239,6 +239,15 @@ CHAIN = '''def chain(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"))
             sm[0] = sm[0] + T.exp(A[k1] - mx[0])
         B[i] = T.exp(A[i] - mx[0]) / sm[0]
 '''
+# compute_at's repeat (TVM's tiled_repeat_op_after_compute_at, vectorized): lanes 0 and 1
+# both store x[0] + 1 to T_add[0], each before reading it
+REPEAT = '''def repeat(x: T.Buffer((4,), "float32"), R: T.Buffer((64,), "float32")):
+    T_add = T.alloc_buffer((4,), "float32")
+    for i0 in T.vectorized(8):
+        T_add[i0 // 2] = x[i0 // 2] + T.float32(1)
+        for i1 in range(8):
+            R[i0 * 8 + i1] = T_add[i0 // 2]
+'''
 
 def _run_both(body, *arrays):
     """The CPU back end's and the interpreter's results of `body` on copies of `arrays`."""
@@ -258,6 +267,11 @@ def test_a_value_every_lane_stores_alike_and_reads_after_its_own_store():
         np.testing.assert_allclose(got[1], a[0] * 2 * a, rtol=1e-6)
     for got in _run_both(RESET, a, t, b):
         np.testing.assert_allclose(got[2], a - a[:4].sum(), rtol=1e-5)
+    # one value to each element, whichever lane stores it
+    assert found(REPEAT) == []
+    x, r = rng.standard_normal(4).astype("float32"), rng.standard_normal(64).astype("float32")
+    for got in _run_both(REPEAT, x, r):
+        np.testing.assert_allclose(got[1], np.repeat(x + 1, 16), rtol=1e-6)
     # a value stored alike from another one stored alike
     assert found(CHAIN) == []
     for got in _run_both(CHAIN, a, b):
@@ -277,6 +291,9 @@ def test_a_value_every_lane_stores_alike_and_reads_after_its_own_store():
     # to the sum the lanes before left)
     (RESET.replace("range(4)", "range(i)"), 11,
      "lane `i` = 0 reads `S[0]` after lane `i` = 1 writes it"),
+    # lanes 0 and 1 store their own values to T_add[0]: lane 0 reads lane 1's
+    (REPEAT.replace("x[i0 // 2] + T.float32(1)", "x[i0 // 2] + T.Cast(\"float32\", i0)"),
+     10, "lane `i0` = 0 reads `T_add[0]` at `i1` = 7 after lane `i0` = 1 writes it"),
     # the sum from a maximum of each lane's own: the lanes' maxima, and so their sums, differ
     (CHAIN.replace("T.max(mx[0], A[k0])", "T.max(mx[0], A[k0] * T.Cast(\"float32\", i))"), 15,
      "lane `i` = 0 reads `mx[0]` after lane `i` = 1 writes it"),
@@ -334,6 +351,8 @@ def test_tvm_runs_loops_inside_outside_the_lanes_and_stores_alike_values_once():
     np.testing.assert_allclose(run(RESET, a, t, b)[2], a - a[:4].sum(), rtol=1e-5)
     np.testing.assert_allclose(run(CHAIN, a, b)[1],
                                np.exp(a - a.max()) / np.exp(a - a.max()).sum(), rtol=1e-5)
+    x, r = rng.standard_normal(4).astype("float32"), rng.standard_normal(64).astype("float32")
+    np.testing.assert_allclose(run(REPEAT, x, r)[1], np.repeat(x + 1, 16), rtol=1e-6)
     # a loop whose bounds move with the lane runs lane by lane: lane i adds its i terms to
     # the sum the lanes before left, and every lane then reads the last
     by_lane = RESET.replace("range(4)", "range(i)")

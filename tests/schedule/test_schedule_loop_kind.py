@@ -185,6 +185,33 @@ def test_a_pad_recomputed_in_each_parallel_tile_is_accepted():
     check_scheduled(sch)
 
 
+REPEATED = HEAD + '''@T.prim_func
+def repeated(x: T.Buffer((4,), "float32"), R: T.Buffer((64,), "float32")):
+    T_add = T.alloc_buffer((4,), "float32")
+    for i in range(4):
+        with T.block("add"):
+            vi = T.axis.spatial(4, i)
+            T_add[vi] = x[vi] + T.float32(1)
+    for j in range(64):
+        with T.block("repeat"):
+            vj = T.axis.spatial(64, j)
+            R[vj] = T_add[vj // 16]
+'''
+
+
+def test_a_producer_recomputed_in_each_lane_is_accepted():
+    # computed at the tiles of 8, `add` writes T_add[j_0 // 2]: lanes 0 and 1 of the
+    # vectorized tiles both store x[0] + 1 to T_add[0], each before its loop over the tile
+    # reads it (as TVM vectorizes its test `tiled_repeat_op_after_compute_at`)
+    sch = sched(REPEATED)
+    (j,) = sch.get_loops(sch.get_block("repeat"))
+    j0, _ = sch.split(j, [8, 8])
+    sch.compute_at(sch.get_block("add"), j0)
+    sch.vectorize(j0)
+    assert sch.get(j0).kind == "vectorized"
+    check_scheduled(sch)
+
+
 VIEWS = HEAD + '''@T.prim_func
 def views(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
     for i, j in T.grid(16, 16):

@@ -22,10 +22,13 @@ rules' (`signature/iter-type`), two blocks' are read.  An element of storage tha
 store of it stores alike in all lanes (indices, guards and value free of the lane, loads
 only of storage the loop does not write or writes only so, none in a loop whose bounds
 move with the lane: `T0[0] = A[0] * 2`, a reduction computed again in each lane from its
-own init, softmax's sum from its maximum) is not reported where each lane reads it after
-its own write: in step the lanes store the same values, and each reads the one the loop's
-lane reads.  Reported on the later access of the serial order, with the loop and the
-other access related; its quick fix makes the loop serial (verify/fixes.py)."""
+own init, softmax's sum from its maximum), or that one store writes with one value to
+each element whichever lane makes it (`T_add[i // 2] = x[i // 2] + 1`, a producer
+compute_at recomputes in each lane; as `loop-nest/parallel-race` reads it) is not reported
+where each lane reads it after its own write: the lanes store the values the loop's lanes
+store, and each reads the one the loop's lane reads.  Reported on the later access of the
+serial order, with the loop and the other access related; its quick fix makes the loop
+serial (verify/fixes.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -36,27 +39,36 @@ from ..ir import stmt as S
 from ..ir.visit import contains
 from . import register
 from ._common import const_int, full_env, func_accesses, vars_through
-from ._iterations import (block_owner, element_groups, element_text, loop_at, owner_codes,
-                          points_by_storage, settled, written_before)
+from ._iterations import (block_owner, element_groups, element_text, invariant_store,
+                          loop_at, owner_codes, points_by_storage, settled, written_before,
+                          written_under)
 
 CODE = "loop-nest/vector-dependence"
 
 
-def _reversed(entries, keys, owners, uniform, before, cut):
+def _reversed(entries, keys, owners, alike, one_value, before, cut):
     """The first pair of lanes i < j touching one element, one writing, whose accesses the
-    vector order runs in the other order, not both of one owner and not of an element the
-    lanes store alike (`_settled`): ((entry, point, lane) of lane i's access, the same of
-    lane j's) or None.  entries: [(access, points)]; keys: per entry, each point's place in
-    the vector order (`_vector_keys`); owners: one per entry (None for none); uniform: per
-    entry, whether it stores alike in every lane (`_uniform`); before: `written_before`'s
-    per point; cut: some entry's points are a part of its own."""
-    got = element_groups(entries, [a.is_write for a, _ in entries], uniform,
+    vector order runs in the other order, not both of one owner and not of an element
+    whose value the order leaves as it is: ((entry, point, lane) of lane i's access, the
+    same of lane j's) or None.  entries: [(access, points)]; keys: per entry, each point's
+    place in the vector order (`_vector_keys`); owners: one per entry (None for none);
+    alike, one_value: per entry, whether it stores alike in every lane (`_alike`), whether
+    it stores one value to each element whichever lane makes it (`invariant_store`);
+    before: `written_before`'s per point (either kind of store); cut: some entry's points
+    are a part of its own.  An element is left as it is where every read of it comes after
+    its lane's own write (`settled`) and its stores all store alike, or are one store of
+    one value."""
+    got = element_groups(entries, [a.is_write for a, _ in entries], alike, one_value,
                          owner_codes(owners), points=[keys, before])
     if got is None:
         return None
-    _, lane, which, point, write, same, own, key, before, starts, ends = got
+    _, lane, which, point, write, same, one, own, key, before, starts, ends = got
     bad = np.minimum.reduceat(lane, starts) != np.maximum.reduceat(lane, starts)
-    bad &= ~settled(write, same, before, starts, cut)
+    writer_lo = np.minimum.reduceat(np.where(write, which, len(entries)), starts)
+    one_store = (writer_lo == np.maximum.reduceat(np.where(write, which, -1), starts)) & \
+        np.logical_and.reduceat(~write | one, starts)
+    bad &= ~(settled(write, same | one, before, starts, cut) &
+             (np.logical_and.reduceat(~write | same, starts) | one_store))
 
     def latest(best, q):
         """Of the rows in `best` ({owner: row}), the latest in the vector order that may
@@ -183,18 +195,26 @@ def _dependence(fa, lp, env, within=False):
         return not _moves(a, lp, lane, env)
     by_data = points_by_storage(fa, lp, env, keep, blocks=True, within=within)
     alike = _alike(fa, lp, lane, env)
+    written = written_under(fa, lp)
+    # (storage a store in such a loop writes: the one store read may not be the only one)
+    unread = {id(a.buffer.data) for a in fa.accesses if a.is_write and
+              any(x is lp for x in a.loops) and _moves(a, lp, lane, env)}
+    loops = {id(x.var) for x in fa.loops if x is lp or
+             any(p is lp for p in fa.loop_parents.get(id(x), ()))}
     first = {}
     for a in fa.accesses:
         for x in a.loops:
             first[id(x)] = min(first.get(id(x), a.order), a.order)
     for entries in by_data.values():
         inner = [a.loops[a.loops.index(lp) + 1:] for a, _ in entries]
-        uniform = [a.is_write and id(a.buffer.data) in alike for a, _ in entries]
+        same = [a.is_write and id(a.buffer.data) in alike for a, _ in entries]
+        one = [a.is_write and id(a.buffer.data) not in unread and
+               invariant_store(a, loops, env, written) for a, _ in entries]
         found = _reversed(
             entries, _vector_keys(entries, inner, first),
             [None if within else block_owner(a, a.loops.index(lp)) for a, _ in entries],
-            uniform, written_before([(a, pts, u) for (a, pts), u in zip(entries, uniform)],
-                                    inner),
+            same, one, written_before([(a, pts, x or y) for (a, pts), x, y in
+                                       zip(entries, same, one)], inner),
             any(pts[5] for _, pts in entries))
         if found is not None:
             return _report(lp, entries, inner, *found)
