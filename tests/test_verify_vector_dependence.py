@@ -316,12 +316,44 @@ def test_accesses_in_a_loop_inside_the_vectorized_one():
     np.testing.assert_allclose(compiled[1], interpreted[1], rtol=1e-6)
 
 
+# two loops inside, one after the other: lane i's reads of A[i + 1] in the first loop come
+# before lane i + 1's writes of it in the second in both orders; the other way round, the
+# vector form runs every lane's writes first
+SIBLINGS = '''def siblings(A: T.Buffer((9,), "float32"), B: T.Buffer((8, 2), "float32")):
+    for i in T.vectorized(8):
+        for k in range(2):
+            B[i, k] = A[i + 1]
+        for m in range(2):
+            A[i] = A[i] * T.float32(2)
+'''
+
+
+def test_loops_inside_in_the_order_they_run():
+    assert found(SIBLINGS) == []
+    first, second = SIBLINGS.split("        for m")
+    swapped = first.split("        for k")[0] + "        for m" + second + \
+        "        for k" + first.split("        for k")[1]
+    assert swapped.index("for m") < swapped.index("for k")
+    assert [(ln, m.split(":")[0]) for ln, _, m, _ in found(swapped)] == [
+        (10, "lane `i` = 0 reads `A[1]` at `k` = 1 after lane `i` = 1 writes it at `m` = 0")]
+    a = np.random.default_rng(25).standard_normal(9).astype("float32")
+    b = np.random.default_rng(26).standard_normal((8, 2)).astype("float32")
+    for got in _run_both(SIBLINGS, a, b):
+        np.testing.assert_allclose(got[1], np.repeat(a[1:, None], 2, axis=1), rtol=1e-6)
+
+
 @pytest.mark.parametrize("body", [
     # each lane its own elements, in a loop inside
     '''def own_rows(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
     for i in T.vectorized(8):
         for k in range(4):
             B[i] = B[i] + A[i, k]
+''',
+    # each lane its own elements, two loops deep
+    '''def deep(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4, 4), "float32")):
+    for i in T.vectorized(8):
+        for k, m in T.grid(4, 4):
+            C[i, k, m] = A[i, k] + A[i, m]
 ''',
     # a loop whose bounds move with the lane: TVM runs it lane by lane, in the loop's order
     '''def by_lane(A: T.Buffer((9,), "float32")):

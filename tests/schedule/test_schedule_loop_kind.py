@@ -185,6 +185,42 @@ def test_a_pad_recomputed_in_each_parallel_tile_is_accepted():
     check_scheduled(sch)
 
 
+DOUBLED_FIRST = HEAD + '''@T.prim_func
+def doubled_first(A: T.Buffer((9,), "float32"), C: T.Buffer((8, 2), "float32")):
+    for i in range(8):
+        with T.block("Y"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = A[vi] * T.float32(2)
+        for k in range(2):
+            with T.block("X"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                C[vi, vk] = A[vi + vk]
+'''
+
+
+def test_lanes_that_meet_in_a_loop_inside_are_refused():
+    # the vector form doubles every lane's A[i] before the loop over k reads A[i + 1]:
+    # lane 0 reads the A[1] lane 1 doubled, where the loop reads it before
+    sch = sched(DOUBLED_FIRST)
+    i = sch.get_loops(sch.get_block("Y"))[0]
+    with refused("vectorize/dependence") as e:
+        sch.vectorize(i)
+    assert "lane `i` = 0 reads `A[1]` at `k` = 1 after lane `i` = 1 writes it" \
+        in e.value.message
+    # the reads first: every lane reads the old A[i + 1], as the loop does
+    sch = sched(DOUBLED_FIRST.replace('''        with T.block("Y"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = A[vi] * T.float32(2)
+''', "").replace("C[vi, vk] = A[vi + vk]\n", '''C[vi, vk] = A[vi + vk]
+        with T.block("Y"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = A[vi] * T.float32(2)
+'''))
+    i = sch.get_loops(sch.get_block("Y"))[0]
+    sch.vectorize(i)
+    check_scheduled(sch)
+
+
 REPEATED = HEAD + '''@T.prim_func
 def repeated(x: T.Buffer((4,), "float32"), R: T.Buffer((64,), "float32")):
     T_add = T.alloc_buffer((4,), "float32")
