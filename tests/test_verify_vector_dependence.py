@@ -342,6 +342,33 @@ def test_loops_inside_in_the_order_they_run():
         np.testing.assert_allclose(got[1], np.repeat(a[1:, None], 2, axis=1), rtol=1e-6)
 
 
+def test_long_loops_at_five_depths():
+    # the schedule vectors' columns span more than 64 bits in all (five loops of 8,192
+    # values, each at its own depth, read in part): the order is kept as they are numbered;
+    # lane 1 reads X[0] in the first loop, which lane 0 writes in the last
+    deep = '''def deep(X: T.Buffer((81920,), "float32"), Y: T.Buffer((8192,), "float32")):
+    for i in T.vectorized(2):
+        for a in range(8192):
+            X[49152 + a * 2 + i] = X[a * 2 + 1 - i]
+        for b in range(1):
+            for c in range(8192):
+                X[16384 + c * 2 + i] = Y[c]
+        for e, f in T.grid(1, 1):
+            for g in range(8192):
+                X[32768 + g * 2 + i] = Y[g]
+        for p, q, r in T.grid(1, 1, 1):
+            for g in range(8192):
+                X[65536 + g * 2 + i] = Y[g]
+        for p, q, r, s in T.grid(1, 1, 1, 1):
+            for g in range(8192):
+                X[g * 2 + i] = Y[g]
+'''
+    assert [(ln, m.split(":")[0], rel) for ln, _, m, rel in found(deep)] == [
+        (8, "lane `i` = 1 reads `X[0]` at `a` = 0 before lane `i` = 0 writes it at `p` = 0, "
+         "`q` = 0, `r` = 0, `s` = 0, `g` = 0",
+         [(6, "loop `i` is vectorized here"), (20, "lane `i` = 0 writes `X[0]` here")])]
+
+
 @pytest.mark.parametrize("body", [
     # each lane its own elements, in a loop inside
     '''def own_rows(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
@@ -364,6 +391,17 @@ def test_loops_inside_in_the_order_they_run():
 ])
 def test_loops_inside_not_reported(body):
     assert found(body) == []
+
+
+def test_a_store_no_lane_runs():
+    # the guard holds at no point: nothing to read, and nothing to say
+    text = HEAD + "@T.prim_func\n" + '''def none_run(A: T.Buffer((9,), "float32")):
+    for i in T.vectorized(8):
+        for k in range(2):
+            if i + k > 9:
+                A[i + 1] = A[i]
+'''
+    assert [d.code for d in tirkit.check(text)] == []
 
 
 @pytest.mark.oracle

@@ -97,9 +97,9 @@ def _reversed(entries, keys, owners, alike, one_value, before, cut):
 
 
 def _vector_keys(entries, inner, first):
-    """Per entry, each point's place in the vector order as a rank, equal for the lanes of
-    one access at one iteration of the loops inside: the schedule vector (where each loop
-    inside starts, its value; ...; the statement, loads first) compared in lexicographic
+    """Per entry, each point's place in the vector order as a number, equal for the lanes
+    of one access at one iteration of the loops inside: the schedule vector (where each
+    loop inside starts, its value; ...; the statement, loads first) in lexicographic
     order.  inner: per entry, the loops inside the vectorized one around it; first: {id(Loop):
     the first statement order in it}."""
     width = 2 * max(len(x) for x in inner) + 1
@@ -112,10 +112,16 @@ def _vector_keys(entries, inner, first):
         m[:, 2 * len(loops)] = 2 * a.order + int(a.is_write)
         rows.append(m)
     every = np.concatenate(rows)
-    order = np.lexsort(every.T[::-1])
-    ranks = np.empty(len(every), dtype=np.int64)
-    ranks[order] = np.r_[0, np.any(every[order][1:] != every[order][:-1], axis=1)].cumsum()
-    return np.split(ranks, np.cumsum([len(m) for m in rows])[:-1])
+    # (the vector as one number in mixed radix, the columns' order kept; the number so far
+    # ranked again, keeping its order, where the next column would overflow it)
+    keys, bound = np.zeros(len(every), dtype=np.int64), 1
+    for column in every.T:
+        lo, n = column.min(), int(column.max() - column.min()) + 1
+        if bound * n >= 1 << 62:
+            keys = np.unique(keys, return_inverse=True)[1].astype(np.int64).reshape(-1)
+            bound = int(keys.max()) + 1
+        keys, bound = keys * n + (column - lo), bound * n
+    return np.split(keys, np.cumsum([len(m) for m in rows])[:-1])
 
 
 def _alike(fa, lp, lane, env) -> set:
@@ -206,6 +212,8 @@ def _dependence(fa, lp, env, within=False):
         for x in a.loops:
             first[id(x)] = min(first.get(id(x), a.order), a.order)
     for entries in by_data.values():
+        if not any(len(pts[0]) for _, pts in entries):
+            continue            # (no point: a guard that holds nowhere)
         inner = [a.loops[a.loops.index(lp) + 1:] for a, _ in entries]
         same = [a.is_write and id(a.buffer.data) in alike for a, _ in entries]
         one = [a.is_write and id(a.buffer.data) not in unread and
