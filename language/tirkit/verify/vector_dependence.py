@@ -96,6 +96,17 @@ def _reversed(entries, keys, owners, alike, one_value, before, cut):
     return None
 
 
+def _lanes_meet(entries) -> bool:
+    """Whether two lanes touch one element of `entries`, one writing (what the order is
+    then read for)."""
+    got = element_groups(entries, [a.is_write for a, _ in entries])
+    if got is None:
+        return False            # (no point: a guard that holds nowhere)
+    _, lane, _, _, write, starts, _ = got
+    return bool((np.logical_or.reduceat(write, starts) &
+                 (np.minimum.reduceat(lane, starts) != np.maximum.reduceat(lane, starts))).any())
+
+
 def _vector_keys(entries, inner, first):
     """Per entry, each point's place in the vector order as a number, equal for the lanes
     of one access at one iteration of the loops inside: the schedule vector (where each
@@ -212,8 +223,8 @@ def _dependence(fa, lp, env, within=False):
         for x in a.loops:
             first[id(x)] = min(first.get(id(x), a.order), a.order)
     for entries in by_data.values():
-        if not any(len(pts[0]) for _, pts in entries):
-            continue            # (no point: a guard that holds nowhere)
+        if not _lanes_meet(entries):
+            continue
         inner = [a.loops[a.loops.index(lp) + 1:] for a, _ in entries]
         same = [a.is_write and id(a.buffer.data) in alike for a, _ in entries]
         one = [a.is_write and id(a.buffer.data) not in unread and
