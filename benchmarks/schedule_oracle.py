@@ -4,7 +4,8 @@ For every program (the shipped valid examples and, when given, the TVM test-suit
 `benchmarks/corpus_extract.py`) that both tirkit and TVM parse and that has one TIR
 function, the same calls are made in both: for each block (at most --blocks), split the
 outermost loop, fuse the two outermost, swap the two innermost, parallel / bind the
-outermost, vectorize / unroll the innermost, compute_at under the first loop of its first
+outermost (to blockIdx.x; with `--bind-axis threadIdx.x` bind the innermost to it),
+vectorize / unroll the innermost, compute_at under the first loop of its first
 consumer, reverse_compute_at under the first loop of its first producer, compute_inline,
 reverse_compute_inline, cache_read / cache_write of buffer 0, decompose_reduction at the
 outermost loop, blockize of the innermost loop, rfactor of the innermost reduction loop
@@ -16,7 +17,7 @@ result is printed in tirx spelling and parsed by TVM; the two are compared with
 
     python benchmarks/schedule_oracle.py [--corpus /work/corpus/classic] [--limit N]
         [--out benchmarks/results/schedule.md] [--prims split,fuse] [--jobs 2]
-        [--records FILE.jsonl] [--files FILE] [--diffs DIR]
+        [--records FILE.jsonl] [--files FILE] [--diffs DIR] [--bind-axis threadIdx.x]
 
 `--records` writes one JSON line per call that is not `equal` or refused by both (program,
 call, outcome, detail); `--files` runs only the programs listed in a file (one path per line,
@@ -71,8 +72,9 @@ def first_func(module):
     return f[1] if isinstance(f, tuple) else f
 
 
-def specs_for(sch: Schedule, max_blocks):
-    """Calls as data: ('prim', block name, args) with loops as ('loop', block, index)."""
+def specs_for(sch: Schedule, max_blocks, bind_axis="blockIdx.x"):
+    """Calls as data: ('prim', block name, args) with loops as ('loop', block, index);
+    `bind` binds the outermost loop to a blockIdx axis, the innermost to a threadIdx one."""
     out = []
     names = [i.block.name_hint for i in sch.index(sch._default).order
              if i.scope is not None]
@@ -87,7 +89,8 @@ def specs_for(sch: Schedule, max_blocks):
                 d = next((x for x in (8, 4, 2) if ext.value % x == 0 and ext.value > x), 4)
                 out.append(("split", name, [L(0), [None, d]]))
             out.append(("parallel", name, [L(0)]))
-            out.append(("bind", name, [L(0), "blockIdx.x"]))
+            out.append(("bind", name, [L(0) if bind_axis.startswith("blockIdx")
+                                       else L(len(loops) - 1), bind_axis]))
             out.append(("vectorize", name, [L(len(loops) - 1)]))
             out.append(("unroll", name, [L(len(loops) - 1)]))
             out.append(("blockize", name, [L(len(loops) - 1)]))
@@ -187,7 +190,7 @@ def _well_formed(mod) -> bool:
         return False
 
 
-def run_program(path, blocks, only):
+def run_program(path, blocks, only, bind_axis="blockIdx.x"):
     """(used, records) for one program; a record is (prim, outcome, detail, diff text)."""
     text = open(path, encoding="utf-8").read()
     r = tirkit.parse(text, path)
@@ -199,7 +202,7 @@ def run_program(path, blocks, only):
     except Exception:
         return False, []
     try:
-        specs = specs_for(Schedule(r.module), blocks)
+        specs = specs_for(Schedule(r.module), blocks, bind_axis)
     except Exception:                   # a program our queries cannot read: skipped
         return True, []
     records = []
@@ -248,7 +251,7 @@ def run_program(path, blocks, only):
     return True, records
 
 
-def _isolated(path, blocks, only):
+def _isolated(path, blocks, only, bind_axis):
     """run_program in a forked child, so that a crash inside TVM costs one program."""
     import multiprocessing as mp
     ctx = mp.get_context("fork")
@@ -256,7 +259,7 @@ def _isolated(path, blocks, only):
 
     def child():
         try:
-            send.send(run_program(path, blocks, only))
+            send.send(run_program(path, blocks, only, bind_axis))
         except BaseException as e:      # noqa: BLE001 - reported to the parent
             send.send(("error", repr(e)))
         finally:
@@ -274,15 +277,16 @@ def _isolated(path, blocks, only):
     return out
 
 
-def _run_all(programs, blocks, only, jobs):
+def _run_all(programs, blocks, only, jobs, bind_axis):
     """(path, result) for each program, `jobs` programs at a time, in order."""
     if jobs <= 1:
         for path in programs:
-            yield path, _isolated(path, blocks, only)
+            yield path, _isolated(path, blocks, only, bind_axis)
         return
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(jobs) as pool:     # each task forks its own child process
-        yield from zip(programs, pool.map(lambda p: _isolated(p, blocks, only), programs))
+        yield from zip(programs, pool.map(lambda p: _isolated(p, blocks, only, bind_axis),
+                                          programs))
 
 
 def main(argv=None):
@@ -296,6 +300,9 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=1, help="programs run at once")
     ap.add_argument("--records", default=None, help="write non-equal calls as JSON lines")
     ap.add_argument("--files", default=None, help="run only the programs listed in this file")
+    ap.add_argument("--bind-axis", default="blockIdx.x",
+                    help="bind's axis: blockIdx.* binds the outermost loop, threadIdx.* the "
+                    "innermost")
     args = ap.parse_args(argv)
     only = set(args.prims.split(",")) if args.prims else None
     stats = {p: collections.Counter() for p in PRIMS}
@@ -310,7 +317,7 @@ def main(argv=None):
     import tvm  # noqa: F401 - loaded once here, inherited by every forked child
     from tvm import s_tir  # noqa: F401
     t0 = time.perf_counter()
-    for path, res in _run_all(programs, args.blocks, only, args.jobs):
+    for path, res in _run_all(programs, args.blocks, only, args.jobs, args.bind_axis):
         if res is None:
             lost.append(path)
             continue

@@ -63,3 +63,24 @@ def test_a_loop_whose_iterations_meet_is_not_bound_to_blocks():
     with refused("bind/dependence", "i") as e:
         sch.bind(i, "blockIdx.y")
     assert "iteration `i` = 0 reads `A[1]`, which iteration `i` = 1 writes" in e.value.message
+
+
+def test_a_loop_whose_iterations_meet_is_not_bound_to_threads():
+    # the threads of one block run at once too, and nothing orders their accesses to
+    # global memory (TVM puts barriers between accesses to shared memory only): the running
+    # sum is refused as for blockIdx; a reduction over the threads (cross-thread, the
+    # threads combine their values) and rows apart are bound
+    sch = sched(RUNNING)
+    i, j = sch.get_loops(sch.get_block("step"))
+    with refused("bind/dependence", "j") as e:
+        sch.bind(j, "threadIdx.x")
+    assert e.value.message.startswith(
+        "loop 'j': iteration `j` = 1 reads `A[0, 1]`, which iteration `j` = 0 writes: the "
+        "loop bound to threadIdx.x may run them at the same time")
+    sch.bind(i, "threadIdx.x")
+    check_result(sch)
+    sch = sched(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.bind(i, "blockIdx.x")
+    sch.bind(k, "threadIdx.x")
+    check_result(sch)

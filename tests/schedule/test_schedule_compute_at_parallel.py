@@ -144,3 +144,18 @@ def test_a_reduction_computed_again_in_each_lane_of_a_vectorized_loop():
         sch.compute_at(sch.get_block("mx"), j)
     assert "lane `j` = 0 reads `mx[0]` after lane `j` = 1 writes it at `ax0` = 0" \
         in e.value.message
+
+
+def test_a_reduction_computed_again_in_each_thread_is_refused():
+    # the column tiles bound to the threads of one block: each thread would compute the row
+    # maxima into the one global mx, as the parallel tiles would
+    sch = sched(ROWS)
+    i, j = sch.get_loops(sch.get_block("S"))
+    j0, j1 = sch.split(j, [4, 16])
+    sch.reorder(j0, i, j1)
+    sch.bind(j0, "threadIdx.x")
+    with refused("compute_at/dependence", "j_0") as e:
+        sch.compute_at(sch.get_block("mx"), i)
+    assert e.value.message.startswith(
+        "block 'mx' computed in each iteration of loop 'j_0': iterations `j_0` = 0 and "
+        "`j_0` = 1 of the loop bound to threadIdx.x both write `mx[0]`")

@@ -137,9 +137,10 @@ def opaque_uses(stmt, buf) -> list:
 
 def runs_at_once(loop) -> bool:
     """Whether the loop's iterations may run at the same time, as parallel threads, thread
-    blocks (a loop bound to blockIdx) or vector lanes."""
+    blocks or the threads of one (a loop bound to blockIdx or threadIdx) or vector lanes."""
     return loop.kind in ("parallel", "vectorized") or (
-        loop.kind == "thread_binding" and (loop.thread_tag or "").startswith("blockIdx"))
+        loop.kind == "thread_binding" and
+        (loop.thread_tag or "").startswith(("blockIdx", "threadIdx")))
 
 
 def dependence(func, loop):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ..diagnostics import error
 from . import register
-from ._common import const_int, full_env, func_accesses
+from ._common import const_int, full_env, func_accesses, vars_through
 from ._iterations import (block_owner, element_text, first_conflict, invariant_store,
                           loop_at, points_by_storage, written_under)
 
@@ -71,13 +71,20 @@ def check_parallel_race(func, ctx):
 
 def iteration_conflict(func, node):
     """The error of two iterations of loop `node` (a For of `func`, parallel or bound to
-    blockIdx) that touch one element, one writing, two accesses of one block with iterators
-    included: what the `parallel` and `bind` schedule primitives refuse; None.  Only global
-    storage is read: a GPU kernel's shared, local or warp buffers, made CPU threads' by a
-    parallel loop around their thread bindings, are not judged."""
+    blockIdx or threadIdx) that touch one element, one writing, two accesses of one block
+    with iterators included: what the `parallel` and `bind` schedule primitives refuse;
+    None.  Only global storage is read: a GPU kernel's shared, local or warp buffers
+    (made CPU threads' by a parallel loop around their thread bindings; between the threads
+    of one block TVM puts barriers), are not judged.  Under threadIdx, the accesses of a
+    block with a reduction iterator the loop feeds are not read: the threads combine their
+    values in a cross-thread reduction."""
     fa, lp = loop_at(func, node)
     n = const_int(lp.extent) if lp is not None else None
     why = _why(lp) if lp is not None else None
+    tag = (lp.thread_tag or "") if lp is not None else ""
+    if why is None and lp is not None and lp.kind == "thread_binding" and \
+            tag.startswith("threadIdx"):
+        why = f"bound to {tag}", f"the loop bound to {tag}"
     if n is None or n < 2 or why is None:
         return None
     return _race(func, fa, lp, why, full_env(fa), within=True)
@@ -91,9 +98,13 @@ def _race(func, fa, lp, why, env, within=False):
     inner = {id(x.var) for x in fa.loops if x is lp or
              any(p is lp for p in fa.loop_parents.get(id(x), ()))}
 
+    threads = (lp.thread_tag or "").startswith("threadIdx")
+
     def keep(a, pos):
         if within:
-            return a.buffer.scope == "global"
+            return a.buffer.scope == "global" and not (threads and any(
+                iv.kind == "R" and id(lp.var) in vars_through(v, env)
+                for r in a.blocks for iv, v in zip(r.block.iter_vars, r.iter_values)))
         return why[0] == "parallel" or id(a.buffer.data) in params
     by_data = points_by_storage(fa, lp, env, keep, blocks=True, within=within)
     written = written_under(fa, lp)

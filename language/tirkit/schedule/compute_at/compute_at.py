@@ -13,7 +13,7 @@ Refused: a loop that is an ancestor of the block or in another scope, a block th
 an output of the function or shares a written buffer with another block, consumers that
 are not all under the loop, a producer of the block placed after the insertion point, a
 block passed by the move that writes what it reads, a region that cannot be solved, a
-parallel, vectorized or blockIdx-bound loop around the new place whose iterations the
+parallel, vectorized or thread-bound loop around the new place whose iterations the
 block, computed in each, would make touch one element, one writing (`parallel`'s check)."""
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ written buffer with another block, producers that are not all under the loop, a 
 of the block placed before the insertion point, a block passed by the move that reads what
 it writes, a consumer that reads what its producers do not write (some of its instances
 would never run) or that would read beyond what they wrote in the same iteration, a region
-that cannot be solved, a parallel, vectorized or blockIdx-bound loop around the new place
+that cannot be solved, a parallel, vectorized or thread-bound loop around the new place
 whose iterations the block would make touch one element, one writing."""
 from __future__ import annotations
 

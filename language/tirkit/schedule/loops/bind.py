@@ -2,9 +2,11 @@
 
 Refused: an unknown axis, a loop that feeds a reduction iterator unless the axis is a
 `threadIdx` (cross-thread reduction), a loop that does not start at zero, a loop bound to
-`blockIdx` whose iterations, the grid's thread blocks, would touch one element of global
-storage, one writing (the race rule's witness, as `parallel` refuses; the threads of one
-block are the thread rules' and the runs')."""
+`blockIdx` or `threadIdx` whose iterations, the grid's thread blocks or one block's
+threads, would touch one element of global storage, one writing (the race rule's witness,
+as `parallel` refuses; TVM puts barriers between a block's threads only for shared
+memory, and a cross-thread reduction's block, whose reduction iterator the loop feeds, is
+not read)."""
 from __future__ import annotations
 
 import dataclasses

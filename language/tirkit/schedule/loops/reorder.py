@@ -7,7 +7,8 @@ the loops between them keep their places. Refused: repeated loops, loops on diff
 branches or with several statements between them, blocks under them with scan/opaque
 iterators bound to the moved loops or with non-affine bindings, extents that depend on
 another moved loop, a loop whose iterations run at once (parallel, vectorized, bound to
-blockIdx) moved out of a loop so that two of them would touch one element, one writing
+blockIdx or threadIdx) moved out of a loop so that two of them would touch one element, one
+writing
 (`parallel`'s check)."""
 from __future__ import annotations
 
