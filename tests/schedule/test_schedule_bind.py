@@ -84,3 +84,37 @@ def test_a_loop_whose_iterations_meet_is_not_bound_to_threads():
     sch.bind(i, "blockIdx.x")
     sch.bind(k, "threadIdx.x")
     check_result(sch)
+
+
+COPY = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def copy(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), "float32", scope="shared")
+    for t in range(4):
+        for k in range(16):
+            with T.block("fill"):
+                v = T.axis.spatial(64, t * 16 + k)
+                S[v] = A[v] * T.float32(2)
+        with T.block("copy"):
+            T.block_attr({"auto_copy": True})
+            for k in range(64):
+                B[k] = S[k]
+'''
+
+
+def test_a_copy_the_threads_share_out_is_bound():
+    # every thread would copy all of the shared S to B as written, from what the threads
+    # write to S; TVM's LowerAutoCopy spreads a block marked auto_copy over the threads, so
+    # binding `t` makes no race; unmarked, it does
+    sch = sched(COPY)
+    (t,) = sch.get_loops(sch.get_block("copy"))
+    sch.bind(t, "threadIdx.x")
+    assert sch.get(t).thread_tag == "threadIdx.x"
+    sch = sched(COPY.replace('            T.block_attr({"auto_copy": True})\n', ""))
+    (t,) = sch.get_loops(sch.get_block("copy"))
+    with refused("bind/dependence", "t") as e:
+        sch.bind(t, "threadIdx.x")
+    assert "iterations `t` = 0 and `t` = 1 of the loop bound to threadIdx.x both write" \
+        in e.value.message

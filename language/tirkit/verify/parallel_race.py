@@ -75,9 +75,8 @@ def iteration_conflict(func, node):
     with iterators included: what the `parallel` and `bind` schedule primitives refuse;
     None.  Only global storage is read: a GPU kernel's shared, local or warp buffers
     (made CPU threads' by a parallel loop around their thread bindings; between the threads
-    of one block TVM puts barriers), are not judged.  Under threadIdx, the accesses of a
-    block with a reduction iterator the loop feeds are not read: the threads combine their
-    values in a cross-thread reduction."""
+    of one block TVM puts barriers), are not judged.  Under threadIdx, blocks the threads
+    share out among themselves are not read (`_shared_out`)."""
     fa, lp = loop_at(func, node)
     n = const_int(lp.extent) if lp is not None else None
     why = _why(lp) if lp is not None else None
@@ -88,6 +87,17 @@ def iteration_conflict(func, node):
     if n is None or n < 2 or why is None:
         return None
     return _race(func, fa, lp, why, full_env(fa), within=True)
+
+
+def _shared_out(a, lp, env) -> bool:
+    """Whether access `a` is in a block the threads of loop `lp` (bound to threadIdx) share
+    out among themselves: one with a reduction iterator the loop feeds (a cross-thread
+    reduction, whose threads combine their values), or one marked `auto_copy` (TVM's
+    LowerAutoCopy spreads the copy over the threads)."""
+    return any(any(iv.kind == "R" and id(lp.var) in vars_through(v, env)
+                   for iv, v in zip(r.block.iter_vars, r.iter_values)) or
+               any(k == "auto_copy" and const_int(v) != 0 for k, v in r.block.annotations)
+               for r in a.blocks)
 
 
 def _race(func, fa, lp, why, env, within=False):
@@ -102,9 +112,7 @@ def _race(func, fa, lp, why, env, within=False):
 
     def keep(a, pos):
         if within:
-            return a.buffer.scope == "global" and not (threads and any(
-                iv.kind == "R" and id(lp.var) in vars_through(v, env)
-                for r in a.blocks for iv, v in zip(r.block.iter_vars, r.iter_values)))
+            return a.buffer.scope == "global" and not (threads and _shared_out(a, lp, env))
         return why[0] == "parallel" or id(a.buffer.data) in params
     by_data = points_by_storage(fa, lp, env, keep, blocks=True, within=within)
     written = written_under(fa, lp)

@@ -5,8 +5,8 @@ Refused: an unknown axis, a loop that feeds a reduction iterator unless the axis
 `blockIdx` or `threadIdx` whose iterations, the grid's thread blocks or one block's
 threads, would touch one element of global storage, one writing (the race rule's witness,
 as `parallel` refuses; TVM puts barriers between a block's threads only for shared
-memory, and a cross-thread reduction's block, whose reduction iterator the loop feeds, is
-not read)."""
+memory; a block the threads share out is not read: a cross-thread reduction's, whose
+reduction iterator the loop feeds, or one marked `auto_copy`)."""
 from __future__ import annotations
 
 import dataclasses
