@@ -162,17 +162,21 @@ def test_the_vector_form_and_the_serial_loop_compute_different_shifts():
     assert not np.allclose(vector, serial)
 
 
+def _tvm_run(body, *arrays):
+    """`body` built by TVM 0.27 for LLVM and run on copies of `arrays`: their values after."""
+    import tvm
+    from tvm.script import tirx
+    func = tvm.script.from_source("@T.prim_func\n" + body, extra_vars={"T": tirx})
+    lib = tvm.compile(tvm.IRModule({"main": func}), target="llvm")
+    out = [tvm.runtime.tensor(x.copy()) for x in arrays]
+    lib["main"](*out)
+    return [x.numpy() for x in out]
+
+
 @pytest.mark.oracle
 def test_tvm_computes_the_vector_form():
-    tvm = pytest.importorskip("tvm")
-    from tvm.script import tirx
-
-    def run(body, *arrays):
-        func = tvm.script.from_source("@T.prim_func\n" + body, extra_vars={"T": tirx})
-        lib = tvm.compile(tvm.IRModule({"main": func}), target="llvm")
-        out = [tvm.runtime.tensor(x.copy()) for x in arrays]
-        lib["main"](*out)
-        return [x.numpy() for x in out]
+    pytest.importorskip("tvm")
+    run = _tvm_run
     rng = np.random.default_rng(12)
     a = rng.standard_normal(65).astype("float32")
     (got,) = run(SHIFT, a)
@@ -406,15 +410,8 @@ def test_a_store_no_lane_runs():
 
 @pytest.mark.oracle
 def test_tvm_runs_loops_inside_outside_the_lanes_and_stores_alike_values_once():
-    tvm = pytest.importorskip("tvm")
-    from tvm.script import tirx
-
-    def run(body, *arrays):
-        func = tvm.script.from_source("@T.prim_func\n" + body, extra_vars={"T": tirx})
-        lib = tvm.compile(tvm.IRModule({"main": func}), target="llvm")
-        out = [tvm.runtime.tensor(x.copy()) for x in arrays]
-        lib["main"](*out)
-        return [x.numpy() for x in out]
+    pytest.importorskip("tvm")
+    run = _tvm_run
     rng = np.random.default_rng(24)
     a, b, t = (rng.standard_normal(n).astype("float32") for n in (8, 8, 1))
     np.testing.assert_allclose(run(UNIFORM, a, b, t)[1], a[0] * 2 * a, rtol=1e-6)

@@ -1,3 +1,4 @@
+import pytest
 from kernels import MATMUL
 from sched_util import body_text, check_result, refused, sched
 from test_schedule_loop_kind import RUNNING, STAGES
@@ -45,19 +46,25 @@ def test_split_of_bound_loop_is_refused():
         sch.fuse(i, j)
 
 
-def test_a_loop_whose_iterations_meet_is_not_bound_to_blocks():
-    # the thread blocks of a grid run at once, as a parallel loop's iterations: a running
-    # sum along `j`, or block Y of iteration 0 reading the A[1] that block X of iteration 1
-    # writes, is refused with the race rule's witness (loop-nest/parallel-race)
+@pytest.mark.parametrize("axis", ["blockIdx.x", "threadIdx.x"])
+def test_a_loop_whose_iterations_meet_is_not_bound(axis):
+    # the thread blocks of a grid run at once, as a parallel loop's iterations, and so do
+    # the threads of one block, with nothing to order their accesses to global memory (TVM
+    # puts barriers between accesses to shared memory only): a running sum along `j` is
+    # refused with the race rule's witness (loop-nest/parallel-race); rows apart are bound
     sch = sched(RUNNING)
     i, j = sch.get_loops(sch.get_block("step"))
     with refused("bind/dependence", "j") as e:
-        sch.bind(j, "blockIdx.x")
+        sch.bind(j, axis)
     assert e.value.message.startswith(
         "loop 'j': iteration `j` = 1 reads `A[0, 1]`, which iteration `j` = 0 writes: the "
-        "loop bound to blockIdx.x may run them at the same time")
-    sch.bind(i, "blockIdx.x")           # rows apart
+        f"loop bound to {axis} may run them at the same time")
+    sch.bind(i, axis)
     check_result(sch)
+
+
+def test_two_blocks_whose_iterations_meet_are_not_bound_to_blocks():
+    # block Y of iteration 0 reads the A[1] that block X of iteration 1 writes
     sch = sched(STAGES)
     (i,) = sch.get_loops(sch.get_block("X"))
     with refused("bind/dependence", "i") as e:
@@ -65,26 +72,13 @@ def test_a_loop_whose_iterations_meet_is_not_bound_to_blocks():
     assert "iteration `i` = 0 reads `A[1]`, which iteration `i` = 1 writes" in e.value.message
 
 
-def test_a_loop_whose_iterations_meet_is_not_bound_to_threads():
-    # the threads of one block run at once too, and nothing orders their accesses to
-    # global memory (TVM puts barriers between accesses to shared memory only): the running
-    # sum is refused as for blockIdx; a reduction over the threads (cross-thread, the
-    # threads combine their values) and rows apart are bound
-    sch = sched(RUNNING)
-    i, j = sch.get_loops(sch.get_block("step"))
-    with refused("bind/dependence", "j") as e:
-        sch.bind(j, "threadIdx.x")
-    assert e.value.message.startswith(
-        "loop 'j': iteration `j` = 1 reads `A[0, 1]`, which iteration `j` = 0 writes: the "
-        "loop bound to threadIdx.x may run them at the same time")
-    sch.bind(i, "threadIdx.x")
-    check_result(sch)
+def test_a_reduction_over_the_threads_is_bound():
+    # a cross-thread reduction: the threads combine their values
     sch = sched(MATMUL)
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.bind(i, "blockIdx.x")
     sch.bind(k, "threadIdx.x")
     check_result(sch)
-
 
 COPY = '''from tvm.script import tir as T
 
