@@ -824,3 +824,19 @@ def f(A: T.Buffer((4,), "float32"), H: T.Buffer((4,), "handle")):
     assert got == [
         (6, "error", "`float32` names a dtype and is not a value of float32 buffer 'A'"),
         (7, "error", "the string 'two' is not a value of float32 buffer 'A'")]
+
+
+@pytest.mark.parametrize("frame, message", [
+    ("T.LetStmt()", "T.LetStmt takes a value"),
+    ("T.Assert()", "T.Assert takes (condition, message)"),
+])
+def test_a_frame_without_its_arguments_is_an_error(frame, message):
+    # (fuzz seed 167: `with T.LetStmt() as var:` failed the lowering)
+    text = CLASSIC + f'''@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    with {frame} as v:
+        A[0] = 1
+'''
+    diags = tirkit.check(text)
+    assert [(d.line, d.code) for d in diags] == [(6, "type/mismatch")]
+    assert diags[0].message.startswith(message)

@@ -89,6 +89,8 @@ class BlockMixin:
         if tn in ("LetStmt", "let"):
             args = self._args(ctx)
             kwargs = self._kwargs(ctx)
+            if len(args) not in (1, 2):
+                self.fail("type/mismatch", f"T.{tn} takes a value (and its type)", ctx)
             value = self._as_expr(args[0], ctx)
             name = item.target.id if isinstance(item.target, C.Name) else "v"
             var = kwargs.get("var") or E.Var(name, value.dtype, None, self.span(item.target))
@@ -101,6 +103,8 @@ class BlockMixin:
             return S.LetStmt(var, value, body, self.span(s))
         if tn == "Assert":
             args = self._args(ctx)
+            if len(args) not in (1, 2):
+                self.fail("type/mismatch", "T.Assert takes (condition, message)", ctx)
             cond = self._as_expr(args[0], ctx)
             msg = self._as_expr(args[1] if len(args) > 1 else "", ctx)
             return S.AssertStmt(cond, msg, self.body(s.body), self.span(s))
