@@ -41,13 +41,14 @@ from ._iterations import (block_owner, element_text, first_conflict, invariant_s
 CODE = "loop-nest/parallel-race"
 
 
-def _why(lp):
+def _why(lp, threads=False):
     """How a message says the loop runs its iterations at the same time (what the loop is,
-    and the loop), or None."""
+    and the loop), or None; `threads`: a loop bound to threadIdx too."""
     if lp.kind == "parallel":
         return "parallel", "the parallel loop"
     tag = lp.thread_tag or ""
-    if lp.kind == "thread_binding" and tag.startswith("blockIdx"):
+    if lp.kind == "thread_binding" and tag.startswith(
+            ("blockIdx", "threadIdx") if threads else "blockIdx"):
         return f"bound to {tag}", f"the loop bound to {tag}"
     return None
 
@@ -79,11 +80,7 @@ def iteration_conflict(func, node):
     share out among themselves are not read (`_shared_out`)."""
     fa, lp = loop_at(func, node)
     n = const_int(lp.extent) if lp is not None else None
-    why = _why(lp) if lp is not None else None
-    tag = (lp.thread_tag or "") if lp is not None else ""
-    if why is None and lp is not None and lp.kind == "thread_binding" and \
-            tag.startswith("threadIdx"):
-        why = f"bound to {tag}", f"the loop bound to {tag}"
+    why = _why(lp, threads=True) if lp is not None else None
     if n is None or n < 2 or why is None:
         return None
     return _race(func, fa, lp, why, full_env(fa), within=True)
@@ -107,7 +104,6 @@ def _race(func, fa, lp, why, env, within=False):
     params = {id(b.data) for _, b in func.buffer_map}
     inner = {id(x.var) for x in fa.loops if x is lp or
              any(p is lp for p in fa.loop_parents.get(id(x), ()))}
-
     threads = (lp.thread_tag or "").startswith("threadIdx")
 
     def keep(a, pos):
