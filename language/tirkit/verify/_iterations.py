@@ -242,6 +242,12 @@ def points_by_storage(fa, lp, env, keep, blocks=False, within=False) -> dict:
     return out
 
 
+def loop_vars(fa, lp) -> set:
+    """ids of the variables of loop `lp` and of the loops inside it."""
+    return {id(x.var) for x in fa.loops
+            if x is lp or any(p is lp for p in fa.loop_parents.get(id(x), ()))}
+
+
 def written_under(fa, scope) -> set:
     """ids of the data Vars of storage some access under `scope` (a loop's Loop record, or
     a BlockRealize) writes (or passes by address)."""

@@ -36,7 +36,7 @@ from ..diagnostics import error
 from . import register
 from ._common import const_int, full_env, func_accesses, vars_through
 from ._iterations import (block_owner, element_text, first_conflict, invariant_store,
-                          loop_at, points_by_storage, written_under)
+                          loop_at, loop_vars, points_by_storage, written_under)
 
 CODE = "loop-nest/parallel-race"
 
@@ -102,8 +102,7 @@ def _race(func, fa, lp, why, env, within=False):
     `within` (the primitive's check): two accesses of one block with iterators count too,
     and only global storage is read."""
     params = {id(b.data) for _, b in func.buffer_map}
-    inner = {id(x.var) for x in fa.loops if x is lp or
-             any(p is lp for p in fa.loop_parents.get(id(x), ()))}
+    inner = loop_vars(fa, lp)
     threads = (lp.thread_tag or "").startswith("threadIdx")
 
     def keep(a, pos):

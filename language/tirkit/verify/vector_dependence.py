@@ -40,35 +40,31 @@ from ..ir.visit import contains
 from . import register
 from ._common import const_int, full_env, func_accesses, vars_through
 from ._iterations import (block_owner, element_groups, element_text, invariant_store,
-                          loop_at, owner_codes, points_by_storage, settled, written_before,
-                          written_under)
+                          loop_at, loop_vars, owner_codes, points_by_storage, settled,
+                          written_before, written_under)
 
 CODE = "loop-nest/vector-dependence"
 
 
-def _reversed(entries, keys, owners, alike, one_value, before, cut):
+def _reversed(groups, meet, same, one, own, key, before, cut):
     """The first pair of lanes i < j touching one element, one writing, whose accesses the
     vector order runs in the other order, not both of one owner and not of an element
     whose value the order leaves as it is: ((entry, point, lane) of lane i's access, the
-    same of lane j's) or None.  entries: [(access, points)]; keys: per entry, each point's
-    place in the vector order (`_vector_keys`); owners: one per entry (None for none);
-    alike, one_value: per entry, whether it stores alike in every lane (`_alike`), whether
-    it stores one value to each element whichever lane makes it (`invariant_store`);
-    before: `written_before`'s per point (either kind of store); cut: some entry's points
-    are a part of its own.  An element is left as it is where every read of it comes after
-    its lane's own write (`settled`) and its stores all store alike, or are one store of
-    one value."""
-    got = element_groups(entries, [a.is_write for a, _ in entries], alike, one_value,
-                         owner_codes(owners), points=[keys, before])
-    if got is None:
-        return None
-    _, lane, which, point, write, same, one, own, key, before, starts, ends = got
-    bad = np.minimum.reduceat(lane, starts) != np.maximum.reduceat(lane, starts)
-    writer_lo = np.minimum.reduceat(np.where(write, which, len(entries)), starts)
+    same of lane j's) or None.  groups: `element_groups`' of the entries with their writes
+    (flat, lane, entry, point, write, starts, ends); meet: per group, whether two lanes
+    touch it, one writing.  Per row: same, one: whether its entry stores alike in every
+    lane (`_alike`), one value to each element whichever lane makes it
+    (`invariant_store`); own: its entry's owner (`owner_codes`); key: its place in the
+    vector order (`_vector_keys`); before: `written_before`'s (either kind of store).  cut:
+    some entry's points are a part of its own.  An element is left as it is where every
+    read of it comes after its lane's own write (`settled`) and its stores all store
+    alike, or are one store of one value."""
+    _, lane, which, point, write, starts, ends = groups
+    writer_lo = np.minimum.reduceat(np.where(write, which, which.max() + 1), starts)
     one_store = (writer_lo == np.maximum.reduceat(np.where(write, which, -1), starts)) & \
         np.logical_and.reduceat(~write | one, starts)
-    bad &= ~(settled(write, same | one, before, starts, cut) &
-             (np.logical_and.reduceat(~write | same, starts) | one_store))
+    bad = meet & ~(settled(write, same | one, before, starts, cut) &
+                   (np.logical_and.reduceat(~write | same, starts) | one_store))
 
     def latest(best, q):
         """Of the rows in `best` ({owner: row}), the latest in the vector order that may
@@ -96,15 +92,11 @@ def _reversed(entries, keys, owners, alike, one_value, before, cut):
     return None
 
 
-def _lanes_meet(entries) -> bool:
-    """Whether two lanes touch one element of `entries`, one writing (what the order is
-    then read for)."""
-    got = element_groups(entries, [a.is_write for a, _ in entries])
-    if got is None:
-        return False            # (no point: a guard that holds nowhere)
-    _, lane, _, _, write, starts, _ = got
-    return bool((np.logical_or.reduceat(write, starts) &
-                 (np.minimum.reduceat(lane, starts) != np.maximum.reduceat(lane, starts))).any())
+def _by_row(per_entry, which, point):
+    """Values given per point of each entry (one array per entry), in the rows of
+    `element_groups` (each row's entry and point)."""
+    starts = np.cumsum([0] + [len(x) for x in per_entry[:-1]])
+    return np.concatenate(per_entry)[starts[which] + point]
 
 
 def _vector_keys(entries, inner, first):
@@ -135,16 +127,17 @@ def _vector_keys(entries, inner, first):
     return np.split(keys, np.cumsum([len(m) for m in rows])[:-1])
 
 
-def _alike(fa, lp, lane, env) -> set:
+def _alike(fa, lp, lane, env, moved) -> set:
     """ids of the data Vars of the storage that loop `lp` (its variable's id `lane`)
     writes only by stores that store alike in every lane (`_uniform`), each reading only
     such storage or storage the loop does not write: the largest such set, found by
-    dropping storage until none is left to drop.  A store in a loop whose bounds move with
-    the lane is run a number of times of each lane's own, and stores alike in none."""
+    dropping storage until none is left to drop.  `moved`: storage a store in a loop
+    whose bounds move with the lane writes (run a number of times of each lane's own, it
+    stores alike in none)."""
     stores = [a for a in fa.accesses
               if (a.is_write or a.opaque) and any(x is lp for x in a.loops)]
     alike = {id(a.buffer.data) for a in stores}
-    moving = {id(a.buffer.data) for a in stores if a.opaque or _moves(a, lp, lane, env)}
+    moving = moved | {id(a.buffer.data) for a in stores if a.opaque}
     while True:
         drop = {id(a.buffer.data) for a in stores if id(a.buffer.data) in moving or
                 not _uniform(a, lane, env, moving)} & alike
@@ -211,30 +204,38 @@ def _dependence(fa, lp, env, within=False):
         # (TVM runs a loop inside whose bounds move with the lane lane by lane)
         return not _moves(a, lp, lane, env)
     by_data = points_by_storage(fa, lp, env, keep, blocks=True, within=within)
-    alike = _alike(fa, lp, lane, env)
+    # (storage a store in such a loop writes: the one store read may not be the only one,
+    # and none stores alike)
+    moved = {id(a.buffer.data) for a in fa.accesses if a.is_write and
+             any(x is lp for x in a.loops) and _moves(a, lp, lane, env)}
+    alike = _alike(fa, lp, lane, env, moved)
     written = written_under(fa, lp)
-    # (storage a store in such a loop writes: the one store read may not be the only one)
-    unread = {id(a.buffer.data) for a in fa.accesses if a.is_write and
-              any(x is lp for x in a.loops) and _moves(a, lp, lane, env)}
-    loops = {id(x.var) for x in fa.loops if x is lp or
-             any(p is lp for p in fa.loop_parents.get(id(x), ()))}
+    loops = loop_vars(fa, lp)
     first = {}
     for a in fa.accesses:
         for x in a.loops:
             first[id(x)] = min(first.get(id(x), a.order), a.order)
     for entries in by_data.values():
-        if not _lanes_meet(entries):
-            continue
+        groups = element_groups(entries, [a.is_write for a, _ in entries])
+        if groups is None:
+            continue            # (no point: a guard that holds nowhere)
+        _, lane_of, which, point, write, starts, _ = groups
+        meet = np.logical_or.reduceat(write, starts) & \
+            (np.minimum.reduceat(lane_of, starts) != np.maximum.reduceat(lane_of, starts))
+        if not meet.any():
+            continue            # (the order is read only where two lanes meet)
         inner = [a.loops[a.loops.index(lp) + 1:] for a, _ in entries]
         same = [a.is_write and id(a.buffer.data) in alike for a, _ in entries]
-        one = [a.is_write and id(a.buffer.data) not in unread and
+        one = [a.is_write and id(a.buffer.data) not in moved and
                invariant_store(a, loops, env, written) for a, _ in entries]
-        found = _reversed(
-            entries, _vector_keys(entries, inner, first),
-            [None if within else block_owner(a, a.loops.index(lp)) for a, _ in entries],
-            same, one, written_before([(a, pts, x or y) for (a, pts), x, y in
-                                       zip(entries, same, one)], inner),
-            any(pts[5] for _, pts in entries))
+        owners = owner_codes([None if within else block_owner(a, a.loops.index(lp))
+                              for a, _ in entries])
+        before = written_before([(a, pts, x or y) for (a, pts), x, y in
+                                 zip(entries, same, one)], inner)
+        found = _reversed(groups, meet, np.asarray(same)[which], np.asarray(one)[which],
+                          np.asarray(owners)[which],
+                          _by_row(_vector_keys(entries, inner, first), which, point),
+                          _by_row(before, which, point), any(pts[5] for _, pts in entries))
         if found is not None:
             return _report(lp, entries, inner, *found)
     return None

@@ -8,8 +8,7 @@ branches or with several statements between them, blocks under them with scan/op
 iterators bound to the moved loops or with non-affine bindings, extents that depend on
 another moved loop, a loop whose iterations run at once (parallel, vectorized, bound to
 blockIdx or threadIdx) moved out of a loop so that two of them would touch one element, one
-writing
-(`parallel`'s check)."""
+writing (`parallel`'s check)."""
 from __future__ import annotations
 
 import dataclasses
